@@ -1,0 +1,207 @@
+#include "input_stream.h"
+
+#include <sys/stat.h>
+
+#include <QCryptographicHash>
+#include <cerrno>
+#include <cstring>
+
+#include "errors.h"
+
+namespace stallscope {
+
+namespace {
+constexpr size_t kRawChunk = 1 << 20;
+}
+
+const char* compressionName(Compression c) {
+    switch (c) {
+        case Compression::Gzip: return "gzip";
+        case Compression::Zstd: return "zstd";
+        case Compression::None: break;
+    }
+    return "none";
+}
+
+InputFile::InputFile(std::string path)
+    : path_(std::move(path)),
+      raw_(kRawChunk),
+      sha_(std::make_unique<QCryptographicHash>(QCryptographicHash::Sha256)) {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) != 0)
+        throw InputError(path_ + ": cannot open: " + std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) throw InputError(path_ + ": is a directory, not a file");
+    file_ = std::fopen(path_.c_str(), "rb");
+    if (!file_) throw InputError(path_ + ": cannot open: " + std::strerror(errno));
+    fileSize_ = static_cast<uint64_t>(st.st_size);
+    if (fileSize_ == 0) {
+        std::fclose(file_);
+        file_ = nullptr;
+        throw InputError(path_ + ": file is empty");
+    }
+    refillRaw();
+    const auto* b = reinterpret_cast<const unsigned char*>(raw_.data());
+    const size_t avail = rawEnd_ - rawPos_;
+    if (avail >= 4 && b[0] == 0x28 && b[1] == 0xB5 && b[2] == 0x2F && b[3] == 0xFD) {
+        compression_ = Compression::Zstd;
+        zstd_ = ZSTD_createDCtx();
+    } else if (avail >= 2 && b[0] == 0x1F && b[1] == 0x8B) {
+        compression_ = Compression::Gzip;
+        if (inflateInit2(&gzip_, 16 + MAX_WBITS) != Z_OK) throw Failure("zlib init failed");
+        gzipOpen_ = true;
+    }
+}
+
+InputFile::~InputFile() {
+    if (file_) std::fclose(file_);
+    if (zstd_) ZSTD_freeDCtx(zstd_);
+    if (gzipOpen_) inflateEnd(&gzip_);
+}
+
+bool InputFile::refillRaw() {
+    if (rawEof_) return false;
+    if (rawPos_ < rawEnd_) return true;
+    const size_t got = std::fread(raw_.data(), 1, raw_.size(), file_);
+    if (got == 0) {
+        if (std::ferror(file_))
+            throw InputError(atOffset(path_, static_cast<long long>(fileOffset_),
+                                      std::string("read error: ") + std::strerror(errno)));
+        rawEof_ = true;
+        return false;
+    }
+    sha_->addData(QByteArrayView(raw_.data(), static_cast<qsizetype>(got)));
+    rawPos_ = 0;
+    rawEnd_ = got;
+    return true;
+}
+
+size_t InputFile::readRaw(char* out, size_t n) {
+    size_t total = 0;
+    while (total < n && refillRaw()) {
+        const size_t take = std::min(n - total, rawEnd_ - rawPos_);
+        std::memcpy(out + total, raw_.data() + rawPos_, take);
+        rawPos_ += take;
+        fileOffset_ += take;
+        total += take;
+    }
+    return total;
+}
+
+size_t InputFile::decompress(char* out, size_t n) {
+    if (compression_ == Compression::None) return readRaw(out, n);
+    if (compression_ == Compression::Zstd) {
+        ZSTD_outBuffer output{out, n, 0};
+        while (output.pos == 0) {
+            if (!refillRaw()) {
+                if (zstdFrameOpen_)
+                    throw InputError(atOffset(path_, static_cast<long long>(fileOffset_),
+                                              "truncated zstd stream"));
+                return 0;
+            }
+            ZSTD_inBuffer input{raw_.data() + rawPos_, rawEnd_ - rawPos_, 0};
+            const size_t rc = ZSTD_decompressStream(zstd_, &output, &input);
+            if (ZSTD_isError(rc))
+                throw InputError(atOffset(path_, static_cast<long long>(fileOffset_ + input.pos),
+                                          std::string("corrupt zstd stream: ") +
+                                              ZSTD_getErrorName(rc)));
+            rawPos_ += input.pos;
+            fileOffset_ += input.pos;
+            zstdFrameOpen_ = rc != 0;
+        }
+        return output.pos;
+    }
+    // gzip (members may be concatenated)
+    size_t produced = 0;
+    while (produced == 0) {
+        if (gzipDone_) {
+            if (!refillRaw()) return 0;
+            inflateReset(&gzip_);
+            gzipDone_ = false;
+        }
+        if (!refillRaw())
+            throw InputError(
+                atOffset(path_, static_cast<long long>(fileOffset_), "truncated gzip stream"));
+        gzip_.next_in = reinterpret_cast<Bytef*>(raw_.data() + rawPos_);
+        gzip_.avail_in = static_cast<uInt>(rawEnd_ - rawPos_);
+        gzip_.next_out = reinterpret_cast<Bytef*>(out);
+        gzip_.avail_out = static_cast<uInt>(n);
+        const int rc = inflate(&gzip_, Z_NO_FLUSH);
+        const size_t consumed = (rawEnd_ - rawPos_) - gzip_.avail_in;
+        rawPos_ += consumed;
+        fileOffset_ += consumed;
+        produced = n - gzip_.avail_out;
+        if (rc == Z_STREAM_END) {
+            gzipDone_ = true;
+        } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+            throw InputError(atOffset(path_, static_cast<long long>(fileOffset_),
+                                      std::string("corrupt gzip stream: ") +
+                                          (gzip_.msg ? gzip_.msg : "inflate failed")));
+        }
+    }
+    return produced;
+}
+
+std::string_view InputFile::peek(size_t n) {
+    while (peeked_.size() < n) {
+        const size_t old = peeked_.size();
+        peeked_.resize(n);
+        const size_t got = decompress(peeked_.data() + old, n - old);
+        peeked_.resize(old + got);
+        if (got == 0) break;
+    }
+    return std::string_view(peeked_).substr(0, std::min(n, peeked_.size()));
+}
+
+size_t InputFile::read(char* out, size_t n) {
+    if (peekPos_ < peeked_.size()) {
+        const size_t take = std::min(n, peeked_.size() - peekPos_);
+        std::memcpy(out, peeked_.data() + peekPos_, take);
+        peekPos_ += take;
+        return take;
+    }
+    return decompress(out, n);
+}
+
+std::string InputFile::sha256() const { return sha_->result().toHex().toStdString(); }
+
+LineReader::LineReader(InputFile& in) : in_(in), buffer_(4 << 20) {}
+
+bool LineReader::next(std::string_view& line) {
+    for (;;) {
+        const char* start = buffer_.data() + begin_;
+        const void* nl = std::memchr(start, '\n', end_ - begin_);
+        if (nl || (eof_ && begin_ < end_)) {
+            const char* stop = nl ? static_cast<const char*>(nl) : buffer_.data() + end_;
+            size_t length = static_cast<size_t>(stop - start);
+            begin_ += length + (nl ? 1 : 0);
+            if (length && start[length - 1] == '\r') --length;
+            ++lineNumber_;
+            line = std::string_view(start, length);
+            return true;
+        }
+        if (eof_) return false;
+        // Move the partial line to the front, grow when one line fills the buffer.
+        if (begin_ > 0) {
+            std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+            end_ -= begin_;
+            begin_ = 0;
+        }
+        if (buffer_.size() - end_ < kPadding + 4096) buffer_.resize(buffer_.size() * 2);
+        const size_t got = in_.read(buffer_.data() + end_, buffer_.size() - end_ - kPadding);
+        if (got == 0) eof_ = true;
+        end_ += got;
+    }
+}
+
+size_t LineReader::capacityAfter(std::string_view line) const {
+    return static_cast<size_t>(buffer_.data() + buffer_.size() - line.data());
+}
+
+std::string readAll(InputFile& in) {
+    std::string out;
+    char chunk[1 << 16];
+    for (size_t got; (got = in.read(chunk, sizeof chunk)) > 0;) out.append(chunk, got);
+    return out;
+}
+
+}  // namespace stallscope

@@ -1,0 +1,273 @@
+#include "workspace.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QStandardPaths>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "errors.h"
+#include "sqlite.h"
+
+namespace stallscope {
+
+namespace {
+
+// Each entry brings the schema from version (index) to (index + 1).
+const char* const kMigrations[] = {
+    // 0 -> 1
+    R"sql(
+    CREATE TABLE profiles(
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL,
+        source_path TEXT,
+        source_size INTEGER,
+        source_hash TEXT,
+        imported_at TEXT NOT NULL,
+        metadata TEXT NOT NULL DEFAULT '{}'
+    );
+    )sql",
+    // 1 -> 2: derived profiles and binary payloads.
+    R"sql(
+    ALTER TABLE profiles ADD COLUMN parent_id INTEGER REFERENCES profiles(id) ON DELETE SET NULL;
+    CREATE TABLE blobs(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        stream TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY(profile_id, stream, seq)
+    ) WITHOUT ROWID;
+    )sql",
+};
+static_assert(std::size(kMigrations) == Workspace::kSchemaVersion);
+
+int pragmaInt(sqlite3* db, const char* pragma) {
+    sql::Statement st(db, std::string("PRAGMA ") + pragma);
+    return st.step() ? static_cast<int>(st.int64(0)) : 0;
+}
+
+bool looksLikeSqlite(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char header[16] = {};
+    in.read(header, sizeof header);
+    return in.gcount() == 16 && std::memcmp(header, "SQLite format 3", 16) == 0;
+}
+
+ProfileInfo readProfile(const sql::Statement& st) {
+    ProfileInfo p;
+    p.id = st.int64(0);
+    p.name = st.text(1);
+    p.kind = st.text(2);
+    p.sourcePath = st.text(3);
+    p.sourceSize = st.int64(4);
+    p.sourceHash = st.text(5);
+    p.importedAt = st.text(6);
+    p.metadataJson = st.text(7);
+    if (!st.isNull(8)) p.parentId = st.int64(8);
+    return p;
+}
+
+constexpr const char* kProfileColumns =
+    "id, name, kind, source_path, source_size, source_hash, imported_at, metadata, parent_id";
+
+}  // namespace
+
+// access() says yes to root for any file, so look at the permission bits as well: a file nobody
+// may write is read-only even for root.
+bool Workspace::isWritable(const std::string& path) {
+    struct stat st {};
+    return ::access(path.c_str(), W_OK) == 0 && ::stat(path.c_str(), &st) == 0 &&
+           (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) != 0;
+}
+
+Workspace::Workspace(sqlite3* db, std::string path, Mode mode)
+    : db_(db), path_(std::move(path)), mode_(mode) {}
+
+Workspace::~Workspace() { sqlite3_close_v2(db_); }
+
+std::string Workspace::defaultPath() {
+    QString base = qEnvironmentVariable("XDG_DATA_HOME");
+    if (base.isEmpty()) base = QDir::homePath() + "/.local/share";
+    return (base + "/stallscope/workspace.sqlite").toStdString();
+}
+
+std::unique_ptr<Workspace> Workspace::open(const std::string& path, Mode mode) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const bool exists = fs::exists(path, ec);
+    if (exists && fs::is_directory(path, ec))
+        throw InputError(path + ": is a directory, not a workspace file");
+    const bool nonEmpty = exists && fs::file_size(path, ec) > 0;
+    if (nonEmpty && !looksLikeSqlite(path))
+        throw InputError(path + ": not a Stallscope workspace (not an SQLite database)");
+    if (!exists && mode == Mode::ReadOnly)
+        throw InputError(path + ": workspace does not exist");
+    if (exists && mode == Mode::ReadWrite && !isWritable(path))
+        throw InputError(path + ": workspace is read-only (no write permission)");
+    if (!exists) {
+        const fs::path parent = fs::path(path).parent_path();
+        if (!parent.empty()) fs::create_directories(parent, ec);
+    }
+
+    sqlite3* db = nullptr;
+    const int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY
+                                             : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    if (sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+        std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+        sqlite3_close_v2(db);
+        throw InputError(path + ": cannot open workspace: " + message);
+    }
+    std::unique_ptr<Workspace> ws(new Workspace(db, path, mode));
+    sqlite3_busy_timeout(db, 5000);
+
+    int version = 0;
+    int appId = 0;
+    int tables = 0;
+    try {
+        version = pragmaInt(db, "user_version");
+        appId = pragmaInt(db, "application_id");
+        sql::Statement count(db, "SELECT count(*) FROM sqlite_master");
+        tables = count.step() ? static_cast<int>(count.int64(0)) : 0;
+    } catch (const Failure&) {
+        throw InputError(path + ": not a Stallscope workspace (unreadable SQLite file)");
+    }
+    // Refuse before writing anything (even switching to WAL writes the header).
+    if (tables > 0 && appId != kApplicationId)
+        throw InputError(path + ": not a Stallscope workspace (an SQLite file of another program)");
+    if (version > kSchemaVersion)
+        throw InputError(path + ": workspace schema version " + std::to_string(version) +
+                         " is newer than this Stallscope supports (" +
+                         std::to_string(kSchemaVersion) + "); use a newer Stallscope");
+
+    sql::exec(db, "PRAGMA foreign_keys = ON");
+    if (mode == Mode::ReadWrite) {
+        sql::exec(db, "PRAGMA journal_mode = WAL");
+        sql::exec(db, "PRAGMA synchronous = NORMAL");
+        ws->migrate(kSchemaVersion);
+    } else if (version < kSchemaVersion) {
+        throw InputError(path + ": workspace needs an upgrade; open it writable once");
+    }
+    return ws;
+}
+
+void Workspace::createAtVersion(const std::string& path, int version) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw Failure("cannot create " + path);
+    Workspace ws(db, path, Mode::ReadWrite);
+    ws.migrate(version);
+}
+
+void Workspace::migrate(int targetVersion) {
+    int version = pragmaInt(db_, "user_version");
+    if (version >= targetVersion) return;
+    sql::Transaction tx(db_);
+    if (version == 0) sql::exec(db_, "PRAGMA application_id = " + std::to_string(kApplicationId));
+    for (; version < targetVersion; ++version) sql::exec(db_, kMigrations[version]);
+    sql::exec(db_, "PRAGMA user_version = " + std::to_string(targetVersion));
+    tx.commit();
+}
+
+int Workspace::schemaVersion() const { return pragmaInt(db_, "user_version"); }
+
+std::vector<ProfileInfo> Workspace::profiles() const {
+    sql::Statement st(db_, std::string("SELECT ") + kProfileColumns + " FROM profiles ORDER BY id");
+    std::vector<ProfileInfo> out;
+    while (st.step()) out.push_back(readProfile(st));
+    return out;
+}
+
+std::optional<ProfileInfo> Workspace::profile(int64_t id) const {
+    sql::Statement st(db_,
+                      std::string("SELECT ") + kProfileColumns + " FROM profiles WHERE id = ?");
+    st.bind(1, id);
+    if (!st.step()) return std::nullopt;
+    return readProfile(st);
+}
+
+ProfileInfo Workspace::resolveProfile(const std::string& idOrName) const {
+    sql::Statement byName(
+        db_, std::string("SELECT ") + kProfileColumns + " FROM profiles WHERE name = ?");
+    byName.bind(1, idOrName);
+    if (byName.step()) return readProfile(byName);
+    char* end = nullptr;
+    const long long id = std::strtoll(idOrName.c_str(), &end, 10);
+    if (!idOrName.empty() && end && *end == '\0') {
+        if (auto p = profile(id)) return *p;
+    }
+    throw InputError("no profile named or numbered '" + idOrName + "' in " + path_);
+}
+
+std::string Workspace::uniqueName(const std::string& base) const {
+    sql::Statement st(db_, "SELECT 1 FROM profiles WHERE name = ?");
+    auto taken = [&](const std::string& name) {
+        st.bind(1, name);
+        const bool found = st.step();
+        st.reset();
+        return found;
+    };
+    if (!taken(base)) return base;
+    for (int n = 2;; ++n) {
+        std::string candidate = base + " (" + std::to_string(n) + ")";
+        if (!taken(candidate)) return candidate;
+    }
+}
+
+int64_t Workspace::insertProfile(const ProfileInfo& info) {
+    sql::Statement st(db_,
+                      "INSERT INTO profiles(name, kind, source_path, source_size, source_hash, "
+                      "imported_at, metadata, parent_id) VALUES(?,?,?,?,?,?,?,?)");
+    const std::string now =
+        info.importedAt.empty()
+            ? QDateTime::currentDateTimeUtc().toString(Qt::ISODate).toStdString()
+            : info.importedAt;
+    st.bind(1, info.name).bind(2, info.kind).bind(3, info.sourcePath).bind(4, info.sourceSize);
+    st.bind(5, info.sourceHash).bind(6, now).bind(7, info.metadataJson);
+    if (info.parentId)
+        st.bind(8, *info.parentId);
+    else
+        st.bindNull(8);
+    st.exec();
+    return sqlite3_last_insert_rowid(db_);
+}
+
+void Workspace::renameProfile(int64_t id, const std::string& newName) {
+    if (newName.empty()) throw InputError("a profile name cannot be empty");
+    sql::Statement clash(db_, "SELECT id FROM profiles WHERE name = ? AND id <> ?");
+    clash.bind(1, newName).bind(2, id);
+    if (clash.step()) throw InputError("a profile named '" + newName + "' already exists");
+    sql::Statement st(db_, "UPDATE profiles SET name = ? WHERE id = ?");
+    st.bind(1, newName).bind(2, id);
+    st.exec();
+}
+
+void Workspace::deleteProfile(int64_t id) {
+    sql::Transaction tx(db_);
+    sql::Statement st(db_, "DELETE FROM profiles WHERE id = ?");
+    st.bind(1, id);
+    st.exec();
+    tx.commit();
+}
+
+void Workspace::appendBlob(int64_t profileId, const std::string& stream, int64_t seq,
+                           const void* data, size_t size) {
+    sql::Statement st(db_, "INSERT INTO blobs(profile_id, stream, seq, data) VALUES(?,?,?,?)");
+    st.bind(1, profileId).bind(2, stream).bind(3, seq).bindBlob(4, data, size);
+    st.exec();
+}
+
+std::vector<std::string> Workspace::readBlobs(int64_t profileId, const std::string& stream) const {
+    sql::Statement st(db_,
+                      "SELECT data FROM blobs WHERE profile_id = ? AND stream = ? ORDER BY seq");
+    st.bind(1, profileId).bind(2, stream);
+    std::vector<std::string> out;
+    while (st.step()) out.emplace_back(st.blob(0));
+    return out;
+}
+
+}  // namespace stallscope

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stallscope {
+
+struct ProfileInfo {
+    int64_t id = 0;
+    std::string name;
+    std::string kind;  // replay, noise, cpi, estimates, trace
+    std::string sourcePath;
+    int64_t sourceSize = 0;
+    std::string sourceHash;  // sha256 of the file as stored on disk
+    std::string importedAt;  // ISO 8601, UTC
+    std::string metadataJson = "{}";
+    std::optional<int64_t> parentId;  // set on profiles derived from another (applied suggestions)
+};
+
+// One SQLite workspace file. Not thread-safe: each thread opens its own Workspace on the same
+// path (WAL lets readers run beside the single writer).
+class Workspace {
+public:
+    enum class Mode { ReadWrite, ReadOnly };
+    static constexpr int kSchemaVersion = 2;
+    static constexpr int kApplicationId = 0x53534350;  // "SSCP"
+
+    // Opens or creates. Throws InputError (file is not a workspace, schema newer than ours,
+    // read-only file opened for writing) without having modified the file.
+    static std::unique_ptr<Workspace> open(const std::string& path, Mode mode = Mode::ReadWrite);
+
+    // $XDG_DATA_HOME/stallscope/workspace.sqlite (falls back to ~/.local/share).
+    static std::string defaultPath();
+
+    static bool isWritable(const std::string& path);
+
+    // Test hook: create a workspace at an older schema version (migrations stop there).
+    static void createAtVersion(const std::string& path, int version);
+
+    ~Workspace();
+    Workspace(const Workspace&) = delete;
+    Workspace& operator=(const Workspace&) = delete;
+
+    sqlite3* db() const { return db_; }
+    const std::string& path() const { return path_; }
+    int schemaVersion() const;
+    bool readOnly() const { return mode_ == Mode::ReadOnly; }
+
+    std::vector<ProfileInfo> profiles() const;
+    std::optional<ProfileInfo> profile(int64_t id) const;
+    // By numeric id or exact name. Throws InputError when nothing or several match.
+    ProfileInfo resolveProfile(const std::string& idOrName) const;
+
+    // A name not yet used: base, "base (2)", "base (3)", ...
+    std::string uniqueName(const std::string& base) const;
+
+    // Inserts the row; call inside a transaction. Returns the id.
+    int64_t insertProfile(const ProfileInfo& info);
+    void renameProfile(int64_t id, const std::string& newName);
+    void deleteProfile(int64_t id);
+
+    // Chunked binary payloads of a profile (e.g. the compressed replay trace).
+    void appendBlob(int64_t profileId, const std::string& stream, int64_t seq, const void* data,
+                    size_t size);
+    std::vector<std::string> readBlobs(int64_t profileId, const std::string& stream) const;
+
+private:
+    Workspace(sqlite3* db, std::string path, Mode mode);
+    void migrate(int targetVersion);
+
+    sqlite3* db_;
+    std::string path_;
+    Mode mode_;
+};
+
+}  // namespace stallscope

@@ -1,0 +1,110 @@
+#include "import_service.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <cstring>
+#include <filesystem>
+
+#include "errors.h"
+#include "sqlite.h"
+
+namespace stallscope {
+
+namespace {
+constexpr size_t kSniffBytes = 4096;
+
+// "trace.jsonl.zst" -> "trace"
+std::string baseName(const std::string& path) {
+    std::string name = std::filesystem::path(path).filename().string();
+    for (const char* ext : {".zst", ".gz", ".zstd"}) {
+        if (name.size() > std::strlen(ext) && name.ends_with(ext))
+            name.resize(name.size() - std::strlen(ext));
+    }
+    const auto dot = name.rfind('.');
+    if (dot != std::string::npos && dot > 0) name.resize(dot);
+    return name.empty() ? "profile" : name;
+}
+}  // namespace
+
+const Importer* findImporter(std::string_view format) {
+    for (const Importer* imp : importers())
+        if (imp->format() == format) return imp;
+    return nullptr;
+}
+
+const Importer* detectImporter(const Sniff& sniff) {
+    const Importer* best = nullptr;
+    int bestScore = 0;
+    for (const Importer* imp : importers()) {
+        const int score = imp->detect(sniff);
+        if (score > bestScore) {
+            best = imp;
+            bestScore = score;
+        }
+    }
+    if (!best) {
+        std::string known;
+        for (const Importer* imp : importers()) known += (known.empty() ? "" : ", ") + imp->format();
+        throw InputError(sniff.path + ": unknown format (not one of: " + known +
+                         "); name it with --format");
+    }
+    return best;
+}
+
+std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportRequest& request,
+                                         Progress& progress) {
+    if (request.files.empty()) throw InputError("import: no files given");
+    if (workspace.readOnly())
+        throw InputError(workspace.path() + ": workspace is read-only; cannot import");
+    const Importer* forced = nullptr;
+    if (!request.format.empty()) {
+        forced = findImporter(request.format);
+        if (!forced) throw InputError("unknown --format '" + request.format + "'");
+    }
+    std::vector<ImportedProfile> out;
+    sql::Transaction tx(workspace.db());
+    const double perFile = 1.0 / static_cast<double>(request.files.size());
+    for (size_t f = 0; f < request.files.size(); ++f) {
+        const std::string& path = request.files[f];
+        InputFile input(path);
+        Sniff sniff{path, input.peek(kSniffBytes), input.compression()};
+        const Importer* importer = forced ? forced : detectImporter(sniff);
+
+        ProfileInfo info;
+        std::string base = request.name.empty() ? baseName(path) : request.name;
+        if (!request.name.empty() && request.files.size() > 1) base += " " + baseName(path);
+        info.name = workspace.uniqueName(base);
+        info.kind = importer->kind();
+        info.sourcePath = std::filesystem::absolute(path).string();
+        info.sourceSize = static_cast<int64_t>(input.fileSize());
+        const int64_t id = workspace.insertProfile(info);
+
+        Progress fileProgress([&](double fraction, const std::string& stage) {
+            progress.report((static_cast<double>(f) + fraction) * perFile, stage);
+        });
+        // The per-file progress forwards to the outer one, whose report() throws on cancel.
+        ImportContext ctx{workspace, input, fileProgress, id};
+        importer->run(ctx);
+        progress.checkCancelled();
+
+        // Read whatever the importer left so the hash covers the whole file.
+        char sink[1 << 16];
+        while (input.read(sink, sizeof sink) > 0) {
+        }
+        QJsonObject meta = QJsonDocument::fromJson(QByteArray::fromStdString(ctx.metadataJson)).object();
+        meta.insert("format", QString::fromStdString(importer->format()));
+        meta.insert("compression", compressionName(input.compression()));
+        sql::Statement update(workspace.db(),
+                              "UPDATE profiles SET source_hash = ?, metadata = ? WHERE id = ?");
+        update.bind(1, input.sha256())
+            .bind(2, QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString())
+            .bind(3, id);
+        update.exec();
+        out.push_back({id, info.kind, info.name});
+        progress.report(static_cast<double>(f + 1) * perFile, "imported " + info.name);
+    }
+    tx.commit();
+    return out;
+}
+
+}  // namespace stallscope

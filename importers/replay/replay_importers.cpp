@@ -1,0 +1,225 @@
+// Replay traces: the JSON Lines form (CONTRACT §1) and the binary form (replay.proto).
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <simdjson.h>
+
+#include "codec.h"
+#include "errors.h"
+#include "import_service.h"
+#include "registry.h"
+#include "trace.h"
+
+namespace stallscope {
+
+namespace {
+
+using replay::InstrRecord;
+using replay::TraceBuilder;
+using replay::TraceError;
+
+// Machine and hlo records are rare: parse them with QJson for clear code; instructions go
+// through simdjson.
+replay::Machine parseMachine(const QJsonObject& o) {
+    replay::Machine m;
+    m.name = o.value("name").toString().toStdString();
+    m.clockGhz = o.value("clock_ghz").toDouble(1.0);
+    if (m.clockGhz <= 0) throw TraceError("clock_ghz must be positive");
+    for (const auto& v : o.value("spaces").toArray()) {
+        const QJsonObject s = v.toObject();
+        if (!s.value("name").isString()) throw TraceError("a space without a name");
+        m.spaces.push_back({s.value("name").toString().toStdString(),
+                            static_cast<uint64_t>(s.value("bytes").toDouble(0))});
+    }
+    for (const auto& v : o.value("links").toArray()) {
+        const QJsonObject l = v.toObject();
+        replay::Link link;
+        const std::string src = l.value("src").toString().toStdString();
+        const std::string dst = l.value("dst").toString().toStdString();
+        link.src = m.findSpace(src);
+        link.dst = m.findSpace(dst);
+        if (link.src == replay::kNone || link.dst == replay::kNone)
+            throw TraceError("link " + src + "->" + dst + " names an undeclared space");
+        link.baseLatency = static_cast<uint32_t>(l.value("base_latency").toDouble(0));
+        link.bytesPerCycle = l.value("bytes_per_cycle").toDouble(0);
+        if (link.bytesPerCycle <= 0)
+            throw TraceError("link " + src + "->" + dst + " needs a positive bytes_per_cycle");
+        m.links.push_back(link);
+    }
+    if (o.contains("dcache")) {
+        const QJsonObject d = o.value("dcache").toObject();
+        replay::DcacheGeometry g;
+        const std::string space = d.value("space").toString().toStdString();
+        g.space = m.findSpace(space);
+        if (g.space == replay::kNone) throw TraceError("dcache space '" + space + "' is undeclared");
+        g.pageBytes = static_cast<uint32_t>(d.value("page_bytes").toDouble(512));
+        g.bucketPages = static_cast<uint32_t>(d.value("bucket_pages").toDouble(256));
+        if (g.pageBytes == 0 || g.bucketPages == 0)
+            throw TraceError("dcache page_bytes and bucket_pages must be positive");
+        m.dcache = g;
+    }
+    for (const auto& v : o.value("lightweight").toArray())
+        m.lightweight.push_back(v.toString().toStdString());
+    return m;
+}
+
+// simdjson's DOM parser picks the best SIMD kernel at run time (its on-demand API would be fixed
+// to the baseline x86-64 kernel by our compile flags).
+InstrRecord::RegionRecord parseRegion(simdjson::dom::element value) {
+    simdjson::dom::array array = value.get_array();
+    if (array.size() != 3) throw TraceError("a region is [space, address, bytes]");
+    InstrRecord::RegionRecord r;
+    r.space = array.at(0).get_string();
+    r.address = array.at(1).get_int64();
+    r.bytes = array.at(2).get_int64();
+    return r;
+}
+
+void parseStrings(simdjson::dom::element value, std::vector<std::string_view>& out) {
+    for (auto element : value.get_array()) out.push_back(element.get_string());
+}
+
+void parseRegions(simdjson::dom::element value, std::vector<InstrRecord::RegionRecord>& out) {
+    for (auto element : value.get_array()) out.push_back(parseRegion(element));
+}
+
+void parseInstr(simdjson::dom::object object, InstrRecord& rec) {
+    for (auto [key, value] : object) {
+        if (key == "i") rec.index = value.get_int64();
+        else if (key == "op") rec.op = value.get_string();
+        else if (key == "unit") rec.unit = value.get_string();
+        else if (key == "cost") rec.cost = value.get_int64();
+        else if (key == "busy") rec.busy = value.get_int64();
+        else if (key == "hlo") rec.hlo = value.get_int64();
+        else if (key == "rd") parseStrings(value, rec.rd);
+        else if (key == "wr") parseStrings(value, rec.wr);
+        else if (key == "mrd") parseRegions(value, rec.mrd);
+        else if (key == "mwr") parseRegions(value, rec.mwr);
+        else if (key == "wait") rec.wait = value.get_int64();
+        else if (key == "cycle") rec.cycle = value.get_int64();
+        else if (key == "stall") rec.stall = value.get_int64();
+        else if (key == "dma") {
+            rec.hasDma = true;
+            simdjson::dom::object dma = value.get_object();
+            simdjson::dom::element id, src, dst;
+            if (dma["id"].get(id) || dma["src"].get(src) || dma["dst"].get(dst))
+                throw TraceError("'dma' needs id, src and dst");
+            rec.dmaId = id.get_int64();
+            rec.dmaSrc = parseRegion(src);
+            rec.dmaDst = parseRegion(dst);
+        }
+        // "record", "orig_i" and unknown keys are ignored.
+    }
+}
+
+class ReplayJsonlImporter final : public Importer {
+public:
+    std::string format() const override { return "replay-jsonl"; }
+    std::string kind() const override { return "replay"; }
+    std::string description() const override {
+        return "Replay trace, JSON Lines (.jsonl, .jsonl.zst, .jsonl.gz)";
+    }
+    int detect(const Sniff& sniff) const override {
+        const auto firstLine = sniff.head.substr(0, sniff.head.find('\n'));
+        const bool content = firstLine.starts_with("{") &&
+                             firstLine.find("\"record\"") != std::string_view::npos &&
+                             firstLine.find("\"machine\"") != std::string_view::npos;
+        if (content) return 90;
+        return sniff.path.find(".jsonl") != std::string::npos ? 20 : 0;
+    }
+    void run(ImportContext& ctx) const override {
+        const std::string& path = ctx.input.path();
+        LineReader lines(ctx.input);
+        simdjson::dom::parser parser;
+        TraceBuilder builder;
+        InstrRecord rec;
+        std::string_view line;
+        while (lines.next(line)) {
+            const long long lineNo = lines.lineNumber();
+            if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+            try {
+                // The line reader leaves padding after each line, so no copy is needed.
+                simdjson::dom::object object =
+                    parser.parse(line.data(), line.size(), false).get_object();
+                std::string_view record = object["record"].get_string();
+                if (record == "instr") {
+                    rec.clear();
+                    parseInstr(object, rec);
+                    if (rec.index < 0) throw TraceError("instr record without 'i'");
+                    builder.addInstr(rec);
+                } else if (record == "machine" || record == "hlo") {
+                    QJsonParseError error{};
+                    const QJsonObject o = QJsonDocument::fromJson(
+                        QByteArray(line.data(), static_cast<qsizetype>(line.size())), &error)
+                                              .object();
+                    if (record == "machine") {
+                        builder.setMachine(parseMachine(o));
+                    } else {
+                        if (!o.value("id").isDouble()) throw TraceError("hlo record without 'id'");
+                        builder.addHlo({static_cast<int64_t>(o.value("id").toDouble()),
+                                        o.value("name").toString().toStdString(),
+                                        o.value("category").toString().toStdString()});
+                    }
+                } else {
+                    throw TraceError("unknown record type '" + std::string(record) + "'");
+                }
+            } catch (const simdjson::simdjson_error& e) {
+                throw InputError(atLine(path, lineNo, std::string("malformed JSON: ") + e.what()));
+            } catch (const TraceError& e) {
+                throw InputError(atLine(path, lineNo, e.what()));
+            }
+            if ((lineNo & 0xFFFF) == 0) ctx.progress.report(ctx.input.fraction(), "parsing trace");
+        }
+        replay::Trace trace;
+        try {
+            trace = builder.finish();
+        } catch (const TraceError& e) {
+            throw InputError(atLine(path, lines.lineNumber(), e.what()));
+        }
+        finishReplayImport(ctx, trace);
+    }
+
+    static void finishReplayImport(ImportContext& ctx, const replay::Trace& trace) {
+        replay::storeTrace(ctx.workspace, ctx.profileId, trace, &ctx.progress);
+        QJsonObject meta;
+        meta.insert("machine", QString::fromStdString(trace.machine.name));
+        meta.insert("instructions", static_cast<qint64>(trace.instrs.size()));
+        meta.insert("dmas", static_cast<qint64>(trace.dmas.size()));
+        meta.insert("hlo_ops", static_cast<qint64>(trace.hlos.size()));
+        meta.insert("measured", trace.hasMeasurements());
+        ctx.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
+    }
+};
+
+class ReplayBinaryImporter final : public Importer {
+public:
+    std::string format() const override { return "replay-binary"; }
+    std::string kind() const override { return "replay"; }
+    std::string description() const override {
+        return "Replay trace, Stallscope binary (protobuf records in zstd, .ssrp)";
+    }
+    int detect(const Sniff& sniff) const override {
+        return sniff.head.starts_with(std::string_view(replay::kBinaryMagic,
+                                                       replay::kBinaryMagicSize))
+                   ? 100
+                   : 0;
+    }
+    void run(ImportContext& ctx) const override {
+        const replay::Trace trace = replay::readBinary(ctx.input, &ctx.progress);
+        ReplayJsonlImporter::finishReplayImport(ctx, trace);
+    }
+};
+
+}  // namespace
+
+const Importer& replayJsonlImporter() {
+    static const ReplayJsonlImporter instance;
+    return instance;
+}
+
+const Importer& replayBinaryImporter() {
+    static const ReplayBinaryImporter instance;
+    return instance;
+}
+
+}  // namespace stallscope
