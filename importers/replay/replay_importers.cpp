@@ -1,13 +1,14 @@
 // Replay traces: the JSON Lines form (CONTRACT §1) and the binary form (replay.proto).
+#include <simdjson.h>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <simdjson.h>
 
 #include "codec.h"
 #include "errors.h"
 #include "import_service.h"
 #include "registry.h"
+#include "replay_reader.h"
 #include "trace.h"
 
 namespace stallscope {
@@ -51,7 +52,8 @@ replay::Machine parseMachine(const QJsonObject& o) {
         replay::DcacheGeometry g;
         const std::string space = d.value("space").toString().toStdString();
         g.space = m.findSpace(space);
-        if (g.space == replay::kNone) throw TraceError("dcache space '" + space + "' is undeclared");
+        if (g.space == replay::kNone)
+            throw TraceError("dcache space '" + space + "' is undeclared");
         g.pageBytes = static_cast<uint32_t>(d.value("page_bytes").toDouble(512));
         g.bucketPages = static_cast<uint32_t>(d.value("bucket_pages").toDouble(256));
         if (g.pageBytes == 0 || g.bucketPages == 0)
@@ -85,19 +87,32 @@ void parseRegions(simdjson::dom::element value, std::vector<InstrRecord::RegionR
 
 void parseInstr(simdjson::dom::object object, InstrRecord& rec) {
     for (auto [key, value] : object) {
-        if (key == "i") rec.index = value.get_int64();
-        else if (key == "op") rec.op = value.get_string();
-        else if (key == "unit") rec.unit = value.get_string();
-        else if (key == "cost") rec.cost = value.get_int64();
-        else if (key == "busy") rec.busy = value.get_int64();
-        else if (key == "hlo") rec.hlo = value.get_int64();
-        else if (key == "rd") parseStrings(value, rec.rd);
-        else if (key == "wr") parseStrings(value, rec.wr);
-        else if (key == "mrd") parseRegions(value, rec.mrd);
-        else if (key == "mwr") parseRegions(value, rec.mwr);
-        else if (key == "wait") rec.wait = value.get_int64();
-        else if (key == "cycle") rec.cycle = value.get_int64();
-        else if (key == "stall") rec.stall = value.get_int64();
+        if (key == "i")
+            rec.index = value.get_int64();
+        else if (key == "op")
+            rec.op = value.get_string();
+        else if (key == "unit")
+            rec.unit = value.get_string();
+        else if (key == "cost")
+            rec.cost = value.get_int64();
+        else if (key == "busy")
+            rec.busy = value.get_int64();
+        else if (key == "hlo")
+            rec.hlo = value.get_int64();
+        else if (key == "rd")
+            parseStrings(value, rec.rd);
+        else if (key == "wr")
+            parseStrings(value, rec.wr);
+        else if (key == "mrd")
+            parseRegions(value, rec.mrd);
+        else if (key == "mwr")
+            parseRegions(value, rec.mwr);
+        else if (key == "wait")
+            rec.wait = value.get_int64();
+        else if (key == "cycle")
+            rec.cycle = value.get_int64();
+        else if (key == "stall")
+            rec.stall = value.get_int64();
         else if (key == "dma") {
             rec.hasDma = true;
             simdjson::dom::object dma = value.get_object();
@@ -112,8 +127,63 @@ void parseInstr(simdjson::dom::object object, InstrRecord& rec) {
     }
 }
 
+}  // namespace
+
+replay::Trace readReplayJsonl(InputFile& input, Progress* progress) {
+    const std::string& path = input.path();
+    LineReader lines(input);
+    simdjson::dom::parser parser;
+    TraceBuilder builder;
+    InstrRecord rec;
+    std::string_view line;
+    while (lines.next(line)) {
+        const long long lineNo = lines.lineNumber();
+        if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+        try {
+            // The line reader leaves padding after each line, so no copy is needed.
+            simdjson::dom::object object =
+                parser.parse(line.data(), line.size(), false).get_object();
+            std::string_view record = object["record"].get_string();
+            if (record == "instr") {
+                rec.clear();
+                parseInstr(object, rec);
+                if (rec.index < 0) throw TraceError("instr record without 'i'");
+                builder.addInstr(rec);
+            } else if (record == "machine" || record == "hlo") {
+                QJsonParseError error{};
+                const QJsonObject o =
+                    QJsonDocument::fromJson(
+                        QByteArray(line.data(), static_cast<qsizetype>(line.size())), &error)
+                        .object();
+                if (record == "machine") {
+                    builder.setMachine(parseMachine(o));
+                } else {
+                    if (!o.value("id").isDouble()) throw TraceError("hlo record without 'id'");
+                    builder.addHlo({static_cast<int64_t>(o.value("id").toDouble()),
+                                    o.value("name").toString().toStdString(),
+                                    o.value("category").toString().toStdString()});
+                }
+            } else {
+                throw TraceError("unknown record type '" + std::string(record) + "'");
+            }
+        } catch (const simdjson::simdjson_error& e) {
+            throw InputError(atLine(path, lineNo, std::string("malformed JSON: ") + e.what()));
+        } catch (const TraceError& e) {
+            throw InputError(atLine(path, lineNo, e.what()));
+        }
+        if (progress && (lineNo & 0xFFFF) == 0) progress->report(input.fraction(), "parsing trace");
+    }
+    try {
+        return builder.finish();
+    } catch (const TraceError& e) {
+        throw InputError(atLine(path, lines.lineNumber(), e.what()));
+    }
+}
+
+namespace {
+
 class ReplayJsonlImporter final : public Importer {
-public:
+  public:
     std::string format() const override { return "replay-jsonl"; }
     std::string kind() const override { return "replay"; }
     std::string description() const override {
@@ -128,55 +198,7 @@ public:
         return sniff.path.find(".jsonl") != std::string::npos ? 20 : 0;
     }
     void run(ImportContext& ctx) const override {
-        const std::string& path = ctx.input.path();
-        LineReader lines(ctx.input);
-        simdjson::dom::parser parser;
-        TraceBuilder builder;
-        InstrRecord rec;
-        std::string_view line;
-        while (lines.next(line)) {
-            const long long lineNo = lines.lineNumber();
-            if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-            try {
-                // The line reader leaves padding after each line, so no copy is needed.
-                simdjson::dom::object object =
-                    parser.parse(line.data(), line.size(), false).get_object();
-                std::string_view record = object["record"].get_string();
-                if (record == "instr") {
-                    rec.clear();
-                    parseInstr(object, rec);
-                    if (rec.index < 0) throw TraceError("instr record without 'i'");
-                    builder.addInstr(rec);
-                } else if (record == "machine" || record == "hlo") {
-                    QJsonParseError error{};
-                    const QJsonObject o = QJsonDocument::fromJson(
-                        QByteArray(line.data(), static_cast<qsizetype>(line.size())), &error)
-                                              .object();
-                    if (record == "machine") {
-                        builder.setMachine(parseMachine(o));
-                    } else {
-                        if (!o.value("id").isDouble()) throw TraceError("hlo record without 'id'");
-                        builder.addHlo({static_cast<int64_t>(o.value("id").toDouble()),
-                                        o.value("name").toString().toStdString(),
-                                        o.value("category").toString().toStdString()});
-                    }
-                } else {
-                    throw TraceError("unknown record type '" + std::string(record) + "'");
-                }
-            } catch (const simdjson::simdjson_error& e) {
-                throw InputError(atLine(path, lineNo, std::string("malformed JSON: ") + e.what()));
-            } catch (const TraceError& e) {
-                throw InputError(atLine(path, lineNo, e.what()));
-            }
-            if ((lineNo & 0xFFFF) == 0) ctx.progress.report(ctx.input.fraction(), "parsing trace");
-        }
-        replay::Trace trace;
-        try {
-            trace = builder.finish();
-        } catch (const TraceError& e) {
-            throw InputError(atLine(path, lines.lineNumber(), e.what()));
-        }
-        finishReplayImport(ctx, trace);
+        finishReplayImport(ctx, readReplayJsonl(ctx.input, &ctx.progress));
     }
 
     static void finishReplayImport(ImportContext& ctx, const replay::Trace& trace) {
@@ -192,15 +214,15 @@ public:
 };
 
 class ReplayBinaryImporter final : public Importer {
-public:
+  public:
     std::string format() const override { return "replay-binary"; }
     std::string kind() const override { return "replay"; }
     std::string description() const override {
         return "Replay trace, Stallscope binary (protobuf records in zstd, .ssrp)";
     }
     int detect(const Sniff& sniff) const override {
-        return sniff.head.starts_with(std::string_view(replay::kBinaryMagic,
-                                                       replay::kBinaryMagicSize))
+        return sniff.head.starts_with(
+                   std::string_view(replay::kBinaryMagic, replay::kBinaryMagicSize))
                    ? 100
                    : 0;
     }
@@ -211,6 +233,14 @@ public:
 };
 
 }  // namespace
+
+replay::Trace readReplayFile(const std::string& path, Progress* progress) {
+    InputFile input(path);
+    if (input.peek(replay::kBinaryMagicSize) ==
+        std::string_view(replay::kBinaryMagic, replay::kBinaryMagicSize))
+        return replay::readBinary(input, progress);
+    return readReplayJsonl(input, progress);
+}
 
 const Importer& replayJsonlImporter() {
     static const ReplayJsonlImporter instance;
