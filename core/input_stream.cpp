@@ -16,9 +16,12 @@ constexpr size_t kRawChunk = 1 << 20;
 
 const char* compressionName(Compression c) {
     switch (c) {
-        case Compression::Gzip: return "gzip";
-        case Compression::Zstd: return "zstd";
-        case Compression::None: break;
+        case Compression::Gzip:
+            return "gzip";
+        case Compression::Zstd:
+            return "zstd";
+        case Compression::None:
+            break;
     }
     return "none";
 }
@@ -101,9 +104,9 @@ size_t InputFile::decompress(char* out, size_t n) {
             ZSTD_inBuffer input{raw_.data() + rawPos_, rawEnd_ - rawPos_, 0};
             const size_t rc = ZSTD_decompressStream(zstd_, &output, &input);
             if (ZSTD_isError(rc))
-                throw InputError(atOffset(path_, static_cast<long long>(fileOffset_ + input.pos),
-                                          std::string("corrupt zstd stream: ") +
-                                              ZSTD_getErrorName(rc)));
+                throw InputError(
+                    atOffset(path_, static_cast<long long>(fileOffset_ + input.pos),
+                             std::string("corrupt zstd stream: ") + ZSTD_getErrorName(rc)));
             rawPos_ += input.pos;
             fileOffset_ += input.pos;
             zstdFrameOpen_ = rc != 0;
@@ -133,9 +136,9 @@ size_t InputFile::decompress(char* out, size_t n) {
         if (rc == Z_STREAM_END) {
             gzipDone_ = true;
         } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-            throw InputError(atOffset(path_, static_cast<long long>(fileOffset_),
-                                      std::string("corrupt gzip stream: ") +
-                                          (gzip_.msg ? gzip_.msg : "inflate failed")));
+            throw InputError(atOffset(
+                path_, static_cast<long long>(fileOffset_),
+                std::string("corrupt gzip stream: ") + (gzip_.msg ? gzip_.msg : "inflate failed")));
         }
     }
     return produced;
@@ -162,7 +165,9 @@ size_t InputFile::read(char* out, size_t n) {
     return decompress(out, n);
 }
 
-std::string InputFile::sha256() const { return sha_->result().toHex().toStdString(); }
+std::string InputFile::sha256() const {
+    return sha_->result().toHex().toStdString();
+}
 
 LineReader::LineReader(InputFile& in) : in_(in), buffer_(4 << 20) {}
 

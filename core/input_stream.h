@@ -21,7 +21,7 @@ const char* compressionName(Compression c);
 // magic bytes). Errors (missing, unreadable, a directory, empty, truncated or corrupt streams)
 // are InputErrors naming the file and the byte offset in the file on disk.
 class InputFile {
-public:
+  public:
     explicit InputFile(std::string path);
     ~InputFile();
     InputFile(const InputFile&) = delete;
@@ -43,7 +43,7 @@ public:
     // Hex SHA-256 of the raw file bytes read so far (the whole file once read() returned 0).
     std::string sha256() const;
 
-private:
+  private:
     size_t readRaw(char* out, size_t n);
     size_t decompress(char* out, size_t n);
     bool refillRaw();
@@ -69,7 +69,7 @@ private:
 // Splits an InputFile into lines. Each returned line stays valid until the next call and is
 // followed by at least kPadding readable bytes (what SIMD JSON parsers want).
 class LineReader {
-public:
+  public:
     static constexpr size_t kPadding = 64;
     explicit LineReader(InputFile& in);
     // False at the end. The newline (and a CR before it) is not part of the line.
@@ -77,7 +77,7 @@ public:
     long long lineNumber() const { return lineNumber_; }
     size_t capacityAfter(std::string_view line) const;
 
-private:
+  private:
     InputFile& in_;
     std::vector<char> buffer_;
     size_t begin_ = 0, end_ = 0;

@@ -12,7 +12,7 @@ namespace stallscope {
 // bar). The worker calls report(); the watcher calls cancel() from any thread. report() throws
 // Cancelled once cancel() was called, so workers stop at their next progress point.
 class Progress {
-public:
+  public:
     using Listener = std::function<void(double fraction, const std::string& stage)>;
 
     Progress() = default;
@@ -34,7 +34,7 @@ public:
     // Fault injection for tests: behave as if the user cancelled at the n-th report().
     void cancelAtReport(int n) { cancelAfterReports_ = n; }
 
-private:
+  private:
     Listener listener_;
     std::atomic<bool> cancelled_{false};
     int cancelAfterReports_ = 0;

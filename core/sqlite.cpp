@@ -16,7 +16,9 @@ Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
         fail(db, "SQL prepare failed for \"" + std::string(sql.substr(0, 60)) + "\"");
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+    sqlite3_finalize(stmt_);
+}
 
 Statement::Statement(Statement&& other) noexcept : db_(other.db_), stmt_(other.stmt_) {
     other.stmt_ = nullptr;
@@ -64,11 +66,16 @@ void Statement::reset() {
     sqlite3_clear_bindings(stmt_);
 }
 
-int64_t Statement::int64(int column) const { return sqlite3_column_int64(stmt_, column); }
-double Statement::real(int column) const { return sqlite3_column_double(stmt_, column); }
+int64_t Statement::int64(int column) const {
+    return sqlite3_column_int64(stmt_, column);
+}
+double Statement::real(int column) const {
+    return sqlite3_column_double(stmt_, column);
+}
 std::string Statement::text(int column) const {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
-    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, column))) : std::string();
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, column)))
+             : std::string();
 }
 std::string_view Statement::blob(int column) const {
     const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
@@ -88,7 +95,9 @@ void exec(sqlite3* db, std::string_view sql) {
     }
 }
 
-Transaction::Transaction(sqlite3* db) : db_(db) { exec(db_, "BEGIN IMMEDIATE"); }
+Transaction::Transaction(sqlite3* db) : db_(db) {
+    exec(db_, "BEGIN IMMEDIATE");
+}
 
 Transaction::~Transaction() {
     if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);

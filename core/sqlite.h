@@ -12,7 +12,7 @@ namespace stallscope::sql {
 // database's own message.
 
 class Statement {
-public:
+  public:
     Statement(sqlite3* db, std::string_view sql);
     ~Statement();
     Statement(const Statement&) = delete;
@@ -38,7 +38,7 @@ public:
     std::string_view blob(int column) const;
     bool isNull(int column) const;
 
-private:
+  private:
     sqlite3* db_;
     sqlite3_stmt* stmt_ = nullptr;
 };
@@ -47,14 +47,14 @@ void exec(sqlite3* db, std::string_view sql);
 
 // Commits on commit(), rolls back when destroyed without it (exceptions, cancellation).
 class Transaction {
-public:
+  public:
     explicit Transaction(sqlite3* db);
     ~Transaction();
     Transaction(const Transaction&) = delete;
     Transaction& operator=(const Transaction&) = delete;
     void commit();
 
-private:
+  private:
     sqlite3* db_;
     bool done_ = false;
 };

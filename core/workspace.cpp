@@ -89,7 +89,9 @@ bool Workspace::isWritable(const std::string& path) {
 Workspace::Workspace(sqlite3* db, std::string path, Mode mode)
     : db_(db), path_(std::move(path)), mode_(mode) {}
 
-Workspace::~Workspace() { sqlite3_close_v2(db_); }
+Workspace::~Workspace() {
+    sqlite3_close_v2(db_);
+}
 
 std::string Workspace::defaultPath() {
     QString base = qEnvironmentVariable("XDG_DATA_HOME");
@@ -106,8 +108,7 @@ std::unique_ptr<Workspace> Workspace::open(const std::string& path, Mode mode) {
     const bool nonEmpty = exists && fs::file_size(path, ec) > 0;
     if (nonEmpty && !looksLikeSqlite(path))
         throw InputError(path + ": not a Stallscope workspace (not an SQLite database)");
-    if (!exists && mode == Mode::ReadOnly)
-        throw InputError(path + ": workspace does not exist");
+    if (!exists && mode == Mode::ReadOnly) throw InputError(path + ": workspace does not exist");
     if (exists && mode == Mode::ReadWrite && !isWritable(path))
         throw InputError(path + ": workspace is read-only (no write permission)");
     if (!exists) {
@@ -173,7 +174,9 @@ void Workspace::migrate(int targetVersion) {
     tx.commit();
 }
 
-int Workspace::schemaVersion() const { return pragmaInt(db_, "user_version"); }
+int Workspace::schemaVersion() const {
+    return pragmaInt(db_, "user_version");
+}
 
 std::vector<ProfileInfo> Workspace::profiles() const {
     sql::Statement st(db_, std::string("SELECT ") + kProfileColumns + " FROM profiles ORDER BY id");

@@ -25,7 +25,7 @@ struct ProfileInfo {
 // One SQLite workspace file. Not thread-safe: each thread opens its own Workspace on the same
 // path (WAL lets readers run beside the single writer).
 class Workspace {
-public:
+  public:
     enum class Mode { ReadWrite, ReadOnly };
     static constexpr int kSchemaVersion = 2;
     static constexpr int kApplicationId = 0x53534350;  // "SSCP"
@@ -69,7 +69,7 @@ public:
                     size_t size);
     std::vector<std::string> readBlobs(int64_t profileId, const std::string& stream) const;
 
-private:
+  private:
     Workspace(sqlite3* db, std::string path, Mode mode);
     void migrate(int targetVersion);
 

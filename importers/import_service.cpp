@@ -44,7 +44,8 @@ const Importer* detectImporter(const Sniff& sniff) {
     }
     if (!best) {
         std::string known;
-        for (const Importer* imp : importers()) known += (known.empty() ? "" : ", ") + imp->format();
+        for (const Importer* imp : importers())
+            known += (known.empty() ? "" : ", ") + imp->format();
         throw InputError(sniff.path + ": unknown format (not one of: " + known +
                          "); name it with --format");
     }
@@ -91,7 +92,8 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
         char sink[1 << 16];
         while (input.read(sink, sizeof sink) > 0) {
         }
-        QJsonObject meta = QJsonDocument::fromJson(QByteArray::fromStdString(ctx.metadataJson)).object();
+        QJsonObject meta =
+            QJsonDocument::fromJson(QByteArray::fromStdString(ctx.metadataJson)).object();
         meta.insert("format", QString::fromStdString(importer->format()));
         meta.insert("compression", compressionName(input.compression()));
         sql::Statement update(workspace.db(),

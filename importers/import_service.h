@@ -27,7 +27,7 @@ struct ImportContext {
 };
 
 class Importer {
-public:
+  public:
     virtual ~Importer() = default;
     virtual std::string format() const = 0;  // --format value, e.g. "replay-jsonl"
     virtual std::string kind() const = 0;    // profile kind, e.g. "replay"

@@ -105,7 +105,7 @@ void encodeChunks(const Trace& trace, const std::vector<uint32_t>* origIndex,
 
 // Feeds decoded chunks into a TraceBuilder, keeping the shared string table.
 class ChunkDecoder {
-public:
+  public:
     // Throws TraceError; callers add the location.
     void decode(const replaypb::Chunk& chunk) {
         if (chunk.has_machine()) {
@@ -119,7 +119,8 @@ public:
                 link.src = machine.findSpace(l.src());
                 link.dst = machine.findSpace(l.dst());
                 if (link.src == kNone || link.dst == kNone)
-                    throw TraceError("link " + l.src() + "->" + l.dst() + " names an unknown space");
+                    throw TraceError("link " + l.src() + "->" + l.dst() +
+                                     " names an unknown space");
                 link.baseLatency = l.base_latency();
                 link.bytesPerCycle = l.bytes_per_cycle();
                 machine.links.push_back(link);
@@ -168,7 +169,7 @@ public:
 
     TraceBuilder builder;
 
-private:
+  private:
     std::string_view str(uint32_t index) const {
         if (index >= strings_.size())
             throw TraceError("string index " + std::to_string(index) + " outside the string table");
@@ -262,8 +263,8 @@ Trace readBinary(InputFile& in, Progress* progress) {
             char c;
             if (in.read(&c, 1) != 1) {
                 if (shift == 0) return false;
-                throw InputError(atOffset(in.path(), static_cast<long long>(offset),
-                                          "truncated length prefix"));
+                throw InputError(
+                    atOffset(in.path(), static_cast<long long>(offset), "truncated length prefix"));
             }
             ++offset;
             value |= static_cast<uint64_t>(static_cast<unsigned char>(c) & 0x7F) << shift;

@@ -27,8 +27,7 @@ void writeBinary(const Trace& trace, std::ostream& out,
 Trace readBinary(InputFile& in, Progress* progress = nullptr);
 
 // Storage in the workspace: chunks of instructions, each zstd-compressed on its own.
-void storeTrace(Workspace& ws, int64_t profileId, const Trace& trace,
-                Progress* progress = nullptr);
+void storeTrace(Workspace& ws, int64_t profileId, const Trace& trace, Progress* progress = nullptr);
 Trace loadTrace(const Workspace& ws, int64_t profileId);
 // Bytes the stored trace takes in the workspace's blobs.
 int64_t storedTraceBytes(const Workspace& ws, int64_t profileId);

@@ -60,7 +60,8 @@ void TraceBuilder::setMachine(Machine machine) {
 }
 
 void TraceBuilder::addHlo(Hlo hlo) {
-    if (hloIndex_.count(hlo.id)) throw TraceError("hlo id " + std::to_string(hlo.id) + " declared twice");
+    if (hloIndex_.count(hlo.id))
+        throw TraceError("hlo id " + std::to_string(hlo.id) + " declared twice");
     hloIndex_.emplace(hlo.id, static_cast<uint32_t>(trace_.hlos.size()));
     trace_.hlos.push_back(std::move(hlo));
 }
@@ -68,8 +69,8 @@ void TraceBuilder::addHlo(Hlo hlo) {
 Region TraceBuilder::toRegion(const InstrRecord::RegionRecord& r, const char* what) {
     const uint32_t space = trace_.machine.findSpace(r.space);
     if (space == kNone)
-        throw TraceError(std::string(what) + " names unknown memory space '" + std::string(r.space) +
-                         "'");
+        throw TraceError(std::string(what) + " names unknown memory space '" +
+                         std::string(r.space) + "'");
     if (r.address < 0 || r.bytes < 0)
         throw TraceError(std::string(what) + " has a negative address or size");
     const uint64_t spaceBytes = trace_.machine.spaces[space].bytes;
@@ -87,7 +88,8 @@ void TraceBuilder::addInstr(const InstrRecord& rec) {
     const auto n = static_cast<int64_t>(trace_.instrs.size());
     if (rec.index != n)
         throw TraceError("instruction index " + std::to_string(rec.index) + " where " +
-                         std::to_string(n) + " was expected (indices must be 0, 1, 2, ... without gaps)");
+                         std::to_string(n) +
+                         " was expected (indices must be 0, 1, 2, ... without gaps)");
     if (rec.op.empty()) throw TraceError("instruction without an 'op'");
     Instr in;
     in.op = intern(rec.op);
@@ -123,7 +125,8 @@ void TraceBuilder::addInstr(const InstrRecord& rec) {
         d.src = toRegion(rec.dmaSrc, "DMA source");
         d.dst = toRegion(rec.dmaDst, "DMA destination");
         if (d.src.bytes != d.dst.bytes)
-            throw TraceError("DMA " + std::to_string(d.id) + " source and destination sizes differ");
+            throw TraceError("DMA " + std::to_string(d.id) +
+                             " source and destination sizes differ");
         d.link = trace_.machine.findLink(d.src.space, d.dst.space);
         if (d.link == kNone)
             throw TraceError("DMA " + std::to_string(d.id) + " uses undeclared link " +

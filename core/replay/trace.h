@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <stdexcept>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -43,9 +43,9 @@ struct Machine {
     std::optional<DcacheGeometry> dcache;
     std::vector<std::string> lightweight;
 
-    uint32_t findSpace(std::string_view name) const;           // kNone when absent
-    uint32_t findLink(uint32_t src, uint32_t dst) const;       // kNone when absent
-    std::string linkName(uint32_t link) const;                 // "hbm->dcache"
+    uint32_t findSpace(std::string_view name) const;      // kNone when absent
+    uint32_t findLink(uint32_t src, uint32_t dst) const;  // kNone when absent
+    std::string linkName(uint32_t link) const;            // "hbm->dcache"
 };
 
 struct Region {
@@ -67,11 +67,11 @@ struct Hlo {
 enum class InstrKind : uint8_t { Plain, DmaIssue, DmaWait };
 
 struct Instr {
-    uint32_t op = 0;    // Trace::strings index
-    uint32_t unit = 0;  // Trace::strings index
-    uint32_t cost = 1;  // issue cycles
-    uint32_t busy = 1;  // cycles the unit stays busy
-    uint32_t hlo = kNone;  // Trace::hlos index
+    uint32_t op = 0;        // Trace::strings index
+    uint32_t unit = 0;      // Trace::strings index
+    uint32_t cost = 1;      // issue cycles
+    uint32_t busy = 1;      // cycles the unit stays busy
+    uint32_t hlo = kNone;   // Trace::hlos index
     uint32_t regBegin = 0;  // Trace::regRefs: reads then writes
     uint32_t memBegin = 0;  // Trace::memRefs: reads then writes
     uint16_t regReads = 0, regWrites = 0;
@@ -118,7 +118,9 @@ struct Trace {
     const std::string& unitName(const Instr& in) const { return strings[in.unit]; }
     bool hasMeasurements() const { return !measuredCycle.empty(); }
     // True for opcodes listed in machine.lightweight (indexed by string id).
-    bool isLightweight(uint32_t op) const { return op < lightweightOps.size() && lightweightOps[op]; }
+    bool isLightweight(uint32_t op) const {
+        return op < lightweightOps.size() && lightweightOps[op];
+    }
     size_t dmaIndexById(int64_t id) const;  // kNone when absent
 
     std::vector<bool> lightweightOps;  // filled by TraceBuilder::finish()
@@ -144,12 +146,12 @@ struct InstrRecord {
 // Builds a Trace record by record and enforces CONTRACT §1; a violation throws TraceError
 // (message without location: the reader adds file and line).
 class TraceError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 class TraceBuilder {
-public:
+  public:
     TraceBuilder();
     void setMachine(Machine machine);
     bool hasMachine() const { return hasMachine_; }
@@ -160,7 +162,7 @@ public:
     Trace finish();
     size_t instrCount() const { return trace_.instrs.size(); }
 
-private:
+  private:
     uint32_t internRegion(const InstrRecord::RegionRecord& r, const char* what);
     Region toRegion(const InstrRecord::RegionRecord& r, const char* what);
 

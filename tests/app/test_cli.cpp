@@ -49,14 +49,11 @@ class TestCli : public QObject {
 
     int profileCount() {
         const Run r = run({"list", "--json"});
-        return static_cast<int>(QJsonDocument::fromJson(r.out.toUtf8())
-                                    .object()
-                                    .value("profiles")
-                                    .toArray()
-                                    .size());
+        return static_cast<int>(
+            QJsonDocument::fromJson(r.out.toUtf8()).object().value("profiles").toArray().size());
     }
 
-private slots:
+  private slots:
     void initTestCase() { store_ = dir_.path() + "/ws.sqlite"; }
 
     void importListInfo() {
@@ -90,12 +87,18 @@ private slots:
     void badInputIsExitTwoAndChangesNothing_data() {
         QTest::addColumn<QString>("kind");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("empty") << "empty" << "file is empty";
-        QTest::newRow("truncated zstd") << "zstd" << "truncated zstd stream";
-        QTest::newRow("unknown format") << "unknown" << "unknown format";
-        QTest::newRow("missing") << "missing" << "cannot open";
-        QTest::newRow("directory") << "directory" << "is a directory";
-        QTest::newRow("bad line") << "badline" << ":3: WAIT of unknown DMA 8";
+        QTest::newRow("empty") << "empty"
+                               << "file is empty";
+        QTest::newRow("truncated zstd") << "zstd"
+                                        << "truncated zstd stream";
+        QTest::newRow("unknown format") << "unknown"
+                                        << "unknown format";
+        QTest::newRow("missing") << "missing"
+                                 << "cannot open";
+        QTest::newRow("directory") << "directory"
+                                   << "is a directory";
+        QTest::newRow("bad line") << "badline"
+                                  << ":3: WAIT of unknown DMA 8";
     }
     void badInputIsExitTwoAndChangesNothing() {
         QFETCH(QString, kind);
@@ -107,7 +110,9 @@ private slots:
         if (kind == "directory") path = dir_.path();
         if (kind == "badline") {
             QByteArray body = QByteArray(kTrace).split('\n').mid(0, 2).join('\n');
-            write(path, body + "\n" + R"({"record":"instr","i":1,"op":"dma.wait","wait":8})" "\n");
+            write(path, body + "\n" +
+                            R"({"record":"instr","i":1,"op":"dma.wait","wait":8})"
+                            "\n");
         }
         if (kind == "zstd") {
             const QByteArray plain = QByteArray(kTrace).repeated(50);
@@ -149,7 +154,8 @@ private slots:
         QCOMPARE(r.status, 2);
         r = run({"info", "no such profile", "--json"});
         QCOMPARE(r.status, 2);
-        QVERIFY2(r.err.contains("no profile named or numbered 'no such profile'"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("no profile named or numbered 'no such profile'"),
+                 qPrintable(r.err));
         r = run({"import", "--bogus", "x"});
         QCOMPARE(r.status, 2);
         QVERIFY2(r.err.contains("unknown option --bogus"), qPrintable(r.err));

@@ -48,7 +48,7 @@ QByteArray sampleText() {
 
 class TestInputStream : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void readsEachCompression_data() {
         QTest::addColumn<QString>("suffix");
         QTest::addColumn<int>("compression");
@@ -94,12 +94,18 @@ private slots:
     void rejectsBadFiles_data() {
         QTest::addColumn<QString>("kind");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("missing") << "missing" << "cannot open";
-        QTest::newRow("directory") << "directory" << "is a directory";
-        QTest::newRow("empty") << "empty" << "file is empty";
-        QTest::newRow("truncated zstd") << "zstd" << "truncated zstd stream";
-        QTest::newRow("truncated gzip") << "gzip" << "truncated gzip stream";
-        QTest::newRow("corrupt zstd") << "corrupt" << "corrupt zstd stream";
+        QTest::newRow("missing") << "missing"
+                                 << "cannot open";
+        QTest::newRow("directory") << "directory"
+                                   << "is a directory";
+        QTest::newRow("empty") << "empty"
+                               << "file is empty";
+        QTest::newRow("truncated zstd") << "zstd"
+                                        << "truncated zstd stream";
+        QTest::newRow("truncated gzip") << "gzip"
+                                        << "truncated gzip stream";
+        QTest::newRow("corrupt zstd") << "corrupt"
+                                      << "corrupt zstd stream";
     }
     void rejectsBadFiles() {
         QFETCH(QString, kind);

@@ -26,7 +26,7 @@ int scalar(sqlite3* db, const char* sql) {
 
 class TestWorkspace : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void createsCurrentSchema() {
         QTemporaryDir dir;
         const std::string path = (dir.path() + "/ws.sqlite").toStdString();
@@ -37,8 +37,9 @@ private slots:
         QVERIFY(mode.step());
         QCOMPARE(QString::fromStdString(mode.text(0)), QString("wal"));
         QCOMPARE(scalar(ws->db(), "PRAGMA foreign_keys"), 1);
-        QCOMPARE(scalar(ws->db(), "SELECT count(*) FROM sqlite_master WHERE name IN "
-                                  "('profiles','blobs')"),
+        QCOMPARE(scalar(ws->db(),
+                        "SELECT count(*) FROM sqlite_master WHERE name IN "
+                        "('profiles','blobs')"),
                  2);
         QVERIFY(ws->profiles().empty());
     }
@@ -141,7 +142,8 @@ private slots:
         const int64_t b = ws->insertProfile(p);
         QVERIFY_THROWS_EXCEPTION(InputError, ws->renameProfile(b, "run"));
         ws->renameProfile(b, "after fix");
-        QCOMPARE(QString::fromStdString(ws->resolveProfile("after fix").name), QString("after fix"));
+        QCOMPARE(QString::fromStdString(ws->resolveProfile("after fix").name),
+                 QString("after fix"));
         QCOMPARE(ws->resolveProfile(std::to_string(a)).id, a);
         QVERIFY_THROWS_EXCEPTION(InputError, ws->resolveProfile("nope"));
         ws->appendBlob(a, "replay", 0, "abc", 3);

@@ -34,7 +34,9 @@ QString write(const QString& path, const QByteArray& bytes) {
     return path;
 }
 
-QByteArray machineLine() { return QByteArray(kContractExample).split('\n').first() + "\n"; }
+QByteArray machineLine() {
+    return QByteArray(kContractExample).split('\n').first() + "\n";
+}
 
 // A long but valid trace: DMA issue/wait pairs around scalar work.
 QByteArray bigTrace(int instrs) {
@@ -70,7 +72,7 @@ class TestImport : public QObject {
     QTemporaryDir dir_;
     std::unique_ptr<Workspace> ws_;
 
-private slots:
+  private slots:
     void init() {
         QFile::remove(dir_.path() + "/ws.sqlite");
         ws_ = Workspace::open((dir_.path() + "/ws.sqlite").toStdString());
@@ -157,26 +159,36 @@ private slots:
         QTest::addColumn<QString>("expected");
         const QByteArray m = machineLine();
         QTest::newRow("undeclared link")
-            << m + R"({"record":"instr","i":0,"op":"dma.issue","dma":{"id":1,"src":["dcache",0,64],"dst":["dcache",64,64]}})" "\n"
+            << m + R"({"record":"instr","i":0,"op":"dma.issue","dma":{"id":1,"src":["dcache",0,64],"dst":["dcache",64,64]}})"
+                   "\n"
             << ":2: DMA 1 uses undeclared link dcache->dcache";
-        QTest::newRow("unknown wait")
-            << m + R"({"record":"instr","i":0,"op":"dma.wait","wait":9})" "\n"
-            << ":2: WAIT of unknown DMA 9";
+        QTest::newRow("unknown wait") << m + R"({"record":"instr","i":0,"op":"dma.wait","wait":9})"
+                                             "\n"
+                                      << ":2: WAIT of unknown DMA 9";
         QTest::newRow("waited twice")
-            << m + R"({"record":"instr","i":0,"op":"dma.issue","dma":{"id":1,"src":["hbm",0,64],"dst":["dcache",0,64]}})" "\n"
-                   R"({"record":"instr","i":1,"op":"dma.wait","wait":1})" "\n"
-                   R"({"record":"instr","i":2,"op":"dma.wait","wait":1})" "\n"
+            << m + R"({"record":"instr","i":0,"op":"dma.issue","dma":{"id":1,"src":["hbm",0,64],"dst":["dcache",0,64]}})"
+                   "\n"
+                   R"({"record":"instr","i":1,"op":"dma.wait","wait":1})"
+                   "\n"
+                   R"({"record":"instr","i":2,"op":"dma.wait","wait":1})"
+                   "\n"
             << ":4: WAIT of DMA 1, already waited";
-        QTest::newRow("gap")
-            << m + R"({"record":"instr","i":0,"op":"add"})" "\n" R"({"record":"instr","i":2,"op":"add"})" "\n"
-            << ":3: instruction index 2 where 1 was expected";
+        QTest::newRow("gap") << m + R"({"record":"instr","i":0,"op":"add"})"
+                                    "\n"
+                                    R"({"record":"instr","i":2,"op":"add"})"
+                                    "\n"
+                             << ":3: instruction index 2 where 1 was expected";
         QTest::newRow("outside space")
-            << m + R"({"record":"instr","i":0,"op":"sld","mrd":[["dcache",16777200,64]]})" "\n"
+            << m + R"({"record":"instr","i":0,"op":"sld","mrd":[["dcache",16777200,64]]})"
+                   "\n"
             << ":2: memory read [dcache, 16777200, 64] lies outside its space";
-        QTest::newRow("malformed json")
-            << m + R"({"record":"instr","i":0,"op":"add"})" "\n" R"({"record":"instr","i":1,"op":)" "\n"
-            << ":3: malformed JSON";
-        QTest::newRow("no machine") << QByteArray(R"({"record":"instr","i":0,"op":"add"})" "\n")
+        QTest::newRow("malformed json") << m + R"({"record":"instr","i":0,"op":"add"})"
+                                               "\n"
+                                               R"({"record":"instr","i":1,"op":)"
+                                               "\n"
+                                        << ":3: malformed JSON";
+        QTest::newRow("no machine") << QByteArray(R"({"record":"instr","i":0,"op":"add"})"
+                                                  "\n")
                                     << ":1: instruction before the machine record";
     }
     void badTracesNameTheLine() {
@@ -212,7 +224,8 @@ private slots:
     void cancellationMidImportLeavesNothing() {
         const QString big = write(dir_.path() + "/big.jsonl", bigTrace(400000));
         Progress earlier;
-        importFiles(*ws_, {{write(dir_.path() + "/small.jsonl", kContractExample).toStdString()}, "", ""},
+        importFiles(*ws_,
+                    {{write(dir_.path() + "/small.jsonl", kContractExample).toStdString()}, "", ""},
                     earlier);
         int reports = 0;
         Progress progress([&](double, const std::string&) { ++reports; });

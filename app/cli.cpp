@@ -1,0 +1,284 @@
+#include "cli.h"
+
+#include <unistd.h>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "errors.h"
+#include "import_service.h"
+#include "progress.h"
+#include "replay_commands.h"
+#include "workspace.h"
+
+namespace stallscope {
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: stallscope [--store PATH] <command> [options]
+
+Without a command, opens the GUI. Commands:
+  import [--name N] [--format F] FILE...   import files (format detected from content)
+  list [--json]                            profiles in the workspace
+  info PROFILE [--json]                    kind, counts, time range, top ops
+  formats                                  the formats import understands
+  dma PROFILE --json                       per-DMA lifetime, stall breakdown, backtails
+  suggest PROFILE --json                   optimization suggestions with predicted savings
+  whatif PROFILE (--hoist DMA@INSTR)... | --apply-suggestions [--out F.jsonl] --json
+  dcache PROFILE --json                    data-cache occupancy and fragmentation
+  generate SCENARIO [--instructions N] [--seed S] --out FILE
+                                           write a reference workload (allgather,
+                                           allgather-pinned, matmul-starved,
+                                           fragmentation, scale)
+  convert IN OUT                           replay trace JSONL <-> binary (.ssrp)
+  demo                                     build the demo workspace, then open the GUI
+                                           (or print a summary without a display)
+
+PROFILE is a profile id or its unique name. --store selects the SQLite workspace
+(default: $XDG_DATA_HOME/stallscope/workspace.sqlite).
+)";
+
+// Parsed command line of one subcommand.
+struct Args {
+    std::vector<std::string> positional;
+    std::multimap<std::string, std::string> values;
+    std::set<std::string> flags;
+
+    bool has(const std::string& flag) const { return flags.count(flag) > 0; }
+    std::string value(const std::string& option, const std::string& fallback = {}) const {
+        auto it = values.find(option);
+        return it == values.end() ? fallback : it->second;
+    }
+    std::vector<std::string> all(const std::string& option) const {
+        std::vector<std::string> out;
+        for (auto [it, end] = values.equal_range(option); it != end; ++it)
+            out.push_back(it->second);
+        return out;
+    }
+};
+
+Args parseArgs(const std::vector<std::string>& args, size_t from,
+               const std::set<std::string>& valueOptions,
+               const std::set<std::string>& flagOptions) {
+    Args out;
+    for (size_t i = from; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a.size() > 2 && a.starts_with("--")) {
+            std::string name = a;
+            std::string value;
+            const auto eq = a.find('=');
+            const bool inlineValue = eq != std::string::npos;
+            if (inlineValue) {
+                name = a.substr(0, eq);
+                value = a.substr(eq + 1);
+            }
+            if (valueOptions.count(name)) {
+                if (!inlineValue) {
+                    if (i + 1 >= args.size()) throw InputError("option " + name + " needs a value");
+                    value = args[++i];
+                }
+                out.values.emplace(name, value);
+            } else if (flagOptions.count(name) && !inlineValue) {
+                out.flags.insert(name);
+            } else {
+                throw InputError("unknown option " + a + " for '" + args[0] + "'");
+            }
+        } else {
+            out.positional.push_back(a);
+        }
+    }
+    return out;
+}
+
+void printJson(const QJsonObject& object) {
+    std::cout << QJsonDocument(object).toJson(QJsonDocument::Indented).toStdString();
+}
+
+// A one-line progress bar on stderr, only when stderr is a terminal.
+Progress::Listener terminalProgressBar() {
+    if (!::isatty(STDERR_FILENO)) return {};
+    auto last = std::make_shared<std::chrono::steady_clock::time_point>();
+    return [last](double fraction, const std::string& stage) {
+        const auto now = std::chrono::steady_clock::now();
+        if (fraction < 1.0 && now - *last < std::chrono::milliseconds(100)) return;
+        *last = now;
+        const int width = 30;
+        const int filled = static_cast<int>(fraction * width);
+        std::fprintf(stderr, "\r[%s%s] %3d%% %-40.40s", std::string(filled, '#').c_str(),
+                     std::string(width - filled, ' ').c_str(), static_cast<int>(fraction * 100),
+                     stage.c_str());
+        if (fraction >= 1.0) std::fprintf(stderr, "\r%-80s\r", "");
+        std::fflush(stderr);
+    };
+}
+
+int cmdImport(const std::vector<std::string>& args, const std::string& store) {
+    const Args a = parseArgs(args, 1, {"--name", "--format"}, {});
+    if (a.positional.empty()) throw InputError("import: give at least one FILE");
+    auto ws = Workspace::open(store);
+    Progress progress(terminalProgressBar());
+    ImportRequest request{a.positional, a.value("--name"), a.value("--format")};
+    const auto imported = importFiles(*ws, request, progress);
+    if (::isatty(STDERR_FILENO)) std::fprintf(stderr, "\r%-80s\r", "");
+    for (const auto& p : imported) std::cout << p.id << '\t' << p.kind << '\t' << p.name << '\n';
+    return 0;
+}
+
+QJsonObject profileJson(const ProfileInfo& p) {
+    QJsonObject o;
+    o.insert("id", static_cast<qint64>(p.id));
+    o.insert("name", QString::fromStdString(p.name));
+    o.insert("kind", QString::fromStdString(p.kind));
+    o.insert("source", QString::fromStdString(p.sourcePath));
+    o.insert("source_size", static_cast<qint64>(p.sourceSize));
+    o.insert("source_hash", QString::fromStdString(p.sourceHash));
+    o.insert("imported_at", QString::fromStdString(p.importedAt));
+    if (p.parentId) o.insert("parent_id", static_cast<qint64>(*p.parentId));
+    o.insert("metadata",
+             QJsonDocument::fromJson(QByteArray::fromStdString(p.metadataJson)).object());
+    return o;
+}
+
+std::unique_ptr<Workspace> openForReading(const std::string& store) {
+    // A missing default workspace is simply empty; a missing --store file is an error.
+    const bool canWrite = !std::filesystem::exists(store) || Workspace::isWritable(store);
+    return Workspace::open(store,
+                           canWrite ? Workspace::Mode::ReadWrite : Workspace::Mode::ReadOnly);
+}
+
+int cmdList(const std::vector<std::string>& args, const std::string& store) {
+    const Args a = parseArgs(args, 1, {}, {"--json"});
+    if (!a.positional.empty()) throw InputError("list takes no arguments");
+    auto ws = openForReading(store);
+    const auto profiles = ws->profiles();
+    if (a.has("--json")) {
+        QJsonArray list;
+        for (const auto& p : profiles) list.append(profileJson(p));
+        printJson(QJsonObject{{"profiles", list}});
+    } else {
+        for (const auto& p : profiles)
+            std::cout << p.id << '\t' << p.kind << '\t' << p.name << '\t' << p.sourcePath << '\n';
+    }
+    return 0;
+}
+
+int cmdInfo(const std::vector<std::string>& args, const std::string& store) {
+    const Args a = parseArgs(args, 1, {}, {"--json"});
+    if (a.positional.size() != 1) throw InputError("info: give exactly one PROFILE");
+    auto ws = openForReading(store);
+    const ProfileInfo p = ws->resolveProfile(a.positional[0]);
+    QJsonObject info = profileJson(p);
+    if (p.kind == "replay") {
+        const QJsonObject replayInfo = replayInfoJson(*ws, p);
+        for (auto it = replayInfo.begin(); it != replayInfo.end(); ++it)
+            info.insert(it.key(), it.value());
+    }
+    if (a.has("--json")) {
+        printJson(info);
+    } else {
+        for (auto it = info.begin(); it != info.end(); ++it) {
+            const QJsonValue v = it.value();
+            std::string text = v.isString()   ? v.toString().toStdString()
+                               : v.isDouble() ? QString::number(v.toDouble(), 'g', 15).toStdString()
+                               : v.isBool()
+                                   ? (v.toBool() ? "true" : "false")
+                                   : QJsonDocument(v.isArray() ? QJsonDocument(v.toArray())
+                                                               : QJsonDocument(v.toObject()))
+                                         .toJson(QJsonDocument::Compact)
+                                         .toStdString();
+            std::cout << it.key().toStdString() << ": " << text << '\n';
+        }
+    }
+    return 0;
+}
+
+int cmdFormats(const std::vector<std::string>& args) {
+    parseArgs(args, 1, {}, {});
+    for (const Importer* imp : importers())
+        std::cout << imp->format() << '\t' << imp->kind() << '\t' << imp->description() << '\n';
+    return 0;
+}
+
+}  // namespace
+
+std::string takeStoreOption(std::vector<std::string>& args) {
+    std::string store;
+    for (size_t i = 1; i < args.size();) {
+        if (args[i] == "--store") {
+            if (i + 1 >= args.size()) throw InputError("--store needs a PATH");
+            store = args[i + 1];
+            args.erase(args.begin() + static_cast<long>(i),
+                       args.begin() + static_cast<long>(i) + 2);
+        } else if (args[i].starts_with("--store=")) {
+            store = args[i].substr(8);
+            args.erase(args.begin() + static_cast<long>(i));
+        } else {
+            ++i;
+        }
+    }
+    return store.empty() ? Workspace::defaultPath() : store;
+}
+
+bool isCliCommand(const std::vector<std::string>& args) {
+    static const std::set<std::string> commands{
+        "import",   "list",    "info", "formats", "dma",    "suggest", "whatif",   "dcache",
+        "generate", "convert", "demo", "help",    "--help", "-h",      "--version"};
+    for (size_t i = 1; i < args.size(); ++i) {
+        if (args[i] == "--store") {
+            ++i;
+            continue;
+        }
+        if (args[i].starts_with("--store=")) continue;
+        return commands.count(args[i]) > 0;
+    }
+    return false;
+}
+
+int runCli(const std::vector<std::string>& argsIn) {
+    try {
+        std::vector<std::string> args = argsIn;
+        const std::string store = takeStoreOption(args);
+        if (args.size() < 2) throw InputError("no command given\n" + std::string(kUsage));
+        std::vector<std::string> sub(args.begin() + 1, args.end());
+        const std::string& command = sub[0];
+        if (command == "help" || command == "--help" || command == "-h") {
+            std::cout << kUsage;
+            return 0;
+        }
+        if (command == "--version") {
+            std::cout << "stallscope " << STALLSCOPE_VERSION << '\n';
+            return 0;
+        }
+        if (command == "import") return cmdImport(sub, store);
+        if (command == "list") return cmdList(sub, store);
+        if (command == "info") return cmdInfo(sub, store);
+        if (command == "formats") return cmdFormats(sub);
+        if (command == "demo") {
+            ensureDemoWorkspace(store);
+            std::cout << workspaceSummary(store);
+            return 0;
+        }
+        if (int status = 0; runReplayCommand(sub, store, status)) return status;
+        throw InputError("unknown command '" + command + "'\n" + std::string(kUsage));
+    } catch (const InputError& e) {
+        std::cerr << "stallscope: error: " << e.what() << '\n';
+        return 2;
+    } catch (const Cancelled&) {
+        std::cerr << "stallscope: error: cancelled; nothing was stored\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "stallscope: error: " << e.what() << '\n';
+        return 1;
+    }
+}
+
+}  // namespace stallscope

@@ -1,0 +1,539 @@
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFile>
+#include <QImage>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+#include <QTreeWidget>
+#include <QUrl>
+
+#include "details_dock.h"
+#include "import_runner.h"
+#include "mainwindow.h"
+#include "profile_summary.h"
+#include "suggestions_dock.h"
+#include "workspace.h"
+#include "workspace_dock.h"
+
+using namespace stallscope;
+
+namespace {
+
+// CONTRACT §1 example: a machine record, an hlo record and five instructions.
+const char* const kMachineLine =
+    R"({"record":"machine","name":"toy-tpu","clock_ghz":1.0,)"
+    R"("spaces":[{"name":"hbm","bytes":17179869184},{"name":"dcache","bytes":16777216}],)"
+    R"("links":[{"src":"hbm","dst":"dcache","base_latency":400,"bytes_per_cycle":64},)"
+    R"({"src":"dcache","dst":"hbm","base_latency":400,"bytes_per_cycle":64}],)"
+    R"("dcache":{"space":"dcache","page_bytes":512,"bucket_pages":256},)"
+    R"("lightweight":["mov","add","sub","shl","shr","and","or","lea"]})";
+const char* const kContractTrace[] = {
+    R"({"record":"hlo","id":7,"name":"all-gather.3","category":"collective"})",
+    R"({"record":"instr","i":0,"op":"sld","unit":"scalar","hlo":7,"rd":["s1"],"wr":["s2"],"mrd":[["dcache",4096,64]]})",
+    R"({"record":"instr","i":1,"op":"add","unit":"scalar","rd":["s2"],"wr":["s3"]})",
+    R"({"record":"instr","i":2,"op":"dma.issue","unit":"dma","rd":["s3"],"dma":{"id":3,"src":["hbm",65536,4096],"dst":["dcache",8192,4096]}})",
+    R"({"record":"instr","i":3,"op":"matmul","unit":"mxu","cost":1,"busy":8,"mrd":[["dcache",0,4096]],"mwr":[["dcache",32768,4096]]})",
+    R"({"record":"instr","i":4,"op":"dma.wait","unit":"dma","wait":3})",
+};
+
+void writeFile(const QString& path, const QByteArray& content) {
+    QFile file(path);
+    QVERIFY2(file.open(QIODevice::WriteOnly | QIODevice::Truncate), qPrintable(path));
+    QCOMPARE(file.write(content), content.size());
+}
+
+QByteArray contractTrace() {
+    QByteArray text = QByteArray(kMachineLine) + '\n';
+    for (const char* line : kContractTrace) text += QByteArray(line) + '\n';
+    return text;
+}
+
+// A valid trace of many cheap instructions, slow enough to import that a cancel lands.
+QByteArray largeTrace(int instructions) {
+    QByteArray text = QByteArray(kMachineLine) + '\n';
+    text.reserve(instructions * 80);
+    for (int i = 0; i < instructions; ++i)
+        text += R"({"record":"instr","i":)" + QByteArray::number(i) +
+                R"(,"op":"add","unit":"scalar","rd":["s1"],"wr":["s2"]})" + '\n';
+    return text;
+}
+
+// Labels of the tree: "group" for top-level rows, "group/profile" for their children.
+QStringList treeLabels(const QTreeWidget* tree) {
+    QStringList labels;
+    for (int g = 0; g < tree->topLevelItemCount(); ++g) {
+        const QTreeWidgetItem* group = tree->topLevelItem(g);
+        labels << group->text(0);
+        for (int c = 0; c < group->childCount(); ++c)
+            labels << group->text(0) + '/' + group->child(c)->text(0);
+    }
+    return labels;
+}
+
+int distinctColors(const QImage& image, const QRect& area) {
+    QSet<QRgb> colors;
+    for (int y = area.top(); y <= area.bottom(); ++y)
+        for (int x = area.left(); x <= area.right(); ++x) colors.insert(image.pixel(x, y));
+    return static_cast<int>(colors.size());
+}
+
+void closeMessageBoxes() {
+    for (QWidget* widget : QApplication::topLevelWidgets())
+        if (auto* box = qobject_cast<QMessageBox*>(widget); box && box->isVisible()) box->close();
+}
+
+}  // namespace
+
+class TestGui : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void initTestCase();
+    void init();
+    void cleanup();
+
+    void importShowsProfileWhileEventLoopRuns();
+    void brokenFileReportsErrorAndKeepsTree();
+    void cancelFromWindowStoresNothing();
+    void cancelMidImportThroughRunner();
+    void dropOfLocalFileImports();
+    void openRenameDeleteProfile();
+    void staleListResultsAreDropped();
+    void suggestionsDockShowsEmptyStateAndItems();
+    void renderedDockShowsTheTree();
+    void recentWorkspacesPersist();
+    void layoutPersists();
+    void aboutNamesLibraryVersions();
+
+  private:
+    QString workspacePath() const { return dir_->filePath("workspace.sqlite"); }
+    QString writeContractTrace(const QString& name = "toy.jsonl") {
+        const QString path = dir_->filePath(name);
+        writeFile(path, contractTrace());
+        return path;
+    }
+    // A window whose first profile list has arrived.
+    std::unique_ptr<MainWindow> makeWindow() {
+        auto window = std::make_unique<MainWindow>(workspacePath());
+        QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
+        window->show();
+        if (reloaded.isEmpty()) reloaded.wait(10000);
+        return window;
+    }
+    static bool importInto(MainWindow& window, const QStringList& files) {
+        QSignalSpy finished(&window, &MainWindow::importFinished);
+        QSignalSpy reloaded(&window, &MainWindow::profilesReloaded);
+        window.importFiles(files);
+        if (!finished.wait(30000)) return false;
+        if (!finished.front().at(0).toBool()) return false;
+        return reloaded.count() > 0 || reloaded.wait(10000);
+    }
+
+    std::unique_ptr<QTemporaryDir> settingsDir_;
+    std::unique_ptr<QTemporaryDir> dir_;
+};
+
+void TestGui::initTestCase() {
+    settingsDir_ = std::make_unique<QTemporaryDir>();
+    QVERIFY(settingsDir_->isValid());
+    QCoreApplication::setOrganizationName("StallscopeTests");
+    QCoreApplication::setApplicationName("test_gui");
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir_->path());
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settingsDir_->path());
+}
+
+void TestGui::init() {
+    dir_ = std::make_unique<QTemporaryDir>();
+    QVERIFY(dir_->isValid());
+    QSettings().clear();
+}
+
+void TestGui::cleanup() {
+    closeMessageBoxes();
+    dir_.reset();
+}
+
+void TestGui::importShowsProfileWhileEventLoopRuns() {
+    auto window = makeWindow();
+    QTreeWidget* tree = window->profileTree();
+    QCOMPARE(tree->topLevelItemCount(), 0);
+
+    int ticks = 0;
+    QTimer ticker;
+    connect(&ticker, &QTimer::timeout, [&ticks] { ++ticks; });
+    ticker.start(1);
+
+    QSignalSpy finished(window.get(), &MainWindow::importFinished);
+    QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
+    window->importFiles({writeContractTrace()});
+    // The call returns at once: the import runs on a worker.
+    QVERIFY(window->isImporting());
+    QCOMPARE(finished.count(), 0);
+    auto* progressBar = window->findChild<QProgressBar*>();
+    QVERIFY(progressBar && progressBar->isVisible());
+
+    QVERIFY(finished.wait(30000));
+    QVERIFY2(finished.front().at(0).toBool(), qPrintable(finished.front().at(1).toString()));
+    QVERIFY(finished.front().at(1).toString().contains("toy"));
+    QVERIFY(!window->isImporting());
+    QVERIFY(!progressBar->isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(reloaded.count() > 0, 10000);
+    QVERIFY(ticks > 0);
+
+    QCOMPARE(treeLabels(tree), QStringList({"replay", "replay/toy"}));
+    QTreeWidgetItem* group = tree->topLevelItem(0);
+    QCOMPARE(group->data(0, WorkspaceDock::kKindRole).toString(), QString("replay"));
+    QVERIFY(group->isExpanded());
+    // The imported profile is selected, so the Details dock shows it.
+    QCOMPARE(tree->currentItem(), group->child(0));
+    QVERIFY(window->detailsDock()->profileId().has_value());
+    const std::optional<ProfileInfo> shown = window->workspaceDock()->currentProfile();
+    QVERIFY(shown);
+    QCOMPARE(shown->kind, std::string("replay"));
+    QCOMPARE(shown->sourceSize, static_cast<int64_t>(contractTrace().size()));
+}
+
+void TestGui::brokenFileReportsErrorAndKeepsTree() {
+    auto window = makeWindow();
+    QVERIFY(importInto(*window, {writeContractTrace()}));
+    const QStringList before = treeLabels(window->profileTree());
+
+    // A gap in "i": 0, 1, then 5 on line 4.
+    QByteArray broken = QByteArray(kMachineLine) + '\n';
+    broken += R"({"record":"instr","i":0,"op":"add","unit":"scalar"})"
+              "\n";
+    broken += R"({"record":"instr","i":1,"op":"add","unit":"scalar"})"
+              "\n";
+    broken += R"({"record":"instr","i":5,"op":"add","unit":"scalar"})"
+              "\n";
+    const QString brokenPath = dir_->filePath("broken.jsonl");
+    writeFile(brokenPath, broken);
+
+    QSignalSpy finished(window.get(), &MainWindow::importFinished);
+    QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
+    window->importFiles({brokenPath});
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(finished.front().at(0).toBool(), false);
+    const QString message = finished.front().at(1).toString();
+    QVERIFY2(message.contains("broken.jsonl"), qPrintable(message));
+    QVERIFY2(message.contains("4"), qPrintable(message));
+    QVERIFY(window->statusText().contains("broken.jsonl"));
+
+    QTest::qWait(100);
+    QCOMPARE(reloaded.count(), 0);
+    QCOMPARE(treeLabels(window->profileTree()), before);
+    auto workspace = Workspace::open(workspacePath().toStdString(), Workspace::Mode::ReadOnly);
+    QCOMPARE(workspace->profiles().size(), size_t{1});
+}
+
+void TestGui::cancelFromWindowStoresNothing() {
+    const QString big = dir_->filePath("big.jsonl");
+    writeFile(big, largeTrace(200000));
+    auto window = makeWindow();
+
+    QSignalSpy finished(window.get(), &MainWindow::importFinished);
+    window->importFiles({big});
+    QVERIFY(window->isImporting());
+    // The worker sees the cancel at its first progress point at the latest.
+    window->cancelImport();
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(finished.front().at(0).toBool(), false);
+    QVERIFY(window->importRunner()->lastOutcome().cancelled);
+    QVERIFY(!window->isImporting());
+
+    window->reloadProfiles();
+    QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
+    QVERIFY(reloaded.wait(10000));
+    QCOMPARE(window->profileTree()->topLevelItemCount(), 0);
+    auto workspace = Workspace::open(workspacePath().toStdString(), Workspace::Mode::ReadOnly);
+    QVERIFY(workspace->profiles().empty());
+}
+
+void TestGui::cancelMidImportThroughRunner() {
+    const QString big = dir_->filePath("big.jsonl");
+    writeFile(big, largeTrace(600000));
+
+    ImportRunner runner;
+    QSignalSpy progress(&runner, &ImportRunner::progressChanged);
+    QSignalSpy finished(&runner, &ImportRunner::finished);
+    // Cancel on the first progress update, i.e. while the worker is parsing.
+    connect(&runner, &ImportRunner::progressChanged, &runner, &ImportRunner::cancel);
+    QVERIFY(runner.start(workspacePath(), {big}));
+    QVERIFY(runner.isRunning());
+    QVERIFY(!runner.start(workspacePath(), {big}));
+    QVERIFY(finished.wait(60000));
+
+    QVERIFY(progress.count() > 0);
+    QCOMPARE(finished.front().at(0).toBool(), false);
+    QVERIFY(runner.lastOutcome().cancelled);
+    QVERIFY(finished.front().at(2).value<QList<qint64>>().isEmpty());
+    auto workspace = Workspace::open(workspacePath().toStdString(), Workspace::Mode::ReadOnly);
+    QVERIFY(workspace->profiles().empty());
+}
+
+void TestGui::dropOfLocalFileImports() {
+    auto window = makeWindow();
+    const QString trace = writeContractTrace("dropped.jsonl");
+
+    QMimeData remote;
+    remote.setUrls({QUrl("https://example.invalid/trace.jsonl")});
+    QDragEnterEvent rejected(QPoint(50, 50), Qt::CopyAction, &remote, Qt::LeftButton,
+                             Qt::NoModifier);
+    QApplication::sendEvent(window.get(), &rejected);
+    QVERIFY(!rejected.isAccepted());
+
+    QMimeData local;
+    local.setUrls({QUrl::fromLocalFile(trace)});
+    QDragEnterEvent enter(QPoint(50, 50), Qt::CopyAction, &local, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(window.get(), &enter);
+    QVERIFY(enter.isAccepted());
+
+    QSignalSpy finished(window.get(), &MainWindow::importFinished);
+    QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
+    QDropEvent drop(QPointF(50, 50), Qt::CopyAction, &local, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(window.get(), &drop);
+    QVERIFY(window->isImporting());
+    QVERIFY(finished.wait(30000));
+    QVERIFY(finished.front().at(0).toBool());
+    QTRY_VERIFY_WITH_TIMEOUT(reloaded.count() > 0, 10000);
+    QCOMPARE(treeLabels(window->profileTree()), QStringList({"replay", "replay/dropped"}));
+}
+
+void TestGui::openRenameDeleteProfile() {
+    auto window = makeWindow();
+    QVERIFY(importInto(*window, {writeContractTrace()}));
+    QTreeWidget* tree = window->profileTree();
+    QTreeWidgetItem* item = tree->topLevelItem(0)->child(0);
+
+    // Double-click opens a summary tab; opening again focuses it.
+    const QRect rect = tree->visualItemRect(item);
+    QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, rect.center());
+    QTest::mouseDClick(tree->viewport(), Qt::LeftButton, {}, rect.center());
+    QTabWidget* tabs = window->tabs();
+    QCOMPARE(tabs->count(), 1);
+    QCOMPARE(tabs->tabText(0), QString("toy"));
+    auto* summary = qobject_cast<ProfileSummaryPage*>(tabs->widget(0));
+    QVERIFY(summary);
+    window->openProfile(*window->workspaceDock()->currentProfile());
+    QCOMPARE(tabs->count(), 1);
+
+    // Rename runs on a worker, then the tree and the tab follow.
+    QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
+    window->renameProfile(item->data(0, WorkspaceDock::kProfileIdRole).toLongLong(), "step 1");
+    QVERIFY(reloaded.wait(10000));
+    QCOMPARE(treeLabels(tree), QStringList({"replay", "replay/step 1"}));
+    QCOMPARE(tabs->tabText(0), QString("step 1"));
+
+    // F2 edits the name in place; Return commits it and the workspace renames the profile.
+    tree->setFocus();
+    tree->setCurrentItem(tree->topLevelItem(0)->child(0));
+    QTest::keyClick(tree, Qt::Key_F2);
+    auto* editor = tree->viewport()->findChild<QLineEdit*>();
+    QVERIFY(editor);
+    QTRY_VERIFY(editor->isVisible());
+    editor->selectAll();
+    QTest::keyClicks(editor, "step 2");
+    QTest::keyClick(editor, Qt::Key_Return);
+    QVERIFY(reloaded.wait(10000));
+    QCOMPARE(treeLabels(tree), QStringList({"replay", "replay/step 2"}));
+    QCOMPARE(tabs->tabText(0), QString("step 2"));
+
+    // Ctrl+W closes the current tab.
+    window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(window.get()));
+    QTest::keyClick(window.get(), Qt::Key_W, Qt::ControlModifier);
+    QCOMPARE(tabs->count(), 0);
+
+    // A view registered for the kind replaces the summary page.
+    window->registerView("replay", [](const ProfileInfo& profile, const QString&) {
+        return new QLabel(QString::fromStdString(profile.name));
+    });
+    QVERIFY(qobject_cast<QLabel*>(window->openProfile(*window->workspaceDock()->currentProfile())));
+    QCOMPARE(tabs->count(), 1);
+
+    // Delete asks first; answering Cancel keeps the profile.
+    tree->setCurrentItem(tree->topLevelItem(0)->child(0));
+    auto answer = [](const QString& button) {
+        QTimer::singleShot(0, [button] {
+            auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+            QVERIFY(box);
+            for (QAbstractButton* candidate : box->buttons())
+                if (candidate->text().remove('&') == button) candidate->click();
+        });
+    };
+    answer("Cancel");
+    window->workspaceDock()->deleteAction()->trigger();
+    QTest::qWait(100);
+    QCOMPARE(treeLabels(tree), QStringList({"replay", "replay/step 2"}));
+
+    answer("Delete");
+    window->workspaceDock()->deleteAction()->trigger();
+    QVERIFY(reloaded.wait(10000));
+    QCOMPARE(tree->topLevelItemCount(), 0);
+    QCOMPARE(tabs->count(), 0);  // the deleted profile's tab closed
+    QVERIFY(!window->detailsDock()->profileId().has_value());
+}
+
+void TestGui::staleListResultsAreDropped() {
+    auto window = makeWindow();
+    QVERIFY(importInto(*window, {writeContractTrace()}));
+    QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
+    // Three reloads in a row: only the newest result is applied.
+    window->reloadProfiles();
+    window->reloadProfiles();
+    window->reloadProfiles();
+    QVERIFY(reloaded.wait(10000));
+    QTest::qWait(200);
+    QCOMPARE(reloaded.count(), 1);
+    QCOMPARE(treeLabels(window->profileTree()), QStringList({"replay", "replay/toy"}));
+}
+
+void TestGui::suggestionsDockShowsEmptyStateAndItems() {
+    auto window = makeWindow();
+    SuggestionsDock* dock = window->suggestionsDock();
+    QCOMPARE(dock->emptyMessage(), QString("Suggestions appear here for replay profiles"));
+    QVERIFY(!dock->list()->isVisible());
+    window->setSuggestions({{"hoist-dma", "Issue DMA 3 before instruction 0", 1200}});
+    QCOMPARE(dock->list()->count(), 1);
+    QVERIFY(dock->list()->isVisible());
+    QVERIFY(dock->list()->item(0)->text().contains("DMA 3"));
+    window->setSuggestions({});
+    QVERIFY(!dock->list()->isVisible());
+}
+
+void TestGui::renderedDockShowsTheTree() {
+    auto window = makeWindow();
+    QVERIFY(importInto(*window, {writeContractTrace()}));
+    QTreeWidget* tree = window->profileTree();
+    QTreeWidgetItem* group = tree->topLevelItem(0);
+    QTreeWidgetItem* item = group->child(0);
+
+    // Rows: the group first, its profile right below and indented.
+    const QRect groupRect = tree->visualItemRect(group);
+    const QRect itemRect = tree->visualItemRect(item);
+    QVERIFY(groupRect.isValid() && itemRect.isValid());
+    QCOMPARE(groupRect.top(), 0);
+    QCOMPARE(itemRect.top(), groupRect.bottom() + 1);
+    QVERIFY(tree->visualRect(tree->model()->index(0, 0, tree->model()->index(0, 0))).left() >
+            tree->visualRect(tree->model()->index(0, 0)).left());
+
+    const QImage image = tree->viewport()->grab().toImage();
+    QVERIFY(!image.isNull());
+    // Text is drawn in both rows; the area under the last row is plain background.
+    QVERIFY(distinctColors(image, groupRect.adjusted(0, 1, 0, -1)) > 2);
+    QVERIFY(distinctColors(image, itemRect.adjusted(0, 1, 0, -1)) > 2);
+    const QRect below(0, itemRect.bottom() + 4, image.width(), 10);
+    if (below.bottom() < image.height()) QCOMPARE(distinctColors(image, below), 1);
+
+    const QImage whole = window->grab().toImage();
+    const QRect dockArea =
+        window->findChild<QDockWidget*>("workspaceDock")->geometry().intersected(whole.rect());
+    QVERIFY(!dockArea.isEmpty());
+    QVERIFY(distinctColors(whole, dockArea) > 4);
+
+    // For humans: STALLSCOPE_SCREENSHOT=/tmp/main.png saves the window with a tab open, plus
+    // main-empty.png (new workspace), main-welcome.png (no tab) and main-importing.png.
+    if (const QString shot = qEnvironmentVariable("STALLSCOPE_SCREENSHOT"); !shot.isEmpty()) {
+        const QString base = shot.left(shot.lastIndexOf('.'));
+        MainWindow fresh(dir_->filePath("empty.sqlite"));
+        QSignalSpy freshLoaded(&fresh, &MainWindow::profilesReloaded);
+        fresh.resize(1280, 800);
+        fresh.show();
+        QVERIFY(freshLoaded.wait(10000));
+        QTest::qWait(50);
+        QVERIFY(fresh.grab().save(base + "-empty.png"));
+
+        window->resize(1280, 800);
+        QTest::qWait(50);
+        QVERIFY(window->grab().save(base + "-welcome.png"));
+
+        const QString big = dir_->filePath("big.jsonl");
+        writeFile(big, largeTrace(600000));
+        QSignalSpy progress(window->importRunner(), &ImportRunner::progressChanged);
+        QSignalSpy finished(window.get(), &MainWindow::importFinished);
+        window->importFiles({big});
+        progress.wait(10000);
+        QVERIFY(window->grab().save(base + "-importing.png"));
+        window->cancelImport();
+        QVERIFY(finished.wait(30000));
+
+        window->openProfile(*window->workspaceDock()->profile(
+            item->data(0, WorkspaceDock::kProfileIdRole).toLongLong()));
+        window->setSuggestions(
+            {{"hoist-dma", "Issue DMA 3 at instruction 0 to overlap it with the scalar setup", 396},
+             {"pin-addresses", "Pin the node addresses to skip 12 setup DMAs", 5120}});
+        QTest::qWait(50);
+        QVERIFY(window->grab().save(shot));
+    }
+}
+
+void TestGui::recentWorkspacesPersist() {
+    MainWindow::clearRecentWorkspaces();
+    for (int i = 0; i < 10; ++i)
+        MainWindow::addRecentWorkspace(dir_->filePath(QString("w%1").arg(i)));
+    MainWindow::addRecentWorkspace(dir_->filePath("w5"));  // again: moves to the front
+
+    QStringList expected{dir_->filePath("w5")};
+    for (int i = 9; expected.size() < MainWindow::kMaxRecentWorkspaces; --i)
+        if (i != 5) expected << dir_->filePath(QString("w%1").arg(i));
+    QCOMPARE(MainWindow::recentWorkspaces(), expected);
+
+    // Stored, not just cached: a fresh QSettings reads the same list.
+    QSettings settings;
+    settings.sync();
+    QCOMPARE(QSettings().value("recentWorkspaces").toStringList(), expected);
+
+    // Opening a window puts its workspace first.
+    auto window = makeWindow();
+    QCOMPARE(MainWindow::recentWorkspaces().front(), workspacePath());
+    QCOMPARE(MainWindow::recentWorkspaces().size(), MainWindow::kMaxRecentWorkspaces);
+
+    // Switching workspaces records the new one and shows it in the title.
+    const QString other = dir_->filePath("other.sqlite");
+    QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
+    QVERIFY(window->openWorkspace(other));
+    QVERIFY(reloaded.wait(10000));
+    QCOMPARE(MainWindow::recentWorkspaces().front(), other);
+    QVERIFY(window->windowTitle().contains("other.sqlite"));
+}
+
+void TestGui::layoutPersists() {
+    {
+        auto window = makeWindow();
+        for (QDockWidget* dock : window->findChildren<QDockWidget*>())
+            QVERIFY2(!dock->objectName().isEmpty(), qPrintable(dock->windowTitle()));
+        QVERIFY(window->windowTitle().contains("workspace.sqlite"));
+        window->findChild<QDockWidget*>("detailsDock")->hide();
+        window->resize(1000, 700);
+        window->close();
+    }
+    QVERIFY(QSettings().contains("MainWindow/state"));
+    auto window = makeWindow();
+    QVERIFY(window->findChild<QDockWidget*>("detailsDock")->isHidden());
+    QVERIFY(window->findChild<QDockWidget*>("workspaceDock")->isVisible());
+    QCOMPARE(window->size(), QSize(1000, 700));
+}
+
+void TestGui::aboutNamesLibraryVersions() {
+    const QString text = MainWindow::aboutText();
+    QVERIFY(text.contains(STALLSCOPE_VERSION));
+    QVERIFY(text.contains(qVersion()));
+    for (const char* library : {"SQLite", "zstd", "protobuf"}) QVERIFY(text.contains(library));
+}
+
+QTEST_MAIN(TestGui)
+#include "test_gui.moc"
