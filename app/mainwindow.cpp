@@ -32,10 +32,12 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
+#include "codec.h"
 #include "details_dock.h"
 #include "errors.h"
 #include "import_runner.h"
 #include "profile_summary.h"
+#include "suggest.h"
 #include "workspace_dock.h"
 
 // Resources of a static library are only linked in when something references them.
@@ -224,6 +226,8 @@ void MainWindow::createDocks() {
             [this](const ProfileInfo& profile) { openProfile(profile); });
     connect(workspaceDock_, &WorkspaceDock::currentProfileChanged, detailsDock_,
             &DetailsDock::setProfile);
+    connect(workspaceDock_, &WorkspaceDock::currentProfileChanged, this,
+            &MainWindow::loadSuggestionsFor);
     connect(workspaceDock_, &WorkspaceDock::renameRequested, this, &MainWindow::renameProfile);
     connect(workspaceDock_, &WorkspaceDock::deleteRequested, this,
             [this](const ProfileInfo& profile) {
@@ -740,6 +744,45 @@ QString MainWindow::aboutText() {
 
 void MainWindow::showAbout() {
     QMessageBox::about(this, tr("About Stallscope"), aboutText());
+}
+
+}  // namespace stallscope
+
+namespace stallscope {
+
+void MainWindow::loadSuggestionsFor(const std::optional<ProfileInfo>& profile) {
+    const quint64 generation = ++suggestionsGeneration_;
+    if (!profile || profile->kind != "replay") {
+        suggestionsDock_->setSuggestions({});
+        return;
+    }
+    // Loading and analysing a trace takes up to seconds on big ones: a worker does it, and a
+    // result for a profile that is no longer selected is dropped.
+    const QString path = workspacePath_;
+    const qint64 id = profile->id;
+    auto* watcher = new QFutureWatcher<QList<SuggestionItem>>(this);
+    connect(watcher, &QFutureWatcher<QList<SuggestionItem>>::finished, this,
+            [this, watcher, generation] {
+                watcher->deleteLater();
+                if (generation != suggestionsGeneration_) return;
+                suggestionsDock_->setSuggestions(watcher->result());
+            });
+    watcher->setFuture(QtConcurrent::run([path, id] {
+        QList<SuggestionItem> items;
+        try {
+            auto workspace = Workspace::open(path.toStdString(), Workspace::Mode::ReadOnly);
+            const replay::Trace trace = replay::loadTrace(*workspace, id);
+            const replay::Analysis analysis = replay::analyze(trace);
+            for (const auto& s : analysis.suggestions) {
+                items.append({QString::fromStdString(s.kind), QString::fromStdString(s.text),
+                              static_cast<double>(s.savingCycles)});
+            }
+        } catch (const std::exception& e) {
+            items.append({QStringLiteral("error"),
+                          QObject::tr("Could not analyse this profile: %1").arg(e.what()), 0});
+        }
+        return items;
+    }));
 }
 
 }  // namespace stallscope

@@ -118,6 +118,8 @@ class MainWindow : public QMainWindow {
     void onProfilesLoaded(const ProfileList& list);
     void runWorkspaceEdit(const QString& description, std::function<void(Workspace&)> edit);
     void setStatus(const QString& text, bool error = false);
+    // Analyses the selected replay profile on a worker and fills the suggestions dock.
+    void loadSuggestionsFor(const std::optional<ProfileInfo>& profile);
     void showImportDialog();
     void showOpenWorkspaceDialog();
     void rebuildRecentMenu();
@@ -131,6 +133,7 @@ class MainWindow : public QMainWindow {
     QString workspacePath_;
     bool workspaceWritable_ = true;
     quint64 listGeneration_ = 0;
+    quint64 suggestionsGeneration_ = 0;
     std::optional<qint64> selectAfterReload_;
     QList<QStringList> pendingImports_;
     QStringList currentImport_;

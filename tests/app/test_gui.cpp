@@ -22,12 +22,16 @@
 #include <QUrl>
 
 #include "details_dock.h"
+#include "generate.h"
 #include "import_runner.h"
+#include "jsonl_writer.h"
 #include "mainwindow.h"
 #include "profile_summary.h"
 #include "suggestions_dock.h"
 #include "workspace.h"
 #include "workspace_dock.h"
+
+#include <fstream>
 
 using namespace stallscope;
 
@@ -114,6 +118,7 @@ class TestGui : public QObject {
     void openRenameDeleteProfile();
     void staleListResultsAreDropped();
     void suggestionsDockShowsEmptyStateAndItems();
+    void selectingReplayProfileShowsItsSuggestions();
     void renderedDockShowsTheTree();
     void recentWorkspacesPersist();
     void layoutPersists();
@@ -413,6 +418,25 @@ void TestGui::suggestionsDockShowsEmptyStateAndItems() {
     QVERIFY(dock->list()->item(0)->text().contains("DMA 3"));
     window->setSuggestions({});
     QVERIFY(!dock->list()->isVisible());
+}
+
+void TestGui::selectingReplayProfileShowsItsSuggestions() {
+    const QString path = dir_->path() + "/matmul.jsonl";
+    {
+        std::ofstream out(path.toStdString());
+        replay::writeJsonl(replay::generateWorkload("matmul-starved"), out);
+    }
+    auto window = makeWindow();
+    QVERIFY(importInto(*window, {path}));
+    // The imported profile is selected; its analysis runs on a worker and fills the dock.
+    SuggestionsDock* dock = window->suggestionsDock();
+    QTRY_VERIFY_WITH_TIMEOUT(dock->list()->count() > 0, 20000);
+    const SuggestionItem best = dock->suggestions().front();
+    QVERIFY2(QStringList({"hoist", "group", "pin"}).contains(best.kind), qPrintable(best.kind));
+    QVERIFY(best.savingCycles > 0);
+    QVERIFY2(best.text.contains("re-simulated saving"), qPrintable(best.text));
+    for (const SuggestionItem& item : dock->suggestions())
+        QVERIFY(item.savingCycles <= best.savingCycles);
 }
 
 void TestGui::renderedDockShowsTheTree() {
