@@ -17,6 +17,7 @@
 #include "errors.h"
 #include "import_service.h"
 #include "progress.h"
+#include "commands.h"
 #include "replay_commands.h"
 #include "workspace.h"
 

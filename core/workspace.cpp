@@ -44,6 +44,58 @@ const char* const kMigrations[] = {
         PRIMARY KEY(profile_id, stream, seq)
     ) WITHOUT ROWID;
     )sql",
+    // 2 -> 3: row data of noise-injection, CPI-stack and estimate profiles.
+    R"sql(
+    CREATE TABLE noise_runs(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        line INTEGER NOT NULL,
+        machine TEXT NOT NULL DEFAULT '',
+        region TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        k REAL NOT NULL,
+        time REAL NOT NULL,
+        time_unit TEXT NOT NULL,
+        rep INTEGER,
+        body_instr REAL,
+        payload_instr REAL,
+        overhead_instr REAL,
+        cores INTEGER,
+        perf REAL,
+        params TEXT NOT NULL DEFAULT '{}',
+        extra TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX noise_runs_profile ON noise_runs(profile_id);
+    CREATE TABLE cpi_stacks(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        kernel TEXT NOT NULL,
+        source TEXT NOT NULL,
+        grp TEXT NOT NULL DEFAULT '',
+        category TEXT NOT NULL,
+        cycles REAL NOT NULL
+    );
+    CREATE INDEX cpi_stacks_profile ON cpi_stacks(profile_id);
+    CREATE TABLE kernel_metrics(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        kernel TEXT NOT NULL,
+        source TEXT NOT NULL,
+        name TEXT NOT NULL,
+        unit TEXT NOT NULL DEFAULT '',
+        value REAL,
+        text TEXT
+    );
+    CREATE INDEX kernel_metrics_profile ON kernel_metrics(profile_id);
+    CREATE TABLE estimates(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        workload TEXT NOT NULL,
+        region TEXT NOT NULL,
+        hardware TEXT NOT NULL,
+        estimator TEXT NOT NULL,
+        predicted_us REAL NOT NULL,
+        measured_us REAL,
+        wall_s REAL
+    );
+    CREATE INDEX estimates_profile ON estimates(profile_id);
+    )sql",
 };
 static_assert(std::size(kMigrations) == Workspace::kSchemaVersion);
 

@@ -10,7 +10,7 @@ namespace {
 // Segment tree over pages with range cover counts: the used page count and the longest run of
 // uncovered pages, the classic "union of intervals" tree (covers are never pushed down).
 class FreeRunTree {
-public:
+  public:
     explicit FreeRunTree(uint32_t pages) : pages_(pages) {
         size_t size = 1;
         while (size < pages) size <<= 1;
@@ -23,7 +23,7 @@ public:
     uint32_t used() const { return nodes_[1].used; }
     uint32_t largestFree() const { return nodes_[1].best; }
 
-private:
+  private:
     struct Node {
         int32_t cover = 0;
         uint32_t len = 0, pre = 0, suf = 0, best = 0, used = 0;
@@ -79,7 +79,7 @@ struct PageState {
 
 // Collects per-page intervals into runs of consecutive pages with identical intervals.
 class RunCollector {
-public:
+  public:
     explicit RunCollector(std::vector<OccupiedRun>& out) : out_(out) {}
     void add(uint32_t page, uint64_t begin, uint64_t end) {
         if (open_ && current_.pageEnd == page && current_.begin == begin && current_.end == end) {
@@ -95,7 +95,7 @@ public:
         open_ = false;
     }
 
-private:
+  private:
     std::vector<OccupiedRun>& out_;
     OccupiedRun current_;
     bool open_ = false;
@@ -219,7 +219,8 @@ DcacheAnalysis analyzeDcache(const Trace& trace, const Simulation& sim,
             }
             out.bucketUsed[firstBin * buckets + bucket] +=
                 count * double((firstBin + 1) * out.binCycles - b);
-            out.bucketUsed[lastBin * buckets + bucket] += count * double(e - lastBin * out.binCycles);
+            out.bucketUsed[lastBin * buckets + bucket] +=
+                count * double(e - lastBin * out.binCycles);
             if (lastBin > firstBin + 1) {
                 fullDiff[(firstBin + 1) * buckets + bucket] += count;
                 fullDiff[lastBin * buckets + bucket] -= count;

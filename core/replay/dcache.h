@@ -58,7 +58,7 @@ struct DcacheAnalysis {
     std::vector<uint64_t> maxEndTree;
     std::vector<OccupiedRun> reserved;
 
-private:
+  private:
     // Calls f(run) for every run (and reservation) overlapping cycles [from, to]; stops when f
     // returns false.
     template <class F>

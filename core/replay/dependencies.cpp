@@ -32,14 +32,22 @@ void IntervalMap::assign(uint64_t begin, uint64_t end, uint32_t value) {
 
 std::string_view constraintName(ConstraintKind kind) {
     switch (kind) {
-        case ConstraintKind::None: return "none";
-        case ConstraintKind::RegisterProducer: return "register-producer";
-        case ConstraintKind::StoreData: return "store-data";
-        case ConstraintKind::DmaData: return "dma-data";
-        case ConstraintKind::SourceWriter: return "source-writer";
-        case ConstraintKind::DestinationReader: return "destination-reader";
-        case ConstraintKind::DestinationWriter: return "destination-writer";
-        case ConstraintKind::RegisterConflict: return "register-conflict";
+        case ConstraintKind::None:
+            return "none";
+        case ConstraintKind::RegisterProducer:
+            return "register-producer";
+        case ConstraintKind::StoreData:
+            return "store-data";
+        case ConstraintKind::DmaData:
+            return "dma-data";
+        case ConstraintKind::SourceWriter:
+            return "source-writer";
+        case ConstraintKind::DestinationReader:
+            return "destination-reader";
+        case ConstraintKind::DestinationWriter:
+            return "destination-writer";
+        case ConstraintKind::RegisterConflict:
+            return "register-conflict";
     }
     return "none";
 }
@@ -54,7 +62,7 @@ bool isLoad(const Instr& in) {
 // and last access; the per-slot arrays remember them at each instruction so the chain of any
 // later DMA can be walked backwards without re-sweeping.
 class Tracker {
-public:
+  public:
     Tracker(const Trace& trace, const Simulation& sim, const DependencyOptions& options)
         : trace_(trace), sim_(sim), options_(options) {
         const size_t regs = trace.strings.size();
@@ -117,10 +125,10 @@ public:
         chainStamp_[issue] = epoch_;
         worklist_.push_back(issue);
 
-        auto constrain = [&](ConstraintKind kind, uint32_t instr, uint32_t earliest,
-                             uint64_t cycle, uint32_t consumer) {
-            cycle = std::max(cycle, earliest < sim_.cycle.size() ? sim_.cycle[earliest]
-                                                                  : sim_.totalCycles);
+        auto constrain = [&](ConstraintKind kind, uint32_t instr, uint32_t earliest, uint64_t cycle,
+                             uint32_t consumer) {
+            cycle = std::max(
+                cycle, earliest < sim_.cycle.size() ? sim_.cycle[earliest] : sim_.totalCycles);
             if (edges) edges->push_back({instr, consumer, kind, true});
             if (earliest > result.backtailInstr ||
                 (earliest == result.backtailInstr && result.binding == ConstraintKind::None)) {
@@ -140,7 +148,9 @@ public:
                 result.backtailCycleRelocated = std::max(result.backtailCycleRelocated, cycle);
             }
         };
-        auto afterInstr = [&](uint32_t w) { return sim_.cycle[w] + trace_.instrs[w].cost + sim_.stall[w]; };
+        auto afterInstr = [&](uint32_t w) {
+            return sim_.cycle[w] + trace_.instrs[w].cost + sim_.stall[w];
+        };
         // A writer of memory that something reads: a store is valid after it, a DMA at its
         // completion (its WAIT may move up, never above its ISSUE).
         auto constrainMemory = [&](uint32_t writer, ConstraintKind storeKind, uint32_t consumer) {
@@ -150,8 +160,9 @@ public:
                 if (storeKind != ConstraintKind::DestinationWriter &&
                     std::find(dataDmas_.begin(), dataDmas_.end(), w.dma) == dataDmas_.end())
                     dataDmas_.push_back(w.dma);
-                constrain(storeKind == ConstraintKind::StoreData ? ConstraintKind::DmaData : storeKind,
-                          writer, writer + 1, sim_.dmas[w.dma].completeCycle, consumer);
+                constrain(
+                    storeKind == ConstraintKind::StoreData ? ConstraintKind::DmaData : storeKind,
+                    writer, writer + 1, sim_.dmas[w.dma].completeCycle, consumer);
             } else {
                 constrain(storeKind, writer, writer + 1, afterInstr(writer), consumer);
             }
@@ -165,9 +176,8 @@ public:
                 const uint32_t p = regProducer_[in.regBegin + k];
                 if (p == kNone || chainStamp_[p] == epoch_) continue;
                 const Instr& pin = trace_.instrs[p];
-                const bool movable =
-                    pin.kind == InstrKind::Plain && pin.memWrites == 0 &&
-                    ((trace_.isLightweight(pin.op)) || isLoad(pin));
+                const bool movable = pin.kind == InstrKind::Plain && pin.memWrites == 0 &&
+                                     ((trace_.isLightweight(pin.op)) || isLoad(pin));
                 if (movable && chain_.size() < options_.maxChain) {
                     chainStamp_[p] = epoch_;
                     chain_.push_back(p);
@@ -180,7 +190,8 @@ public:
             }
             if (m != issue) {
                 for (uint16_t k = 0; k < in.memReads; ++k)
-                    constrainMemory(memWriterAtRead_[in.memBegin + k], ConstraintKind::StoreData, m);
+                    constrainMemory(memWriterAtRead_[in.memBegin + k], ConstraintKind::StoreData,
+                                    m);
             }
         }
         // The ISSUE itself: its source's writer, and the destination's previous reader/writer.
@@ -206,7 +217,8 @@ public:
                 while (prev != kNone && chainStamp_[prev] == epoch_)
                     prev = previousAccessOf(prev, writes[k]);
                 if (prev != kNone)
-                    constrain(ConstraintKind::RegisterConflict, prev, prev + 1, afterInstr(prev), m);
+                    constrain(ConstraintKind::RegisterConflict, prev, prev + 1, afterInstr(prev),
+                              m);
             }
         }
         chain_.pop_back();
@@ -224,13 +236,14 @@ public:
         std::vector<uint32_t> out;
         const Instr& in = trace_.instrs[issue];
         for (uint16_t k = 0; k < in.regReads; ++k)
-            if (regProducer_[in.regBegin + k] != kNone) out.push_back(regProducer_[in.regBegin + k]);
+            if (regProducer_[in.regBegin + k] != kNone)
+                out.push_back(regProducer_[in.regBegin + k]);
         const uint32_t w = latestWriter(trace_.dmas[in.dma].src);
         if (w != kNone) out.push_back(w);
         return out;
     }
 
-private:
+  private:
     // The writer that must stay before a reader of r: the latest in program order.
     uint32_t latestWriter(const Region& r) const {
         uint32_t latest = kNone;

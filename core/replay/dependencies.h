@@ -18,7 +18,7 @@ namespace stallscope::replay {
 
 // Last access per byte range of one memory space: a flat ordered map of disjoint segments.
 class IntervalMap {
-public:
+  public:
     explicit IntervalMap(std::pmr::memory_resource* resource) : segments_(resource) {}
     void assign(uint64_t begin, uint64_t end, uint32_t value);
     // Calls f(value) for each segment overlapping [begin, end).
@@ -34,7 +34,7 @@ public:
     }
     void clear() { segments_.clear(); }
 
-private:
+  private:
     struct Segment {
         uint64_t end;
         uint32_t value;
@@ -44,13 +44,13 @@ private:
 
 enum class ConstraintKind : uint8_t {
     None,
-    RegisterProducer,  // a non-lightweight, non-load instruction produced an input register
-    StoreData,         // a frontier load reads memory a store wrote
-    DmaData,           // a frontier load reads memory a DMA brought in
-    SourceWriter,      // the last writer of the DMA's source region
+    RegisterProducer,   // a non-lightweight, non-load instruction produced an input register
+    StoreData,          // a frontier load reads memory a store wrote
+    DmaData,            // a frontier load reads memory a DMA brought in
+    SourceWriter,       // the last writer of the DMA's source region
     DestinationReader,  // the last read of the destination's previous contents
     DestinationWriter,  // the previous writer of the destination
-    RegisterConflict,  // the chain writes a register an earlier instruction reads or writes
+    RegisterConflict,   // the chain writes a register an earlier instruction reads or writes
 };
 std::string_view constraintName(ConstraintKind kind);
 // Constraints that disappear when the DMA writes somewhere else (relocation).
@@ -70,9 +70,9 @@ struct DmaDependencies {
     uint64_t backtailCycleRelocated = 0;
     ConstraintKind bindingRelocated = ConstraintKind::None;
     uint32_t bindingInstrRelocated = kNone;
-    uint32_t chainBegin = 0, chainCount = 0;        // DependencyAnalysis::chainPool
-    uint32_t dataDmaBegin = 0, dataDmaCount = 0;    // DependencyAnalysis::dataDmaPool
-    bool chainTruncated = false;  // the lightweight chain hit the length limit
+    uint32_t chainBegin = 0, chainCount = 0;      // DependencyAnalysis::chainPool
+    uint32_t dataDmaBegin = 0, dataDmaCount = 0;  // DependencyAnalysis::dataDmaPool
+    bool chainTruncated = false;                  // the lightweight chain hit the length limit
     uint32_t sourceWriter = kNone;  // latest writer of the source before the ISSUE (kNone: live-in)
     uint32_t destinationWriter = kNone;  // latest writer of the destination before the ISSUE
 };

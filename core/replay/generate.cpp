@@ -19,7 +19,7 @@ struct Mem {
 
 // Emits instruction records through TraceBuilder (which validates and interns them).
 class Emitter {
-public:
+  public:
     explicit Emitter(Machine machine) {
         builder_.setMachine(std::move(machine));
         for (int i = 0; i < 64; ++i) scalar_.push_back("s" + std::to_string(i));
@@ -64,7 +64,7 @@ public:
     uint64_t count() const { return builder_.instrCount(); }
     Trace finish() { return builder_.finish(); }
 
-private:
+  private:
     static InstrRecord::RegionRecord region(const Mem& m) {
         return {m.space, static_cast<int64_t>(m.address), static_cast<int64_t>(m.bytes)};
     }
@@ -98,8 +98,7 @@ Trace allGather(const GenerateOptions& options, bool pinned) {
     const uint64_t workBase = 1 * MiB;  // dcache working set of the surrounding compute
     const int64_t compute = e.hlo("fusion.compute", "fusion");
     for (uint32_t inv = 0; inv < std::max<uint32_t>(1, options.invocations); ++inv) {
-        const int64_t gather =
-            e.hlo("all-gather." + std::to_string(inv), "collective");
+        const int64_t gather = e.hlo("all-gather." + std::to_string(inv), "collective");
         e.setHlo(gather);
         const int64_t idBase = int64_t(inv) * 100;
         for (uint32_t g = 0; g < 3; ++g) {
@@ -112,7 +111,8 @@ Trace allGather(const GenerateOptions& options, bool pinned) {
                 e.wait(idBase + 1 + g * 3);
             }
             for (uint32_t j = 0; j < 2; ++j) {
-                e.op("sld", "scalar", 1, 1, {}, {e.s(r + 1 + j * 3)}, {{kDcache, scratch + 8 * j, 8}});
+                e.op("sld", "scalar", 1, 1, {}, {e.s(r + 1 + j * 3)},
+                     {{kDcache, scratch + 8 * j, 8}});
                 e.op("add", "scalar", 1, 1, {e.s(r + 1 + j * 3)}, {e.s(r + 2 + j * 3)});
                 if (!pinned) {
                     const int64_t id = idBase + 2 + g * 3 + j;
@@ -141,7 +141,8 @@ Trace allGather(const GenerateOptions& options, bool pinned) {
             const uint64_t a = workBase + (k % 16) * 64 * KiB;
             e.op("vld", "vpu", 1, 1, {}, {e.v(k % 16)}, {{kDcache, a, 4 * KiB}});
             e.op("matmul", "mxu", 8, 16, {e.v(k % 16)}, {e.v(16 + k % 16)});
-            e.op("vst", "vpu", 1, 1, {e.v(16 + k % 16)}, {}, {}, {{kDcache, a + 32 * KiB, 4 * KiB}});
+            e.op("vst", "vpu", 1, 1, {e.v(16 + k % 16)}, {}, {},
+                 {{kDcache, a + 32 * KiB, 4 * KiB}});
         }
     }
     return e.finish();
@@ -166,11 +167,13 @@ Trace matmulStarved(const GenerateOptions& options) {
         e.wait(m + 1);
         for (uint32_t k = 0; k < 8; ++k) {
             e.op("matmul", "mxu", 80, 80, {e.v(k % 4)}, {e.v(4 + k % 4)},
-                 {{kDcache, slot + k * (tile / 8), tile / 8}, {kDcache, activations + k * 4 * KiB, 4 * KiB}});
+                 {{kDcache, slot + k * (tile / 8), tile / 8},
+                  {kDcache, activations + k * 4 * KiB, 4 * KiB}});
         }
         const uint32_t tail = 2 + static_cast<uint32_t>(rng.below(3));
         for (uint32_t k = 0; k < tail; ++k) e.op("vadd", "vpu", 2, 2, {e.v(4 + k)}, {e.v(12 + k)});
-        e.op("vst", "vpu", 1, 1, {e.v(12)}, {}, {}, {{kDcache, outputs + (m % 16) * 4 * KiB, 4 * KiB}});
+        e.op("vst", "vpu", 1, 1, {e.v(12)}, {}, {},
+             {{kDcache, outputs + (m % 16) * 4 * KiB, 4 * KiB}});
     }
     return e.finish();
 }
@@ -230,7 +233,8 @@ Trace fragmentation(const GenerateOptions& options) {
             const Mem dst{kDcache, first * page, bytes};
             if (bytes <= 32 * KiB) {
                 e.op("mov", "scalar", 1, 1, {}, {e.s(1 + id % 8)});
-                e.issue(nextDma, {kHbm, 512 * MiB + (id % 64) * MiB, bytes}, dst, {e.s(1 + id % 8)});
+                e.issue(nextDma, {kHbm, 512 * MiB + (id % 64) * MiB, bytes}, dst,
+                        {e.s(1 + id % 8)});
                 e.wait(nextDma++);
             } else {
                 e.op("vst", "vpu", 4, 4, {e.v(id % 16)}, {}, {}, {dst});
@@ -288,9 +292,14 @@ Trace scale(const GenerateOptions& options) {
                     case 0:
                         e.op("matmul", "mxu", 4, 16, {e.v(k % 8)}, {e.v(8 + k % 8)});
                         break;
-                    case 1: e.op("vadd", "vpu", 2, 2, {e.v(k % 8)}, {e.v(16 + k % 8)}); break;
-                    case 2: e.op("vmul", "vpu", 2, 4, {e.v(k % 8)}, {e.v(16 + k % 8)}); break;
-                    default: e.op("sadd", "scalar", 1, 1, {e.s(48 + k % 8)}, {e.s(56 + k % 8)});
+                    case 1:
+                        e.op("vadd", "vpu", 2, 2, {e.v(k % 8)}, {e.v(16 + k % 8)});
+                        break;
+                    case 2:
+                        e.op("vmul", "vpu", 2, 4, {e.v(k % 8)}, {e.v(16 + k % 8)});
+                        break;
+                    default:
+                        e.op("sadd", "scalar", 1, 1, {e.s(48 + k % 8)}, {e.s(56 + k % 8)});
                 }
             }
             const Mem out{kDcache, outBase + (block % 128) * 4 * KiB, 4 * KiB};

@@ -31,7 +31,7 @@ Trace generateWorkload(std::string_view scenario, const GenerateOptions& options
 
 // SplitMix64: tiny, fast and identical everywhere.
 class SplitMix64 {
-public:
+  public:
     explicit SplitMix64(uint64_t seed) : state_(seed) {}
     uint64_t next() {
         uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
@@ -43,7 +43,7 @@ public:
     uint64_t below(uint64_t bound) { return next() % bound; }
     uint64_t between(uint64_t lo, uint64_t hi) { return lo + below(hi - lo + 1); }
 
-private:
+  private:
     uint64_t state_;
 };
 

@@ -149,8 +149,9 @@ ResimResult IncrementalSimulator::run(uint32_t windowBegin, uint32_t windowEnd,
     };
     // DMAs issued before the window that may still be in flight there: only those whose issue is
     // within the longest DMA lifetime before the window start can complete after it.
-    auto firstInWindow = std::lower_bound(dmas.begin(), dmas.end(), windowBegin,
-                                          [](const Dma& d, uint32_t i) { return d.issueInstr < i; });
+    auto firstInWindow =
+        std::lower_bound(dmas.begin(), dmas.end(), windowBegin,
+                         [](const Dma& d, uint32_t i) { return d.issueInstr < i; });
     for (auto it = firstInWindow; it != dmas.begin();) {
         --it;
         const auto d = static_cast<uint32_t>(it - dmas.begin());

@@ -14,9 +14,9 @@ constexpr uint64_t kNoCycle = std::numeric_limits<uint64_t>::max();
 
 struct DmaTiming {
     uint64_t issueCycle = 0;
-    uint64_t readyCycle = 0;     // issue + base latency: joins the link queue
-    uint64_t startCycle = 0;     // transfer start (link free and ready)
-    uint64_t completeCycle = 0;  // end of transfer
+    uint64_t readyCycle = 0;        // issue + base latency: joins the link queue
+    uint64_t startCycle = 0;        // transfer start (link free and ready)
+    uint64_t completeCycle = 0;     // end of transfer
     uint64_t waitCycle = kNoCycle;  // cycle of its WAIT, kNoCycle when never waited
     uint64_t baseStall = 0;
     uint64_t transferStall = 0;
@@ -25,10 +25,10 @@ struct DmaTiming {
 
 // Where the model and the trace's measured values disagree.
 struct Divergence {
-    bool measured = false;     // the trace carries measured values at all
-    uint64_t compared = 0;     // instructions with a measured cycle or stall
-    uint64_t differing = 0;    // instructions whose cycle or stall differs
-    uint64_t maxAbsDiff = 0;   // largest |model - measured| over cycles and stalls
+    bool measured = false;    // the trace carries measured values at all
+    uint64_t compared = 0;    // instructions with a measured cycle or stall
+    uint64_t differing = 0;   // instructions whose cycle or stall differs
+    uint64_t maxAbsDiff = 0;  // largest |model - measured| over cycles and stalls
     uint32_t firstDiffering = kNone;
 };
 
@@ -40,8 +40,8 @@ struct Simulation {
     uint64_t stallCycles = 0;
     uint64_t baseStallCycles = 0;
     uint64_t transferStallCycles = 0;
-    uint64_t costCycles = 0;       // sum of issue costs (totalCycles = costCycles + stallCycles)
-    uint64_t maxDmaLifetime = 0;   // max(complete - issue) over DMAs
+    uint64_t costCycles = 0;      // sum of issue costs (totalCycles = costCycles + stallCycles)
+    uint64_t maxDmaLifetime = 0;  // max(complete - issue) over DMAs
     Divergence divergence;
 };
 
@@ -61,7 +61,7 @@ struct ResimResult {
 };
 
 class IncrementalSimulator {
-public:
+  public:
     IncrementalSimulator(const Trace& trace, const Simulation& baseline);
     // `windowOrder`: the edited order of the original instructions in [windowBegin, windowEnd]
     // (a permutation of that range minus removed instructions; moved instructions come from inside
@@ -69,10 +69,10 @@ public:
     ResimResult run(uint32_t windowBegin, uint32_t windowEnd, std::span<const uint32_t> windowOrder,
                     std::span<const uint32_t> removedAfterWindow = {});
 
-private:
+  private:
     const Trace& trace_;
     const Simulation& base_;
-    std::vector<uint64_t> complete_;    // per DMA, valid where stamp_ == epoch_
+    std::vector<uint64_t> complete_;  // per DMA, valid where stamp_ == epoch_
     std::vector<uint32_t> stamp_;
     std::vector<uint32_t> removedStamp_;  // per instruction
     std::vector<uint32_t> outstandingPos_;
@@ -86,7 +86,7 @@ private:
 struct UnitUtilization {
     std::vector<uint32_t> units;  // Trace::strings indices of unit names
     uint32_t bins = 0;
-    uint64_t binCycles = 0;  // cycles per bin (the last bin may be shorter)
+    uint64_t binCycles = 0;            // cycles per bin (the last bin may be shorter)
     std::vector<double> busyFraction;  // units.size() x bins, row-major
     std::vector<double> overall;       // per unit, over the whole trace
     double at(size_t unit, size_t bin) const { return busyFraction[unit * bins + bin]; }

@@ -28,7 +28,7 @@ uint32_t firstAtCycle(const Simulation& sim, uint32_t from, uint32_t limit, uint
 }
 
 class Suggester {
-public:
+  public:
     Suggester(const Trace& trace, const Simulation& sim, const DependencyAnalysis& deps,
               DcacheAnalysis& dcache, const SuggestOptions& options)
         : trace_(trace),
@@ -63,7 +63,7 @@ public:
         return std::move(out_);
     }
 
-private:
+  private:
     // Re-simulates the plan; keeps the suggestion when it saves cycles.
     bool keep(Suggestion& s) {
         const ResimResult after = resimulatePlan(resim_, s.plan);
@@ -85,7 +85,8 @@ private:
             const uint64_t issueCycle = sim_.dmas[d].issueCycle;
             const uint64_t wanted = issueCycle > stall ? issueCycle - stall : 0;
             auto targetFor = [&](uint32_t backtail, uint64_t backtailCycle) {
-                return firstAtCycle(sim_, backtail, dma.issueInstr, std::max(wanted, backtailCycle));
+                return firstAtCycle(sim_, backtail, dma.issueInstr,
+                                    std::max(wanted, backtailCycle));
             };
             Suggestion s;
             uint64_t pushLimit = 0;
@@ -131,26 +132,25 @@ private:
             s.toInstr = target;
             s.partial = pushLimit < stall;
             const DmaTiming& t = sim_.dmas[d];
-            s.evidence = {{"stall_cycles", static_cast<int64_t>(stall)},
-                          {"base_stall", static_cast<int64_t>(t.baseStall)},
-                          {"transfer_stall", static_cast<int64_t>(t.transferStall)},
-                          {"backtail_instrs", int64_t(dma.issueInstr) - int64_t(dep.backtailInstr)},
-                          {"backtail_cycles", static_cast<int64_t>(
-                                                  issueCycle > dep.backtailCycle
-                                                      ? issueCycle - dep.backtailCycle
-                                                      : 0)},
-                          {"push_limit", static_cast<int64_t>(pushLimit)},
-                          {"bytes", static_cast<int64_t>(dma.bytes())},
-                          {"moved_instrs", static_cast<int64_t>(s.plan.moves[0].instrs.size())}};
-            std::string text = "Hoist DMA " + std::to_string(dma.id) + " (" +
-                               std::to_string(dma.bytes()) + " B, " +
-                               trace_.machine.linkName(dma.link) + ") from instruction " +
-                               std::to_string(dma.issueInstr) + " to before instruction " +
-                               std::to_string(target) + ": its WAIT stalls " +
-                               std::to_string(stall) + " cycles (" + std::to_string(t.baseStall) +
-                               " base latency, " + std::to_string(t.transferStall) +
-                               " transfer) and its dependencies allow " +
-                               std::to_string(pushLimit) + " cycles earlier";
+            s.evidence = {
+                {"stall_cycles", static_cast<int64_t>(stall)},
+                {"base_stall", static_cast<int64_t>(t.baseStall)},
+                {"transfer_stall", static_cast<int64_t>(t.transferStall)},
+                {"backtail_instrs", int64_t(dma.issueInstr) - int64_t(dep.backtailInstr)},
+                {"backtail_cycles", static_cast<int64_t>(issueCycle > dep.backtailCycle
+                                                             ? issueCycle - dep.backtailCycle
+                                                             : 0)},
+                {"push_limit", static_cast<int64_t>(pushLimit)},
+                {"bytes", static_cast<int64_t>(dma.bytes())},
+                {"moved_instrs", static_cast<int64_t>(s.plan.moves[0].instrs.size())}};
+            std::string text =
+                "Hoist DMA " + std::to_string(dma.id) + " (" + std::to_string(dma.bytes()) +
+                " B, " + trace_.machine.linkName(dma.link) + ") from instruction " +
+                std::to_string(dma.issueInstr) + " to before instruction " +
+                std::to_string(target) + ": its WAIT stalls " + std::to_string(stall) +
+                " cycles (" + std::to_string(t.baseStall) + " base latency, " +
+                std::to_string(t.transferStall) + " transfer) and its dependencies allow " +
+                std::to_string(pushLimit) + " cycles earlier";
             if (s.partial) text += " (partial: the backtail is shorter than the stall)";
             if (!s.plan.relocations.empty()) {
                 const Relocation& r = s.plan.relocations[0];
@@ -167,8 +167,8 @@ private:
                 for (const Relocation& r : relocations)
                     dcache_.reserve(r.newAddress, trace_.dmas[r.dma].dst.bytes, r.freeFrom,
                                     r.freeTo);
-                out_.back().text += "; re-simulated saving " +
-                                    std::to_string(out_.back().savingCycles) + " cycles";
+                out_.back().text +=
+                    "; re-simulated saving " + std::to_string(out_.back().savingCycles) + " cycles";
             }
         }
     }
@@ -221,7 +221,8 @@ private:
             std::string ids;
             for (int64_t id : s.dmas) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
             s.text = "Issue DMAs " + ids + " together before instruction " +
-                     std::to_string(target) + ": they are issued one after another, each waited "
+                     std::to_string(target) +
+                     ": they are issued one after another, each waited "
                      "before the next, but none depends on another; their base latencies (" +
                      std::to_string(base) + " stall cycles of " + std::to_string(stall) +
                      ") would overlap";
@@ -284,9 +285,10 @@ private:
         s.text = "Pin " + std::to_string(keyBytes.size()) + " small read-only region(s) (" +
                  std::to_string(pinnedBytes) +
                  " B) in the data-cache: the same unchanged source is fetched again into the "
-                 "same place " + std::to_string(repeats.size()) +
-                 " more time(s); removing the repeats removes " + std::to_string(stall) +
-                 " stall cycles (" + std::to_string(base) + " base latency)";
+                 "same place " +
+                 std::to_string(repeats.size()) + " more time(s); removing the repeats removes " +
+                 std::to_string(stall) + " stall cycles (" + std::to_string(base) +
+                 " base latency)";
         if (keep(s))
             out_.back().text +=
                 "; re-simulated saving " + std::to_string(out_.back().savingCycles) + " cycles";
@@ -316,7 +318,8 @@ Analysis analyze(const Trace& trace, const AnalysisOptions& options) {
     a.deps = analyzeDependencies(trace, a.sim, options.dependencies);
     a.dcache = analyzeDcache(trace, a.sim, options.dcache);
     a.utilization = unitUtilization(trace, a.sim, options.utilizationBins);
-    if (options.withSuggestions) a.suggestions = suggest(trace, a.sim, a.deps, a.dcache, options.suggest);
+    if (options.withSuggestions)
+        a.suggestions = suggest(trace, a.sim, a.deps, a.dcache, options.suggest);
     return a;
 }
 
@@ -339,9 +342,10 @@ WhatifResult applyAllSuggestions(const Trace& trace, const AnalysisOptions& opti
         // In program order: an earlier edit changes what later ones see, never the reverse.
         std::vector<const Suggestion*> ordered;
         for (const Suggestion& s : a.suggestions) ordered.push_back(&s);
-        std::stable_sort(ordered.begin(), ordered.end(), [](const Suggestion* x, const Suggestion* y) {
-            return x->plan.windowBegin() < y->plan.windowBegin();
-        });
+        std::stable_sort(ordered.begin(), ordered.end(),
+                         [](const Suggestion* x, const Suggestion* y) {
+                             return x->plan.windowBegin() < y->plan.windowBegin();
+                         });
         for (const Suggestion* sp : ordered) {
             const Suggestion& s = *sp;
             const uint32_t begin = s.plan.windowBegin(), end = s.plan.windowEnd();

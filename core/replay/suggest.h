@@ -17,19 +17,19 @@ namespace stallscope::replay {
 // data-cache has room) plus DOMAIN.md's group and pin suggestions. Every saving is re-simulated.
 
 struct SuggestOptions {
-    uint64_t pinMaxBytes = 4096;       // largest DMA considered a small setup DMA
-    uint64_t pinBudgetBytes = 65536;   // data-cache bytes pinning may keep resident
-    uint32_t maxGroup = 16;            // DMAs issued together at most
-    uint32_t evidenceLimit = 256;      // suggestions that get the (costlier) free-space evidence
+    uint64_t pinMaxBytes = 4096;      // largest DMA considered a small setup DMA
+    uint64_t pinBudgetBytes = 65536;  // data-cache bytes pinning may keep resident
+    uint32_t maxGroup = 16;           // DMAs issued together at most
+    uint32_t evidenceLimit = 256;     // suggestions that get the (costlier) free-space evidence
 };
 
 struct Suggestion {
-    std::string kind;  // "hoist", "group", "pin"
-    std::vector<int64_t> dmas;   // DMA ids
+    std::string kind;           // "hoist", "group", "pin"
+    std::vector<int64_t> dmas;  // DMA ids
     std::vector<size_t> dmaIndices;
-    uint32_t toInstr = kNone;    // instruction the ISSUEs move before; kNone for pins
-    int64_t savingCycles = 0;    // re-simulated
-    bool partial = false;        // the backtail is shorter than the stall
+    uint32_t toInstr = kNone;  // instruction the ISSUEs move before; kNone for pins
+    int64_t savingCycles = 0;  // re-simulated
+    bool partial = false;      // the backtail is shorter than the stall
     std::vector<std::pair<std::string, int64_t>> evidence;
     std::string text;
     EditPlan plan;

@@ -80,10 +80,12 @@ Relocation planRelocation(const TraceState& state, size_t dma, uint32_t before) 
     reloc.freeTo = std::max(state.sim.cycle[lastRead], state.sim.dmas[dma].completeCycle);
     const auto address = state.dcache.findFree(d.dst.bytes, reloc.freeFrom, reloc.freeTo);
     if (!address)
-        throw InputError(what + " holds live data over the hoisted interval and no contiguous "
-                         "free region of " + std::to_string(d.dst.bytes) +
-                         " bytes is free over cycles [" + std::to_string(reloc.freeFrom) + ", " +
-                         std::to_string(reloc.freeTo) + "]");
+        throw InputError(what +
+                         " holds live data over the hoisted interval and no contiguous "
+                         "free region of " +
+                         std::to_string(d.dst.bytes) + " bytes is free over cycles [" +
+                         std::to_string(reloc.freeFrom) + ", " + std::to_string(reloc.freeTo) +
+                         "]");
     reloc.newAddress = *address;
     // The occupancy index is in cycles; also check program order over the moved interval.
     const Region target{d.dst.space, reloc.newAddress, d.dst.bytes};
@@ -93,8 +95,8 @@ Relocation planRelocation(const TraceState& state, size_t dma, uint32_t before) 
         for (const Region& r : trace.memRead(in)) touches |= r.overlaps(target);
         for (const Region& r : trace.memWritten(in)) touches |= r.overlaps(target);
         if (in.kind == InstrKind::DmaIssue && in.dma != dma)
-            touches |= trace.dmas[in.dma].src.overlaps(target) ||
-                       trace.dmas[in.dma].dst.overlaps(target);
+            touches |=
+                trace.dmas[in.dma].src.overlaps(target) || trace.dmas[in.dma].dst.overlaps(target);
         if (touches)
             throw InputError(what + ": the free region " + regionText(trace, target) +
                              " is used by instruction " + std::to_string(i) +
@@ -341,8 +343,8 @@ WhatifResult applyHoists(const Trace& trace, const std::vector<HoistEdit>& edits
             throw InputError("instruction " + std::to_string(edit.beforeInstr) +
                              " is outside the trace (" + std::to_string(trace.instrs.size()) +
                              " instructions)");
-        const auto pos = std::find(current.origIndex.begin(), current.origIndex.end(),
-                                   edit.beforeInstr);
+        const auto pos =
+            std::find(current.origIndex.begin(), current.origIndex.end(), edit.beforeInstr);
         if (pos == current.origIndex.end())
             throw InputError("instruction " + std::to_string(edit.beforeInstr) +
                              " was removed by an earlier edit");
@@ -464,8 +466,8 @@ std::string verifyDependencies(const Trace& original, const Trace& edited,
         if (before.producers[o] != after.producers[o])
             return "instruction " + std::to_string(o) + " (" + original.opName(original.instrs[o]) +
                    ") no longer reads the data it read in the original trace";
-        if (!std::includes(after.waited[o].begin(), after.waited[o].end(),
-                           before.waited[o].begin(), before.waited[o].end()))
+        if (!std::includes(after.waited[o].begin(), after.waited[o].end(), before.waited[o].begin(),
+                           before.waited[o].end()))
             return "instruction " + std::to_string(o) + " (" + original.opName(original.instrs[o]) +
                    ") now reads DMA data before that DMA's WAIT";
     }

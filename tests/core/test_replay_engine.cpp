@@ -31,7 +31,7 @@ struct M {
 
 // Builds small traces instruction by instruction through TraceBuilder.
 class Build {
-public:
+  public:
     explicit Build(uint64_t dcacheBytes = 16 * 1024 * 1024, uint32_t bucketPages = 256) {
         Machine m;
         m.name = "test";
@@ -71,7 +71,7 @@ public:
     }
     Trace finish() { return b_.finish(); }
 
-private:
+  private:
     void start(const char* opcode, const char* unit) {
         r_.clear();
         r_.index = static_cast<int64_t>(b_.instrCount());
@@ -152,7 +152,8 @@ Trace readJsonl(const std::string& text, std::vector<int64_t>* origIndex = nullp
                 r.dmaSrc = region(d["src"]);
                 r.dmaDst = region(d["dst"]);
             }
-            if (origIndex) origIndex->push_back(o.contains("orig_i") ? o["orig_i"].toInteger() : -1);
+            if (origIndex)
+                origIndex->push_back(o.contains("orig_i") ? o["orig_i"].toInteger() : -1);
             builder.addInstr(r);
         }
     }
@@ -182,8 +183,7 @@ QString compareTraces(const Trace& a, const Trace& b) {
             a.hlos[h].category != b.hlos[h].category)
             return "hlo";
     if (a.instrs.size() != b.instrs.size() || a.dmas.size() != b.dmas.size()) return "counts";
-    if (a.measuredCycle != b.measuredCycle || a.measuredStall != b.measuredStall)
-        return "measured";
+    if (a.measuredCycle != b.measuredCycle || a.measuredStall != b.measuredStall) return "measured";
     for (size_t i = 0; i < a.instrs.size(); ++i) {
         const Instr& x = a.instrs[i];
         const Instr& y = b.instrs[i];
@@ -192,8 +192,8 @@ QString compareTraces(const Trace& a, const Trace& b) {
             (x.hlo == kNone) != (y.hlo == kNone) ||
             (x.hlo != kNone && a.hlos[x.hlo].id != b.hlos[y.hlo].id))
             return QString("instr %1").arg(i);
-        if (x.regReads != y.regReads || x.regWrites != y.regWrites ||
-            x.memReads != y.memReads || x.memWrites != y.memWrites)
+        if (x.regReads != y.regReads || x.regWrites != y.regWrites || x.memReads != y.memReads ||
+            x.memWrites != y.memWrites)
             return QString("instr %1 operand counts").arg(i);
         for (uint32_t k = 0; k < x.regReads + x.regWrites; ++k)
             if (a.strings[a.regRefs[x.regBegin + k]] != b.strings[b.regRefs[y.regBegin + k]])
@@ -250,7 +250,7 @@ Trace liveDestinationTrace(bool lastPageFree) {
 class TestReplayEngine : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void waitCases() {
         // DMA 1: WAIT before its base latency; DMA 2: WAIT during the transfer; DMA 3: slack.
         const Trace t = Build()
@@ -353,12 +353,54 @@ private slots:
             r.cycle = cycles[i];
             b.addInstr(r);
         }
-        const Simulation sim = simulate(b.finish());
+        const Trace t = b.finish();
+        const Simulation sim = simulate(t);
         QVERIFY(sim.divergence.measured);
         QCOMPARE(sim.divergence.compared, 3ull);
         QCOMPARE(sim.divergence.differing, 1ull);
         QCOMPARE(sim.divergence.maxAbsDiff, 3ull);  // model says 2, trace says 5
         QCOMPARE(sim.divergence.firstDiffering, 2u);
+        const QJsonObject report = dmaReport(t, analyze(t));
+        const QJsonObject dv = report["divergence"].toObject();
+        QCOMPARE(dv["differing"].toInteger(), 1);
+        QCOMPARE(dv["max_abs_diff"].toInteger(), 3);
+        QCOMPARE(dv["first_differing_instr"].toInteger(), 2);
+    }
+
+    void emptyTraceAndNoDataCache() {
+        TraceBuilder b;
+        Machine m;
+        m.spaces = {{"hbm", 0}, {"sram", 1 << 20}};
+        m.links = {{0, 1, 10, 2.5}};  // fractional bandwidth: ceil(bytes / 2.5)
+        b.setMachine(m);
+        const Trace empty = b.finish();
+        const Analysis none = analyze(empty);
+        QCOMPARE(none.sim.totalCycles, 0ull);
+        QVERIFY(!none.dcache.present);
+        QVERIFY(none.suggestions.empty());
+
+        TraceBuilder c;
+        c.setMachine(m);
+        InstrRecord r;
+        r.index = 0;
+        r.op = "dma.issue";
+        r.hasDma = true;
+        r.dmaId = 5;
+        r.dmaSrc = {"hbm", 0, 11};
+        r.dmaDst = {"sram", 0, 11};
+        c.addInstr(r);
+        r.clear();
+        r.index = 1;
+        r.op = "dma.wait";
+        r.wait = 5;
+        c.addInstr(r);
+        const Trace t = c.finish();
+        const Analysis a = analyze(t);
+        QCOMPARE(a.sim.dmas[0].completeCycle, 15ull);  // 10 + ceil(11 / 2.5)
+        QCOMPARE(a.sim.totalCycles, 16ull);
+        QVERIFY(!a.dcache.present);
+        QCOMPARE(dcacheReport(a.dcache)["pages"].toInteger(), 0);
+        QVERIFY(a.suggestions.empty());  // nothing to hoist above
     }
 
     void relaxedChainThroughDmaData() {
@@ -413,8 +455,7 @@ private slots:
         const WhatifResult r = applyHoists(t, {{2, 2}});
         // Order: 0 1 | 3 5 6 7 9 | 2 4 8 10. WAIT X stalls at cycle 2 until 405; Y issues at 409,
         // completes at 810; the fillers end at 428 where WAIT Y stalls until 810.
-        QCOMPARE(r.edited.origIndex,
-                 (std::vector<uint32_t>{0, 1, 3, 5, 6, 7, 9, 2, 4, 8, 10}));
+        QCOMPARE(r.edited.origIndex, (std::vector<uint32_t>{0, 1, 3, 5, 6, 7, 9, 2, 4, 8, 10}));
         QCOMPARE(r.beforeTotal, 819ull);
         QCOMPARE(r.afterTotal, 811ull);
         QCOMPARE(r.applied.size(), size_t(1));
@@ -501,7 +542,7 @@ private slots:
         QVERIFY(r.applied[0].relocated);
         QCOMPARE(r.edited.origIndex, (std::vector<uint32_t>{0, 3, 1, 2, 4, 5, 6}));
         const Trace& e = r.edited.trace;
-        QCOMPARE(e.dmas[0].dst.address, 3584ull);  // page 7, never used
+        QCOMPARE(e.dmas[0].dst.address, 3584ull);              // page 7, never used
         QCOMPARE(e.memRead(e.instrs[5])[0].address, 3584ull);  // the read of DMA 1's data follows
         QCOMPARE(e.memRead(e.instrs[3])[0].address, 0ull);     // the old contents' read does not
         QCOMPARE(r.beforeTotal, 513ull);
@@ -676,9 +717,9 @@ private slots:
         // Defaults are omitted.
         const std::string text = out.str();
         QVERIFY(text.find("\"cost\":1,") == std::string::npos);
-        QVERIFY(text.find(
-                    "{\"record\":\"instr\",\"i\":0,\"op\":\"mov\",\"unit\":\"scalar\",\"hlo\":2,"
-                    "\"wr\":[\"s10\"]}") != std::string::npos);
+        QVERIFY(
+            text.find("{\"record\":\"instr\",\"i\":0,\"op\":\"mov\",\"unit\":\"scalar\",\"hlo\":2,"
+                      "\"wr\":[\"s10\"]}") != std::string::npos);
 
         // Measured values and orig_i.
         TraceBuilder b;

@@ -19,7 +19,9 @@ using namespace stallscope::replay;
 namespace {
 
 // All-gather DMA ids: invocation * 100 + 1..9 for the setup phase, + 50..55 for the data phase.
-bool isSetupDma(const Dma& d) { return d.id % 100 < 50; }
+bool isSetupDma(const Dma& d) {
+    return d.id % 100 < 50;
+}
 
 struct SetupStall {
     uint64_t dmas = 0, stall = 0, base = 0, transfer = 0;
@@ -53,7 +55,7 @@ std::string jsonl(const Trace& t) {
 class TestReplayWorkloads : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void allGatherSetupIsBaseLatencyBound() {
         const Trace t = generateWorkload("allgather");
         QCOMPARE(t.dmas.size(), size_t(4 * (9 + 6)));
@@ -62,7 +64,8 @@ private slots:
         QCOMPARE(s.dmas, 36ull);
         // Small transfers: almost all of the setup stall is base latency (SnR Fig. 5, green).
         QVERIFY(s.stall > 0);
-        QVERIFY2(s.base * 100 >= s.stall * 95, qPrintable(QString("base %1 of %2").arg(s.base).arg(s.stall)));
+        QVERIFY2(s.base * 100 >= s.stall * 95,
+                 qPrintable(QString("base %1 of %2").arg(s.base).arg(s.stall)));
         QVERIFY(s.base > 20 * s.transfer);
         // Every setup DMA waits out nearly the whole base latency of 400 cycles.
         for (size_t d = 0; d < t.dmas.size(); ++d)
@@ -154,8 +157,9 @@ private slots:
         QCOMPARE(d.buckets, 128u);
         QVERIFY2(d.medianUnusedPct > 20 && d.medianUnusedPct < 80,
                  qPrintable(QString::number(d.medianUnusedPct)));
-        QVERIFY2(d.medianLargestFreePct * 2 < d.medianUnusedPct,
-                 qPrintable(QString("%1 vs %2").arg(d.medianLargestFreePct).arg(d.medianUnusedPct)));
+        QVERIFY2(
+            d.medianLargestFreePct * 2 < d.medianUnusedPct,
+            qPrintable(QString("%1 vs %2").arg(d.medianLargestFreePct).arg(d.medianUnusedPct)));
         for (uint32_t bin = 0; bin < d.bins; ++bin)
             QVERIFY(d.largestFreePct[bin] <= d.unusedPct[bin] + 1e-9);
         const QJsonObject report = dcacheReport(d);
@@ -190,7 +194,8 @@ private slots:
         for (const std::string& name : workloadNames()) {
             GenerateOptions options;
             options.instructions = 5000;
-            QCOMPARE(jsonl(generateWorkload(name, options)), jsonl(generateWorkload(name, options)));
+            QCOMPARE(jsonl(generateWorkload(name, options)),
+                     jsonl(generateWorkload(name, options)));
         }
         GenerateOptions other;
         other.instructions = 5000;

@@ -58,7 +58,10 @@ class TestWorkspace : public QObject {
             sqlite3_close(db);
         }
         auto ws = Workspace::open(path);
-        QCOMPARE(ws->schemaVersion(), 2);
+        QCOMPARE(ws->schemaVersion(), Workspace::kSchemaVersion);
+        QCOMPARE(scalar(ws->db(), "SELECT count(*) FROM sqlite_master WHERE name IN "
+                                  "('noise_runs','cpi_stacks','kernel_metrics','estimates')"),
+                 4);
         const auto profiles = ws->profiles();
         QCOMPARE(profiles.size(), size_t(1));
         QCOMPARE(QString::fromStdString(profiles[0].name), QString("old run"));

@@ -1,0 +1,13 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace stallscope {
+
+// Each family of subcommands handles its own names: it returns false when args[0] is not one
+// of its commands, otherwise runs it and sets `status` (0 ok). Bad input throws InputError.
+// cli.cpp asks them in turn.
+bool runReplayCommand(const std::vector<std::string>& args, const std::string& store, int& status);
+
+}  // namespace stallscope
