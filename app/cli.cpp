@@ -40,6 +40,8 @@ Without a command, opens the GUI. Commands:
                                            write a reference workload (allgather,
                                            allgather-pinned, matmul-starved,
                                            fragmentation, scale)
+  render VIEW PROFILE [--against B] --out F.png [--size WxH] [--range FROM:TO]
+                                           draw a view headless to PNG
   convert IN OUT                           replay trace JSONL <-> binary (.ssrp)
   demo                                     build the demo workspace, then open the GUI
                                            (or print a summary without a display)
@@ -232,7 +234,8 @@ std::string takeStoreOption(std::vector<std::string>& args) {
 bool isCliCommand(const std::vector<std::string>& args) {
     static const std::set<std::string> commands{
         "import",   "list",    "info", "formats", "dma",    "suggest", "whatif",   "dcache",
-        "generate", "convert", "demo", "help",    "--help", "-h",      "--version"};
+        "generate", "convert", "demo", "help",    "--help", "-h",      "--version",
+        "render"};
     for (size_t i = 1; i < args.size(); ++i) {
         if (args[i] == "--store") {
             ++i;
@@ -269,6 +272,7 @@ int runCli(const std::vector<std::string>& argsIn) {
             return 0;
         }
         if (int status = 0; runReplayCommand(sub, store, status)) return status;
+        if (int status = 0; runRenderCommand(sub, store, status)) return status;
         throw InputError("unknown command '" + command + "'\n" + std::string(kUsage));
     } catch (const InputError& e) {
         std::cerr << "stallscope: error: " << e.what() << '\n';

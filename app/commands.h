@@ -9,5 +9,6 @@ namespace stallscope {
 // of its commands, otherwise runs it and sets `status` (0 ok). Bad input throws InputError.
 // cli.cpp asks them in turn.
 bool runReplayCommand(const std::vector<std::string>& args, const std::string& store, int& status);
+bool runRenderCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 
 }  // namespace stallscope

@@ -1,0 +1,92 @@
+// `render VIEW PROFILE [--against B] --out F.png [--size WxH] [--range FROM:TO]`
+#include <QApplication>
+#include <QImageWriter>
+#include <filesystem>
+#include <iostream>
+
+#include "commands.h"
+#include "errors.h"
+#include "render.h"
+#include "workspace.h"
+
+namespace stallscope {
+
+namespace {
+
+double parseNumber(const std::string& text, const char* what) {
+    try {
+        size_t used = 0;
+        const double v = std::stod(text, &used);
+        if (used != text.size()) throw std::invalid_argument(text);
+        return v;
+    } catch (const std::exception&) {
+        throw InputError(std::string(what) + ": '" + text + "' is not a number");
+    }
+}
+
+// Drawing text needs a GUI application; without a display it runs offscreen.
+void ensureGuiApplication() {
+    if (QCoreApplication::instance()) return;
+    if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
+        qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    static int argc = 1;
+    static char name[] = "stallscope";
+    static char* argv[] = {name, nullptr};
+    new QApplication(argc, argv);
+}
+
+}  // namespace
+
+bool runRenderCommand(const std::vector<std::string>& args, const std::string& store,
+                      int& status) {
+    if (args.at(0) != "render") return false;
+    std::vector<std::string> positional;
+    std::string out, against, size, range;
+    for (size_t i = 1; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= args.size()) throw InputError(a + " needs a value");
+            return args[++i];
+        };
+        if (a == "--out") out = value();
+        else if (a == "--against") against = value();
+        else if (a == "--size") size = value();
+        else if (a == "--range") range = value();
+        else if (a.starts_with("--")) throw InputError("unknown option " + a + " for 'render'");
+        else positional.push_back(a);
+    }
+    if (positional.size() != 2) throw InputError("render: give VIEW and PROFILE");
+    if (out.empty()) throw InputError("render: --out F.png is required");
+    RenderOptions options;
+    if (!size.empty()) {
+        const auto x = size.find('x');
+        if (x == std::string::npos) throw InputError("--size takes WxH, not '" + size + "'");
+        options.size = QSize(static_cast<int>(parseNumber(size.substr(0, x), "--size width")),
+                             static_cast<int>(parseNumber(size.substr(x + 1), "--size height")));
+        if (options.size.width() < 64 || options.size.height() < 64 ||
+            options.size.width() > 16384 || options.size.height() > 16384)
+            throw InputError("--size must be between 64x64 and 16384x16384");
+    }
+    if (!range.empty()) {
+        const auto colon = range.find(':');
+        if (colon == std::string::npos) throw InputError("--range takes FROM:TO, not '" + range + "'");
+        options.from = parseNumber(range.substr(0, colon), "--range start");
+        options.to = parseNumber(range.substr(colon + 1), "--range end");
+        if (!(*options.to > *options.from)) throw InputError("--range end must exceed its start");
+    }
+    const bool canWrite = !std::filesystem::exists(store) || Workspace::isWritable(store);
+    auto workspace =
+        Workspace::open(store, canWrite ? Workspace::Mode::ReadWrite : Workspace::Mode::ReadOnly);
+    const ProfileInfo profile = workspace->resolveProfile(positional[1]);
+    if (!against.empty()) options.against = workspace->resolveProfile(against);
+    ensureGuiApplication();
+    const QImage image = renderView(positional[0], *workspace, profile, options);
+    QImageWriter writer(QString::fromStdString(out));
+    if (!writer.write(image))
+        throw InputError(out + ": cannot write image: " + writer.errorString().toStdString());
+    status = 0;
+    return true;
+}
+
+}  // namespace stallscope

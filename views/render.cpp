@@ -1,0 +1,38 @@
+#include "render.h"
+
+#include "errors.h"
+
+namespace stallscope {
+
+const std::vector<RendererEntry>& renderers() {
+    // One entry per view and the kinds it draws; each view module adds its own line.
+    static const std::vector<RendererEntry> all{};
+    return all;
+}
+
+QImage renderView(const std::string& view, const Workspace& workspace, const ProfileInfo& profile,
+                  const RenderOptions& options) {
+    std::string known;
+    for (const RendererEntry& entry : renderers()) {
+        if (entry.view != view) continue;
+        for (const std::string& kind : entry.kinds)
+            if (kind == profile.kind) return entry.render(workspace, profile, options);
+    }
+    for (const RendererEntry& entry : renderers()) {
+        if (entry.view == view) {
+            for (const std::string& kind : entry.kinds) known += (known.empty() ? "" : ", ") + kind;
+        }
+    }
+    if (known.empty()) {
+        std::string views;
+        for (const RendererEntry& entry : renderers())
+            if (views.find(entry.view) == std::string::npos)
+                views += (views.empty() ? "" : ", ") + entry.view;
+        throw InputError("unknown view '" + view + "'" +
+                         (views.empty() ? std::string() : " (views: " + views + ")"));
+    }
+    throw InputError("view '" + view + "' does not draw " + profile.kind + " profiles (it draws " +
+                     known + ")");
+}
+
+}  // namespace stallscope
