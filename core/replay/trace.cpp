@@ -41,7 +41,7 @@ void InstrRecord::clear() {
 TraceBuilder::TraceBuilder() = default;
 
 uint32_t TraceBuilder::intern(std::string_view s) {
-    auto it = stringIds_.find(std::string(s));
+    auto it = stringIds_.find(s);
     if (it != stringIds_.end()) return it->second;
     const auto id = static_cast<uint32_t>(trace_.strings.size());
     trace_.strings.emplace_back(s);

@@ -168,7 +168,12 @@ class TraceBuilder {
 
     Trace trace_;
     bool hasMachine_ = false;
-    std::unordered_map<std::string, uint32_t> stringIds_;
+    // Transparent hashing: lookups by string_view allocate nothing (the import hot path).
+    struct StringHash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> stringIds_;
     std::unordered_map<int64_t, uint32_t> hloIndex_;
     std::unordered_map<int64_t, uint32_t> dmaIndex_;
     std::unordered_map<int64_t, uint32_t> openDmas_;  // issued, not yet waited
