@@ -149,6 +149,66 @@ class TestCli : public QObject {
         QCOMPARE(list.out.count('\n'), 1);
     }
 
+    void replayCommandsAndFormatRoundTrip() {
+        const QString jsonl = dir_.path() + "/ag.jsonl";
+        const QString binary = dir_.path() + "/ag.ssrp";
+        const QString back = dir_.path() + "/ag-back.jsonl";
+        QCOMPARE(run({"generate", "allgather", "--out", jsonl}).status, 0);
+        QCOMPARE(run({"convert", jsonl, binary}).status, 0);
+        QCOMPARE(run({"convert", binary, back}).status, 0);
+        QFile a(jsonl), b(back);
+        QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+        QCOMPARE(a.readAll(), b.readAll());  // JSONL -> binary -> JSONL is byte-identical
+
+        const QString store = dir_.path() + "/replay.sqlite";
+        QCOMPARE(run({"import", "--name", "text", jsonl}, store).status, 0);
+        QCOMPARE(run({"import", "--name", "bin", binary}, store).status, 0);
+        for (const char* command : {"dma", "suggest", "dcache"}) {
+            const Run fromText = run({command, "text", "--json"}, store);
+            const Run fromBinary = run({command, "bin", "--json"}, store);
+            QCOMPARE(fromText.status, 0);
+            QCOMPARE(fromText.out, fromBinary.out);
+        }
+        const QJsonObject dma =
+            QJsonDocument::fromJson(run({"dma", "text", "--json"}, store).out.toUtf8()).object();
+        QCOMPARE(dma.value("total_cycles").toInteger(), 56344);
+        QCOMPARE(dma.value("stall_cycles").toInteger(),
+                 dma.value("base_stall_cycles").toInteger() +
+                     dma.value("transfer_stall_cycles").toInteger());
+        const QJsonObject first = dma.value("dmas").toArray().at(0).toObject();
+        for (const char* key : {"id", "link", "bytes", "issue_instr", "wait_instr", "issue_cycle",
+                                "ready_cycle", "complete_cycle", "wait_cycle", "base_stall",
+                                "transfer_stall", "slack", "backtail_instr", "backtail_cycle"})
+            QVERIFY2(first.contains(key), key);
+        QCOMPARE(first.value("ready_cycle").toInteger(),
+                 first.value("issue_cycle").toInteger() + 400);
+
+        // Applying every suggestion re-simulates faster and writes a trace that imports again.
+        const QString edited = dir_.path() + "/ag-edited.jsonl";
+        const Run whatif =
+            run({"whatif", "text", "--apply-suggestions", "--out", edited, "--json"}, store);
+        QCOMPARE(whatif.status, 0);
+        const QJsonObject w = QJsonDocument::fromJson(whatif.out.toUtf8()).object();
+        QCOMPARE(w.value("before").toObject().value("total_cycles").toInteger(), 56344);
+        QVERIFY(w.value("after").toObject().value("total_cycles").toInteger() < 56344);
+        QVERIFY(!w.value("applied").toArray().isEmpty());
+        QFile editedFile(edited);
+        QVERIFY(editedFile.open(QIODevice::ReadOnly));
+        QVERIFY(editedFile.readAll().contains("\"orig_i\":"));
+        QCOMPARE(run({"import", "--name", "edited", edited}, store).status, 0);
+        const QJsonObject after =
+            QJsonDocument::fromJson(run({"dma", "edited", "--json"}, store).out.toUtf8()).object();
+        QCOMPARE(after.value("total_cycles").toInteger(),
+                 w.value("after").toObject().value("total_cycles").toInteger());
+
+        // Hoisting a dependent DMA above the DMA that brings its address is refused.
+        const Run illegal = run({"whatif", "text", "--hoist", "2@0", "--json"}, store);
+        QCOMPARE(illegal.status, 2);
+        QVERIFY2(illegal.err.startsWith("stallscope: error: "), qPrintable(illegal.err));
+        QCOMPARE(run({"whatif", "text", "--hoist", "banana", "--json"}, store).status, 2);
+        QCOMPARE(run({"generate", "nonsense", "--out", dir_.path() + "/x.jsonl"}).status, 2);
+    }
+
     void usageErrors() {
         Run r = run({"frobnicate"});
         QCOMPARE(r.status, 2);
