@@ -42,6 +42,7 @@ Without a command, opens the GUI. Commands:
                                            fragmentation, scale)
   render VIEW PROFILE [--against B] --out F.png [--size WxH] [--range FROM:TO]
                                            draw a view headless to PNG
+  compare A B [--json]                     before/after deltas of two profiles of one kind
   convert IN OUT                           replay trace JSONL <-> binary (.ssrp)
   demo                                     build the demo workspace, then open the GUI
                                            (or print a summary without a display)
@@ -235,7 +236,7 @@ bool isCliCommand(const std::vector<std::string>& args) {
     static const std::set<std::string> commands{
         "import",   "list",    "info", "formats", "dma",    "suggest", "whatif",   "dcache",
         "generate", "convert", "demo", "help",    "--help", "-h",      "--version",
-        "render"};
+        "render",   "compare"};
     for (size_t i = 1; i < args.size(); ++i) {
         if (args[i] == "--store") {
             ++i;
@@ -273,6 +274,7 @@ int runCli(const std::vector<std::string>& argsIn) {
         }
         if (int status = 0; runReplayCommand(sub, store, status)) return status;
         if (int status = 0; runRenderCommand(sub, store, status)) return status;
+        if (int status = 0; runCompareCommand(sub, store, status)) return status;
         throw InputError("unknown command '" + command + "'\n" + std::string(kUsage));
     } catch (const InputError& e) {
         std::cerr << "stallscope: error: " << e.what() << '\n';

@@ -10,5 +10,6 @@ namespace stallscope {
 // cli.cpp asks them in turn.
 bool runReplayCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 bool runRenderCommand(const std::vector<std::string>& args, const std::string& store, int& status);
+bool runCompareCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 
 }  // namespace stallscope

@@ -1,0 +1,65 @@
+// `compare A B --json`: before/after deltas of two profiles of the same kind (CONTRACT §5).
+#include <QJsonDocument>
+#include <filesystem>
+#include <iostream>
+
+#include "codec.h"
+#include "commands.h"
+#include "errors.h"
+#include "replay_compare.h"
+#include "workspace.h"
+
+namespace stallscope {
+
+bool runCompareCommand(const std::vector<std::string>& args, const std::string& store,
+                       int& status) {
+    if (args.at(0) != "compare") return false;
+    std::vector<std::string> names;
+    bool json = false;
+    for (size_t i = 1; i < args.size(); ++i) {
+        if (args[i] == "--json")
+            json = true;
+        else if (args[i].starts_with("--"))
+            throw InputError("unknown option " + args[i] + " for 'compare'");
+        else
+            names.push_back(args[i]);
+    }
+    if (names.size() != 2) throw InputError("compare: give two profiles, A (before) and B (after)");
+    const bool canWrite = !std::filesystem::exists(store) || Workspace::isWritable(store);
+    auto workspace =
+        Workspace::open(store, canWrite ? Workspace::Mode::ReadWrite : Workspace::Mode::ReadOnly);
+    const ProfileInfo a = workspace->resolveProfile(names[0]);
+    const ProfileInfo b = workspace->resolveProfile(names[1]);
+    if (a.kind != b.kind)
+        throw InputError("compare: '" + a.name + "' is a " + a.kind + " profile and '" + b.name +
+                         "' a " + b.kind + " profile; compare profiles of the same kind");
+    QJsonObject result;
+    if (a.kind == "replay") {
+        const replay::Trace ta = replay::loadTrace(*workspace, a.id);
+        const replay::Trace tb = replay::loadTrace(*workspace, b.id);
+        replay::AnalysisOptions options;
+        options.withSuggestions = false;
+        const auto analysisA = replay::analyze(ta, options);
+        const auto analysisB = replay::analyze(tb, options);
+        result =
+            replay::comparisonJson(replay::compareReplays(ta, analysisA, tb, analysisB), ta, tb);
+    } else {
+        throw InputError("compare: " + a.kind + " profiles cannot be compared by this version");
+    }
+    QJsonObject ids = result.value("a").toObject();
+    ids.insert("id", static_cast<qint64>(a.id));
+    ids.insert("name", QString::fromStdString(a.name));
+    result.insert("a", ids);
+    ids = result.value("b").toObject();
+    ids.insert("id", static_cast<qint64>(b.id));
+    ids.insert("name", QString::fromStdString(b.name));
+    result.insert("b", ids);
+    if (json)
+        std::cout << QJsonDocument(result).toJson(QJsonDocument::Indented).toStdString();
+    else
+        std::cout << result.value("summary").toString().toStdString() << '\n';
+    status = 0;
+    return true;
+}
+
+}  // namespace stallscope
