@@ -33,7 +33,7 @@ Without a command, opens the GUI. Commands:
   info PROFILE [--json]                    kind, counts, time range, top ops
   formats                                  the formats import understands
   dma PROFILE --json                       per-DMA lifetime, stall breakdown, backtails
-  suggest PROFILE --json                   optimization suggestions with predicted savings
+  suggest PROFILE --json [--limit N]        optimization suggestions with predicted savings
   whatif PROFILE (--hoist DMA@INSTR)... | --apply-suggestions [--out F.jsonl] --json
   dcache PROFILE --json                    data-cache occupancy and fragmentation
   generate SCENARIO [--instructions N] [--seed S] --out FILE
@@ -42,6 +42,11 @@ Without a command, opens the GUI. Commands:
                                            fragmentation, scale)
   render VIEW PROFILE [--against B] --out F.png [--size WxH] [--range FROM:TO]
                                            draw a view headless to PNG
+  absorption PROFILE [--json]              noise absorption per region/mode, classification
+  cpi PROFILE [--classes] [--json]         CPI stacks per kernel and source, MAPE against hw
+  estimates PROFILE [--json]               predicted vs measured, MAPE, speedup errors
+  noise-probe --out F.csv [--quick] [--threads N]
+                                           measure absorption on this machine (x86-64)
   compare A B [--json]                     before/after deltas of two profiles of one kind
   convert IN OUT                           replay trace JSONL <-> binary (.ssrp)
   demo                                     build the demo workspace, then open the GUI
@@ -236,7 +241,7 @@ bool isCliCommand(const std::vector<std::string>& args) {
     static const std::set<std::string> commands{
         "import",   "list",    "info", "formats", "dma",    "suggest", "whatif",   "dcache",
         "generate", "convert", "demo", "help",    "--help", "-h",      "--version",
-        "render",   "compare"};
+        "render",   "compare", "absorption", "noise-probe", "cpi", "estimates"};
     for (size_t i = 1; i < args.size(); ++i) {
         if (args[i] == "--store") {
             ++i;
@@ -274,6 +279,8 @@ int runCli(const std::vector<std::string>& argsIn) {
         }
         if (int status = 0; runReplayCommand(sub, store, status)) return status;
         if (int status = 0; runRenderCommand(sub, store, status)) return status;
+        if (int status = 0; runCpiCommand(sub, store, status)) return status;
+        if (int status = 0; runNoiseCommand(sub, store, status)) return status;
         if (int status = 0; runCompareCommand(sub, store, status)) return status;
         throw InputError("unknown command '" + command + "'\n" + std::string(kUsage));
     } catch (const InputError& e) {

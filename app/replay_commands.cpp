@@ -36,7 +36,7 @@ struct ReplayArgs {
     std::string out;
     bool json = false;
     bool applySuggestions = false;
-    std::string instructions, seed;
+    std::string instructions, seed, limit;
 };
 
 ReplayArgs parse(const std::vector<std::string>& args) {
@@ -127,7 +127,17 @@ int cmdDma(const ReplayArgs& a, const std::string& store) {
 int cmdSuggest(const ReplayArgs& a, const std::string& store) {
     const auto r = loadReplay(store, onlyProfile(a, "suggest"));
     const auto analysis = replay::analyze(r.trace);
-    printJson(replay::suggestReport(r.trace, analysis));
+    QJsonObject report = replay::suggestReport(r.trace, analysis);
+    if (!a.limit.empty()) {
+        // Suggestions come best first; --limit keeps the top N (10^7-instruction traces have
+        // hundreds of thousands).
+        const auto keep = static_cast<qsizetype>(parseCount(a.limit, "--limit"));
+        QJsonArray all = report.value("suggestions").toArray();
+        report.insert("total_suggestions", all.size());
+        while (all.size() > keep) all.removeLast();
+        report.insert("suggestions", all);
+    }
+    printJson(report);
     return 0;
 }
 
