@@ -1,0 +1,100 @@
+#include "trace_format.h"
+
+#include "errors.h"
+
+namespace stallscope::trace {
+
+uint64_t ByteReader::varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (p_ >= end_) throw Failure("trace chunk: truncated varint");
+        const uint8_t b = uint8_t(*p_++);
+        v |= uint64_t(b & 0x7f) << shift;
+        if (!(b & 0x80)) return v;
+    }
+    throw Failure("trace chunk: varint too long");
+}
+
+double ByteReader::real() {
+    if (end_ - p_ < 8) throw Failure("trace chunk: truncated double");
+    double v;
+    std::memcpy(&v, p_, 8);
+    p_ += 8;
+    return v;
+}
+
+std::string_view ByteReader::take(uint64_t n) {
+    if (uint64_t(end_ - p_) < n) throw Failure("trace chunk: truncated bytes");
+    std::string_view v(p_, size_t(n));
+    p_ += n;
+    return v;
+}
+
+// Per item: zigzag(start - previous start), dur, name, depth, count * 4 + kind, then the args id
+// for slices and instants. Starts are nearly sorted, so the deltas stay short.
+void encodeSlices(const std::vector<SliceItem>& items, ByteWriter& out) {
+    int64_t previous = 0;
+    for (const SliceItem& it : items) {
+        out.zigzag(it.start - previous);
+        previous = it.start;
+        out.varint(uint64_t(it.dur));
+        out.varint(it.name);
+        out.varint(it.depth);
+        out.varint(it.count * 4 + uint64_t(it.kind));
+        if (it.kind != ItemKind::Folded) out.varint(it.args);
+    }
+}
+
+void decodeSlices(std::string_view data, std::vector<SliceItem>& out) {
+    ByteReader in(data);
+    int64_t previous = 0;
+    while (!in.atEnd()) {
+        SliceItem it;
+        it.start = previous + in.zigzag();
+        previous = it.start;
+        it.dur = int64_t(in.varint());
+        it.name = uint32_t(in.varint());
+        it.depth = uint32_t(in.varint());
+        const uint64_t tag = in.varint();
+        it.kind = ItemKind(tag & 3);
+        it.count = tag >> 2;
+        if (it.kind != ItemKind::Folded) it.args = in.varint();
+        out.push_back(it);
+    }
+}
+
+// Per item: zigzag(ts delta), count, value; buckets (count > 1) add min and max.
+void encodeCounters(const std::vector<CounterItem>& items, ByteWriter& out) {
+    int64_t previous = 0;
+    for (const CounterItem& it : items) {
+        out.zigzag(it.ts - previous);
+        previous = it.ts;
+        out.varint(it.count);
+        out.real(it.value);
+        if (it.count > 1) {
+            out.real(it.min);
+            out.real(it.max);
+        }
+    }
+}
+
+void decodeCounters(std::string_view data, std::vector<CounterItem>& out) {
+    ByteReader in(data);
+    int64_t previous = 0;
+    while (!in.atEnd()) {
+        CounterItem it;
+        it.ts = previous + in.zigzag();
+        previous = it.ts;
+        it.count = in.varint();
+        it.value = in.real();
+        if (it.count > 1) {
+            it.min = in.real();
+            it.max = in.real();
+        } else {
+            it.min = it.max = it.value;
+        }
+        out.push_back(it);
+    }
+}
+
+}  // namespace stallscope::trace

@@ -1,0 +1,99 @@
+#pragma once
+
+// Storage format of trace profiles (kind "trace"): tracks, strings, args, flows and op statistics
+// are rows (schema v4); slices, instants and counter samples are varint-packed chunks in
+// trace_chunks, one sequence per (track, level). Level 0 holds every item; level k >= 1 holds
+// the same track drawn at a resolution of lodWidth(k) ns: slices at least that long as
+// themselves, runs of narrower ones at one depth folded into counted items per bucket.
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stallscope::trace {
+
+// Times are integer nanoseconds.
+constexpr const char* kTimeUnit = "ns";
+constexpr int kMaxLevel = 31;
+constexpr size_t kChunkItems = 2048;
+constexpr size_t kArgsPerChunk = 1024;
+constexpr uint32_t kNoArgs = 0;
+
+// Width of one bucket at LOD level k (level 0: exact).
+constexpr int64_t lodWidth(int level) {
+    return level <= 0 ? 0 : int64_t(1) << (2 * level);
+}
+
+enum class ItemKind : uint8_t { Slice = 0, Instant = 1, Folded = 2 };
+
+// One drawable item of a slice track.
+struct SliceItem {
+    int64_t start = 0;
+    int64_t dur = 0;  // 0 for instants
+    uint32_t name = 0;
+    uint32_t depth = 0;
+    ItemKind kind = ItemKind::Slice;
+    uint64_t count = 1;  // slices folded into this item (1 unless Folded)
+    uint64_t args = 0;   // 1-based args id, 0 when none (Slice and Instant)
+    int64_t end() const { return start + dur; }
+};
+
+// One counter sample (level 0) or the summary of a bucket (level >= 1).
+struct CounterItem {
+    int64_t ts = 0;
+    double value = 0;  // the last value in the bucket
+    double min = 0, max = 0;
+    uint64_t count = 1;
+};
+
+// Little helpers for the packed chunks.
+class ByteWriter {
+  public:
+    void varint(uint64_t v) {
+        while (v >= 0x80) {
+            bytes_.push_back(char(v | 0x80));
+            v >>= 7;
+        }
+        bytes_.push_back(char(v));
+    }
+    void zigzag(int64_t v) { varint((uint64_t(v) << 1) ^ uint64_t(v >> 63)); }
+    void real(double v) {
+        char b[8];
+        std::memcpy(b, &v, 8);
+        bytes_.append(b, 8);
+    }
+    void bytesAppend(std::string_view b) { bytes_.append(b.data(), b.size()); }
+    const std::string& bytes() const { return bytes_; }
+    void clear() { bytes_.clear(); }
+    size_t size() const { return bytes_.size(); }
+
+  private:
+    std::string bytes_;
+};
+
+class ByteReader {
+  public:
+    explicit ByteReader(std::string_view data) : p_(data.data()), end_(data.data() + data.size()) {}
+    bool atEnd() const { return p_ >= end_; }
+    uint64_t varint();
+    int64_t zigzag() {
+        const uint64_t v = varint();
+        return int64_t(v >> 1) ^ -int64_t(v & 1);
+    }
+    double real();
+    // The next n bytes, consumed.
+    std::string_view take(uint64_t n);
+
+  private:
+    const char* p_;
+    const char* end_;
+};
+
+void encodeSlices(const std::vector<SliceItem>& items, ByteWriter& out);
+void decodeSlices(std::string_view data, std::vector<SliceItem>& out);
+void encodeCounters(const std::vector<CounterItem>& items, ByteWriter& out);
+void decodeCounters(std::string_view data, std::vector<CounterItem>& out);
+
+}  // namespace stallscope::trace

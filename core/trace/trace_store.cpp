@@ -1,0 +1,329 @@
+#include "trace_store.h"
+
+#include <zstd.h>
+
+#include <QJsonArray>
+#include <QString>
+#include <algorithm>
+
+#include "errors.h"
+#include "sqlite.h"
+
+namespace stallscope::trace {
+
+TraceStore::TraceStore(const Workspace& workspace, int64_t profileId)
+    : workspace_(workspace), profileId_(profileId) {
+    sqlite3* db = workspace.db();
+    sql::Statement tracks(
+        db,
+        "SELECT id, parent_id, kind, name, sort_index, pid, tid, slices, "
+        "instants, samples, max_depth, start_ns, end_ns, levels FROM trace_tracks "
+        "WHERE profile_id = ? ORDER BY id");
+    tracks.bind(1, profileId);
+    bool any = false;
+    while (tracks.step()) {
+        TrackRow t;
+        t.id = tracks.int64(0);
+        t.parent = tracks.isNull(1) ? -1 : tracks.int64(1);
+        t.kind = trackKindFromName(tracks.text(2));
+        t.name = tracks.text(3);
+        t.sortIndex = tracks.int64(4);
+        t.pid = tracks.text(5);
+        t.tid = tracks.text(6);
+        t.slices = uint64_t(tracks.int64(7));
+        t.instants = uint64_t(tracks.int64(8));
+        t.samples = uint64_t(tracks.int64(9));
+        t.maxDepth = uint32_t(tracks.int64(10));
+        if (!tracks.isNull(11)) {
+            t.start = tracks.int64(11);
+            t.end = tracks.int64(12);
+            start_ = any ? std::min(start_, t.start) : t.start;
+            end_ = any ? std::max(end_, t.end) : t.end;
+            any = true;
+        }
+        const std::string levels = tracks.text(13);
+        size_t pos = 0;
+        while (pos < levels.size()) {
+            size_t comma = levels.find(',', pos);
+            if (comma == std::string::npos) comma = levels.size();
+            t.levels.push_back(std::stoi(levels.substr(pos, comma - pos)));
+            pos = comma + 1;
+        }
+        if (t.levels.empty()) t.levels.push_back(0);
+        tracks_.push_back(std::move(t));
+    }
+    sql::Statement strings(db,
+                           "SELECT id, text FROM trace_strings WHERE profile_id = ? ORDER BY id");
+    strings.bind(1, profileId);
+    while (strings.step()) {
+        const auto id = size_t(strings.int64(0));
+        if (id >= strings_.size()) strings_.resize(id + 1);
+        strings_[id] = strings.text(1);
+    }
+}
+
+const TrackRow* TraceStore::track(int64_t id) const {
+    auto it = std::lower_bound(tracks_.begin(), tracks_.end(), id,
+                               [](const TrackRow& t, int64_t v) { return t.id < v; });
+    return it != tracks_.end() && it->id == id ? &*it : nullptr;
+}
+
+std::vector<const TrackRow*> TraceStore::children(int64_t parent) const {
+    std::vector<const TrackRow*> out;
+    for (const TrackRow& t : tracks_)
+        if (t.parent == parent) out.push_back(&t);
+    std::stable_sort(out.begin(), out.end(), [](const TrackRow* a, const TrackRow* b) {
+        return a->sortIndex != b->sortIndex ? a->sortIndex < b->sortIndex : a->id < b->id;
+    });
+    return out;
+}
+
+const std::string& TraceStore::text(uint32_t id) const {
+    static const std::string empty;
+    return id < strings_.size() ? strings_[id] : empty;
+}
+
+int TraceStore::levelFor(const TrackRow& track, double resolution) const {
+    int chosen = 0;
+    for (int level : track.levels)
+        if (double(lodWidth(level)) <= 2.0 * resolution) chosen = level;
+    return chosen;
+}
+
+std::vector<SliceItem> TraceStore::slices(int64_t trackId, int64_t from, int64_t to,
+                                          double resolution) const {
+    std::vector<SliceItem> out;
+    const TrackRow* t = track(trackId);
+    if (!t || t->slices + t->instants == 0) return out;
+    sql::Statement st(workspace_.db(),
+                      "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
+                      "level = ? AND first_ns <= ? AND end_ns >= ? ORDER BY seq");
+    st.bind(1, profileId_)
+        .bind(2, trackId)
+        .bind(3, levelFor(*t, resolution))
+        .bind(4, to)
+        .bind(5, from);
+    std::vector<SliceItem> chunk;
+    while (st.step()) {
+        chunk.clear();
+        decodeSlices(st.blob(0), chunk);
+        for (const SliceItem& it : chunk)
+            if (it.start <= to && it.end() >= from) out.push_back(it);
+    }
+    std::sort(out.begin(), out.end(), [](const SliceItem& a, const SliceItem& b) {
+        return a.start != b.start ? a.start < b.start : a.depth < b.depth;
+    });
+    return out;
+}
+
+std::vector<CounterItem> TraceStore::counters(int64_t trackId, int64_t from, int64_t to,
+                                              double resolution) const {
+    std::vector<CounterItem> out;
+    const TrackRow* t = track(trackId);
+    if (!t || t->samples == 0) return out;
+    const int level = levelFor(*t, resolution);
+    // The chunk holding the last sample before `from` gives the value at the left edge.
+    sql::Statement st(workspace_.db(),
+                      "SELECT data FROM trace_chunks WHERE profile_id = ?1 AND track_id = ?2 AND "
+                      "level = ?3 AND end_ns >= (SELECT coalesce(max(first_ns), ?5) FROM "
+                      "trace_chunks WHERE profile_id = ?1 AND track_id = ?2 AND level = ?3 AND "
+                      "first_ns <= ?5) AND first_ns <= ?4 ORDER BY seq");
+    st.bind(1, profileId_).bind(2, trackId).bind(3, level).bind(4, to).bind(5, from);
+    std::vector<CounterItem> chunk;
+    CounterItem before;
+    bool haveBefore = false;
+    while (st.step()) {
+        chunk.clear();
+        decodeCounters(st.blob(0), chunk);
+        for (const CounterItem& it : chunk) {
+            if (it.ts < from) {
+                before = it;
+                haveBefore = true;
+            } else if (it.ts <= to) {
+                out.push_back(it);
+            }
+        }
+    }
+    if (haveBefore) out.insert(out.begin(), before);
+    return out;
+}
+
+const std::vector<FlowRow>& TraceStore::flows() const {
+    if (flows_) return *flows_;
+    flows_.emplace();
+    sql::Statement st(workspace_.db(),
+                      "SELECT id, name_id, from_track, from_ns, from_depth, to_track, to_ns, "
+                      "to_depth FROM trace_flows WHERE profile_id = ? ORDER BY id");
+    st.bind(1, profileId_);
+    while (st.step()) {
+        FlowRow f;
+        f.id = st.int64(0);
+        f.name = uint32_t(st.int64(1));
+        f.fromTrack = st.int64(2);
+        f.fromTs = st.int64(3);
+        f.fromDepth = int32_t(st.int64(4));
+        f.toTrack = st.int64(5);
+        f.toTs = st.int64(6);
+        f.toDepth = int32_t(st.int64(7));
+        flows_->push_back(f);
+    }
+    return *flows_;
+}
+
+std::vector<OpStat> TraceStore::opStats() const {
+    sql::Statement st(workspace_.db(),
+                      "SELECT name_id, count, total_ns, self_ns, min_ns, max_ns, p50_ns, p95_ns "
+                      "FROM trace_ops WHERE profile_id = ? ORDER BY total_ns DESC, name_id");
+    st.bind(1, profileId_);
+    std::vector<OpStat> out;
+    while (st.step()) {
+        OpStat s;
+        s.name = text(uint32_t(st.int64(0)));
+        s.count = uint64_t(st.int64(1));
+        s.total = st.int64(2);
+        s.self = st.int64(3);
+        s.min = st.int64(4);
+        s.max = st.int64(5);
+        s.p50 = st.int64(6);
+        s.p95 = st.int64(7);
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+std::optional<FoundSlice> TraceStore::find(const std::string& needle, int64_t after,
+                                           bool forward) const {
+    const QString lowered = QString::fromStdString(needle).toCaseFolded();
+    std::vector<bool> matches(strings_.size(), false);
+    bool any = false;
+    for (size_t i = 1; i < strings_.size(); ++i) {
+        matches[i] = QString::fromStdString(strings_[i]).toCaseFolded().contains(lowered);
+        any = any || matches[i];
+    }
+    if (!any) return std::nullopt;
+    std::optional<FoundSlice> best;
+    auto better = [&](const SliceItem& s) {
+        if (!best) return true;
+        return forward ? s.start < best->slice.start : s.start > best->slice.start;
+    };
+    // Level 0 chunks are sorted by start: scan them from the edge of `after` outwards.
+    sql::Statement st(workspace_.db(),
+                      forward ? "SELECT data FROM trace_chunks WHERE profile_id = ?1 AND track_id "
+                                "= ?2 AND level = 0 AND seq >= coalesce((SELECT max(seq) FROM "
+                                "trace_chunks WHERE profile_id = ?1 AND track_id = ?2 AND level = "
+                                "0 AND first_ns <= ?3), 0) ORDER BY seq"
+                              : "SELECT data FROM trace_chunks WHERE profile_id = ?1 AND track_id "
+                                "= ?2 AND level = 0 AND first_ns < ?3 ORDER BY seq DESC");
+    std::vector<SliceItem> chunk;
+    for (const TrackRow& t : tracks_) {
+        if (t.slices + t.instants == 0) continue;
+        st.bind(1, profileId_).bind(2, t.id).bind(3, after);
+        bool done = false;
+        while (!done && st.step()) {
+            chunk.clear();
+            decodeSlices(st.blob(0), chunk);
+            if (forward) {
+                for (const SliceItem& s : chunk) {
+                    if (s.start <= after || !matches[s.name]) continue;
+                    if (better(s)) best = FoundSlice{t.id, s};
+                    done = true;
+                    break;
+                }
+            } else {
+                for (auto it = chunk.rbegin(); it != chunk.rend(); ++it) {
+                    if (it->start >= after || !matches[it->name]) continue;
+                    if (better(*it)) best = FoundSlice{t.id, *it};
+                    done = true;
+                    break;
+                }
+            }
+            // Later (earlier) chunks cannot beat what this track already found.
+            if (best && !done && !chunk.empty()) {
+                if (forward ? chunk.front().start > best->slice.start
+                            : chunk.back().start < best->slice.start)
+                    done = true;
+            }
+        }
+        st.reset();
+    }
+    return best;
+}
+
+std::string TraceStore::args(uint64_t argsId) const {
+    if (argsId == 0) return {};
+    const uint64_t index = argsId - 1;
+    sql::Statement st(workspace_.db(),
+                      "SELECT data FROM trace_args WHERE profile_id = ? AND seq = ?");
+    st.bind(1, profileId_).bind(2, int64_t(index / kArgsPerChunk));
+    if (!st.step()) return {};
+    const std::string_view packed = st.blob(0);
+    const unsigned long long size = ZSTD_getFrameContentSize(packed.data(), packed.size());
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
+        throw Failure("trace args: corrupt chunk");
+    std::string raw(size_t(size), '\0');
+    const size_t n = ZSTD_decompress(raw.data(), raw.size(), packed.data(), packed.size());
+    if (ZSTD_isError(n)) throw Failure(std::string("trace args: ") + ZSTD_getErrorName(n));
+    ByteReader in(raw);
+    for (uint64_t i = 0;; ++i) {
+        const std::string_view entry = in.take(in.varint());
+        if (i == index % kArgsPerChunk) return std::string(entry);
+    }
+}
+
+QJsonObject summaryJson(const TraceSummary& s) {
+    QJsonObject o;
+    o.insert("tracks", qint64(s.tracks));
+    o.insert("slices", qint64(s.slices));
+    o.insert("instants", qint64(s.instants));
+    o.insert("counter_samples", qint64(s.counterSamples));
+    o.insert("counter_series", qint64(s.counterSeries));
+    o.insert("flows", qint64(s.flows));
+    o.insert("overlapping_slices", qint64(s.overlapping));
+    o.insert("max_depth", qint64(s.maxDepth));
+    o.insert("start", qint64(s.start));
+    o.insert("end", qint64(s.end));
+    o.insert("time_unit", kTimeUnit);
+    o.insert("percentiles", s.percentilesExact ? "exact" : "histogram (about 1% error)");
+    return o;
+}
+
+QJsonObject TraceStore::infoJson(int topOps) const {
+    QJsonObject o;
+    qint64 slices = 0, instants = 0, samples = 0, series = 0, tracks = 0;
+    int maxDepth = 0;
+    for (const TrackRow& t : tracks_) {
+        slices += qint64(t.slices);
+        instants += qint64(t.instants);
+        samples += qint64(t.samples);
+        if (t.samples > 0) ++series;
+        ++tracks;
+        maxDepth = std::max(maxDepth, int(t.maxDepth));
+    }
+    o.insert("tracks", tracks);
+    o.insert("slices", slices);
+    o.insert("instants", instants);
+    o.insert("counters", samples);
+    o.insert("counter_series", series);
+    o.insert("flows", qint64(flows().size()));
+    o.insert("start", qint64(start_));
+    o.insert("end", qint64(end_));
+    o.insert("duration", qint64(end_ - start_));
+    o.insert("time_unit", kTimeUnit);
+    o.insert("max_depth", maxDepth);
+    QJsonArray top;
+    const std::vector<OpStat> ops = opStats();
+    for (size_t i = 0; i < ops.size() && int(i) < topOps; ++i) {
+        const OpStat& s = ops[i];
+        top.append(QJsonObject{{"name", QString::fromStdString(s.name)},
+                               {"count", qint64(s.count)},
+                               {"total", qint64(s.total)},
+                               {"self", qint64(s.self)},
+                               {"mean", s.mean()},
+                               {"p50", qint64(s.p50)},
+                               {"p95", qint64(s.p95)}});
+    }
+    o.insert("top_ops", top);
+    return o;
+}
+
+}  // namespace stallscope::trace

@@ -1,0 +1,99 @@
+#pragma once
+
+#include <QJsonObject>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace_format.h"
+#include "trace_writer.h"
+#include "workspace.h"
+
+namespace stallscope::trace {
+
+struct TrackRow {
+    int64_t id = 0;
+    int64_t parent = -1;
+    TrackKind kind = TrackKind::Thread;
+    std::string name;
+    int64_t sortIndex = 0;
+    std::string pid, tid;
+    uint64_t slices = 0, instants = 0, samples = 0;
+    uint32_t maxDepth = 0;
+    int64_t start = 0, end = 0;
+    std::vector<int> levels;  // stored LOD levels, ascending, always starting with 0
+};
+
+struct FlowRow {
+    int64_t id = 0;
+    uint32_t name = 0;
+    int64_t fromTrack = 0, fromTs = 0;
+    int32_t fromDepth = -1;  // -1: no slice at that end
+    int64_t toTrack = 0, toTs = 0;
+    int32_t toDepth = -1;
+};
+
+struct OpStat {
+    std::string name;
+    uint64_t count = 0;
+    int64_t total = 0, self = 0, min = 0, max = 0, p50 = 0, p95 = 0;
+    double mean() const { return count ? double(total) / double(count) : 0.0; }
+};
+
+struct FoundSlice {
+    int64_t track = 0;
+    SliceItem slice;
+};
+
+// Read access to one trace profile. Opening loads the track list and string table only; slices
+// and counters are read per (track, range, resolution) from the level-of-detail chunks, so any
+// zoom level costs O(pixels) items whatever the profile's size. Not thread-safe: one per thread.
+class TraceStore {
+  public:
+    TraceStore(const Workspace& workspace, int64_t profileId);
+
+    int64_t profileId() const { return profileId_; }
+    const std::vector<TrackRow>& tracks() const { return tracks_; }
+    const TrackRow* track(int64_t id) const;
+    // Children of `parent` (-1: the top) in display order (sort index, then id).
+    std::vector<const TrackRow*> children(int64_t parent) const;
+    const std::string& text(uint32_t id) const;
+    int64_t start() const { return start_; }
+    int64_t end() const { return end_; }
+
+    // The LOD level a query at `resolution` ns per pixel uses on this track: the coarsest whose
+    // folded items stay within two pixels (Tracy folds below a few pixels).
+    int levelFor(const TrackRow& track, double resolution) const;
+
+    // Items overlapping [from, to] at a resolution of `resolution` ns (what one pixel covers):
+    // slices shorter than the level's width come folded into counted items. Sorted by start.
+    std::vector<SliceItem> slices(int64_t track, int64_t from, int64_t to, double resolution) const;
+    // Counter samples (or per-bucket summaries) in [from, to], plus the sample before `from`.
+    std::vector<CounterItem> counters(int64_t track, int64_t from, int64_t to,
+                                      double resolution) const;
+    const std::vector<FlowRow>& flows() const;
+
+    std::vector<OpStat> opStats() const;  // by total, descending
+    // Next slice (forward) starting after `after`, or previous one starting before it, whose
+    // name contains `needle` (case-insensitive), over all tracks.
+    std::optional<FoundSlice> find(const std::string& needle, int64_t after, bool forward) const;
+    std::string args(uint64_t argsId) const;  // JSON text, "" when none
+
+    // CONTRACT §5 `info` keys (id, kind, tracks, slices, counters, flows, start, end, time_unit,
+    // top_ops) plus instants, counter_series and max_depth.
+    QJsonObject infoJson(int topOps = 10) const;
+
+  private:
+    const Workspace& workspace_;
+    int64_t profileId_;
+    std::vector<TrackRow> tracks_;
+    std::vector<std::string> strings_;
+    int64_t start_ = 0, end_ = 0;
+    mutable std::optional<std::vector<FlowRow>> flows_;
+};
+
+// What an import wrote, for the profile's metadata.
+QJsonObject summaryJson(const TraceSummary& summary);
+
+}  // namespace stallscope::trace

@@ -1,0 +1,797 @@
+#include "trace_writer.h"
+
+#include <unistd.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <queue>
+
+#include "errors.h"
+#include "sqlite.h"
+
+namespace stallscope::trace {
+
+const char* trackKindName(TrackKind kind) {
+    switch (kind) {
+        case TrackKind::Process:
+            return "process";
+        case TrackKind::Thread:
+            return "thread";
+        case TrackKind::Async:
+            return "async";
+        case TrackKind::Counter:
+            return "counter";
+        case TrackKind::Global:
+            return "global";
+    }
+    return "thread";
+}
+
+TrackKind trackKindFromName(std::string_view name) {
+    if (name == "process") return TrackKind::Process;
+    if (name == "async") return TrackKind::Async;
+    if (name == "counter") return TrackKind::Counter;
+    if (name == "global") return TrackKind::Global;
+    return TrackKind::Thread;
+}
+
+namespace {
+
+int64_t floorDiv(int64_t a, int64_t b) {
+    const int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// Percentiles stay exact until this many durations are held; past it every name switches to
+// a log histogram with 64 buckets per octave (about 1 % error).
+constexpr uint64_t kExactDurationBudget = uint64_t(8) << 20;
+constexpr int64_t kLinearBuckets = 1024;
+
+int64_t histogramKey(int64_t d) {
+    if (d < kLinearBuckets) return d;
+    return kLinearBuckets + int64_t(std::floor(std::log2(double(d)) * 64.0));
+}
+int64_t histogramValue(int64_t key) {
+    if (key < kLinearBuckets) return key;
+    return int64_t(std::llround(std::exp2((double(key - kLinearBuckets) + 0.5) / 64.0)));
+}
+
+// Writes the items of one (track, level) as chunks of kChunkItems.
+class ChunkSink {
+  public:
+    ChunkSink(sql::Statement& insert, int64_t profile, uint32_t track, int level)
+        : insert_(insert), profile_(profile), track_(track), level_(level) {}
+    void add(const SliceItem& item) {
+        slices_.push_back(item);
+        note(item.start, item.end());
+        if (slices_.size() >= kChunkItems) flush();
+    }
+    void add(const CounterItem& item) {
+        samples_.push_back(item);
+        note(item.ts, item.ts);
+        if (samples_.size() >= kChunkItems) flush();
+    }
+    void flush() {
+        const size_t n = slices_.size() + samples_.size();
+        if (n == 0) return;
+        bytes_.clear();
+        if (!slices_.empty()) encodeSlices(slices_, bytes_);
+        if (!samples_.empty()) encodeCounters(samples_, bytes_);
+        insert_.bind(1, profile_).bind(2, int64_t(track_)).bind(3, level_).bind(4, seq_++);
+        insert_.bind(5, first_).bind(6, last_).bind(7, int64_t(n));
+        insert_.bindBlob(8, bytes_.bytes().data(), bytes_.size());
+        insert_.exec();
+        slices_.clear();
+        samples_.clear();
+        first_ = INT64_MAX;
+        last_ = INT64_MIN;
+    }
+    int64_t written() const { return seq_; }
+
+  private:
+    void note(int64_t start, int64_t end) {
+        first_ = std::min(first_, start);
+        last_ = std::max(last_, end);
+    }
+    sql::Statement& insert_;
+    int64_t profile_;
+    uint32_t track_;
+    int level_;
+    int64_t seq_ = 0;
+    int64_t first_ = INT64_MAX, last_ = INT64_MIN;
+    std::vector<SliceItem> slices_;
+    std::vector<CounterItem> samples_;
+    ByteWriter bytes_;
+};
+
+// Folds slices narrower than the level's width: per depth (instants apart), consecutive narrow
+// items starting in the same bucket become one counted item named after the longest of them.
+// A slice at least `width` long is emitted as itself and ends the run at its depth.
+class SliceFolder {
+  public:
+    explicit SliceFolder(int64_t width) : width_(width) {}
+
+    template <class Emit>
+    void add(const SliceItem& item, Emit&& emit) {
+        const size_t slot = size_t(item.depth) * 2 + (item.kind == ItemKind::Instant ? 1 : 0);
+        if (slot >= open_.size()) open_.resize(slot + 1);
+        Run& run = open_[slot];
+        if (item.kind == ItemKind::Slice && item.dur >= width_) {
+            close(run, emit);
+            emit(item);
+            return;
+        }
+        const int64_t bucket = floorDiv(item.start, width_);
+        if (run.count > 0 && run.bucket == bucket) {
+            run.count += item.count;
+            run.end = std::max(run.end, item.end());
+            if (item.dur > run.longest.dur) run.longest = item;
+            return;
+        }
+        close(run, emit);
+        run.bucket = bucket;
+        run.count = item.count;
+        run.first = run.longest = item;
+        run.end = item.end();
+    }
+    template <class Emit>
+    void finish(Emit&& emit) {
+        for (Run& run : open_) close(run, emit);
+    }
+
+  private:
+    struct Run {
+        int64_t bucket = 0;
+        uint64_t count = 0;
+        int64_t end = 0;
+        SliceItem first, longest;
+    };
+    template <class Emit>
+    void close(Run& run, Emit& emit) {
+        if (run.count == 0) return;
+        if (run.count == 1) {
+            emit(run.first);
+        } else {
+            SliceItem folded;
+            folded.start = run.first.start;
+            folded.dur = run.end - run.first.start;
+            folded.name = run.longest.name;
+            folded.depth = run.first.depth;
+            folded.kind = ItemKind::Folded;
+            folded.count = run.count;
+            emit(folded);
+        }
+        run.count = 0;
+    }
+    int64_t width_;
+    std::vector<Run> open_;
+};
+
+// Counter buckets: first timestamp, last value, min, max and count of the samples in each.
+class CounterFolder {
+  public:
+    explicit CounterFolder(int64_t width) : width_(width) {}
+    template <class Emit>
+    void add(const CounterItem& s, Emit&& emit) {
+        const int64_t bucket = floorDiv(s.ts, width_);
+        if (open_ && bucket == bucket_) {
+            item_.value = s.value;
+            item_.min = std::min(item_.min, s.min);
+            item_.max = std::max(item_.max, s.max);
+            item_.count += s.count;
+            return;
+        }
+        finish(emit);
+        open_ = true;
+        bucket_ = bucket;
+        item_ = s;
+    }
+    template <class Emit>
+    void finish(Emit&& emit) {
+        if (open_) emit(item_);
+        open_ = false;
+    }
+
+  private:
+    int64_t width_;
+    bool open_ = false;
+    int64_t bucket_ = 0;
+    CounterItem item_;
+};
+
+// Levels worth storing: a level is kept when it holds at most half the items of the last kept
+// one, so a query at any resolution reads at most about twice the items of the ideal level.
+std::vector<int> chooseLevels(uint64_t levelZeroItems, const std::vector<uint64_t>& counts) {
+    std::vector<int> levels{0};
+    uint64_t last = levelZeroItems;
+    for (size_t k = 1; k < counts.size(); ++k) {
+        if (counts[k] * 2 <= last) {
+            levels.push_back(int(k));
+            last = counts[k];
+        }
+    }
+    return levels;
+}
+
+int topLevelFor(int64_t span) {
+    int k = 1;
+    while (k < kMaxLevel && lodWidth(k) < span) ++k;
+    return k;
+}
+
+}  // namespace
+
+// Fixed-budget buffer of records; when full, sorted and appended to a temporary file as a run.
+// At the end, each track's records come back sorted by merging its segments of every run.
+template <class T, class Less>
+class TraceWriter::SpillSorter {
+  public:
+    explicit SpillSorter(size_t budget) : budget_(std::max<size_t>(budget, 1024)) {
+        buffer_.reserve(std::min<size_t>(budget_, 1 << 16));
+    }
+    ~SpillSorter() {
+        if (file_) std::fclose(file_);
+    }
+    void push(const T& record) {
+        buffer_.push_back(record);
+        if (buffer_.size() >= budget_) spill();
+    }
+    uint64_t records() const { return total_ + buffer_.size(); }
+
+    // Call once, after the last push: sorts what is still in memory.
+    void seal() { sortBuffer(); }
+
+    // Visits the records of one track in order.
+    template <class Visit>
+    void forEach(uint32_t track, Visit&& visit) {
+        std::vector<Cursor> cursors;
+        for (const Run& run : runs_) {
+            auto it = run.segments.find(track);
+            if (it != run.segments.end())
+                cursors.push_back(
+                    Cursor(this, run.offset + it->second.first * sizeof(T), it->second.second));
+        }
+        auto [lo, hi] = std::equal_range(buffer_.begin(), buffer_.end(), track, Compare{});
+        if (lo != hi) cursors.push_back(Cursor(&*lo, size_t(hi - lo)));
+        if (cursors.size() == 1) {
+            while (const T* r = cursors[0].peek()) {
+                visit(*r);
+                cursors[0].pop();
+            }
+            return;
+        }
+        auto greater = [this, &cursors](size_t a, size_t b) {
+            return less_(*cursors[b].peek(), *cursors[a].peek());
+        };
+        std::priority_queue<size_t, std::vector<size_t>, decltype(greater)> heap(greater);
+        for (size_t i = 0; i < cursors.size(); ++i)
+            if (cursors[i].peek()) heap.push(i);
+        while (!heap.empty()) {
+            const size_t i = heap.top();
+            heap.pop();
+            visit(*cursors[i].peek());
+            cursors[i].pop();
+            if (cursors[i].peek()) heap.push(i);
+        }
+    }
+
+  private:
+    struct Compare {
+        bool operator()(const T& r, uint32_t track) const { return r.track < track; }
+        bool operator()(uint32_t track, const T& r) const { return track < r.track; }
+    };
+    struct Run {
+        uint64_t offset;
+        std::map<uint32_t, std::pair<uint64_t, uint64_t>> segments;  // track -> (first, count)
+    };
+    // Reads a sorted segment either from memory or from the spill file, a block at a time.
+    class Cursor {
+      public:
+        Cursor(const T* memory, size_t count) : memory_(memory), left_(count) {}
+        Cursor(SpillSorter* owner, uint64_t offset, uint64_t count)
+            : owner_(owner), offset_(offset), left_(count) {}
+        const T* peek() {
+            if (left_ == 0) return nullptr;
+            if (memory_) return memory_;
+            if (pos_ == block_.size()) refill();
+            return &block_[pos_];
+        }
+        void pop() {
+            --left_;
+            if (memory_)
+                ++memory_;
+            else
+                ++pos_;
+        }
+
+      private:
+        void refill() {
+            const size_t n = size_t(std::min<uint64_t>(left_, kBlock));
+            block_.resize(n);
+            const size_t bytes = n * sizeof(T);
+            size_t done = 0;
+            while (done < bytes) {
+                const ssize_t got =
+                    ::pread(fileno(owner_->file_), reinterpret_cast<char*>(block_.data()) + done,
+                            bytes - done, off_t(offset_ + done));
+                if (got <= 0) throw Failure("trace import: cannot read the temporary spill file");
+                done += size_t(got);
+            }
+            offset_ += bytes;
+            pos_ = 0;
+        }
+        static constexpr size_t kBlock = 4096;
+        const T* memory_ = nullptr;
+        SpillSorter* owner_ = nullptr;
+        uint64_t offset_ = 0;
+        uint64_t left_;
+        std::vector<T> block_;
+        size_t pos_ = 0;
+    };
+
+    void sortBuffer() { std::sort(buffer_.begin(), buffer_.end(), less_); }
+    void spill() {
+        sortBuffer();
+        if (!file_) {
+            file_ = std::tmpfile();
+            if (!file_) throw Failure("trace import: cannot create a temporary spill file");
+        }
+        Run run;
+        run.offset = fileEnd_;
+        for (size_t i = 0; i < buffer_.size();) {
+            size_t j = i;
+            while (j < buffer_.size() && buffer_[j].track == buffer_[i].track) ++j;
+            run.segments[buffer_[i].track] = {i, j - i};
+            i = j;
+        }
+        const size_t bytes = buffer_.size() * sizeof(T);
+        if (std::fseek(file_, long(fileEnd_), SEEK_SET) != 0 ||
+            std::fwrite(buffer_.data(), 1, bytes, file_) != bytes || std::fflush(file_) != 0)
+            throw Failure("trace import: cannot write the temporary spill file (disk full?)");
+        fileEnd_ += bytes;
+        total_ += buffer_.size();
+        runs_.push_back(std::move(run));
+        buffer_.clear();
+    }
+
+    size_t budget_;
+    Less less_;
+    std::vector<T> buffer_;
+    std::vector<Run> runs_;
+    FILE* file_ = nullptr;
+    uint64_t fileEnd_ = 0;
+    uint64_t total_ = 0;
+};
+
+struct TraceWriter::NameStats {
+    uint64_t count = 0;
+    int64_t total = 0, self = 0;
+    int64_t min = INT64_MAX, max = INT64_MIN;
+    std::vector<int64_t> durations;         // exact, while the budget lasts
+    std::map<int64_t, uint64_t> histogram;  // after it
+};
+
+TraceWriter::TraceWriter(Workspace& workspace, int64_t profileId, size_t recordBudget)
+    : workspace_(workspace),
+      profileId_(profileId),
+      slices_(std::make_unique<SpillSorter<RawSlice, SliceOrder>>(recordBudget)),
+      samples_(std::make_unique<SpillSorter<RawSample, SampleOrder>>(recordBudget / 4)),
+      nameStats_(std::make_unique<std::unordered_map<uint32_t, NameStats>>()) {
+    intern("");  // id 0: no name
+}
+
+TraceWriter::~TraceWriter() = default;
+
+uint32_t TraceWriter::intern(std::string_view text) {
+    auto it = stringIds_.find(text);
+    if (it != stringIds_.end()) return it->second;
+    const uint32_t id = uint32_t(strings_.size());
+    auto [inserted, ok] = stringIds_.emplace(std::string(text), id);
+    strings_.push_back(inserted->first);
+    return id;
+}
+
+uint32_t TraceWriter::addTrack(TrackSpec spec) {
+    TrackState state;
+    state.spec = std::move(spec);
+    tracks_.push_back(std::move(state));
+    return uint32_t(tracks_.size() - 1);
+}
+
+uint64_t TraceWriter::addArgs(std::string_view json) {
+    argsChunk_.varint(json.size());
+    argsChunk_.bytesAppend(json);
+    ++argsCount_;
+    if (argsCount_ % kArgsPerChunk == 0) flushArgs();
+    return argsCount_;
+}
+
+void TraceWriter::flushArgs() {
+    if (argsChunk_.size() == 0) return;
+    const std::string& raw = argsChunk_.bytes();
+    std::string packed(ZSTD_compressBound(raw.size()), '\0');
+    const size_t n = ZSTD_compress(packed.data(), packed.size(), raw.data(), raw.size(), 1);
+    if (ZSTD_isError(n)) throw Failure(std::string("zstd: ") + ZSTD_getErrorName(n));
+    sql::Statement st(workspace_.db(),
+                      "INSERT INTO trace_args(profile_id, seq, data) VALUES(?,?,?)");
+    st.bind(1, profileId_).bind(2, int64_t((argsCount_ - 1) / kArgsPerChunk));
+    st.bindBlob(3, packed.data(), n);
+    st.exec();
+    argsChunk_.clear();
+}
+
+void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name,
+                           uint64_t args) {
+    dur = std::max<int64_t>(dur, 0);
+    slices_->push({start, dur, args, name, track});
+    ++slicesAdded_;
+    TrackState& t = tracks_[track];
+    ++t.slices;
+    t.start = std::min(t.start, start);
+    t.end = std::max(t.end, start + dur);
+}
+
+void TraceWriter::addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t args) {
+    slices_->push({ts, -1, args, name, track});
+    TrackState& t = tracks_[track];
+    ++t.instants;
+    t.start = std::min(t.start, ts);
+    t.end = std::max(t.end, ts);
+}
+
+void TraceWriter::addCounter(uint32_t track, int64_t ts, double value) {
+    samples_->push({ts, value, samplesAdded_++, track});
+    TrackState& t = tracks_[track];
+    ++t.samples;
+    t.start = std::min(t.start, ts);
+    t.end = std::max(t.end, ts);
+}
+
+void TraceWriter::addFlow(FlowEnd from, FlowEnd to, uint32_t name) {
+    FlowRecord f;
+    f.from = from;
+    f.to = to;
+    f.name = name;
+    f.fromTs = from.ts;
+    f.toTs = to.ts;
+    flows_.push_back(f);
+}
+
+void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(double)>& step) {
+    TrackState& track = tracks_[trackId];
+    sql::Statement insert(workspace_.db(),
+                          "INSERT INTO trace_chunks(profile_id, track_id, level, seq, first_ns, "
+                          "end_ns, count, data) VALUES(?,?,?,?,?,?,?,?)");
+
+    // Flow ends on this track, by time: enclosing ones and next-slice ones.
+    struct EndRef {
+        int64_t ts;
+        size_t flow;
+        bool source;
+    };
+    std::vector<EndRef> enclosing, next;
+    for (size_t i = 0; i < flows_.size(); ++i) {
+        const FlowRecord& f = flows_[i];
+        if (f.from.track == trackId)
+            (f.from.binding == FlowBinding::Enclosing ? enclosing : next)
+                .push_back({f.from.ts, i, true});
+        if (f.to.track == trackId)
+            (f.to.binding == FlowBinding::Enclosing ? enclosing : next)
+                .push_back({f.to.ts, i, false});
+    }
+    auto byTs = [](const EndRef& a, const EndRef& b) { return a.ts < b.ts; };
+    std::sort(enclosing.begin(), enclosing.end(), byTs);
+    std::sort(next.begin(), next.end(), byTs);
+    size_t nextEnclosing = 0, nextNext = 0;
+    auto bind = [this](const EndRef& e, int64_t ts, int32_t depth) {
+        FlowRecord& f = flows_[e.flow];
+        if (e.source) {
+            f.fromTs = ts;
+            f.fromDepth = depth;
+        } else {
+            f.toTs = ts;
+            f.toDepth = depth;
+        }
+    };
+
+    struct Open {
+        int64_t start, end;
+        uint32_t name;
+        int64_t children;
+    };
+    std::vector<Open> stack;
+    auto pop = [&]() {
+        const Open& o = stack.back();
+        const int64_t dur = o.end - o.start;
+        NameStats& s = (*nameStats_)[o.name];
+        s.self += std::max<int64_t>(0, dur - o.children);
+        stack.pop_back();
+    };
+    auto popUntil = [&](int64_t ts) {
+        while (!stack.empty() && stack.back().end <= ts) pop();
+    };
+    // Enclosing ends strictly before `limit` see the stack as it is at their time.
+    auto resolveEnclosingBefore = [&](int64_t limit, bool inclusive) {
+        while (nextEnclosing < enclosing.size() &&
+               (enclosing[nextEnclosing].ts < limit ||
+                (inclusive && enclosing[nextEnclosing].ts == limit))) {
+            const EndRef& e = enclosing[nextEnclosing++];
+            // A slice ending exactly at ts does not enclose it.
+            popUntil(e.ts);
+            bind(e, e.ts, stack.empty() ? -1 : int32_t(stack.size() - 1));
+        }
+    };
+
+    const int top = topLevelFor(std::max<int64_t>(1, track.end - track.start));
+    std::vector<SliceFolder> counters;
+    std::vector<uint64_t> levelCounts(size_t(top) + 1, 0);
+    for (int k = 1; k <= top; ++k) counters.emplace_back(lodWidth(k));
+
+    ChunkSink levelZero(insert, profileId_, trackId, 0);
+    uint64_t seen = 0;
+    slices_->forEach(trackId, [&](const RawSlice& r) {
+        resolveEnclosingBefore(r.start, false);
+        popUntil(r.start);
+        SliceItem item;
+        item.start = r.start;
+        item.name = r.name;
+        item.args = r.args;
+        item.depth = uint32_t(stack.size());
+        if (r.dur < 0) {
+            item.kind = ItemKind::Instant;
+            item.dur = 0;
+        } else {
+            item.dur = r.dur;
+            if (!stack.empty()) {
+                Open& parent = stack.back();
+                if (r.start + r.dur > parent.end) ++overlapping_;
+                parent.children += std::min(r.dur, parent.end - r.start);
+            }
+            stack.push_back({r.start, r.start + r.dur, r.name, 0});
+            NameStats& s = (*nameStats_)[r.name];
+            ++s.count;
+            s.total += r.dur;
+            s.min = std::min(s.min, r.dur);
+            s.max = std::max(s.max, r.dur);
+            if (percentilesExact_) {
+                s.durations.push_back(r.dur);
+                if (++exactDurations_ > kExactDurationBudget) {
+                    percentilesExact_ = false;
+                    for (auto& [id, st] : *nameStats_) {
+                        for (int64_t d : st.durations) ++st.histogram[histogramKey(d)];
+                        std::vector<int64_t>().swap(st.durations);
+                    }
+                }
+            } else {
+                ++s.histogram[histogramKey(r.dur)];
+            }
+            while (nextNext < next.size() && next[nextNext].ts <= r.start)
+                bind(next[nextNext++], r.start, int32_t(item.depth));
+        }
+        track.maxDepth = std::max(track.maxDepth, item.depth);
+        levelZero.add(item);
+        for (size_t k = 0; k < counters.size(); ++k)
+            counters[k].add(item, [&](const SliceItem&) { ++levelCounts[k + 1]; });
+        if ((++seen & 0xffff) == 0) step(double(seen));
+    });
+    resolveEnclosingBefore(INT64_MAX, true);
+    while (!stack.empty()) pop();
+    levelZero.flush();
+    for (size_t k = 0; k < counters.size(); ++k)
+        counters[k].finish([&](const SliceItem&) { ++levelCounts[k + 1]; });
+
+    track.levels = chooseLevels(track.slices + track.instants, levelCounts);
+    if (track.levels.size() <= 1) return;
+
+    // Second pass over the stored level 0 builds the kept levels.
+    std::vector<SliceFolder> folders;
+    std::vector<std::unique_ptr<ChunkSink>> sinks;
+    for (size_t i = 1; i < track.levels.size(); ++i) {
+        folders.emplace_back(lodWidth(track.levels[i]));
+        sinks.push_back(std::make_unique<ChunkSink>(insert, profileId_, trackId, track.levels[i]));
+    }
+    sql::Statement read(workspace_.db(),
+                        "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
+                        "level = 0 ORDER BY seq");
+    read.bind(1, profileId_).bind(2, int64_t(trackId));
+    std::vector<SliceItem> items;
+    while (read.step()) {
+        items.clear();
+        decodeSlices(read.blob(0), items);
+        for (const SliceItem& item : items)
+            for (size_t i = 0; i < folders.size(); ++i)
+                folders[i].add(item, [&](const SliceItem& out) { sinks[i]->add(out); });
+    }
+    for (size_t i = 0; i < folders.size(); ++i) {
+        folders[i].finish([&](const SliceItem& out) { sinks[i]->add(out); });
+        sinks[i]->flush();
+    }
+}
+
+void TraceWriter::writeCounterTrack(uint32_t trackId) {
+    TrackState& track = tracks_[trackId];
+    sql::Statement insert(workspace_.db(),
+                          "INSERT INTO trace_chunks(profile_id, track_id, level, seq, first_ns, "
+                          "end_ns, count, data) VALUES(?,?,?,?,?,?,?,?)");
+    const int top = topLevelFor(std::max<int64_t>(1, track.end - track.start));
+    std::vector<CounterFolder> counting;
+    std::vector<uint64_t> levelCounts(size_t(top) + 1, 0);
+    for (int k = 1; k <= top; ++k) counting.emplace_back(lodWidth(k));
+    ChunkSink levelZero(insert, profileId_, trackId, 0);
+    samples_->forEach(trackId, [&](const RawSample& r) {
+        CounterItem item;
+        item.ts = r.ts;
+        item.value = item.min = item.max = r.value;
+        levelZero.add(item);
+        for (size_t k = 0; k < counting.size(); ++k)
+            counting[k].add(item, [&](const CounterItem&) { ++levelCounts[k + 1]; });
+    });
+    levelZero.flush();
+    for (size_t k = 0; k < counting.size(); ++k)
+        counting[k].finish([&](const CounterItem&) { ++levelCounts[k + 1]; });
+    track.levels = chooseLevels(track.samples, levelCounts);
+    if (track.levels.size() <= 1) return;
+    std::vector<CounterFolder> folders;
+    std::vector<std::unique_ptr<ChunkSink>> sinks;
+    for (size_t i = 1; i < track.levels.size(); ++i) {
+        folders.emplace_back(lodWidth(track.levels[i]));
+        sinks.push_back(std::make_unique<ChunkSink>(insert, profileId_, trackId, track.levels[i]));
+    }
+    sql::Statement read(workspace_.db(),
+                        "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
+                        "level = 0 ORDER BY seq");
+    read.bind(1, profileId_).bind(2, int64_t(trackId));
+    std::vector<CounterItem> items;
+    while (read.step()) {
+        items.clear();
+        decodeCounters(read.blob(0), items);
+        for (const CounterItem& item : items)
+            for (size_t i = 0; i < folders.size(); ++i)
+                folders[i].add(item, [&](const CounterItem& out) { sinks[i]->add(out); });
+    }
+    for (size_t i = 0; i < folders.size(); ++i) {
+        folders[i].finish([&](const CounterItem& out) { sinks[i]->add(out); });
+        sinks[i]->flush();
+    }
+}
+
+TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
+    flushArgs();
+    slices_->seal();
+    samples_->seal();
+
+    const double totalRecords = double(slices_->records() + samples_->records()) + 1.0;
+    double done = 0;
+    TraceSummary summary;
+
+    for (uint32_t t = 0; t < tracks_.size(); ++t) {
+        TrackState& track = tracks_[t];
+        if (track.slices + track.instants > 0) {
+            const double base = done;
+            writeSliceTrack(t, [&](double seen) { progress(0.95 * (base + seen) / totalRecords); });
+            done += double(track.slices + track.instants);
+        }
+        if (track.samples > 0) {
+            writeCounterTrack(t);
+            done += double(track.samples);
+        }
+        summary.slices += track.slices;
+        summary.instants += track.instants;
+        summary.counterSamples += track.samples;
+        if (track.samples > 0) ++summary.counterSeries;
+        summary.maxDepth = std::max(summary.maxDepth, track.maxDepth);
+        progress(0.95 * done / totalRecords);
+    }
+    summary.overlapping = overlapping_;
+    summary.percentilesExact = percentilesExact_;
+    const std::vector<bool> kept = keptTracks();
+    writeRows(kept);
+    int64_t start = INT64_MAX, end = INT64_MIN;
+    for (const TrackState& t : tracks_) {
+        if (!t.hasData()) continue;
+        start = std::min(start, t.start);
+        end = std::max(end, t.end);
+    }
+    summary.start = start == INT64_MAX ? 0 : start;
+    summary.end = end == INT64_MIN ? 0 : end;
+    summary.tracks = uint64_t(std::count(kept.begin(), kept.end(), true));
+    summary.flows = flows_.size();
+    progress(1.0);
+    return summary;
+}
+
+// Tracks holding data, and the tracks enclosing them; empty ones (metadata only) are dropped.
+std::vector<bool> TraceWriter::keptTracks() const {
+    std::vector<bool> kept(tracks_.size(), false);
+    for (uint32_t t = 0; t < tracks_.size(); ++t) {
+        if (!tracks_[t].hasData()) continue;
+        for (int64_t p = t; p >= 0 && !kept[size_t(p)]; p = tracks_[size_t(p)].spec.parent)
+            kept[size_t(p)] = true;
+    }
+    return kept;
+}
+
+void TraceWriter::writeRows(const std::vector<bool>& kept) {
+    sqlite3* db = workspace_.db();
+    sql::Statement track(db,
+                         "INSERT INTO trace_tracks(profile_id, id, parent_id, kind, name, "
+                         "sort_index, pid, tid, slices, instants, samples, max_depth, start_ns, "
+                         "end_ns, levels) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (uint32_t t = 0; t < tracks_.size(); ++t) {
+        if (!kept[t]) continue;
+        const TrackState& s = tracks_[t];
+        std::string levels;
+        for (int l : s.levels) levels += (levels.empty() ? "" : ",") + std::to_string(l);
+        track.bind(1, profileId_).bind(2, int64_t(t));
+        if (s.spec.parent >= 0)
+            track.bind(3, s.spec.parent);
+        else
+            track.bindNull(3);
+        track.bind(4, std::string_view(trackKindName(s.spec.kind))).bind(5, s.spec.name);
+        track.bind(6, s.spec.sortIndex).bind(7, s.spec.pid).bind(8, s.spec.tid);
+        track.bind(9, int64_t(s.slices)).bind(10, int64_t(s.instants)).bind(11, int64_t(s.samples));
+        track.bind(12, int64_t(s.maxDepth));
+        if (s.hasData())
+            track.bind(13, s.start).bind(14, s.end);
+        else
+            track.bindNull(13).bindNull(14);
+        track.bind(15, levels);
+        track.exec();
+    }
+
+    sql::Statement str(db, "INSERT INTO trace_strings(profile_id, id, text) VALUES(?,?,?)");
+    for (uint32_t i = 0; i < strings_.size(); ++i) {
+        str.bind(1, profileId_).bind(2, int64_t(i)).bind(3, strings_[i]);
+        str.exec();
+    }
+
+    sql::Statement flow(db,
+                        "INSERT INTO trace_flows(profile_id, id, name_id, from_track, from_ns, "
+                        "from_depth, to_track, to_ns, to_depth) VALUES(?,?,?,?,?,?,?,?,?)");
+    for (size_t i = 0; i < flows_.size(); ++i) {
+        const FlowRecord& f = flows_[i];
+        flow.bind(1, profileId_).bind(2, int64_t(i)).bind(3, int64_t(f.name));
+        flow.bind(4, int64_t(f.from.track)).bind(5, f.fromTs).bind(6, int64_t(f.fromDepth));
+        flow.bind(7, int64_t(f.to.track)).bind(8, f.toTs).bind(9, int64_t(f.toDepth));
+        flow.exec();
+    }
+
+    sql::Statement op(db,
+                      "INSERT INTO trace_ops(profile_id, name_id, count, total_ns, self_ns, "
+                      "min_ns, max_ns, p50_ns, p95_ns) VALUES(?,?,?,?,?,?,?,?,?)");
+    for (auto& [name, s] : *nameStats_) {
+        if (s.count == 0) continue;
+        // Nearest-rank percentiles.
+        auto rank = [&](double p) { return uint64_t(std::ceil(p * double(s.count))) - 1; };
+        int64_t p50 = 0, p95 = 0;
+        if (percentilesExact_) {
+            std::vector<int64_t>& d = s.durations;
+            std::nth_element(d.begin(), d.begin() + long(rank(0.5)), d.end());
+            p50 = d[rank(0.5)];
+            std::nth_element(d.begin(), d.begin() + long(rank(0.95)), d.end());
+            p95 = d[rank(0.95)];
+        } else {
+            uint64_t seen = 0;
+            bool have50 = false;
+            for (const auto& [key, n] : s.histogram) {
+                seen += n;
+                if (!have50 && seen > rank(0.5)) {
+                    p50 = histogramValue(key);
+                    have50 = true;
+                }
+                if (seen > rank(0.95)) {
+                    p95 = histogramValue(key);
+                    break;
+                }
+            }
+        }
+        op.bind(1, profileId_).bind(2, int64_t(name)).bind(3, int64_t(s.count));
+        op.bind(4, s.total).bind(5, s.self).bind(6, s.min).bind(7, s.max);
+        op.bind(8, p50).bind(9, p95);
+        op.exec();
+    }
+}
+
+}  // namespace stallscope::trace

@@ -1,0 +1,159 @@
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "trace_format.h"
+#include "workspace.h"
+
+namespace stallscope::trace {
+
+enum class TrackKind { Process, Thread, Async, Counter, Global };
+const char* trackKindName(TrackKind kind);
+TrackKind trackKindFromName(std::string_view name);
+
+struct TrackSpec {
+    int64_t parent = -1;  // id of the enclosing track (a process), -1 at the top
+    TrackKind kind = TrackKind::Thread;
+    std::string name;
+    int64_t sortIndex = 0;
+    std::string pid, tid;  // the source's own identifiers, for display
+};
+
+// Where a flow arrow attaches: the slice enclosing `ts` on `track`, or the first slice starting
+// at or after `ts` (Chrome's "next slice" binding of flow ends without bp:"e").
+enum class FlowBinding : uint8_t { Enclosing, NextSlice };
+struct FlowEnd {
+    uint32_t track = 0;
+    int64_t ts = 0;
+    FlowBinding binding = FlowBinding::Enclosing;
+};
+
+struct TraceSummary {
+    uint64_t tracks = 0;  // tracks written (those holding data, and their parents)
+    uint64_t slices = 0;
+    uint64_t instants = 0;
+    uint64_t counterSamples = 0;
+    uint64_t counterSeries = 0;
+    uint64_t flows = 0;
+    uint64_t overlapping = 0;  // slices that end after their parent (not properly nested)
+    uint32_t maxDepth = 0;
+    int64_t start = 0, end = 0;
+    bool percentilesExact = true;
+};
+
+// Heterogeneous lookup so interning a string_view allocates only for new strings.
+struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// Collects a trace as importers read it and writes it into the workspace (inside the import's
+// transaction). Memory stays bounded: slices and counter samples are kept in a fixed-size
+// buffer that is sorted and spilled to an anonymous temporary file as sorted runs, merged per
+// track at finish(). Flows, strings and per-name statistics stay in memory (they grow with the
+// number of flows and distinct names, not with the number of slices).
+class TraceWriter {
+  public:
+    // recordBudget: slices + samples held in memory before a run is spilled.
+    TraceWriter(Workspace& workspace, int64_t profileId, size_t recordBudget = size_t(1) << 20);
+    ~TraceWriter();
+    TraceWriter(const TraceWriter&) = delete;
+    TraceWriter& operator=(const TraceWriter&) = delete;
+
+    uint32_t intern(std::string_view text);
+    uint32_t addTrack(TrackSpec spec);
+    TrackSpec& track(uint32_t id) { return tracks_[id].spec; }
+    size_t trackCount() const { return tracks_.size(); }
+
+    // Stores an argument object (JSON text); returns its 1-based id for addSlice/addInstant.
+    uint64_t addArgs(std::string_view json);
+    void addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args = 0);
+    void addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t args = 0);
+    void addCounter(uint32_t track, int64_t ts, double value);
+    void addFlow(FlowEnd from, FlowEnd to, uint32_t name);
+
+    uint64_t slicesAdded() const { return slicesAdded_; }
+
+    // Sorts and nests slices per track, resolves flow ends, builds the level-of-detail chunks
+    // and op statistics and writes them. progress(fraction) may throw Cancelled.
+    TraceSummary finish(const std::function<void(double)>& progress);
+
+  private:
+    struct RawSlice {
+        int64_t start;
+        int64_t dur;  // -1: instant
+        uint64_t args;
+        uint32_t name;
+        uint32_t track;
+    };
+    struct RawSample {
+        int64_t ts;
+        double value;
+        uint64_t seq;
+        uint32_t track;
+    };
+    struct SliceOrder {
+        bool operator()(const RawSlice& a, const RawSlice& b) const {
+            if (a.track != b.track) return a.track < b.track;
+            if (a.start != b.start) return a.start < b.start;
+            if (a.dur != b.dur) return a.dur > b.dur;  // parents first, instants last
+            if (a.name != b.name) return a.name < b.name;
+            return a.args < b.args;
+        }
+    };
+    struct SampleOrder {
+        bool operator()(const RawSample& a, const RawSample& b) const {
+            if (a.track != b.track) return a.track < b.track;
+            if (a.ts != b.ts) return a.ts < b.ts;
+            return a.seq < b.seq;
+        }
+    };
+    template <class T, class Less>
+    class SpillSorter;
+    struct TrackState {
+        TrackSpec spec;
+        uint64_t slices = 0, instants = 0, samples = 0;
+        uint32_t maxDepth = 0;
+        int64_t start = INT64_MAX, end = INT64_MIN;
+        std::vector<int> levels;
+        bool hasData() const { return slices + instants + samples > 0; }
+    };
+    struct FlowRecord {
+        FlowEnd from, to;
+        uint32_t name;
+        int64_t fromTs = 0, toTs = 0;
+        int32_t fromDepth = -1, toDepth = -1;
+    };
+    struct NameStats;
+
+    void flushArgs();
+    void writeSliceTrack(uint32_t track, const std::function<void(double)>& step);
+    void writeCounterTrack(uint32_t track);
+    std::vector<bool> keptTracks() const;
+    void writeRows(const std::vector<bool>& kept);
+
+    Workspace& workspace_;
+    int64_t profileId_;
+    std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> stringIds_;
+    std::vector<std::string_view> strings_;  // views into the map's keys, by id
+    std::vector<TrackState> tracks_;
+    std::unique_ptr<SpillSorter<RawSlice, SliceOrder>> slices_;
+    std::unique_ptr<SpillSorter<RawSample, SampleOrder>> samples_;
+    std::vector<FlowRecord> flows_;
+    uint64_t slicesAdded_ = 0, samplesAdded_ = 0;
+    uint64_t argsCount_ = 0;
+    ByteWriter argsChunk_;
+    std::unique_ptr<std::unordered_map<uint32_t, NameStats>> nameStats_;
+    uint64_t exactDurations_ = 0;
+    bool percentilesExact_ = true;
+    uint64_t overlapping_ = 0;
+};
+
+}  // namespace stallscope::trace

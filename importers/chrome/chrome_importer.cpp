@@ -1,0 +1,500 @@
+// Chrome Trace Event JSON (chrome://tracing, Perfetto exports, PyTorch profiler/Kineto): the
+// events become trace tracks (process -> thread, async and counter tracks), slices, instants,
+// counter samples and flows. Streamed: memory does not grow with the file.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <map>
+#include <unordered_map>
+
+#include "chrome_json.h"
+#include "errors.h"
+#include "import_service.h"
+#include "registry.h"
+#include "trace_store.h"
+#include "trace_writer.h"
+
+namespace stallscope {
+
+namespace {
+
+using trace::FlowBinding;
+using trace::FlowEnd;
+using trace::TraceWriter;
+using trace::TrackKind;
+using trace::TrackSpec;
+
+bool parseInt(std::string_view text, int64_t& out) {
+    if (text.empty()) return false;
+    int64_t v = 0;
+    size_t i = text[0] == '-' ? 1 : 0;
+    if (i == text.size()) return false;
+    for (; i < text.size(); ++i) {
+        if (text[i] < '0' || text[i] > '9' || v > INT64_MAX / 10 - 10) return false;
+        v = v * 10 + (text[i] - '0');
+    }
+    out = text[0] == '-' ? -v : v;
+    return true;
+}
+
+// Interprets the events of one file.
+class ChromeTraceBuilder {
+  public:
+    ChromeTraceBuilder(TraceWriter& writer, const std::string& path)
+        : writer_(writer), path_(path) {}
+
+    void add(const chrome::RawEvent& ev) {
+        ++events_;
+        const char phase = ev.ph.size() == 1 ? ev.ph[0] : '\0';
+        ++phases_[std::string(ev.ph)];
+        if (ev.hasTs) {
+            lastTs_ = std::max(lastTs_, ev.tsNs + std::max<int64_t>(ev.durNs, 0));
+            if (!haveTs_ || ev.tsNs < firstTs_) firstTs_ = ev.tsNs;
+            haveTs_ = true;
+        }
+        if (phase != 'M' && !ev.hasTs && phase != '\0' &&
+            std::string_view("XBEiIbenSTFCstf").find(phase) != std::string_view::npos)
+            throw InputError(
+                atOffset(path_, static_cast<long long>(ev.offset),
+                         "event with ph \"" + std::string(ev.ph) + "\" has no \"ts\""));
+        switch (phase) {
+            case 'X':
+                complete(ev);
+                break;
+            case 'B':
+                begin(ev);
+                break;
+            case 'E':
+                end(ev);
+                break;
+            case 'i':
+            case 'I':
+                instant(ev);
+                break;
+            case 'C':
+                counter(ev);
+                break;
+            case 'b':
+                asyncBegin(ev, false);
+                break;
+            case 'e':
+                asyncEnd(ev, false);
+                break;
+            case 'n':
+                asyncInstant(ev, false);
+                break;
+            case 'S':
+                asyncBegin(ev, true);
+                break;
+            case 'T':
+            case 'p':
+                asyncInstant(ev, true);
+                break;
+            case 'F':
+                asyncEnd(ev, true);
+                break;
+            case 's':
+            case 't':
+            case 'f':
+                flowV1(ev, phase);
+                break;
+            case 'M':
+                metadata(ev);
+                break;
+            default:
+                ++ignored_[std::string(ev.ph)];
+        }
+    }
+
+    // Closes what the file left open and returns the importer's observations.
+    QJsonObject finish() {
+        for (auto& [track, stack] : open_) {
+            for (const OpenSlice& o : stack) {
+                writer_.addSlice(track, o.start, lastTs_ - o.start, o.name, o.args);
+                ++unterminated_;
+            }
+        }
+        for (auto& [key, stack] : async_) {
+            for (const OpenSlice& o : stack) {
+                writer_.addSlice(o.track, o.start, lastTs_ - o.start, o.name, o.args);
+                ++unterminated_;
+            }
+        }
+        unmatchedFlows_ += pendingFlows_.size() + pendingBind_.size();
+        for (auto& [pid, p] : processes_) {
+            TrackSpec& spec = writer_.track(p.track);
+            spec.name = p.name.empty() ? "Process " + std::string(pid) : p.name;
+            if (!p.labels.empty()) spec.name += " (" + p.labels + ")";
+        }
+
+        QJsonObject o;
+        o.insert("events", qint64(events_));
+        QJsonObject phases;
+        for (const auto& [ph, n] : phases_) phases.insert(QString::fromStdString(ph), qint64(n));
+        o.insert("phases", phases);
+        QJsonObject ignored;
+        for (const auto& [ph, n] : ignored_) ignored.insert(QString::fromStdString(ph), qint64(n));
+        if (!ignored.isEmpty()) o.insert("ignored_events", ignored);
+        o.insert("unmatched_end_events", qint64(unmatchedEnd_));
+        o.insert("unterminated_slices", qint64(unterminated_));
+        o.insert("unmatched_flow_events", qint64(unmatchedFlows_));
+        return o;
+    }
+
+  private:
+    struct OpenSlice {
+        int64_t start;
+        uint32_t name;
+        uint64_t args;
+        uint32_t track;
+    };
+    struct Process {
+        uint32_t track;
+        std::string name, labels;
+    };
+    struct PendingFlow {
+        FlowEnd end;
+        uint32_t name;
+    };
+
+    uint64_t argsOf(const chrome::RawEvent& ev) {
+        if (ev.args.empty() || ev.args == "{}") return 0;
+        return writer_.addArgs(ev.args);
+    }
+
+    uint32_t process(std::string_view pid) {
+        auto it = processes_.find(pid);
+        if (it != processes_.end()) return it->second.track;
+        TrackSpec spec;
+        spec.kind = TrackKind::Process;
+        spec.pid = std::string(pid);
+        int64_t numeric = 0;
+        spec.sortIndex = parseInt(pid, numeric) ? numeric : INT32_MAX;
+        const uint32_t id = writer_.addTrack(std::move(spec));
+        processes_.emplace(std::string(pid), Process{id, {}, {}});
+        return id;
+    }
+
+    uint32_t thread(std::string_view pid, std::string_view tid) {
+        key_.assign(pid);
+        key_.push_back('\x1f');
+        key_.append(tid);
+        auto it = threads_.find(key_);
+        if (it != threads_.end()) return it->second;
+        TrackSpec spec;
+        spec.kind = TrackKind::Thread;
+        spec.parent = process(pid);
+        spec.pid = std::string(pid);
+        spec.tid = std::string(tid);
+        spec.name = "Thread " + std::string(tid);
+        int64_t numeric = 0;
+        spec.sortIndex = parseInt(tid, numeric) ? numeric : INT32_MAX;
+        const uint32_t id = writer_.addTrack(std::move(spec));
+        threads_.emplace(key_, id);
+        return id;
+    }
+
+    uint32_t namedTrack(std::string_view pid, TrackKind kind, const std::string& name) {
+        key_.assign(pid);
+        key_.push_back(char('0' + int(kind)));
+        key_.append(name);
+        auto it = named_.find(key_);
+        if (it != named_.end()) return it->second;
+        TrackSpec spec;
+        spec.kind = kind;
+        spec.parent = process(pid);
+        spec.pid = std::string(pid);
+        spec.name = name;
+        // Async and counter tracks come after the process's threads.
+        spec.sortIndex = int64_t(INT32_MAX) + int64_t(kind);
+        const uint32_t id = writer_.addTrack(std::move(spec));
+        named_.emplace(key_, id);
+        return id;
+    }
+
+    uint32_t globalTrack() {
+        if (global_ == UINT32_MAX) {
+            TrackSpec spec;
+            spec.kind = TrackKind::Global;
+            spec.name = "Global";
+            spec.sortIndex = INT64_MIN;
+            global_ = writer_.addTrack(std::move(spec));
+        }
+        return global_;
+    }
+
+    void complete(const chrome::RawEvent& ev) {
+        const uint32_t track = thread(ev.pid, ev.tid);
+        const uint32_t name = writer_.intern(ev.name);
+        writer_.addSlice(track, ev.tsNs, ev.hasDur ? ev.durNs : 0, name, argsOf(ev));
+        flowV2(ev, track);
+    }
+
+    void begin(const chrome::RawEvent& ev) {
+        const uint32_t track = thread(ev.pid, ev.tid);
+        open_[track].push_back({ev.tsNs, writer_.intern(ev.name), argsOf(ev), track});
+        flowV2(ev, track);
+    }
+
+    void end(const chrome::RawEvent& ev) {
+        const uint32_t track = thread(ev.pid, ev.tid);
+        auto& stack = open_[track];
+        if (stack.empty()) {
+            ++unmatchedEnd_;
+            return;
+        }
+        const OpenSlice o = stack.back();
+        stack.pop_back();
+        // Args given on the E event count when B had none.
+        const uint64_t args = o.args ? o.args : argsOf(ev);
+        writer_.addSlice(track, o.start, ev.tsNs - o.start, o.name, args);
+    }
+
+    void instant(const chrome::RawEvent& ev) {
+        uint32_t track;
+        if (ev.scope == "g")
+            track = globalTrack();
+        else if (ev.scope == "p")
+            track = process(ev.pid);
+        else
+            track = thread(ev.pid, ev.tid);
+        writer_.addInstant(track, ev.tsNs, writer_.intern(ev.name), argsOf(ev));
+    }
+
+    void counter(const chrome::RawEvent& ev) {
+        std::string base(ev.name);
+        if (ev.hasId) base += " " + chrome::scalarValue(ev.id);
+        const bool ok =
+            chrome::forEachMember(ev.args, [&](std::string_view key, std::string_view raw) {
+                double value = 0;
+                if (!chrome::numberValue(raw, value)) return;
+                const std::string name = key == "value" ? base : base + " " + std::string(key);
+                writer_.addCounter(namedTrack(ev.pid, TrackKind::Counter, name), ev.tsNs, value);
+            });
+        if (!ok && !ev.args.empty())
+            throw InputError(atOffset(path_, static_cast<long long>(ev.offset),
+                                      "counter event \"" + base + "\" has malformed \"args\""));
+    }
+
+    std::string asyncKey(const chrome::RawEvent& ev, bool legacy) {
+        std::string key(ev.pid);
+        key += '\x1f';
+        key += ev.cat;
+        key += '\x1f';
+        key += ev.id;
+        if (legacy) {
+            key += '\x1f';
+            key += ev.name;
+        }
+        return key;
+    }
+
+    void asyncBegin(const chrome::RawEvent& ev, bool legacy) {
+        auto& stack = async_[asyncKey(ev, legacy)];
+        // Nested async slices share their root's track; each root names a track.
+        const uint32_t track = stack.empty()
+                                   ? namedTrack(ev.pid, TrackKind::Async, std::string(ev.name))
+                                   : stack.front().track;
+        stack.push_back({ev.tsNs, writer_.intern(ev.name), argsOf(ev), track});
+    }
+
+    // An end closes the innermost open slice of its id with the same name (any, when unnamed);
+    // slices opened inside it and still open end with it.
+    void asyncEnd(const chrome::RawEvent& ev, bool legacy) {
+        auto it = async_.find(asyncKey(ev, legacy));
+        if (it == async_.end()) {
+            ++unmatchedEnd_;
+            return;
+        }
+        auto& stack = it->second;
+        const uint32_t name = ev.name.empty() ? 0 : writer_.intern(ev.name);
+        size_t match = stack.size();
+        while (match > 0 && name != 0 && stack[match - 1].name != name) --match;
+        if (match == 0) {
+            ++unmatchedEnd_;
+            return;
+        }
+        for (size_t i = stack.size(); i-- > match - 1;) {
+            const OpenSlice& o = stack[i];
+            writer_.addSlice(o.track, o.start, ev.tsNs - o.start, o.name, o.args);
+            if (i != match - 1) ++unterminated_;
+        }
+        stack.resize(match - 1);
+        if (stack.empty()) async_.erase(it);
+    }
+
+    void asyncInstant(const chrome::RawEvent& ev, bool legacy) {
+        auto it = async_.find(asyncKey(ev, legacy));
+        const uint32_t track = it != async_.end() && !it->second.empty()
+                                   ? it->second.front().track
+                                   : namedTrack(ev.pid, TrackKind::Async, std::string(ev.name));
+        writer_.addInstant(track, ev.tsNs, writer_.intern(ev.name), argsOf(ev));
+    }
+
+    // s -> t -> ... -> f: an arrow between each consecutive pair of the same id (and category).
+    void flowV1(const chrome::RawEvent& ev, char phase) {
+        std::string key(ev.cat);
+        key += '\x1f';
+        key += ev.id;
+        const uint32_t track = thread(ev.pid, ev.tid);
+        FlowEnd here{
+            track, ev.tsNs,
+            phase == 'f' && ev.bp != "e" ? FlowBinding::NextSlice : FlowBinding::Enclosing};
+        auto it = pendingFlows_.find(key);
+        if (phase == 's') {
+            if (it != pendingFlows_.end()) ++unmatchedFlows_;  // a new start drops the old chain
+            pendingFlows_[key] = {here, writer_.intern(ev.name)};
+            return;
+        }
+        if (it == pendingFlows_.end()) {
+            ++unmatchedFlows_;
+            return;
+        }
+        writer_.addFlow(it->second.end, here, it->second.name);
+        if (phase == 'f')
+            pendingFlows_.erase(it);
+        else
+            it->second.end = here;
+    }
+
+    // bind_id with flow_out (source) and flow_in (destination) on slices.
+    void flowV2(const chrome::RawEvent& ev, uint32_t track) {
+        if (ev.bindId.empty() || (!ev.flowIn && !ev.flowOut)) return;
+        const std::string key(ev.bindId);
+        const FlowEnd here{track, ev.tsNs, FlowBinding::Enclosing};
+        if (ev.flowIn) {
+            auto it = pendingBind_.find(key);
+            if (it == pendingBind_.end()) {
+                ++unmatchedFlows_;
+            } else {
+                writer_.addFlow(it->second.end, here, it->second.name);
+                pendingBind_.erase(it);
+            }
+        }
+        if (ev.flowOut) pendingBind_[key] = {here, writer_.intern(ev.name)};
+    }
+
+    void metadata(const chrome::RawEvent& ev) {
+        std::string value;
+        int64_t sortIndex = 0;
+        bool haveSort = false;
+        chrome::forEachMember(ev.args, [&](std::string_view key, std::string_view raw) {
+            if (key == "name" || key == "labels") value = chrome::scalarValue(raw);
+            if (key == "sort_index") {
+                double v = 0;
+                haveSort = chrome::numberValue(raw, v);
+                sortIndex = int64_t(v);
+            }
+        });
+        while (!value.empty() && value.back() == ' ') value.pop_back();
+        if (ev.name == "process_name") {
+            process(ev.pid);
+            processes_.find(ev.pid)->second.name = value;
+        } else if (ev.name == "process_labels") {
+            process(ev.pid);
+            processes_.find(ev.pid)->second.labels = value;
+        } else if (ev.name == "process_sort_index" && haveSort) {
+            writer_.track(process(ev.pid)).sortIndex = sortIndex;
+        } else if (ev.name == "thread_name") {
+            writer_.track(thread(ev.pid, ev.tid)).name = value;
+        } else if (ev.name == "thread_sort_index" && haveSort) {
+            writer_.track(thread(ev.pid, ev.tid)).sortIndex = sortIndex;
+        } else {
+            ++ignored_["M:" + std::string(ev.name)];
+        }
+    }
+
+    TraceWriter& writer_;
+    std::string path_;
+    std::string key_;  // reused lookup key
+    std::map<std::string, Process, std::less<>> processes_;
+    std::unordered_map<std::string, uint32_t> threads_, named_;
+    uint32_t global_ = UINT32_MAX;
+    std::unordered_map<uint32_t, std::vector<OpenSlice>> open_;
+    std::map<std::string, std::vector<OpenSlice>> async_;
+    std::unordered_map<std::string, PendingFlow> pendingFlows_, pendingBind_;
+    uint64_t events_ = 0, unmatchedEnd_ = 0, unterminated_ = 0, unmatchedFlows_ = 0;
+    std::map<std::string, uint64_t> phases_, ignored_;
+    int64_t firstTs_ = 0, lastTs_ = INT64_MIN;
+    bool haveTs_ = false;
+};
+
+class ChromeJsonImporter : public Importer {
+  public:
+    std::string format() const override { return "chrome-json"; }
+    std::string kind() const override { return "trace"; }
+    std::string description() const override {
+        return "Chrome Trace Event JSON (chrome://tracing, Perfetto, PyTorch profiler), "
+               "array or object form";
+    }
+    int detect(const Sniff& sniff) const override {
+        std::string_view head = sniff.head;
+        if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);
+        const size_t first = head.find_first_not_of(" \t\r\n");
+        if (first == std::string_view::npos) return 0;
+        const bool hasPhase = head.find("\"ph\"") != std::string_view::npos;
+        if (head[first] == '{') {
+            if (head.find("\"traceEvents\"") != std::string_view::npos) return 100;
+            // Kineto writes device properties first, which can push traceEvents past the head.
+            const bool kineto = head.find("\"deviceProperties\"") != std::string_view::npos;
+            return hasPhase || kineto ? 60 : 0;
+        }
+        if (head[first] == '[') {
+            const size_t second = head.find_first_not_of(" \t\r\n", first + 1);
+            if (second != std::string_view::npos && head[second] != '{' && head[second] != ']')
+                return 0;
+            return hasPhase ? 95 : 40;
+        }
+        return 0;
+    }
+
+    void run(ImportContext& ctx) const override {
+        TraceWriter writer(ctx.workspace, ctx.profileId);
+        ChromeTraceBuilder builder(writer, ctx.input.path());
+        chrome::EventReader reader(ctx.input);
+        chrome::RawEvent ev;
+        uint64_t n = 0;
+        while (reader.next(ev)) {
+            builder.add(ev);
+            if ((++n & 0x3fff) == 0)
+                ctx.progress.report(0.8 * ctx.input.fraction(), "reading events");
+        }
+        if (n == 0) throw InputError(ctx.input.path() + ": no trace events (not a Chrome trace?)");
+        QJsonObject meta = builder.finish();
+        const trace::TraceSummary summary = writer.finish(
+            [&](double f) { ctx.progress.report(0.8 + 0.2 * f, "building timeline"); });
+        meta.insert("trace", trace::summaryJson(summary));
+        if (!reader.displayTimeUnit().empty())
+            meta.insert("display_time_unit", QString::fromStdString(reader.displayTimeUnit()));
+        QJsonObject top;
+        for (const auto& [key, value] : reader.topLevel())
+            top.insert(QString::fromStdString(key), QString::fromStdString(value));
+        if (!top.isEmpty()) meta.insert("trace_metadata", top);
+        QJsonArray warnings;
+        if (reader.missingClose())
+            warnings.append(
+                "the JSON ends without its closing bracket; events up to the end were "
+                "imported");
+        if (meta.value("unmatched_end_events").toInteger() > 0)
+            warnings.append(QString("%1 end events without a matching begin were ignored")
+                                .arg(meta.value("unmatched_end_events").toInteger()));
+        if (meta.value("unterminated_slices").toInteger() > 0)
+            warnings.append(QString("%1 slices never ended; they run to the end of the trace")
+                                .arg(meta.value("unterminated_slices").toInteger()));
+        if (summary.overlapping > 0)
+            warnings.append(QString("%1 slices overlap their parent (not properly nested)")
+                                .arg(qint64(summary.overlapping)));
+        meta.insert("missing_close_bracket", reader.missingClose());
+        meta.insert("warnings", warnings);
+        ctx.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
+    }
+};
+
+}  // namespace
+
+const Importer& chromeJsonImporter() {
+    static const ChromeJsonImporter importer;
+    return importer;
+}
+
+}  // namespace stallscope

@@ -1,0 +1,526 @@
+#include "chrome_json.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "errors.h"
+
+namespace stallscope::chrome {
+
+namespace {
+
+// The scanners work on a window [p, e): reaching e throws EndOfWindow (the reader refills and
+// retries the whole event); malformed text throws BadJson with the position.
+struct EndOfWindow {};
+struct BadJson {
+    const char* at;
+    std::string what;
+};
+
+constexpr size_t kInitialBuffer = size_t(4) << 20;
+
+inline bool isSpace(char c) {
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+inline bool isDelimiter(char c) {
+    return c == ',' || c == '}' || c == ']' || c == ':' || isSpace(c);
+}
+
+inline void skipWs(const char*& p, const char* e) {
+    while (p < e && isSpace(*p)) ++p;
+    if (p == e) throw EndOfWindow{};
+}
+
+// p at the opening quote; returns the closing quote.
+inline const char* closingQuote(const char* p, const char* e) {
+    const char* from = p + 1;
+    for (;;) {
+        if (from >= e) throw EndOfWindow{};
+        const auto* q = static_cast<const char*>(std::memchr(from, '"', size_t(e - from)));
+        if (!q) throw EndOfWindow{};
+        const char* b = q;
+        while (b > p + 1 && b[-1] == '\\') --b;
+        if ((q - b) % 2 == 0) return q;
+        from = q + 1;
+    }
+}
+
+void appendUtf8(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+        out.push_back(char(cp));
+    } else if (cp < 0x800) {
+        out.push_back(char(0xc0 | (cp >> 6)));
+        out.push_back(char(0x80 | (cp & 0x3f)));
+    } else if (cp < 0x10000) {
+        out.push_back(char(0xe0 | (cp >> 12)));
+        out.push_back(char(0x80 | ((cp >> 6) & 0x3f)));
+        out.push_back(char(0x80 | (cp & 0x3f)));
+    } else {
+        out.push_back(char(0xf0 | (cp >> 18)));
+        out.push_back(char(0x80 | ((cp >> 12) & 0x3f)));
+        out.push_back(char(0x80 | ((cp >> 6) & 0x3f)));
+        out.push_back(char(0x80 | (cp & 0x3f)));
+    }
+}
+
+uint32_t hex4(const char* p, const char* q) {
+    if (q - p < 4) throw BadJson{p, "truncated \\u escape"};
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+        const char c = p[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9')
+            v |= uint32_t(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v |= uint32_t(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= uint32_t(c - 'A' + 10);
+        else
+            throw BadJson{p + i, "invalid \\u escape"};
+    }
+    return v;
+}
+
+void unescape(const char* s, const char* q, std::string& out) {
+    out.clear();
+    for (const char* p = s; p < q; ++p) {
+        if (*p != '\\') {
+            out.push_back(*p);
+            continue;
+        }
+        ++p;
+        switch (*p) {
+            case '"':
+                out.push_back('"');
+                break;
+            case '\\':
+                out.push_back('\\');
+                break;
+            case '/':
+                out.push_back('/');
+                break;
+            case 'b':
+                out.push_back('\b');
+                break;
+            case 'f':
+                out.push_back('\f');
+                break;
+            case 'n':
+                out.push_back('\n');
+                break;
+            case 'r':
+                out.push_back('\r');
+                break;
+            case 't':
+                out.push_back('\t');
+                break;
+            case 'u': {
+                uint32_t cp = hex4(p + 1, q);
+                p += 4;
+                if (cp >= 0xd800 && cp < 0xdc00 && q - p >= 7 && p[1] == '\\' && p[2] == 'u') {
+                    const uint32_t low = hex4(p + 3, q);
+                    if (low >= 0xdc00 && low < 0xe000) {
+                        cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+                        p += 6;
+                    }
+                }
+                appendUtf8(out, cp);
+                break;
+            }
+            default:
+                throw BadJson{p - 1, "invalid escape in a string"};
+        }
+    }
+}
+
+// p at '"'. Returns the content, unescaped into `scratch` only when it has escapes.
+std::string_view readString(const char*& p, const char* e, std::string& scratch) {
+    const char* q = closingQuote(p, e);
+    const char* s = p + 1;
+    p = q + 1;
+    if (q <= s || !std::memchr(s, '\\', size_t(q - s))) return {s, size_t(q - s)};
+    unescape(s, q, scratch);
+    return scratch;
+}
+
+// A number or literal: the text up to the next delimiter.
+std::string_view readToken(const char*& p, const char* e) {
+    const char* s = p;
+    const char c = *p;
+    if (!((c >= '0' && c <= '9') || c == '-' || c == 't' || c == 'f' || c == 'n'))
+        throw BadJson{p, std::string("unexpected character '") + c + "' where a value belongs"};
+    while (p < e && !isDelimiter(*p)) ++p;
+    if (p == e) throw EndOfWindow{};
+    return {s, size_t(p - s)};
+}
+
+void skipValue(const char*& p, const char* e) {
+    const char c = *p;
+    if (c == '"') {
+        p = closingQuote(p, e) + 1;
+        return;
+    }
+    if (c != '{' && c != '[') {
+        readToken(p, e);
+        return;
+    }
+    int depth = 0;
+    for (;;) {
+        if (p == e) throw EndOfWindow{};
+        const char ch = *p;
+        if (ch == '"') {
+            p = closingQuote(p, e) + 1;
+            continue;
+        }
+        if (ch == '{' || ch == '[') {
+            ++depth;
+        } else if (ch == '}' || ch == ']') {
+            if (--depth == 0) {
+                ++p;
+                return;
+            }
+        }
+        ++p;
+    }
+}
+
+// Microseconds as decimal text -> nanoseconds, exactly for up to three decimals.
+bool decimalToNs(std::string_view text, int64_t& out) {
+    const char* p = text.data();
+    const char* e = p + text.size();
+    bool negative = false;
+    if (p < e && *p == '-') {
+        negative = true;
+        ++p;
+    }
+    int64_t whole = 0;
+    const char* digits = p;
+    while (p < e && *p >= '0' && *p <= '9') {
+        if (whole > 9'000'000'000'000'000 / 10) return false;
+        whole = whole * 10 + (*p++ - '0');
+    }
+    if (p == digits) return false;
+    int64_t frac = 0;
+    int fracDigits = 0;
+    bool roundUp = false;
+    if (p < e && *p == '.') {
+        ++p;
+        while (p < e && *p >= '0' && *p <= '9') {
+            if (fracDigits < 3)
+                frac = frac * 10 + (*p - '0');
+            else if (fracDigits == 3)
+                roundUp = *p >= '5';
+            ++fracDigits;
+            ++p;
+        }
+        for (int i = fracDigits; i < 3; ++i) frac *= 10;
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        const std::string copy(text);
+        char* end = nullptr;
+        const double v = std::strtod(copy.c_str(), &end);
+        if (end != copy.c_str() + copy.size() || !std::isfinite(v) || std::fabs(v) > 9e15)
+            return false;
+        out = std::llround(v * 1000.0);
+        return true;
+    }
+    if (p != e) return false;
+    if (whole > 9'000'000'000'000'000 / 1000) return false;
+    int64_t ns = whole * 1000 + frac + (roundUp ? 1 : 0);
+    out = negative ? -ns : ns;
+    return true;
+}
+
+}  // namespace
+
+EventReader::EventReader(InputFile& input) : input_(input), buf_(kInitialBuffer) {}
+
+void EventReader::fail(const char* at, const std::string& what) const {
+    const uint64_t offset = base_ + uint64_t(at - buf_.data());
+    std::string where = what;
+    if (input_.compression() != Compression::None) where += " (offset in the decompressed JSON)";
+    throw InputError(atOffset(input_.path(), static_cast<long long>(offset), where));
+}
+
+bool EventReader::fill() {
+    if (eof_) return false;
+    if (pos_ > 0) {
+        std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+        base_ += pos_;
+        end_ -= pos_;
+        pos_ = 0;
+    }
+    if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);  // one event larger than the window
+    const size_t got = input_.read(buf_.data() + end_, buf_.size() - end_);
+    if (got == 0) {
+        eof_ = true;
+        return false;
+    }
+    end_ += got;
+    return true;
+}
+
+bool EventReader::next(RawEvent& event) {
+    for (;;) {
+        const char* const begin = buf_.data();
+        const char* const e = begin + end_;
+        const char* p = begin + pos_;
+        try {
+            switch (state_) {
+                case State::Start:
+                    // A UTF-8 byte order mark is allowed before the document.
+                    if (end_ - pos_ < 3 && !eof_) throw EndOfWindow{};
+                    if (end_ - pos_ >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+                    skipWs(p, e);
+                    if (*p == '[') {
+                        state_ = State::Events;
+                    } else if (*p == '{') {
+                        state_ = State::TopObject;
+                        objectForm_ = true;
+                    } else {
+                        fail(p, "not Chrome trace JSON: expected '[' or '{'");
+                    }
+                    pos_ = size_t(p + 1 - begin);
+                    continue;
+                case State::TopObject:
+                case State::AfterEvents: {
+                    skipWs(p, e);
+                    if (*p == '}') {
+                        state_ = State::Done;
+                        pos_ = size_t(p + 1 - begin);
+                        continue;
+                    }
+                    if (*p == ',') {
+                        pos_ = size_t(p + 1 - begin);
+                        continue;
+                    }
+                    if (*p != '"') fail(p, "expected a member name in the top-level object");
+                    std::string& key = scratch_.empty() ? scratch_.emplace_back() : scratch_[0];
+                    const std::string keyText(readString(p, e, key));
+                    skipWs(p, e);
+                    if (*p != ':') fail(p, "expected ':' after \"" + keyText + "\"");
+                    ++p;
+                    skipWs(p, e);
+                    if (keyText == "traceEvents") {
+                        if (*p != '[') fail(p, "\"traceEvents\" must be an array");
+                        state_ = State::Events;
+                        ++p;
+                    } else if (*p == '{' || *p == '[') {
+                        skipValue(p, e);
+                    } else {
+                        std::string value;
+                        if (*p == '"') {
+                            std::string scratch;
+                            value = std::string(readString(p, e, scratch));
+                        } else {
+                            value = std::string(readToken(p, e));
+                        }
+                        if (keyText == "displayTimeUnit")
+                            displayTimeUnit_ = value;
+                        else
+                            topLevel_.emplace_back(keyText, value);
+                    }
+                    pos_ = size_t(p - begin);
+                    continue;
+                }
+                case State::Events:
+                    skipWs(p, e);
+                    if (*p == ',') {
+                        ++p;
+                        skipWs(p, e);
+                    } else if (afterEvent_ && *p != ']') {
+                        fail(p, "expected ',' or ']' after an event");
+                    }
+                    if (*p == ']') {
+                        state_ = objectForm_ ? State::AfterEvents : State::Done;
+                        pos_ = size_t(p + 1 - begin);
+                        continue;
+                    }
+                    if (*p != '{') fail(p, "expected an event object");
+                    event = RawEvent{};
+                    event.offset = base_ + uint64_t(p - begin);
+                    parseEvent(p, e, event);
+                    pos_ = size_t(p - begin);
+                    afterEvent_ = true;
+                    return true;
+                case State::Done:
+                    return false;
+            }
+        } catch (const EndOfWindow&) {
+            if (fill()) continue;
+            // End of input: fine between events (a missing ']' is tolerated), an error inside.
+            // fill() may have moved the window: look again from the current position.
+            const char* q = buf_.data() + pos_;
+            const char* const last = buf_.data() + end_;
+            while (q < last && (isSpace(*q) || *q == ',')) ++q;
+            if (q != last)
+                fail(q, state_ == State::Events ? "the JSON ends inside an event (truncated file?)"
+                                                : "the JSON ends inside a value (truncated file?)");
+            if (state_ == State::Start) fail(q, "empty document");
+            missingClose_ = state_ != State::Done;
+            state_ = State::Done;
+            return false;
+        } catch (const BadJson& bad) {
+            fail(bad.at, bad.what);
+        }
+    }
+}
+
+void EventReader::parseEvent(const char*& p, const char* e, RawEvent& ev) {
+    scratchUsed_ = 0;
+    auto text = [&](const char*& q) -> std::string_view {
+        if (*q == '"') {
+            if (scratchUsed_ == scratch_.size()) scratch_.emplace_back();
+            return readString(q, e, scratch_[scratchUsed_++]);
+        }
+        return readToken(q, e);
+    };
+    auto timeValue = [&](const char*& q, const char* key) {
+        const char* at = q;
+        std::string_view t = text(q);
+        int64_t ns = 0;
+        if (!decimalToNs(t, ns))
+            fail(at, std::string("\"") + key + "\" is not a number of microseconds");
+        return ns;
+    };
+    ++p;  // '{'
+    skipWs(p, e);
+    if (*p == '}') {
+        ++p;
+        return;
+    }
+    for (;;) {
+        skipWs(p, e);
+        if (*p != '"') fail(p, "expected a member name in an event");
+        const char* q = closingQuote(p, e);
+        const std::string_view key(p + 1, size_t(q - p - 1));
+        p = q + 1;
+        skipWs(p, e);
+        if (*p != ':') fail(p, "expected ':' in an event");
+        ++p;
+        skipWs(p, e);
+        switch (key.size()) {
+            case 1:
+                if (key[0] == 's')
+                    ev.scope = text(p);
+                else
+                    skipValue(p, e);
+                break;
+            case 2:
+                if (key == "ph") {
+                    ev.ph = text(p);
+                } else if (key == "ts") {
+                    ev.tsNs = timeValue(p, "ts");
+                    ev.hasTs = true;
+                } else if (key == "id") {
+                    ev.id = text(p);
+                    ev.hasId = true;
+                } else if (key == "bp") {
+                    ev.bp = text(p);
+                } else {
+                    skipValue(p, e);
+                }
+                break;
+            case 3:
+                if (key == "pid") {
+                    ev.pid = text(p);
+                } else if (key == "tid") {
+                    ev.tid = text(p);
+                } else if (key == "cat") {
+                    ev.cat = text(p);
+                } else if (key == "dur") {
+                    ev.durNs = timeValue(p, "dur");
+                    ev.hasDur = true;
+                } else if (key == "id2") {
+                    const char* s = p;
+                    skipValue(p, e);
+                    ev.id = std::string_view(s, size_t(p - s));
+                    ev.hasId = true;
+                } else {
+                    skipValue(p, e);
+                }
+                break;
+            default:
+                if (key == "name") {
+                    ev.name = text(p);
+                } else if (key == "args") {
+                    const char* s = p;
+                    skipValue(p, e);
+                    ev.args = std::string_view(s, size_t(p - s));
+                } else if (key == "bind_id") {
+                    ev.bindId = text(p);
+                } else if (key == "flow_in") {
+                    ev.flowIn = text(p) == "true";
+                } else if (key == "flow_out") {
+                    ev.flowOut = text(p) == "true";
+                } else {
+                    skipValue(p, e);
+                }
+        }
+        skipWs(p, e);
+        const char c = *p++;
+        if (c == ',') continue;
+        if (c == '}') return;
+        fail(p - 1, "expected ',' or '}' after a member of an event");
+    }
+}
+
+bool forEachMember(std::string_view json,
+                   const std::function<void(std::string_view, std::string_view)>& visit) {
+    const char* p = json.data();
+    const char* e = p + json.size();
+    std::string keyScratch;
+    try {
+        skipWs(p, e);
+        if (*p != '{') return false;
+        ++p;
+        skipWs(p, e);
+        if (*p == '}') return true;
+        for (;;) {
+            skipWs(p, e);
+            if (*p != '"') return false;
+            const std::string key(readString(p, e, keyScratch));
+            skipWs(p, e);
+            if (*p != ':') return false;
+            ++p;
+            skipWs(p, e);
+            const char* s = p;
+            skipValue(p, e);
+            visit(key, std::string_view(s, size_t(p - s)));
+            if (p == e) return false;
+            skipWs(p, e);
+            const char c = *p++;
+            if (c == '}') return true;
+            if (c != ',') return false;
+        }
+    } catch (const EndOfWindow&) {
+        return false;
+    } catch (const BadJson&) {
+        return false;
+    }
+}
+
+std::string scalarValue(std::string_view raw) {
+    if (raw.size() >= 2 && raw.front() == '"') {
+        const char* p = raw.data();
+        std::string scratch;
+        try {
+            return std::string(readString(p, raw.data() + raw.size(), scratch));
+        } catch (const EndOfWindow&) {
+        } catch (const BadJson&) {
+        }
+    }
+    return std::string(raw);
+}
+
+bool numberValue(std::string_view raw, double& out) {
+    std::string text = raw.size() >= 2 && raw.front() == '"' ? scalarValue(raw) : std::string(raw);
+    if (text.empty()) return false;
+    char* end = nullptr;
+    out = std::strtod(text.c_str(), &end);
+    return end == text.c_str() + text.size() && std::isfinite(out);
+}
+
+}  // namespace stallscope::chrome

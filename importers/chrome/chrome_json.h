@@ -1,0 +1,74 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "input_stream.h"
+
+namespace stallscope::chrome {
+
+// One trace event as read, before any interpretation. Views point into the reader's buffer
+// (or its unescape scratch) and stay valid until the next call to next().
+struct RawEvent {
+    std::string_view ph, name, cat, id, bp, scope, pid, tid, bindId;
+    std::string_view args;  // raw JSON text of "args", empty when absent
+    bool hasTs = false, hasDur = false, hasId = false;
+    bool flowIn = false, flowOut = false;
+    int64_t tsNs = 0, durNs = 0;
+    uint64_t offset = 0;  // decompressed byte offset of the event's '{'
+};
+
+// Streams the events of a Chrome Trace Event JSON document (array form `[...]` or object form
+// `{"traceEvents":[...], ...}`) with bounded memory: the buffer holds a window of the input and
+// grows only to fit one event. A SAX-style scanner written for this format: no DOM, no copies
+// of strings without escapes.
+class EventReader {
+  public:
+    explicit EventReader(InputFile& input);
+    // False after the last event. Throws InputError naming the file and byte offset.
+    bool next(RawEvent& event);
+
+    // After the end: whether the closing bracket (or brace) was missing.
+    bool missingClose() const { return missingClose_; }
+    const std::string& displayTimeUnit() const { return displayTimeUnit_; }
+    // Top-level scalar members of the object form (traceName, schemaVersion, ...).
+    const std::vector<std::pair<std::string, std::string>>& topLevel() const { return topLevel_; }
+    uint64_t bytesConsumed() const { return base_ + pos_; }
+
+  private:
+    enum class State { Start, TopObject, Events, AfterEvents, Done };
+
+    bool fill();  // false at the end of the input
+    [[noreturn]] void fail(const char* at, const std::string& what) const;
+    void parseEvent(const char*& p, const char* end, RawEvent& event);
+
+    InputFile& input_;
+    std::vector<char> buf_;
+    size_t pos_ = 0, end_ = 0;
+    uint64_t base_ = 0;  // decompressed offset of buf_[0]
+    bool eof_ = false;
+    State state_ = State::Start;
+    bool missingClose_ = false;
+    bool objectForm_ = false;
+    bool afterEvent_ = false;
+    std::string displayTimeUnit_;
+    std::vector<std::pair<std::string, std::string>> topLevel_;
+    std::deque<std::string> scratch_;  // stable addresses: events hold views into it
+    size_t scratchUsed_ = 0;
+};
+
+// Helpers over a complete JSON text (an event's args): no streaming needed.
+// Calls visit(key, rawValue) for each member of an object; returns false if `json` is not an
+// object.
+bool forEachMember(std::string_view json,
+                   const std::function<void(std::string_view key, std::string_view value)>& visit);
+// The unescaped text of a JSON string value, or the raw text of any other scalar.
+std::string scalarValue(std::string_view raw);
+// A JSON number (or a string holding one); false otherwise.
+bool numberValue(std::string_view raw, double& out);
+
+}  // namespace stallscope::chrome

@@ -1,0 +1,162 @@
+// Trace storage: nesting, level-of-detail folding, spilled runs, op statistics, find, args.
+#include <QTemporaryDir>
+#include <QtTest>
+#include <random>
+
+#include "sqlite.h"
+#include "trace_store.h"
+#include "trace_writer.h"
+#include "workspace.h"
+
+using namespace stallscope;
+using namespace stallscope::trace;
+
+namespace {
+
+// Writes the same random nested trace with the given in-memory budget; returns the profile id.
+int64_t writeTrace(Workspace& ws, size_t budget, int slicesPerTrack, TraceSummary* summary) {
+    sql::Transaction tx(ws.db());
+    ProfileInfo info;
+    info.name = ws.uniqueName("model");
+    info.kind = "trace";
+    const int64_t id = ws.insertProfile(info);
+    TraceWriter writer(ws, id, budget);
+    TrackSpec process;
+    process.kind = TrackKind::Process;
+    process.name = "p";
+    const uint32_t p = writer.addTrack(process);
+    std::mt19937_64 rng(7);
+    for (int t = 0; t < 2; ++t) {
+        TrackSpec thread;
+        thread.parent = p;
+        thread.name = "t" + std::to_string(t);
+        const uint32_t track = writer.addTrack(thread);
+        // Parents of 1000 ns holding two children of 100-300 ns, emitted children first
+        // (as Chrome X events often are) so the writer has to sort.
+        for (int i = 0; i < slicesPerTrack / 3; ++i) {
+            const int64_t start = int64_t(i) * 2000;
+            const int64_t a = 100 + int64_t(rng() % 200), b = 100 + int64_t(rng() % 200);
+            writer.addSlice(track, start + 600, b, writer.intern("child b"));
+            writer.addSlice(track, start + 100, a, writer.intern("child a"));
+            writer.addSlice(track, start, 1000, writer.intern(i % 2 ? "odd" : "even"),
+                            i == 0 ? writer.addArgs(R"({"first":true})") : 0);
+        }
+    }
+    TrackSpec counter;
+    counter.parent = p;
+    counter.kind = TrackKind::Counter;
+    counter.name = "c";
+    const uint32_t c = writer.addTrack(counter);
+    for (int i = 0; i < 5000; ++i) writer.addCounter(c, int64_t(i) * 100, double(i % 10));
+    *summary = writer.finish([](double) {});
+    tx.commit();
+    return id;
+}
+
+}  // namespace
+
+class TestTraceModel : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+  private slots:
+    void nestingStatsAndSpill() {
+        auto ws = Workspace::open(dir_.filePath("a.sqlite").toStdString());
+        TraceSummary inMemory, spilled;
+        const int64_t a = writeTrace(*ws, size_t(1) << 20, 30000, &inMemory);
+        const int64_t b = writeTrace(*ws, 1024, 30000, &spilled);  // many spilled runs
+        QCOMPARE(inMemory.slices, uint64_t(60000));
+        QCOMPARE(spilled.slices, uint64_t(60000));
+        QCOMPARE(inMemory.maxDepth, 1u);
+        QCOMPARE(inMemory.overlapping, uint64_t(0));
+        TraceStore sa(*ws, a), sb(*ws, b);
+        const auto t0a = sa.slices(1, 0, INT64_MAX / 2, 0);
+        const auto t0b = sb.slices(1, 0, INT64_MAX / 2, 0);
+        QCOMPARE(t0a.size(), size_t(30000));
+        QCOMPARE(t0b.size(), t0a.size());
+        for (size_t i = 0; i < t0a.size(); ++i) {
+            QCOMPARE(t0b[i].start, t0a[i].start);
+            QCOMPARE(t0b[i].depth, t0a[i].depth);
+        }
+        QCOMPARE(t0a[0].depth, 0u);
+        QCOMPARE(sa.text(t0a[0].name), std::string("even"));
+        QCOMPARE(t0a[1].depth, 1u);
+        QCOMPARE(sa.args(t0a[0].args), std::string(R"({"first":true})"));
+        // Op statistics: 10000 "even"+"odd" parents of 1000 ns each per track.
+        const auto ops = sa.opStats();
+        const auto even =
+            std::find_if(ops.begin(), ops.end(), [](const OpStat& s) { return s.name == "even"; });
+        QCOMPARE(even->count, uint64_t(10000));
+        QCOMPARE(even->total, int64_t(10000) * 1000);
+        QCOMPARE(even->p50, int64_t(1000));
+        QCOMPARE(even->p95, int64_t(1000));
+        const auto childA = std::find_if(ops.begin(), ops.end(),
+                                         [](const OpStat& s) { return s.name == "child a"; });
+        QVERIFY(childA->p50 >= 100 && childA->p50 < 300);
+        QVERIFY(childA->p95 >= childA->p50);
+        // Self time of parents = duration minus their two children.
+        int64_t childTotal = 0;
+        for (const auto& s : ops)
+            if (s.name.starts_with("child")) childTotal += s.total;
+        int64_t parentSelf = 0;
+        for (const auto& s : ops)
+            if (s.name == "even" || s.name == "odd") parentSelf += s.self;
+        QCOMPARE(parentSelf, int64_t(20000) * 1000 - childTotal);
+    }
+
+    void lodPreservesCountsAndBoundsItems() {
+        auto ws = Workspace::open(dir_.filePath("b.sqlite").toStdString());
+        TraceSummary summary;
+        const int64_t id = writeTrace(*ws, size_t(1) << 20, 300000, &summary);
+        TraceStore store(*ws, id);
+        const TrackRow* t = store.track(1);
+        QVERIFY(t->levels.size() > 2);
+        for (const double resolution : {0.0, 50.0, 1000.0, 20000.0, 1e6, 1e9}) {
+            const auto items = store.slices(1, t->start, t->end, resolution);
+            uint64_t count = 0;
+            for (const auto& it : items) count += it.count;
+            QCOMPARE(count, t->slices);  // folding never loses a slice
+            if (resolution >= 1000.0) {
+                // O(pixels x depth): at most a few items per bucket of the level per depth.
+                const double buckets =
+                    double(t->end - t->start) / double(lodWidth(store.levelFor(*t, resolution)));
+                QVERIFY2(double(items.size()) <= 4 * (buckets + 1) * (t->maxDepth + 1),
+                         qPrintable(QString("%1 items at %2").arg(items.size()).arg(resolution)));
+            }
+        }
+        // A window in the middle at 1600 px returns only what overlaps it.
+        const int64_t from = 100'000'000, to = 101'000'000;
+        const auto window = store.slices(1, from, to, double(to - from) / 1600);
+        QVERIFY(!window.empty());
+        for (const auto& it : window) QVERIFY(it.start <= to && it.end() >= from);
+        // Counters: samples, and per-bucket min/max at coarse resolution.
+        const auto raw = store.counters(3, 0, 10'000, 0);
+        QCOMPARE(raw.size(), size_t(101));
+        const auto coarse = store.counters(3, 0, 500'000, 100'000);
+        QVERIFY(coarse.size() < 40);
+        QCOMPARE(coarse[1].min, 0.0);
+        QCOMPARE(coarse[1].max, 9.0);
+    }
+
+    void findNextAndPrevious() {
+        auto ws = Workspace::open(dir_.filePath("c.sqlite").toStdString());
+        TraceSummary summary;
+        const int64_t id = writeTrace(*ws, size_t(1) << 20, 30000, &summary);
+        TraceStore store(*ws, id);
+        auto next = store.find("ODD", 0, true);  // case-insensitive substring
+        QVERIFY(next);
+        QCOMPARE(next->slice.start, int64_t(2000));
+        next = store.find("odd", 2000, true);
+        QCOMPARE(next->slice.start, int64_t(6000));
+        const auto previous = store.find("odd", 6000, false);
+        QCOMPARE(previous->slice.start, int64_t(2000));
+        QVERIFY(!store.find("no such op", 0, true));
+        const QJsonObject info = store.infoJson();
+        QCOMPARE(info.value("slices").toInt(), 60000);
+        QCOMPARE(info.value("counters").toInt(), 5000);
+        QCOMPARE(info.value("tracks").toInt(), 4);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTraceModel)
+#include "test_trace_model.moc"

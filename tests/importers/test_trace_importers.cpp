@@ -1,0 +1,517 @@
+// Trace importers (Chrome JSON, XProf XSpace, Chakra ET) on the real samples and on small
+// hand-written files for each event type and edge case.
+#include <sys/resource.h>
+#include <zstd.h>
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+#include <set>
+#include <tuple>
+
+#include "errors.h"
+#include "import_service.h"
+#include "sqlite.h"
+#include "trace_fixtures.h"
+#include "trace_store.h"
+#include "workspace.h"
+
+using namespace stallscope;
+using trace::TraceStore;
+
+namespace {
+#pragma GCC diagnostic ignored "-Wunused-function"
+
+QString samples() {
+    return QStringLiteral(STALLSCOPE_SHARED_DIR) + "/samples/";
+}
+
+QString write(const QString& path, const QByteArray& bytes) {
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) qFatal("cannot write %s", qPrintable(path));
+    f.write(bytes);
+    return path;
+}
+
+struct Imported {
+    ProfileInfo profile;
+    QJsonObject meta;
+};
+
+Imported importOne(Workspace& ws, const QString& path, const std::string& format = {}) {
+    Progress progress;
+    ImportRequest request{{path.toStdString()}, {}, format};
+    const auto out = importFiles(ws, request, progress);
+    const ProfileInfo p = *ws.profile(out.at(0).id);
+    return {p, QJsonDocument::fromJson(QByteArray::fromStdString(p.metadataJson)).object()};
+}
+
+const trace::TrackRow* trackNamed(const TraceStore& store, const std::string& name) {
+    for (const auto& t : store.tracks())
+        if (t.name == name) return &t;
+    return nullptr;
+}
+
+std::vector<trace::SliceItem> allSlices(const TraceStore& store, int64_t track) {
+    return store.slices(track, INT64_MIN / 2, INT64_MAX / 2, 0);
+}
+
+int64_t count(Workspace& ws, const std::string& sql) {
+    sql::Statement st(ws.db(), sql);
+    return st.step() ? st.int64(0) : -1;
+}
+
+}  // namespace
+
+class TestTraceImporters : public QObject {
+    Q_OBJECT
+
+  private:
+    QTemporaryDir dir_;
+    std::unique_ptr<Workspace> ws_;
+
+    QString path(const QString& name) const { return dir_.filePath(name); }
+    QString sample(const QString& rel) {
+        const QString p = samples() + rel;
+        if (!QFile::exists(p)) return {};
+        return p;
+    }
+
+  private slots:
+    void init() { ws_ = Workspace::open(path("ws.sqlite").toStdString()); }
+    void cleanup() {
+        ws_.reset();
+        QFile::remove(path("ws.sqlite"));
+        QFile::remove(path("ws.sqlite-wal"));
+        QFile::remove(path("ws.sqlite-shm"));
+    }
+
+    void chromeSimpleTrace() {
+        const QString file = sample("chrome/simple_trace.json");
+        if (file.isEmpty()) QSKIP("samples not available");
+        const Imported imp = importOne(*ws_, file);
+        QCOMPARE(imp.profile.kind, std::string("trace"));
+        QCOMPARE(imp.meta.value("format").toString(), QString("chrome-json"));
+        // samples/README.md: 37 events: B/E 8+8, X 4, C 5, I 6, P 3, M 3.
+        QCOMPARE(imp.meta.value("events").toInt(), 37);
+        const QJsonObject phases = imp.meta.value("phases").toObject();
+        QCOMPARE(phases.value("B").toInt(), 8);
+        QCOMPARE(phases.value("E").toInt(), 8);
+        QCOMPARE(phases.value("X").toInt(), 4);
+        QCOMPARE(phases.value("C").toInt(), 5);
+        QCOMPARE(phases.value("I").toInt(), 6);
+        QCOMPARE(phases.value("P").toInt(), 3);
+        QCOMPARE(phases.value("M").toInt(), 3);
+        QCOMPARE(imp.meta.value("ignored_events").toObject().value("P").toInt(), 3);
+        TraceStore store(*ws_, imp.profile.id);
+        const QJsonObject info = store.infoJson();
+        QCOMPARE(info.value("slices").toInt(), 12);  // 8 B/E pairs + 4 X
+        QCOMPARE(info.value("instants").toInt(), 6);
+        QCOMPARE(info.value("counters").toInt(), 5);
+        QCOMPARE(info.value("start").toInteger(), 818000);  // ts 818 us
+        QCOMPARE(info.value("end").toInteger(), 880000);
+        QCOMPARE(info.value("time_unit").toString(), QString("ns"));
+        const QJsonObject top = info.value("top_ops").toArray().at(0).toObject();
+        QCOMPARE(top.value("name").toString(), QString("A"));
+        QCOMPARE(top.value("total").toInteger(), 27000);
+        // thread_name metadata names the threads; B/E nest under X on threadA.
+        const trace::TrackRow* a = trackNamed(store, "threadA");
+        QVERIFY(a);
+        QCOMPARE(a->slices, uint64_t(11));
+        QCOMPARE(a->maxDepth, 2u);
+        const auto slices = allSlices(store, a->id);
+        const auto asub =
+            std::find_if(slices.begin(), slices.end(),
+                         [&](const trace::SliceItem& s) { return store.text(s.name) == "Asub"; });
+        QVERIFY(asub != slices.end());
+        QCOMPARE(asub->start, int64_t(829000));
+        QCOMPARE(asub->dur, int64_t(3000));
+        QCOMPARE(asub->depth, 2u);  // inside "A long name..." (B) inside "Long X type" (X)
+        QVERIFY(trackNamed(store, "counter"));
+        QCOMPARE(trackNamed(store, "counter")->samples, uint64_t(5));
+        QCOMPARE(trackNamed(store, "Global")->instants, uint64_t(1));  // s:"g"
+    }
+
+    void chromeFlowSimple() {
+        const QString file = sample("chrome/flow_simple.json");
+        if (file.isEmpty()) QSKIP("samples not available");
+        const Imported imp = importOne(*ws_, file);
+        TraceStore store(*ws_, imp.profile.id);
+        QCOMPARE(store.infoJson().value("slices").toInt(), 5);
+        // s 2 / t 1 / f 2: id 8780d402 is s -> t -> f (two arrows), 8780d403 is s -> f.
+        const auto& flows = store.flows();
+        QCOMPARE(flows.size(), size_t(3));
+        auto tidOf = [&](int64_t track) { return store.track(track)->tid; };
+        std::set<std::tuple<std::string, int64_t, std::string, int64_t>> pairs;
+        for (const auto& f : flows) {
+            pairs.insert({tidOf(f.fromTrack), f.fromTs, tidOf(f.toTrack), f.toTs});
+            QCOMPARE(f.fromDepth, 0);
+            QCOMPARE(f.toDepth, 0);
+        }
+        const std::set<std::tuple<std::string, int64_t, std::string, int64_t>> expected{
+            {"15904", 1000, "15895", 1001000},      // SenderB -> Blergh (f binds the next slice)
+            {"15903", 3002000, "15794", 3220000},   // SenderA -> OtherSlice (t encloses)
+            {"15794", 3220000, "15894", 3331000}};  // OtherSlice -> SomeSlice (next slice at 3331)
+        QCOMPARE(pairs, expected);
+    }
+
+    void chromeKineto() {
+        struct Case {
+            const char* file;
+            int64_t launch, kernel;
+        };
+        for (const Case c : {Case{"kineto/before_fix_trace.json", 88437691101729, 88437691101749},
+                             Case{"kineto/after_fix_trace.json", 88511388202765, 88511388202785}}) {
+            const QString file = sample(c.file);
+            if (file.isEmpty()) QSKIP("samples not available");
+            const Imported imp = importOne(*ws_, file);
+            TraceStore store(*ws_, imp.profile.id);
+            const QJsonObject info = store.infoJson();
+            QCOMPARE(info.value("slices").toInt(), 9);
+            QCOMPARE(info.value("instants").toInt(), 2);
+            QCOMPARE(info.value("flows").toInt(), 1);  // ac2g id 1; f 200 and 300 have no s
+            QCOMPARE(imp.meta.value("unmatched_flow_events").toInt(), 2);
+            QCOMPARE(imp.meta.value("display_time_unit").toString(), QString("ms"));
+            // The GPU stream is a thread of the GPU 0 process, named by thread_name metadata.
+            const trace::TrackRow* stream = trackNamed(store, "stream 1");
+            QVERIFY(stream);
+            QCOMPARE(store.track(stream->parent)->name,
+                     std::string("CuptiActivityProfilerTest (GPU 0)"));
+            QCOMPARE(store.track(stream->parent)->sortIndex, int64_t(5000000));
+            QCOMPARE(stream->slices, uint64_t(3));
+            const auto kernels = allSlices(store, stream->id);
+            QCOMPARE(store.text(kernels.at(0).name), std::string("Kernel"));
+            QCOMPARE(kernels.at(0).start, c.kernel);
+            QCOMPARE(kernels.at(0).dur, int64_t(20));  // 0.02 us
+            const trace::FlowRow& f = store.flows().at(0);
+            QCOMPARE(f.fromTs, c.launch);
+            QCOMPARE(f.fromDepth, 1);  // cudaLaunchKernel, inside op1
+            QCOMPARE(f.toTrack, stream->id);
+            QCOMPARE(f.toTs, c.kernel);
+            QCOMPARE(f.toDepth, 0);
+            const std::string args = store.args(kernels.at(0).args);
+            QVERIFY(args.find("\"correlation\": 1") != std::string::npos);
+        }
+    }
+
+    void chromeNestableAsyncAndXEvents() {
+        const QString async = sample("chrome/nestable_async.json");
+        const QString xevents = sample("chrome/x_event_trace.json");
+        if (async.isEmpty() || xevents.isEmpty()) QSKIP("samples not available");
+        Imported imp = importOne(*ws_, async);
+        QJsonObject info = TraceStore(*ws_, imp.profile.id).infoJson();
+        QCOMPARE(info.value("slices").toInt(), 9);                    // b 9
+        QCOMPARE(info.value("instants").toInt(), 2);                  // n 2
+        QCOMPARE(imp.meta.value("unmatched_end_events").toInt(), 1);  // ..._UNMATCHED_END
+        QCOMPARE(imp.meta.value("unterminated_slices").toInt(), 1);   // ..._UNMATCHED_BEGIN
+        // REQUEST_BAR (10-100 us) and REQUEST_FOO (110-200 us) lead the op table.
+        QCOMPARE(info.value("top_ops").toArray().at(0).toObject().value("total").toInteger(),
+                 90000);
+
+        imp = importOne(*ws_, xevents);
+        info = TraceStore(*ws_, imp.profile.id).infoJson();
+        QCOMPARE(imp.meta.value("events").toInt(), 4027);
+        QCOMPARE(info.value("slices").toInt(), 2799 + 442 + 53);  // X, B/E pairs, S/F pairs
+        QCOMPARE(info.value("instants").toInt(), 59 + 124);       // i, T steps
+        QCOMPARE(info.value("counters").toInt(), 42);
+        QCOMPARE(imp.meta.value("ignored_events").toObject().value("D").toInt(), 2);
+        QCOMPARE(imp.meta.value("ignored_events").toObject().value("N").toInt(), 2);
+    }
+
+    void chromeEventTypes() {
+        // Object form: displayTimeUnit, counters with id, instants of each scope, flow v2,
+        // legacy async, process/thread sort indexes.
+        const QByteArray json = fixtures::kEventTypesJson;
+        const Imported imp = importOne(*ws_, write(path("types.json"), json));
+        TraceStore store(*ws_, imp.profile.id);
+        QCOMPARE(imp.meta.value("display_time_unit").toString(), QString("ns"));
+        QCOMPARE(imp.meta.value("trace_metadata").toObject().value("traceName").toString(),
+                 QString("t"));
+        const trace::TrackRow* worker = trackNamed(store, "worker");
+        QVERIFY(worker);
+        QCOMPARE(worker->sortIndex, int64_t(-5));
+        QCOMPARE(store.track(worker->parent)->name, std::string("proc"));
+        const auto send = allSlices(store, worker->id);
+        QCOMPARE(send.at(0).start, int64_t(1500));
+        QCOMPARE(send.at(0).dur, int64_t(2250));
+        QCOMPARE(store.flows().size(), size_t(1));
+        QCOMPARE(store.flows()[0].fromTs, int64_t(1500));
+        QCOMPARE(store.flows()[0].toTs, int64_t(10000));
+        QCOMPARE(trackNamed(store, "mem a used")->samples, uint64_t(2));
+        const auto free = store.counters(trackNamed(store, "mem a free")->id, 0, 1000000, 0);
+        QCOMPARE(free.size(), size_t(2));
+        QCOMPARE(free[0].value, 7.0);  // numeric strings count
+        QCOMPARE(free[1].value, 3.0);
+        QCOMPARE(trackNamed(store, "proc")->instants, uint64_t(1));  // s:"p"
+        const trace::TrackRow* job = trackNamed(store, "job");
+        QVERIFY(job);
+        QCOMPARE(job->slices, uint64_t(1));
+        QCOMPARE(job->instants, uint64_t(1));  // the T step
+        QCOMPARE(allSlices(store, job->id).at(0).dur, int64_t(4000));
+    }
+
+    void chromeEdgeCases() {
+        // Unmatched E, overlapping X on one thread, unknown ph, non-ASCII and escaped names,
+        // huge args, and a missing closing bracket.
+        const std::string huge(6 << 20, 'x');  // larger than the reader's 4 MiB window
+        QByteArray json = fixtures::kEdgeCasesJson;
+        json += QByteArray::fromStdString(huge) + "\"}},\n";
+        // Escapes: \u00e9, a surrogate pair and an escaped quote (a plain literal: moc misreads
+        // backslashes in raw strings).
+        json +=
+            "{\"ph\":\"X\",\"name\":\"esc \\u00e9\\ud83d\\ude00 \\\"q\\\"\",\"pid\":1,\"tid\":3,"
+            "\"ts\":22,\"dur\":1},\n";
+        const Imported imp = importOne(*ws_, write(path("edge.json"), json));
+        TraceStore store(*ws_, imp.profile.id);
+        QCOMPARE(imp.meta.value("unmatched_end_events").toInt(), 1);
+        QCOMPARE(imp.meta.value("ignored_events").toObject().value("Z").toInt(), 1);
+        QCOMPARE(imp.meta.value("missing_close_bracket").toBool(), true);
+        QVERIFY(imp.meta.value("warnings").toArray().at(0).toString().contains("closing bracket"));
+        QCOMPARE(imp.meta.value("trace").toObject().value("overlapping_slices").toInt(), 1);
+        const auto overlapping = allSlices(store, trackNamed(store, "Thread 2")->id);
+        QCOMPARE(overlapping.size(), size_t(2));
+        QCOMPARE(overlapping[1].depth, 1u);  // B starts inside A: drawn one row down
+        const auto names = allSlices(store, trackNamed(store, "Thread 3")->id);
+        QCOMPARE(store.text(names[0].name), std::string("名前 ünïcode"));
+        QCOMPARE(store.text(names[1].name), std::string("esc é\xF0\x9F\x98\x80 \"q\""));
+        const auto big = allSlices(store, trackNamed(store, "Thread 4")->id);
+        QCOMPARE(store.args(big.at(0).args).size(),
+                 huge.size() + std::string(fixtures::kBlobArgsJson).size());
+        QCOMPARE(store.infoJson().value("slices").toInt(), 6);
+    }
+
+    void chromeCompressed() {
+        const QString file = sample("chrome/simple_trace.json");
+        if (file.isEmpty()) QSKIP("samples not available");
+        QFile in(file);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QByteArray raw = in.readAll();
+        QByteArray packed(int(ZSTD_compressBound(size_t(raw.size()))), '\0');
+        packed.resize(int(ZSTD_compress(packed.data(), size_t(packed.size()), raw.data(),
+                                        size_t(raw.size()), 3)));
+        const Imported imp = importOne(*ws_, write(path("simple.json.zst"), packed));
+        QCOMPARE(imp.meta.value("compression").toString(), QString("zstd"));
+        QCOMPARE(TraceStore(*ws_, imp.profile.id).infoJson().value("slices").toInt(), 12);
+    }
+
+    void chromeBrokenJsonReportsOffset() {
+        const QByteArray json = fixtures::kBrokenJson;
+        const QString file = write(path("broken.json"), json);
+        try {
+            importOne(*ws_, file, "chrome-json");
+            QFAIL("broken JSON was accepted");
+        } catch (const InputError& e) {
+            const qsizetype at = json.indexOf("\"ph\":\"X\" \"name\"") + 9;  // the stray '"'
+            QVERIFY2(QString(e.what()).contains(QString("broken.json: byte %1:").arg(at)),
+                     e.what());
+        }
+        QCOMPARE(ws_->profiles().size(), size_t(0));  // nothing stored
+        QCOMPARE(count(*ws_, "SELECT count(*) FROM trace_chunks"), 0);
+
+        // The file ends inside an event: an error, not a warning.
+        const QByteArray cut = fixtures::kCutJson;
+        try {
+            importOne(*ws_, write(path("cut.json"), cut), "chrome-json");
+            QFAIL("truncated JSON was accepted");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains(QString("byte %1: the JSON ends inside an event")
+                                                    .arg(cut.indexOf("{\"ph\"", 5))),
+                     e.what());
+        }
+    }
+
+    void xprofSample() {
+        const QString file = sample("xprof/tpu_inference_2.xplane.pb");
+        if (file.isEmpty()) QSKIP("samples not available");
+        const Imported imp = importOne(*ws_, file);
+        QCOMPARE(imp.meta.value("format").toString(), QString("xprof-xspace"));
+        // samples/README.md: 7 planes, 142 lines, 26,723 events.
+        QCOMPARE(imp.meta.value("planes").toInt(), 7);
+        QCOMPARE(imp.meta.value("lines").toInt(), 142);
+        QCOMPARE(imp.meta.value("events").toInt(), 26723);
+        QCOMPARE(imp.meta.value("aggregated_events").toArray().size(), 0);
+        TraceStore store(*ws_, imp.profile.id);
+        const QJsonObject info = store.infoJson();
+        QCOMPARE(info.value("slices").toInt(), 26723);
+        QCOMPARE(info.value("start").toInteger(), 482851900);
+        QCOMPARE(info.value("end").toInteger(), 98635909582);
+        std::vector<std::string> processes;
+        for (const auto* t : store.children(-1)) processes.push_back(t->name);
+        // Planes without events (/host:metadata, Task Environment) hold no track.
+        QCOMPARE(processes,
+                 (std::vector<std::string>{"/device:TPU:0", "/device:TPU:1", "/device:TPU:2",
+                                           "/device:TPU:3", "/host:CPU"}));
+        QCOMPARE(info.value("tracks").toInt(), 140);
+        const auto tpu0 = store.children(store.children(-1)[0]->id);
+        QCOMPARE(tpu0[0]->name, std::string("XLA Modules"));
+        QCOMPARE(tpu0[1]->name, std::string("XLA Ops"));
+        QCOMPARE(tpu0[1]->slices, uint64_t(1504));
+        const QJsonObject top = info.value("top_ops").toArray().at(0).toObject();
+        QCOMPARE(top.value("name").toString(), QString("jit_f(12190760917235803885)"));
+        QCOMPARE(top.value("count").toInt(), 400);
+        QCOMPARE(top.value("total").toInteger(), 313657988960);
+        // Stats become args, with names from the stat metadata.
+        const auto ops = store.slices(tpu0[1]->id, store.start(), store.end(), 0);
+        const std::string args = store.args(ops.at(0).args);
+        QVERIFY2(args.size() > 2 && args.front() == '{', args.c_str());
+    }
+
+    void xprofTruncated() {
+        // A plane that claims 16 bytes but has 3.
+        const QByteArray bytes("\x0a\x10\x08\x01\x12", 5);
+        try {
+            importOne(*ws_, write(path("bad.xplane.pb"), bytes));
+            QFAIL("truncated protobuf was accepted");
+        } catch (const InputError& e) {
+            QVERIFY2(
+                QString(e.what()).contains(
+                    "bad.xplane.pb: byte 0: XSpace: a length-delimited field runs past the end"),
+                e.what());
+        }
+        const QString file = sample("xprof/tpu_inference_2.xplane.pb");
+        if (file.isEmpty()) return;
+        QFile in(file);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QVERIFY_THROWS_EXCEPTION(
+            InputError, importOne(*ws_, write(path("half.xplane.pb"), in.read(in.size() / 2))));
+        QCOMPARE(ws_->profiles().size(), size_t(0));
+    }
+
+    void chakraAllGather() {
+        const QString file = sample("chakra/all_gather.0.et");
+        if (file.isEmpty()) QSKIP("samples not available");
+        const Imported imp = importOne(*ws_, file);
+        QCOMPARE(imp.meta.value("format").toString(), QString("chakra-et"));
+        QCOMPARE(imp.meta.value("chakra_version").toString(), QString("0.0.4"));
+        QCOMPARE(imp.meta.value("ranks").toArray().size(), 4);  // rank 0 brings ranks 1-3
+        const QJsonArray coll = imp.meta.value("collectives").toArray();
+        QCOMPARE(coll.size(), 4);
+        for (const auto& c : coll) {
+            QCOMPARE(c.toObject().value("comm_size").toInteger(), 1048576);
+            QCOMPARE(c.toObject().value("comm_type").toString(), QString("ALL_GATHER"));
+        }
+        TraceStore store(*ws_, imp.profile.id);
+        QCOMPARE(store.children(-1).size(), size_t(1));
+        QCOMPARE(store.children(store.children(-1)[0]->id).size(), size_t(4));
+        const auto node = allSlices(store, trackNamed(store, "rank 2")->id);
+        QCOMPARE(store.text(node.at(0).name), std::string("all_gather_4npus_1MB"));
+        QVERIFY(store.args(node.at(0).args).find("\"comm_size\":1048576") != std::string::npos);
+    }
+
+    void chakraDependencies() {
+        const QString file = sample("chakra/custom_allreduce.0.et");
+        if (file.isEmpty()) QSKIP("samples not available");
+        const Imported imp = importOne(*ws_, file);
+        QCOMPARE(imp.meta.value("ranks").toArray().size(), 8);
+        QCOMPARE(imp.meta.value("nodes").toInt(), 280);
+        QCOMPARE(imp.meta.value("node_types").toObject().value("COMP_NODE").toInt(), 56);
+        QCOMPARE(imp.meta.value("node_types").toObject().value("COMM_SEND_NODE").toInt(), 112);
+        QCOMPARE(imp.meta.value("node_types").toObject().value("COMM_RECV_NODE").toInt(), 112);
+        QCOMPARE(imp.meta.value("dependencies").toInt(), 272);
+        QCOMPARE(imp.meta.value("missing_dependencies").toInt(), 0);
+        QVERIFY(imp.meta.value("schedule").toString().contains("ASAP"));
+        TraceStore store(*ws_, imp.profile.id);
+        QCOMPARE(store.flows().size(), size_t(272));
+        // Seven 7-us compute steps chained by dependencies: the schedule ends at 49 us.
+        QCOMPARE(store.end(), int64_t(49000));
+        const auto rank0 = allSlices(store, trackNamed(store, "rank 0")->id);
+        QCOMPARE(store.text(rank0[0].name), std::string("COMP_NODE_tb0_step1"));
+        QCOMPARE(rank0[0].dur, int64_t(7000));
+        const auto step3 = std::find_if(rank0.begin(), rank0.end(), [&](const trace::SliceItem& s) {
+            return store.text(s.name) == "COMP_NODE_tb0_step3";
+        });
+        QCOMPARE(step3->start, int64_t(7000));  // after step 1
+    }
+
+    void cliInfoJson() {
+        const QString file = sample("chrome/flow_simple.json");
+        if (file.isEmpty()) QSKIP("samples not available");
+        if (!QFile::exists(STALLSCOPE_BINARY)) QSKIP("stallscope binary not built");
+        const QString store = path("cli.sqlite");
+        QProcess import;
+        import.start(STALLSCOPE_BINARY, {"--store", store, "import", file});
+        QVERIFY(import.waitForFinished(60000));
+        QCOMPARE(import.exitCode(), 0);
+        QProcess info;
+        info.start(STALLSCOPE_BINARY, {"--store", store, "info", "flow_simple", "--json"});
+        QVERIFY(info.waitForFinished(60000));
+        QCOMPARE(info.exitCode(), 0);
+        const QJsonObject o = QJsonDocument::fromJson(info.readAllStandardOutput()).object();
+        QCOMPARE(o.value("kind").toString(), QString("trace"));
+        QCOMPARE(o.value("tracks").toInt(), 10);
+        QCOMPARE(o.value("slices").toInt(), 5);
+        QCOMPARE(o.value("counters").toInt(), 0);
+        QCOMPARE(o.value("flows").toInt(), 3);
+        QCOMPARE(o.value("start").toInteger(), 0);
+        QCOMPARE(o.value("end").toInteger(), 3731000);
+        QCOMPARE(o.value("time_unit").toString(), QString("ns"));
+        const QJsonObject top = o.value("top_ops").toArray().at(0).toObject();
+        QCOMPARE(top.value("name").toString(), QString("OtherSlice"));
+        QCOMPARE(top.value("count").toInt(), 1);
+        QCOMPARE(top.value("total").toInteger(), 500000);
+    }
+
+    void chromeStreamingMemoryBound() {
+        // ~150 MB of nested X events (1.5 M slices: more than the writer's in-memory budget, so
+        // runs spill) imported by a child process; its peak RSS must stay far below the file size.
+        const QString file = path("large.json");
+        {
+            std::ofstream out(file.toStdString());
+            out << "[";
+            char line[256];
+            for (int i = 0; i < 1'500'000; ++i) {
+                const int tid = i % 8, depth = (i / 8) % 4;
+                std::snprintf(
+                    line, sizeof line,
+                    "%s{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"op%d\",\"pid\":1,\"tid\":%d,"
+                    "\"ts\":%d.%03d,\"dur\":%d,\"args\":{\"i\":%d,\"pad\":\"0123456789abcdef\"}}\n",
+                    i ? "," : "", i % 50, tid, (i / 32) * 100 + depth, i % 1000, 90 - depth * 20,
+                    i);
+                out << line;
+            }
+            out << "]";
+        }
+        const qint64 size = QFileInfo(file).size();
+        QVERIFY(size > 140'000'000);
+        QProcess child;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("STALLSCOPE_TRACE_IMPORT_CHILD", file);
+        env.insert("STALLSCOPE_TRACE_IMPORT_STORE", path("child.sqlite"));
+        child.setProcessEnvironment(env);
+        child.start(QCoreApplication::applicationFilePath(), {});
+        QVERIFY(child.waitForFinished(300000));
+        QCOMPARE(child.exitCode(), 0);
+        const QList<QByteArray> out = child.readAllStandardOutput().trimmed().split(' ');
+        QCOMPARE(out.size(), 2);
+        const long peakKb = out[0].toLong();
+        QCOMPARE(out[1].toLongLong(), 1'500'000LL);  // slices stored
+        qInfo() << "child peak RSS" << peakKb / 1024 << "MB for a" << size / 1'000'000 << "MB file";
+        QVERIFY2(peakKb < 160 * 1024, qPrintable(QString("peak RSS %1 kB").arg(peakKb)));
+        QFile::remove(file);
+    }
+};
+
+// With STALLSCOPE_TRACE_IMPORT_CHILD set, the executable imports that file and prints its peak
+// RSS (kB) and the number of slices stored: the memory-bound test runs it as a child process.
+int main(int argc, char** argv) {
+    if (const char* file = std::getenv("STALLSCOPE_TRACE_IMPORT_CHILD")) {
+        QCoreApplication app(argc, argv);
+        auto ws = Workspace::open(std::getenv("STALLSCOPE_TRACE_IMPORT_STORE"));
+        Progress progress;
+        const auto out = importFiles(*ws, ImportRequest{{file}, {}, {}}, progress);
+        const int64_t slices = TraceStore(*ws, out.at(0).id).infoJson().value("slices").toInteger();
+        rusage usage{};
+        getrusage(RUSAGE_SELF, &usage);
+        std::printf("%ld %lld\n", usage.ru_maxrss, static_cast<long long>(slices));
+        return 0;
+    }
+    QCoreApplication app(argc, argv);
+    TestTraceImporters test;
+    return QTest::qExec(&test, argc, argv);
+}
+#include "test_trace_importers.moc"
