@@ -2,8 +2,8 @@
 
 #include <sys/stat.h>
 
-#include <QCryptographicHash>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "errors.h"
@@ -27,9 +27,8 @@ const char* compressionName(Compression c) {
 }
 
 InputFile::InputFile(std::string path)
-    : path_(std::move(path)),
-      raw_(kRawChunk),
-      sha_(std::make_unique<QCryptographicHash>(QCryptographicHash::Sha256)) {
+    : path_(std::move(path)), raw_(kRawChunk), hash_(XXH3_createState()) {
+    XXH3_128bits_reset(hash_);
     struct stat st {};
     if (::stat(path_.c_str(), &st) != 0)
         throw InputError(path_ + ": cannot open: " + std::strerror(errno));
@@ -56,6 +55,7 @@ InputFile::InputFile(std::string path)
 }
 
 InputFile::~InputFile() {
+    XXH3_freeState(hash_);
     if (file_) std::fclose(file_);
     if (zstd_) ZSTD_freeDCtx(zstd_);
     if (gzipOpen_) inflateEnd(&gzip_);
@@ -72,7 +72,7 @@ bool InputFile::refillRaw() {
         rawEof_ = true;
         return false;
     }
-    sha_->addData(QByteArrayView(raw_.data(), static_cast<qsizetype>(got)));
+    XXH3_128bits_update(hash_, raw_.data(), got);
     rawPos_ = 0;
     rawEnd_ = got;
     return true;
@@ -165,8 +165,12 @@ size_t InputFile::read(char* out, size_t n) {
     return decompress(out, n);
 }
 
-std::string InputFile::sha256() const {
-    return sha_->result().toHex().toStdString();
+std::string InputFile::contentHash() const {
+    const XXH128_hash_t h = XXH3_128bits_digest(hash_);
+    char hex[40];
+    std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                  static_cast<unsigned long long>(h.low64));
+    return std::string("xxh128:") + hex;
 }
 
 LineReader::LineReader(InputFile& in) : in_(in), buffer_(4 << 20) {}

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <xxhash.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -9,8 +10,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-class QCryptographicHash;
 
 namespace stallscope {
 
@@ -40,8 +39,9 @@ class InputFile {
     // Reads up to n decompressed bytes; returns 0 only at the end of the content.
     size_t read(char* out, size_t n);
 
-    // Hex SHA-256 of the raw file bytes read so far (the whole file once read() returned 0).
-    std::string sha256() const;
+    // "xxh128:<hex>" of the raw file bytes read so far (the whole file once read() returned
+    // 0). XXH3 runs at memory speed; SHA-256 cost a second per 100 MB imported.
+    std::string contentHash() const;
 
   private:
     size_t readRaw(char* out, size_t n);
@@ -63,7 +63,7 @@ class InputFile {
     z_stream gzip_{};
     bool gzipOpen_ = false;
     bool gzipDone_ = false;
-    std::unique_ptr<QCryptographicHash> sha_;
+    XXH3_state_t* hash_ = nullptr;
 };
 
 // Splits an InputFile into lines. Each returned line stays valid until the next call and is

@@ -16,7 +16,7 @@ struct ProfileInfo {
     std::string kind;  // replay, noise, cpi, estimates, trace
     std::string sourcePath;
     int64_t sourceSize = 0;
-    std::string sourceHash;  // sha256 of the file as stored on disk
+    std::string sourceHash;  // "xxh128:<hex>" of the file as stored on disk
     std::string importedAt;  // ISO 8601, UTC
     std::string metadataJson = "{}";
     std::optional<int64_t> parentId;  // set on profiles derived from another (applied suggestions)
@@ -27,7 +27,7 @@ struct ProfileInfo {
 class Workspace {
   public:
     enum class Mode { ReadWrite, ReadOnly };
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
     static constexpr int kApplicationId = 0x53534350;  // "SSCP"
 
     // Opens or creates. Throws InputError (file is not a workspace, schema newer than ours,

@@ -98,7 +98,7 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
         meta.insert("compression", compressionName(input.compression()));
         sql::Statement update(workspace.db(),
                               "UPDATE profiles SET source_hash = ?, metadata = ? WHERE id = ?");
-        update.bind(1, input.sha256())
+        update.bind(1, input.contentHash())
             .bind(2, QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString())
             .bind(3, id);
         update.exec();

@@ -61,7 +61,7 @@ ProfileDetailsForm::ProfileDetailsForm(QWidget* parent)
     form->addRow(tr("ID:"), id_);
     form->addRow(tr("Source:"), source_);
     form->addRow(tr("Size:"), size_);
-    form->addRow(tr("SHA-256:"), hash_);
+    form->addRow(tr("Content hash:"), hash_);
     form->addRow(tr("Imported:"), importedAt_);
     form->addRow(tr("Derived from:"), parent_);
     form->addRow(tr("Metadata:"), metadata_);
