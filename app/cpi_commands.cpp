@@ -1,0 +1,148 @@
+// `cpi PROFILE [--classes] [--json]` and `estimates PROFILE [--json]` (CONTRACT §5).
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "commands.h"
+#include "cpi/cpi.h"
+#include "cpi/estimates.h"
+#include "errors.h"
+#include "workspace.h"
+
+namespace stallscope {
+
+namespace {
+
+struct Options {
+    std::string profile;
+    bool json = false;
+    bool classes = false;
+};
+
+Options parseOptions(const std::vector<std::string>& args, bool allowClasses) {
+    Options o;
+    for (size_t i = 1; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--json")
+            o.json = true;
+        else if (allowClasses && a == "--classes")
+            o.classes = true;
+        else if (a.starts_with("--"))
+            throw InputError("unknown option " + a + " for '" + args[0] + "'");
+        else if (o.profile.empty())
+            o.profile = a;
+        else
+            throw InputError(args[0] + ": give exactly one PROFILE");
+    }
+    if (o.profile.empty()) throw InputError(args[0] + ": give a PROFILE");
+    return o;
+}
+
+std::unique_ptr<Workspace> openStore(const std::string& store) {
+    if (!std::filesystem::exists(store)) throw InputError(store + ": no such workspace");
+    return Workspace::open(store, Workspace::isWritable(store) ? Workspace::Mode::ReadWrite
+                                                               : Workspace::Mode::ReadOnly);
+}
+
+ProfileInfo requireKind(const Workspace& workspace, const std::string& name,
+                        const std::string& kind) {
+    ProfileInfo p = workspace.resolveProfile(name);
+    if (p.kind != kind)
+        throw InputError("profile '" + p.name + "' is a " + p.kind + " profile, not " + kind);
+    return p;
+}
+
+std::string notice(const ProfileInfo& p) {
+    const QJsonObject meta =
+        QJsonDocument::fromJson(QByteArray::fromStdString(p.metadataJson)).object();
+    return meta.value("notice").toString().toStdString();
+}
+
+void printCpiText(const cpi::CpiData& data, const cpi::MapeReport& mape,
+                  const std::vector<cpi::CpiSuggestion>& suggestions, const std::string& note) {
+    if (!note.empty()) std::cout << "notice: " << note << "\n";
+    std::cout << "kernel\tsource\tgroup\ttotal_cycles\ttop categories\n";
+    for (const cpi::KernelStack& s : data.stacks) {
+        std::vector<std::pair<double, std::string>> top;
+        for (const auto& [category, cycles] : s.cycles) top.push_back({cycles, category});
+        std::sort(top.begin(), top.end(), std::greater<>());
+        std::string topText;
+        const double total = s.total();
+        for (size_t i = 0; i < top.size() && i < 3; ++i) {
+            char share[32];
+            std::snprintf(share, sizeof share, " %.1f%%",
+                          total > 0 ? top[i].first / total * 100 : 0);
+            topText += (i ? ", " : "") + top[i].second + share;
+        }
+        std::printf("%s\t%s\t%s\t%.0f\t%s\n", s.kernel.c_str(), s.source.c_str(), s.group.c_str(),
+                    total, topText.c_str());
+    }
+    for (const cpi::ModelMape& m : mape.overall)
+        std::printf("MAPE %s: %.2f%% over %d kernels\n", m.model.c_str(), m.mapePct, m.kernels);
+    for (const cpi::ModelMape& m : mape.byGroup)
+        std::printf("MAPE %s [%s]: %.2f%% over %d kernels\n", m.model.c_str(), m.group.c_str(),
+                    m.mapePct, m.kernels);
+    for (const cpi::CpiSuggestion& s : suggestions) std::cout << "suggestion: " << s.text << "\n";
+}
+
+void printEstimatesText(const estimates::EstimateData& data,
+                        const estimates::EstimateReport& report) {
+    std::printf("%zu rows, %zu estimators, %zu hardware targets\n", data.rows.size(),
+                data.estimators.size(), data.hardware.size());
+    for (const auto& m : report.byEstimatorHardware)
+        std::printf("MAPE %s on %s: %.2f%% (%d rows)\n", m.estimator.c_str(), m.hardware.c_str(),
+                    m.mapePct, m.rows);
+    for (const auto& s : report.speedupMeans)
+        std::printf("speedup %s %s -> %s: predicted %.3f, measured %.3f, error %+.1f%%\n",
+                    s.estimator.c_str(), s.from.c_str(), s.to.c_str(), s.predictedSpeedup,
+                    s.measuredSpeedup, s.errorPct);
+    for (const auto& [estimator, value] : report.speedupMeanAbs)
+        std::printf("speedup mean absolute error %s: %.1f%%\n", estimator.c_str(), value);
+    for (const auto& c : report.costs)
+        std::printf("cost %s: %.3f s wall, MAPE %.2f%%\n", c.estimator.c_str(), c.wallS, c.mapePct);
+}
+
+}  // namespace
+
+bool runCpiCommand(const std::vector<std::string>& args, const std::string& store, int& status) {
+    const std::string& command = args.at(0);
+    if (command != "cpi" && command != "estimates") return false;
+    if (command == "cpi") {
+        const Options o = parseOptions(args, true);
+        auto workspace = openStore(store);
+        const ProfileInfo p = requireKind(*workspace, o.profile, "cpi");
+        cpi::CpiData data = cpi::loadCpiData(*workspace, p.id);
+        // Suggestions name raw categories (more specific); the stacks follow --classes.
+        const auto suggestions = cpi::cpiSuggestions(data);
+        if (o.classes) data = cpi::toGsiClasses(data);
+        const cpi::MapeReport mape = cpi::computeMape(data);
+        if (o.json) {
+            QJsonObject out = cpi::cpiJson(data, mape, suggestions);
+            out.insert("profile", QString::fromStdString(p.name));
+            if (const std::string note = notice(p); !note.empty())
+                out.insert("notice", QString::fromStdString(note));
+            std::cout << QJsonDocument(out).toJson(QJsonDocument::Indented).toStdString();
+        } else {
+            printCpiText(data, mape, suggestions, notice(p));
+        }
+    } else {
+        const Options o = parseOptions(args, false);
+        auto workspace = openStore(store);
+        const ProfileInfo p = requireKind(*workspace, o.profile, "estimates");
+        const estimates::EstimateData data = estimates::loadEstimates(*workspace, p.id);
+        const estimates::EstimateReport report = estimates::analyzeEstimates(data);
+        if (o.json) {
+            QJsonObject out = estimates::estimatesJson(data, report);
+            out.insert("profile", QString::fromStdString(p.name));
+            std::cout << QJsonDocument(out).toJson(QJsonDocument::Indented).toStdString();
+        } else {
+            printEstimatesText(data, report);
+        }
+    }
+    status = 0;
+    return true;
+}
+
+}  // namespace stallscope

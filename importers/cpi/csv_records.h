@@ -1,0 +1,42 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "input_stream.h"
+
+namespace stallscope::csv {
+
+// Streams RFC 4180 records from an InputFile: quoted fields with doubled quotes, commas and
+// newlines inside quotes, CRLF. Fields are unquoted copies valid until the next call.
+class RecordReader {
+  public:
+    explicit RecordReader(InputFile& input);
+    // False at the end of the input. Blank lines are skipped.
+    bool next(std::vector<std::string>& fields);
+    // Line on which the last returned record started (1-based).
+    long long line() const { return recordLine_; }
+    const std::string& path() const { return input_.path(); }
+
+  private:
+    InputFile& input_;
+    LineReader lines_;
+    long long recordLine_ = 0;
+};
+
+// Splits one line (no embedded newlines) into fields; used by detection on sniffed bytes.
+std::vector<std::string> splitLine(std::string_view line);
+
+// Trims spaces and tabs.
+std::string_view trim(std::string_view s);
+
+// A number as tools print it: "13,485", "9,495.42", " 1.5e3 ". Nothing for "", "n/a", "N/A",
+// "-" or anything else that is not a number.
+std::optional<double> parseNumber(std::string_view text);
+
+// Header lookup: index of a column by exact (trimmed, case-insensitive) name, or -1.
+int columnIndex(const std::vector<std::string>& header, std::string_view name);
+
+}  // namespace stallscope::csv

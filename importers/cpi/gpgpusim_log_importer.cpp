@@ -1,0 +1,254 @@
+// GPGPU-Sim / Accel-Sim simulation logs. At each kernel's end the simulator prints a block that
+// starts with `kernel_name = ...`: per-kernel counters (gpu_sim_cycle, gpu_sim_insn) and shader
+// counters that keep accumulating over the whole run (the warp-state distribution
+// `Stall:… W0_Idle:… W0_Scoreboard:… W1:… W32:…` and gpgpu_stall_shd_mem[space][reason]).
+// Per kernel we difference the accumulating ones and turn the distribution into a stack.
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <map>
+
+#include "cpi_sink.h"
+#include "csv_records.h"
+#include "errors.h"
+#include "import_service.h"
+#include "registry.h"
+
+namespace stallscope {
+
+namespace {
+
+constexpr const char* kSource = "gpgpusim";
+
+// The counters that accumulate across kernels, as last printed.
+struct Cumulative {
+    std::map<std::string, double> warpStates;  // "Stall", "W0_Idle", "W0_Scoreboard", "W1".."W32"
+    std::map<std::string, double> shdMem;      // "c_mem.bk_conf", ...
+    double shdMemTotal = 0;
+    double totalCycles = 0;  // gpu_tot_sim_cycle
+};
+
+// One kernel's block as printed.
+struct Block {
+    std::string name, uid;
+    long long line = 0;
+    std::optional<double> cycles, instructions, totCycles, shdMemTotal;
+    std::map<std::string, double> warpStates, shdMem;
+    long long warpLine = 0;
+    std::vector<std::pair<std::string, double>> counters;  // every "name = number", in order
+};
+
+// Counters that went down were reset by the simulator (per-kernel statistics): take them as
+// they are; otherwise the kernel's share is the increase.
+double delta(double now, double before) {
+    return now >= before ? now - before : now;
+}
+
+// "name = value" with a numeric value; false for anything else.
+bool parseAssignment(std::string_view line, std::string& name, std::string_view& value) {
+    const auto eq = line.find(" = ");
+    const auto eq2 = eq == std::string_view::npos ? line.find('=') : eq;
+    if (eq2 == std::string_view::npos || eq2 == 0) return false;
+    const std::string_view key = csv::trim(line.substr(0, eq2));
+    if (key.empty() || key.find(' ') != std::string_view::npos) return false;
+    name.assign(key);
+    value = csv::trim(line.substr(eq2 + (eq == std::string_view::npos ? 1 : 3)));
+    return true;
+}
+
+// `gpgpu_stall_shd_mem[c_mem][bk_conf]` -> "c_mem.bk_conf"
+std::optional<std::string> shdMemKey(const std::string& name) {
+    static const std::string prefix = "gpgpu_stall_shd_mem[";
+    if (!name.starts_with(prefix)) return std::nullopt;
+    const auto close = name.find(']', prefix.size());
+    if (close == std::string::npos || close + 1 >= name.size() || name[close + 1] != '[' ||
+        name.back() != ']')
+        return std::nullopt;
+    return name.substr(prefix.size(), close - prefix.size()) + "." +
+           name.substr(close + 2, name.size() - close - 3);
+}
+
+class GpgpusimLogImporter final : public Importer {
+  public:
+    std::string format() const override { return "gpgpusim-log"; }
+    std::string kind() const override { return "cpi"; }
+    std::string description() const override {
+        return "GPGPU-Sim / Accel-Sim simulation log (per-kernel cycles and warp states)";
+    }
+    int detect(const Sniff& sniff) const override {
+        const std::string_view head = sniff.head;
+        if (head.find("GPGPU-Sim") != std::string_view::npos ||
+            head.find("Accel-Sim") != std::string_view::npos ||
+            head.find("accel-sim") != std::string_view::npos)
+            return 85;
+        if (head.find("gpu_sim_cycle = ") != std::string_view::npos) return 70;
+        return 0;
+    }
+
+    void run(ImportContext& ctx) const override {
+        const std::string& path = ctx.input.path();
+        LineReader lines(ctx.input);
+        CpiSink sink(ctx.workspace.db(), ctx.profileId);
+        Cumulative before;
+        // A plain Block plus a flag: GCC warns spuriously about std::optional<Block> here.
+        Block block;
+        bool haveBlock = false;
+        bool inBlock = false;
+        int64_t kernels = 0;
+        std::string name;
+        std::string_view value, line;
+        auto finish = [&] {
+            if (haveBlock) writeKernel(block, before, sink, path, ++kernels);
+            block = Block{};
+            haveBlock = false;
+        };
+        while (lines.next(line)) {
+            const long long lineNo = lines.lineNumber();
+            if ((lineNo & 0xFFFF) == 0) ctx.progress.report(ctx.input.fraction(), "reading log");
+            const std::string_view trimmed = csv::trim(line);
+            if (trimmed.starts_with("kernel_name = ") || trimmed.starts_with("kernel_name=")) {
+                finish();
+                haveBlock = true;
+                block.name = csv::trim(trimmed.substr(trimmed.find('=') + 1));
+                block.line = lineNo;
+                inBlock = true;
+                continue;
+            }
+            if (!inBlock) continue;
+            // The statistics block ends where the simulator resumes its own messages.
+            if (trimmed.starts_with("GPGPU-Sim") || trimmed.starts_with("Accel-Sim")) {
+                inBlock = false;
+                continue;
+            }
+            if (trimmed.starts_with("Stall:")) {
+                parseWarpStates(trimmed, block, path, lineNo);
+                continue;
+            }
+            if (!parseAssignment(trimmed, name, value)) continue;
+            const auto number = csv::parseNumber(value);
+            if (!number) {
+                // The counters a stack needs must be numbers; others may be text.
+                if (name == "gpu_sim_cycle" || name == "gpu_sim_insn" ||
+                    name == "gpgpu_n_stall_shd_mem" || shdMemKey(name))
+                    throw InputError(atLine(
+                        path, lineNo, name + " = '" + std::string(value) + "' is not a number"));
+                continue;
+            }
+            if (name == "kernel_launch_uid")
+                block.uid = std::string(value);
+            else if (name == "gpu_sim_cycle")
+                block.cycles = *number;
+            else if (name == "gpu_sim_insn")
+                block.instructions = *number;
+            else if (name == "gpu_tot_sim_cycle")
+                block.totCycles = *number;
+            else if (name == "gpgpu_n_stall_shd_mem")
+                block.shdMemTotal = *number;
+            else if (const auto key = shdMemKey(name)) {
+                // GPGPU-Sim prints some [l_mem_ld] lines twice (the second pair holds l_mem_st
+                // counts): keep both so the breakdown still adds up.
+                std::string k = *key;
+                if (block.shdMem.count(k)) k += " (2)";
+                block.shdMem[k] = *number;
+            }
+            block.counters.emplace_back(name, *number);
+        }
+        finish();
+        if (kernels == 0)
+            throw InputError(atLine(path, std::max(1LL, lines.lineNumber()),
+                                    "no kernel statistics found (no 'kernel_name = ' block): "
+                                    "is this a GPGPU-Sim log of a finished run?"));
+        QJsonObject meta{{"kernels", static_cast<qint64>(kernels)},
+                         {"stack",
+                          "warp-state shares (Stall, W0_Idle, W0_Scoreboard, W1..W32) scaled to "
+                          "gpu_sim_cycle; Stall split by gpgpu_stall_shd_mem when it fits"}};
+        ctx.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
+    }
+
+  private:
+    static void parseWarpStates(std::string_view text, Block& block, const std::string& path,
+                                long long lineNo) {
+        block.warpStates.clear();
+        block.warpLine = lineNo;
+        size_t pos = 0;
+        while (pos < text.size()) {
+            size_t end = text.find_first_of(" \t", pos);
+            if (end == std::string_view::npos) end = text.size();
+            const std::string_view token = text.substr(pos, end - pos);
+            pos = text.find_first_not_of(" \t", end);
+            if (pos == std::string_view::npos) pos = text.size();
+            if (token.empty()) continue;
+            const auto colon = token.find(':');
+            const auto number = colon == std::string_view::npos
+                                    ? std::nullopt
+                                    : csv::parseNumber(token.substr(colon + 1));
+            if (!number || colon == 0)
+                throw InputError(
+                    atLine(path, lineNo,
+                           "warp-state entry '" + std::string(token) + "' is not NAME:COUNT"));
+            block.warpStates[std::string(token.substr(0, colon))] = *number;
+        }
+    }
+
+    static void writeKernel(const Block& b, Cumulative& before, CpiSink& sink,
+                            const std::string& path, int64_t ordinal) {
+        const std::string kernel =
+            "#" + (b.uid.empty() ? std::to_string(ordinal) : b.uid) + " " + b.name;
+        double cycles = 0;
+        if (b.cycles) {
+            cycles = *b.cycles;
+        } else if (b.totCycles) {
+            cycles = delta(*b.totCycles, before.totalCycles);
+        } else {
+            throw InputError(
+                atLine(path, b.line, "kernel '" + b.name + "' has no gpu_sim_cycle line"));
+        }
+        if (b.totCycles) before.totalCycles = *b.totCycles;
+        for (const auto& [name, value] : b.counters) sink.metric(kernel, kSource, name, "", value);
+        sink.metric(kernel, kSource, "cycles", "cycle", cycles);
+        if (b.instructions) sink.metric(kernel, kSource, "instructions", "inst", *b.instructions);
+
+        // This kernel's share of the accumulating counters.
+        std::map<std::string, double> states, shdMem;
+        for (const auto& [state, count] : b.warpStates) {
+            const auto prior = before.warpStates.find(state);
+            states[state] = delta(count, prior == before.warpStates.end() ? 0 : prior->second);
+            sink.metric(kernel, kSource, "warp_state." + state, "scheduler-cycles", states[state]);
+        }
+        double shdMemSum = 0;
+        for (const auto& [key, count] : b.shdMem) {
+            const auto prior = before.shdMem.find(key);
+            shdMem[key] = delta(count, prior == before.shdMem.end() ? 0 : prior->second);
+            shdMemSum += shdMem[key];
+        }
+        if (!b.warpStates.empty()) before.warpStates = b.warpStates;
+        if (!b.shdMem.empty()) before.shdMem = b.shdMem;
+        if (b.shdMemTotal) before.shdMemTotal = *b.shdMemTotal;
+
+        double stateTotal = 0;
+        for (const auto& [state, count] : states) stateTotal += count;
+        if (!(stateTotal > 0)) return;  // no distribution printed: metrics only
+        // Scheduler-cycle counts summed over all schedulers: their shares of the kernel's cycles.
+        const double scale = cycles / stateTotal;
+        for (const auto& [state, count] : states) {
+            if (count <= 0) continue;
+            if (state == "Stall" && shdMemSum > 0 && shdMemSum <= count) {
+                // Memory-pipeline stalls are part of the pipeline stalls: split them out.
+                for (const auto& [key, part] : shdMem)
+                    if (part > 0) sink.stack(kernel, kSource, "", "shd_mem:" + key, part * scale);
+                if (count - shdMemSum > 0)
+                    sink.stack(kernel, kSource, "", "Stall", (count - shdMemSum) * scale);
+                continue;
+            }
+            sink.stack(kernel, kSource, "", state, count * scale);
+        }
+    }
+};
+
+}  // namespace
+
+const Importer& gpgpusimLogImporter() {
+    static const GpgpusimLogImporter importer;
+    return importer;
+}
+
+}  // namespace stallscope

@@ -1,0 +1,393 @@
+#include "cpi_view.h"
+
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTextStream>
+#include <QToolButton>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+namespace stallscope {
+
+namespace {
+
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+QStandardItem* numberItem(double value, int decimals = 0) {
+    auto* item = new QStandardItem;
+    // The number itself is the display role so columns sort numerically.
+    item->setData(decimals == 0
+                      ? std::round(value)
+                      : std::round(value * std::pow(10, decimals)) / std::pow(10, decimals),
+                  Qt::DisplayRole);
+    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return item;
+}
+
+QTableView* makeTable(QStandardItemModel* model, QWidget* parent) {
+    auto* table = new QTableView(parent);
+    table->setModel(model);
+    table->setSortingEnabled(true);
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table->verticalHeader()->hide();
+    table->horizontalHeader()->setStretchLastSection(true);
+    table->setAlternatingRowColors(true);
+    return table;
+}
+
+QString csvField(const QString& text) {
+    if (!text.contains(',') && !text.contains('"') && !text.contains('\n')) return text;
+    QString escaped = text;
+    escaped.replace("\"", "\"\"");
+    return "\"" + escaped + "\"";
+}
+
+}  // namespace
+
+CpiViewData loadCpiViewData(const Workspace& workspace, const ProfileInfo& profile) {
+    CpiViewData out;
+    out.raw = cpi::loadCpiData(workspace, profile.id);
+    out.classes = cpi::toGsiClasses(out.raw);
+    out.mape = cpi::computeMape(out.raw);
+    out.suggestions = cpi::cpiSuggestions(out.raw);
+    out.notice = QJsonDocument::fromJson(QByteArray::fromStdString(profile.metadataJson))
+                     .object()
+                     .value("notice")
+                     .toString();
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+CpiStackChart::CpiStackChart(QWidget* parent) : QWidget(parent) {
+    setMouseTracking(true);
+    setMinimumSize(320, 220);
+}
+
+void CpiStackChart::setData(const cpi::CpiData* data, bool normalized) {
+    data_ = data;
+    normalized_ = normalized;
+    segments_.clear();
+    update();
+}
+
+void CpiStackChart::paintEvent(QPaintEvent*) {
+    QPainter painter(this);
+    segments_.clear();
+    if (!data_) {
+        painter.fillRect(rect(), Qt::white);
+        charts::paintMessage(painter, rect(), "Loading CPI stacks…");
+        return;
+    }
+    charts::StackChartOptions options;
+    options.normalized = normalized_;
+    charts::paintStackChart(painter, rect(), *data_, options, &segments_);
+}
+
+QString CpiStackChart::hoverText(const QPointF& point) const {
+    if (!data_) return {};
+    for (const charts::StackSegment& s : segments_) {
+        // Thin bars: accept a pixel of slack around them.
+        if (!s.rect.adjusted(-0.5, 0, 0.5, 0).contains(point)) continue;
+        const cpi::KernelStack& stack = data_->stacks[static_cast<size_t>(s.stack)];
+        const std::string meaning = cpi::categoryMeaning(s.category);
+        return QString("%1\n%2 — %3%4\n%5 cycles (%6% of %7)")
+            .arg(q(stack.kernel), q(stack.source), q(s.category),
+                 meaning.empty() ? QString() : " (" + q(meaning) + ")")
+            .arg(QLocale().toString(s.cycles, 'f', 0))
+            .arg(s.share * 100, 0, 'f', 1)
+            .arg(QLocale().toString(stack.total(), 'f', 0));
+    }
+    return {};
+}
+
+void CpiStackChart::mouseMoveEvent(QMouseEvent* event) {
+    const QString text = hoverText(event->position());
+    if (text.isEmpty())
+        QToolTip::hideText();
+    else
+        QToolTip::showText(event->globalPosition().toPoint(), text, this);
+}
+
+CpiMapeChart::CpiMapeChart(QWidget* parent) : QWidget(parent) {
+    setMinimumSize(240, 160);
+}
+
+void CpiMapeChart::setData(const cpi::MapeReport* mape, std::vector<std::string> models) {
+    mape_ = mape;
+    models_ = std::move(models);
+    update();
+}
+
+void CpiMapeChart::paintEvent(QPaintEvent*) {
+    QPainter painter(this);
+    if (!mape_) {
+        painter.fillRect(rect(), Qt::white);
+        return;
+    }
+    charts::paintMapeChart(painter, rect(), *mape_, models_);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+CpiView::CpiView(const ProfileInfo& profile, const QString& workspacePath, QWidget* parent)
+    : QWidget(parent), profile_(profile), data_(std::make_unique<CpiViewData>()) {
+    auto* layout = new QVBoxLayout(this);
+    auto* bar = new QHBoxLayout;
+    categoryMode_ = new QComboBox(this);
+    categoryMode_->addItems({"Raw categories", "GSI classes"});
+    categoryMode_->setToolTip(
+        "Show the categories as the tool reported them, or folded into "
+        "the GSI stall classes (Base, Idle, Ctrl, Sync, MemData, MemStruct, "
+        "ComData, ComStruct)");
+    scaleMode_ = new QComboBox(this);
+    scaleMode_->addItems({"Absolute cycles", "Normalized (100%)"});
+    auto* exportButton = new QToolButton(this);
+    exportButton->setText("Export");
+    exportButton->setPopupMode(QToolButton::InstantPopup);
+    auto* menu = new QMenu(exportButton);
+    exportButton->setMenu(menu);
+    status_ = new QLabel("Loading…", this);
+    status_->setWordWrap(true);
+    bar->addWidget(new QLabel("Categories:", this));
+    bar->addWidget(categoryMode_);
+    bar->addWidget(scaleMode_);
+    bar->addWidget(exportButton);
+    bar->addWidget(status_, 1);
+    layout->addLayout(bar);
+
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    auto* charts = new QSplitter(Qt::Vertical, split);
+    stackChart_ = new CpiStackChart(charts);
+    mapeChart_ = new CpiMapeChart(charts);
+    charts->setStretchFactor(0, 3);
+    charts->setStretchFactor(1, 1);
+    auto* tabs = new QTabWidget(split);
+    stacksModel_ = new QStandardItemModel(this);
+    mapeModel_ = new QStandardItemModel(this);
+    errorsModel_ = new QStandardItemModel(this);
+    stacksTable_ = makeTable(stacksModel_, tabs);
+    mapeTable_ = makeTable(mapeModel_, tabs);
+    errorsTable_ = makeTable(errorsModel_, tabs);
+    tabs->addTab(stacksTable_, "Stacks");
+    tabs->addTab(mapeTable_, "MAPE");
+    tabs->addTab(errorsTable_, "Kernel errors");
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    layout->addWidget(split, 1);
+
+    connect(categoryMode_, &QComboBox::currentIndexChanged, this,
+            [this](int index) { setClasses(index == 1); });
+    connect(scaleMode_, &QComboBox::currentIndexChanged, this,
+            [this](int index) { setNormalized(index == 1); });
+    connect(menu->addAction("CSV…"), &QAction::triggered, this, [this] {
+        const QString path =
+            QFileDialog::getSaveFileName(this, "Export CPI stacks", {}, "CSV (*.csv)");
+        QString error;
+        if (!path.isEmpty() && !exportCsv(path, &error))
+            QMessageBox::warning(this, "Export failed", error);
+    });
+    connect(menu->addAction("PNG…"), &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, "Export chart", {}, "PNG (*.png)");
+        if (!path.isEmpty() && !exportPng(path))
+            QMessageBox::warning(this, "Export failed", "Cannot write " + path);
+    });
+    connect(menu->addAction("SVG…"), &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, "Export chart", {}, "SVG (*.svg)");
+        if (!path.isEmpty() && !exportSvg(path))
+            QMessageBox::warning(this, "Export failed", "Cannot write " + path);
+    });
+
+    connect(&watcher_, &QFutureWatcher<CpiViewData>::finished, this, &CpiView::onLoaded);
+    const std::string path = workspacePath.toStdString();
+    watcher_.setFuture(QtConcurrent::run([path, profile]() -> CpiViewData {
+        try {
+            auto workspace = Workspace::open(path, Workspace::Mode::ReadOnly);
+            return loadCpiViewData(*workspace, profile);
+        } catch (const std::exception& e) {
+            CpiViewData failed;
+            failed.error = QString::fromUtf8(e.what());
+            return failed;
+        }
+    }));
+}
+
+CpiView::~CpiView() {
+    watcher_.waitForFinished();
+}
+
+void CpiView::onLoaded() {
+    *data_ = watcher_.result();
+    loaded_ = true;
+    if (!data_->error.isEmpty()) {
+        status_->setText("Cannot read the profile: " + data_->error);
+    } else {
+        QString text = QString("%1 kernels, %2 sources")
+                           .arg(data_->raw.kernels.size())
+                           .arg(data_->raw.sources.size());
+        for (const cpi::ModelMape& m : data_->mape.overall)
+            text += QString(" · MAPE %1 %2%").arg(q(m.model)).arg(m.mapePct, 0, 'f', 2);
+        if (!data_->notice.isEmpty()) text += " · " + data_->notice;
+        status_->setText(text);
+    }
+    mapeChart_->setData(&data_->mape, data_->raw.sources);
+    refresh();
+    QList<SuggestionItem> items;
+    for (const cpi::CpiSuggestion& s : data_->suggestions) items.append({q(s.kind), q(s.text), 0});
+    emit suggestionsChanged(items);
+    emit loaded();
+}
+
+const cpi::CpiData& CpiView::current() const {
+    return classes_ ? data_->classes : data_->raw;
+}
+
+void CpiView::setClasses(bool classes) {
+    classes_ = classes;
+    if (categoryMode_->currentIndex() != (classes ? 1 : 0))
+        categoryMode_->setCurrentIndex(classes ? 1 : 0);
+    if (loaded_) refresh();
+}
+
+void CpiView::setNormalized(bool normalized) {
+    normalized_ = normalized;
+    if (scaleMode_->currentIndex() != (normalized ? 1 : 0))
+        scaleMode_->setCurrentIndex(normalized ? 1 : 0);
+    if (loaded_) stackChart_->setData(&current(), normalized_);
+}
+
+void CpiView::refresh() {
+    const cpi::CpiData& data = current();
+    stackChart_->setData(&data, normalized_);
+
+    stacksModel_->clear();
+    QStringList headers{"kernel", "source", "group", "total cycles"};
+    for (const std::string& c : data.categories) headers << q(c);
+    stacksModel_->setHorizontalHeaderLabels(headers);
+    for (const cpi::KernelStack& s : data.stacks) {
+        QList<QStandardItem*> row{new QStandardItem(q(s.kernel)), new QStandardItem(q(s.source)),
+                                  new QStandardItem(q(s.group)), numberItem(s.total())};
+        for (const std::string& c : data.categories) {
+            const auto it = s.cycles.find(c);
+            row << numberItem(it == s.cycles.end() ? 0 : it->second);
+        }
+        stacksModel_->appendRow(row);
+    }
+
+    mapeModel_->clear();
+    mapeModel_->setHorizontalHeaderLabels({"model", "group", "kernels", "MAPE %"});
+    auto addMape = [&](const cpi::ModelMape& m) {
+        mapeModel_->appendRow({new QStandardItem(q(m.model)),
+                               new QStandardItem(m.group.empty() ? "(all)" : q(m.group)),
+                               numberItem(m.kernels), numberItem(m.mapePct, 2)});
+    };
+    for (const cpi::ModelMape& m : data_->mape.overall) addMape(m);
+    for (const cpi::ModelMape& m : data_->mape.byGroup) addMape(m);
+
+    errorsModel_->clear();
+    errorsModel_->setHorizontalHeaderLabels(
+        {"kernel", "group", "model", "predicted", "measured", "error %"});
+    for (const cpi::KernelError& e : data_->mape.kernels)
+        errorsModel_->appendRow({new QStandardItem(q(e.kernel)), new QStandardItem(q(e.group)),
+                                 new QStandardItem(q(e.model)), numberItem(e.predicted),
+                                 numberItem(e.measured), numberItem(e.errorPct, 2)});
+    stacksTable_->resizeColumnsToContents();
+    mapeTable_->resizeColumnsToContents();
+    errorsTable_->resizeColumnsToContents();
+}
+
+bool CpiView::exportCsv(const QString& path, QString* error) const {
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+        if (error) *error = path + ": " + file.errorString();
+        return false;
+    }
+    // CONTRACT §3 shape, so an export imports back as the same stacks.
+    QTextStream out(&file);
+    out << "kernel,source,group,category,cycles\n";
+    for (const cpi::KernelStack& s : current().stacks)
+        for (const std::string& c : current().categories)
+            if (const auto it = s.cycles.find(c); it != s.cycles.end())
+                out << csvField(q(s.kernel)) << ',' << csvField(q(s.source)) << ','
+                    << csvField(q(s.group)) << ',' << csvField(q(c)) << ','
+                    << QString::number(it->second, 'g', 12) << '\n';
+    out.flush();
+    if (file.error() != QFile::NoError) {
+        if (error) *error = path + ": " + file.errorString();
+        return false;
+    }
+    return true;
+}
+
+void CpiView::paintAll(QPainter& painter, const QRectF& area) const {
+    const QRectF top(area.left(), area.top(), area.width(), area.height() * 0.68);
+    const QRectF bottom(area.left(), top.bottom(), area.width(), area.height() - top.height());
+    charts::StackChartOptions options;
+    options.normalized = normalized_;
+    charts::paintStackChart(painter, top, current(), options);
+    charts::paintMapeChart(painter, bottom, data_->mape, data_->raw.sources);
+}
+
+bool CpiView::exportPng(const QString& path) const {
+    QImage image(QSize(1400, 900), QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    paintAll(painter, QRectF(0, 0, image.width(), image.height()));
+    painter.end();
+    return image.save(path, "PNG");
+}
+
+bool CpiView::exportSvg(const QString& path) const {
+    return charts::writeSvg(
+        path, QSize(1400, 900), "CPI stacks: " + q(profile_.name),
+        [this](QPainter& painter, const QRectF& area) { paintAll(painter, area); });
+}
+
+QWidget* createCpiView(const ProfileInfo& profile, const QString& workspacePath) {
+    return new CpiView(profile, workspacePath);
+}
+
+QImage renderCpi(const Workspace& workspace, const ProfileInfo& profile,
+                 const RenderOptions& options) {
+    const CpiViewData data = loadCpiViewData(workspace, profile);
+    QImage image(options.size, QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    const QRectF area(0, 0, image.width(), image.height());
+    if (data.raw.stacks.empty()) {
+        charts::paintMessage(painter, area,
+                             "No CPI stacks in profile '" + q(profile.name) + "'." +
+                                 (data.notice.isEmpty() ? QString() : "\n\n" + data.notice));
+        return image;
+    }
+    const bool withMape = !data.mape.overall.empty();
+    const QRectF top(0, 0, area.width(), withMape ? area.height() * 0.68 : area.height());
+    charts::StackChartOptions chartOptions;
+    chartOptions.title = "CPI stacks: " + q(profile.name);
+    charts::paintStackChart(painter, top, data.raw, chartOptions);
+    if (withMape)
+        charts::paintMapeChart(painter,
+                               QRectF(0, top.bottom(), area.width(), area.height() - top.height()),
+                               data.mape, data.raw.sources);
+    return image;
+}
+
+}  // namespace stallscope

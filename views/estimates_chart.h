@@ -1,0 +1,27 @@
+#pragma once
+
+#include <QPainter>
+#include <QRectF>
+#include <vector>
+
+#include "cpi/estimates.h"
+
+namespace stallscope::charts {
+
+// A drawn point of the scatter, for hover and tests.
+struct ScatterPoint {
+    QPointF position;
+    size_t row = 0;  // index into EstimateData::rows
+};
+
+// Predicted against measured latency, log-log, one colour per estimator and one marker shape
+// per hardware target, with the y = x line.
+void paintEstimateScatter(QPainter& painter, const QRectF& area,
+                          const estimates::EstimateData& data,
+                          std::vector<ScatterPoint>* points = nullptr);
+
+// MAPE per estimator (bars) on each hardware target (groups).
+void paintEstimateMape(QPainter& painter, const QRectF& area, const estimates::EstimateData& data,
+                       const estimates::EstimateReport& report);
+
+}  // namespace stallscope::charts
