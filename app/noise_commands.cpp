@@ -1,0 +1,163 @@
+// Noise-injection commands: `absorption PROFILE --json` and `noise-probe --out F.csv`.
+#include <unistd.h>
+
+#include <QFile>
+#include <QJsonDocument>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "errors.h"
+#include "noise/absorption.h"
+#include "noise/probe.h"
+#include "progress.h"
+#include "workspace.h"
+
+namespace stallscope {
+
+namespace {
+
+std::string number(double v) {
+    return QString::number(v, 'g', 6).toStdString();
+}
+
+int cmdAbsorption(const std::vector<std::string>& args, const std::string& store) {
+    std::vector<std::string> positional;
+    bool json = false;
+    for (size_t i = 1; i < args.size(); ++i) {
+        if (args[i] == "--json")
+            json = true;
+        else if (args[i].starts_with("--"))
+            throw InputError("unknown option " + args[i] + " for 'absorption'");
+        else
+            positional.push_back(args[i]);
+    }
+    if (positional.size() != 1) throw InputError("absorption: give exactly one PROFILE");
+    const bool canWrite = !std::filesystem::exists(store) || Workspace::isWritable(store);
+    auto workspace =
+        Workspace::open(store, canWrite ? Workspace::Mode::ReadWrite : Workspace::Mode::ReadOnly);
+    const ProfileInfo profile = workspace->resolveProfile(positional[0]);
+    if (profile.kind != "noise")
+        throw InputError("absorption: profile '" + profile.name + "' is a " + profile.kind +
+                         " profile, not a noise profile");
+    const noise::AbsorptionReport report = noise::analyzeProfile(*workspace, profile.id);
+    if (json) {
+        std::cout << QJsonDocument(noise::absorptionJson(report))
+                         .toJson(QJsonDocument::Indented)
+                         .toStdString();
+        return 0;
+    }
+    std::printf("%-28s %-18s %-12s %8s %8s %8s %s\n", "machine", "region", "mode", "abs_raw",
+                "abs_rel", "k2", "params");
+    for (const noise::Curve& c : report.curves) {
+        const std::string absRaw = (c.fit.degraded ? "" : ">=") + number(c.fit.k1);
+        std::printf("%-28.28s %-18.18s %-12s %8s %8s %8s %s\n", c.machine.c_str(), c.region.c_str(),
+                    c.mode.c_str(), absRaw.c_str(), c.absRel() ? number(*c.absRel()).c_str() : "-",
+                    c.fit.k2 ? number(*c.fit.k2).c_str() : "none",
+                    noise::paramsLabel(c.params).c_str());
+    }
+    for (const noise::Classification& cl : report.classifications)
+        std::printf("%s / %s%s: %s (%s)\n", cl.machine.c_str(), cl.region.c_str(),
+                    cl.params.empty() ? "" : (" " + noise::paramsLabel(cl.params)).c_str(),
+                    noise::className(cl.cls), cl.evidence.text.c_str());
+    return 0;
+}
+
+// A one-line bar on stderr while the probe runs, only on a terminal.
+Progress::Listener probeProgressBar() {
+    if (!::isatty(STDERR_FILENO)) return {};
+    auto last = std::make_shared<std::chrono::steady_clock::time_point>();
+    return [last](double fraction, const std::string& stage) {
+        const auto now = std::chrono::steady_clock::now();
+        if (fraction < 1.0 && now - *last < std::chrono::milliseconds(100)) return;
+        *last = now;
+        const int width = 30;
+        const int filled = static_cast<int>(fraction * width);
+        std::fprintf(stderr, "\r[%s%s] %3d%% %-40.40s", std::string(filled, '#').c_str(),
+                     std::string(width - filled, ' ').c_str(), static_cast<int>(fraction * 100),
+                     stage.c_str());
+        if (fraction >= 1.0) std::fprintf(stderr, "\r%-80s\r", "");
+        std::fflush(stderr);
+    };
+}
+
+int cmdNoiseProbe(const std::vector<std::string>& args) {
+    noise::probe::ProbeOptions options;
+    std::string out;
+    for (size_t i = 1; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= args.size()) throw InputError(a + " needs a value");
+            return args[++i];
+        };
+        if (a == "--out") {
+            out = value();
+        } else if (a == "--quick") {
+            options.quick = true;
+        } else if (a == "--threads") {
+            const std::string v = value();
+            try {
+                size_t used = 0;
+                options.threads = std::stoi(v, &used);
+                if (used != v.size()) throw std::invalid_argument(v);
+            } catch (const std::exception&) {
+                throw InputError("--threads: '" + v + "' is not a whole number");
+            }
+            if (options.threads < 1 || options.threads > 256)
+                throw InputError("--threads must be in 1..256");
+        } else {
+            throw InputError("unknown argument " + a + " for 'noise-probe'");
+        }
+    }
+    if (out.empty()) throw InputError("noise-probe: --out F.csv is required");
+    // Write next to the target and rename at the end: an interrupted probe leaves no half file.
+    const std::string partial = out + ".partial";
+    {
+        std::ofstream csv(partial);
+        if (!csv) throw InputError(out + ": cannot open for writing");
+        csv.precision(9);
+        Progress progress(probeProgressBar());
+        try {
+            noise::probe::runProbe(options, csv, progress);
+        } catch (...) {
+            std::remove(partial.c_str());
+            throw;
+        }
+        if (!csv) throw Failure(out + ": write failed");
+    }
+    if (std::rename(partial.c_str(), out.c_str()) != 0)
+        throw Failure(out + ": cannot rename " + partial);
+    std::cout << out << '\n';
+    return 0;
+}
+
+}  // namespace
+
+bool runNoiseCommand(const std::vector<std::string>& args, const std::string& store, int& status) {
+    if (args.at(0) == "absorption") {
+        status = cmdAbsorption(args, store);
+        return true;
+    }
+    if (args.at(0) == "noise-probe") {
+        status = cmdNoiseProbe(args);
+        return true;
+    }
+    return false;
+}
+
+std::string writeNoiseDemoCsv(const std::string& directory) {
+    QFile resource(":/demo/noise-probe-demo.csv");
+    if (!resource.open(QIODevice::ReadOnly)) throw Failure("the bundled noise demo is missing");
+    const std::string path = directory + "/noise-probe.csv";
+    std::ofstream file(path, std::ios::binary);
+    const QByteArray bytes = resource.readAll();
+    file.write(bytes.constData(), bytes.size());
+    if (!file) throw Failure(path + ": cannot write the noise demo");
+    return path;
+}
+
+}  // namespace stallscope

@@ -1,0 +1,476 @@
+// Noise injection: absorption fitting, classification, CSV import, the probe's emitted code and
+// the probe command itself.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "errors.h"
+#include "import_service.h"
+#include "noise/absorption.h"
+#include "noise/probe.h"
+#include "noise/probe_emitter.h"
+#include "sqlite.h"
+#include "workspace.h"
+
+using namespace stallscope;
+using namespace stallscope::noise;
+
+namespace {
+
+// Samples of a three-phase curve: flat at t0 to k1, a transient rising `transientSlope` per
+// pattern to k2, then `slope` per pattern. Each k gets `reps` runs with relative Gaussian noise,
+// and every `outlierEvery`-th run is 3x slower (a preempted run).
+std::vector<std::pair<double, double>> threePhase(const std::vector<double>& ks, double t0,
+                                                  double k1, double k2, double transientSlope,
+                                                  double slope, int reps, double noise,
+                                                  int outlierEvery, unsigned seed = 7) {
+    std::mt19937 random(seed);
+    std::normal_distribution<double> gauss(0, noise);
+    std::vector<std::pair<double, double>> samples;
+    int run = 0;
+    for (double k : ks) {
+        double t = t0;
+        if (k > k1) t += transientSlope * (std::min(k, k2) - k1);
+        if (k > k2) t += slope * (k - k2);
+        for (int r = 0; r < reps; ++r, ++run) {
+            double sample = t * (1 + gauss(random));
+            if (outlierEvery > 0 && run % outlierEvery == 0) sample *= 3;
+            samples.emplace_back(k, sample);
+        }
+    }
+    return samples;
+}
+
+std::vector<double> range(double from, double to, double step) {
+    std::vector<double> out;
+    for (double k = from; k <= to + 1e-9; k += step) out.push_back(k);
+    return out;
+}
+
+std::string writeFile(const QTemporaryDir& dir, const QString& name, const std::string& text) {
+    const std::string path = (dir.path() + "/" + name).toStdString();
+    std::ofstream(path) << text;
+    return path;
+}
+
+int64_t count(sqlite3* db, const char* sql) {
+    sql::Statement q(db, sql);
+    q.step();
+    return q.int64(0);
+}
+
+}  // namespace
+
+class TestNoise : public QObject {
+    Q_OBJECT
+  private slots:
+    // ---- fitting ----
+    void knownKneesWithNoiseAndOutliers() {
+        // k1 = 20, k2 = 32, step 2; 1% noise, every 5th run a 3x outlier.
+        const auto samples = threePhase(range(0, 60, 2), 100, 20, 32, 1.5, 4, 7, 0.01, 5);
+        const CurveFit fit = fitCurve(samples);
+        QVERIFY(fit.degraded);
+        QVERIFY2(std::abs(fit.k1 - 20) <= 2, qPrintable(QString::number(fit.k1)));
+        QVERIFY(fit.k2.has_value());
+        QVERIFY2(std::abs(*fit.k2 - 32) <= 2, qPrintable(QString::number(*fit.k2)));
+        QVERIFY2(std::abs(fit.slope - 4) < 0.2, qPrintable(QString::number(fit.slope)));
+        QVERIFY(std::abs(fit.t0 - 100) < 1.0);
+        // Medians ignore the 3x runs: the plateau spread stays near the 1% noise.
+        QVERIFY(fit.relativeNoise < 0.03);
+    }
+
+    void flatCurveHasNoDegradation() {
+        const CurveFit fit = fitCurve(threePhase(range(0, 40, 4), 50, 1e9, 1e9, 0, 0, 5, 0.005, 0));
+        QVERIFY(!fit.degraded);
+        QCOMPARE(fit.k1, 40.0);  // a lower bound: absorbed everything tested
+        QVERIFY(!fit.k2.has_value());
+        QCOMPARE(fit.slope, 0.0);
+    }
+
+    void immediateDegradation() {
+        // Saturated from the first pattern: t = 100 + 5k.
+        const CurveFit fit = fitCurve(threePhase(range(0, 20, 1), 100, 0, 0, 0, 5, 3, 0.002, 0));
+        QVERIFY(fit.degraded);
+        QCOMPARE(fit.k1, 0.0);
+        QVERIFY(fit.k2.has_value());
+        QCOMPARE(*fit.k2, 0.0);
+        QVERIFY(std::abs(fit.slope - 5) < 0.1);
+    }
+
+    void unevenSpacing() {
+        const std::vector<double> ks{0, 1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128};
+        const CurveFit fit = fitCurve(threePhase(ks, 10, 16, 16, 0, 0.5, 5, 0.005, 0));
+        QCOMPARE(fit.k1, 16.0);
+        QVERIFY(fit.k2.has_value());
+        QVERIFY(*fit.k2 == 16.0 || *fit.k2 == 24.0);
+        QVERIFY(std::abs(fit.slope - 0.5) < 0.02);
+        QVERIFY(std::abs(fit.model(64) - (10 + 0.5 * 48)) < 0.5);
+    }
+
+    void degradedWithoutSaturation() {
+        // Flat to 40, then only two rising points: not enough to call it linear saturation.
+        std::vector<std::pair<double, double>> samples;
+        for (double k : range(0, 40, 4))
+            for (int r = 0; r < 3; ++r) samples.emplace_back(k, 100 + 0.1 * r);
+        for (int r = 0; r < 3; ++r) samples.emplace_back(44, 110 + 0.1 * r);
+        for (int r = 0; r < 3; ++r) samples.emplace_back(48, 140 + 0.1 * r);
+        const CurveFit fit = fitCurve(samples);
+        QVERIFY(fit.degraded);
+        QCOMPARE(fit.k1, 40.0);
+        QVERIFY(!fit.k2.has_value());
+    }
+
+    void singleSlowMedianDoesNotEndThePlateau() {
+        auto samples = threePhase(range(0, 40, 2), 100, 30, 30, 0, 3, 5, 0.002, 0);
+        for (auto& s : samples)
+            if (s.first == 10) s.second *= 1.3;  // every run at k = 10 slow
+        const CurveFit fit = fitCurve(samples);
+        QCOMPARE(fit.k1, 30.0);
+    }
+
+    void noSamplesIsAnError() { QVERIFY_THROWS_EXCEPTION(InputError, fitCurve({})); }
+
+    // ---- classification ----
+    void classification_data() {
+        QTest::addColumn<double>("fp");
+        QTest::addColumn<double>("l1");
+        QTest::addColumn<double>("memory");
+        QTest::addColumn<QString>("expected");
+        // The paper's Table 1 (FP/L1/mem) with the classes its text gives them.
+        QTest::newRow("STREAM Altra") << 47.0 << 27.0 << 0.0 << "bandwidth-bound";
+        QTest::newRow("STREAM Graviton3") << 65.0 << 26.0 << 0.0 << "bandwidth-bound";
+        QTest::newRow("STREAM Grace") << 21.0 << 16.0 << 0.0 << "bandwidth-bound";
+        QTest::newRow("STREAM SPR DDR") << 80.0 << 80.0 << 0.0 << "bandwidth-bound";
+        QTest::newRow("STREAM SPR HBM") << 24.0 << 21.0 << 0.0 << "bandwidth-bound";
+        QTest::newRow("lat_mem_rd Altra") << 90.0 << 20.0 << 2.0 << "latency-bound";
+        QTest::newRow("lat_mem_rd Graviton3") << 250.0 << 240.0 << 15.0 << "latency-bound";
+        QTest::newRow("lat_mem_rd Grace") << 300.0 << 300.0 << 16.0 << "latency-bound";
+        QTest::newRow("HACCmk Altra") << 0.0 << 0.0 << 0.0 << "full-overlap";
+        QTest::newRow("HACCmk Graviton3") << 0.0 << 13.0 << 0.0 << "compute-bound";
+        QTest::newRow("HACCmk Grace") << 0.0 << 9.0 << 0.0 << "compute-bound";
+        // Table 3's remaining cases.
+        QTest::newRow("data-bound (matmul -O0)") << 11.0 << 0.0 << 0.0 << "data-bound";
+        QTest::newRow("limited overlap") << 6.0 << 8.0 << 0.0 << "limited-overlap";
+    }
+    void classification() {
+        QFETCH(double, fp);
+        QFETCH(double, l1);
+        QFETCH(double, memory);
+        QFETCH(QString, expected);
+        Evidence e;
+        e.fp = fp;
+        e.l1 = l1;
+        e.memory = memory;
+        std::string reason;
+        const auto cls = classify(e, &reason);
+        QVERIFY(cls.has_value());
+        QCOMPARE(QString(className(*cls)), expected);
+        QVERIFY(!reason.empty());
+    }
+
+    void classificationNeedsFpAndL1() {
+        Evidence e;
+        e.fp = 3;
+        QVERIFY(!classify(e).has_value());
+        // Without memory_ld64, heavy FP/L1 absorption still says "waiting on data".
+        e.fp = 60;
+        e.l1 = 50;
+        QCOMPARE(QString(className(*classify(e))), QString("data-bound"));
+        // A curve that never degraded is a lower bound, never "near zero".
+        e.fp = 1;
+        e.fpLowerBound = true;
+        e.l1 = 0;
+        QCOMPARE(QString(className(*classify(e))), QString("data-bound"));
+    }
+
+    void reportJsonAndSuggestions() {
+        // One region on one machine: FP saturates at once, L1 absorbs 30, memory 40.
+        std::vector<NoiseRun> runs;
+        auto add = [&](const std::string& mode, double k1, double q) {
+            for (double k : range(0, 60, 5))
+                for (int rep = 0; rep < 3; ++rep) {
+                    NoiseRun r;
+                    r.machine = "m1";
+                    r.region = "hacc";
+                    r.mode = mode;
+                    r.k = k;
+                    r.rep = rep;
+                    r.time = 200 + (k > k1 ? 4 * (k - k1) : 0) + 0.01 * rep;
+                    r.bodyInstr = 20;
+                    r.perf = 12.5;
+                    r.params["q"] = QString::number(q).toStdString();
+                    runs.push_back(r);
+                }
+        };
+        add("fp_add64", 0, 0);
+        add("l1_ld64", 30, 0);
+        add("memory_ld64", 40, 0);
+        const AbsorptionReport report = analyzeRuns(runs);
+        QCOMPARE(report.curves.size(), size_t(3));
+        QCOMPARE(report.classifications.size(), size_t(1));
+        QCOMPARE(QString(className(report.classifications[0].cls)), QString("compute-bound"));
+
+        const QJsonObject json = absorptionJson(report);
+        const QJsonArray curves = json["curves"].toArray();
+        QCOMPARE(curves.size(), 3);
+        const QJsonObject fp = curves[0].toObject();
+        QCOMPARE(fp["mode"].toString(), QString("fp_add64"));
+        QCOMPARE(fp["machine"].toString(), QString("m1"));
+        QCOMPARE(fp["region"].toString(), QString("hacc"));
+        QCOMPARE(fp["params"].toObject()["q"].toDouble(), 0.0);
+        QCOMPARE(fp["abs_raw"].toDouble(), 0.0);
+        QCOMPARE(fp["k2"].toDouble(), 0.0);
+        const QJsonObject l1 = curves[1].toObject();
+        QCOMPARE(l1["abs_raw"].toDouble(), 30.0);
+        QCOMPARE(l1["abs_rel"].toDouble(), 1.5);  // 30 / 20 instructions
+        QCOMPARE(l1["points"].toArray().size(), 13);
+        const QJsonObject cls = json["classification"].toArray()[0].toObject();
+        QCOMPARE(cls["class"].toString(), QString("compute-bound"));
+        QCOMPARE(cls["evidence"].toObject()["memory_ld64"].toDouble(), 40.0);
+
+        const auto suggestions = noiseSuggestions(report);
+        QCOMPARE(suggestions.size(), size_t(1));
+        QCOMPARE(QString::fromStdString(suggestions[0].text),
+                 QString("compute-bound: vectorize or cut FP work; memory absorbs 40 loads — "
+                         "hacc on m1 (q=0)"));
+    }
+
+    // ---- CSV import ----
+    void importKeepsParamsAndExtraColumns() {
+        QTemporaryDir dir;
+        const std::string csv = writeFile(
+            dir, "runs.csv",
+            "machine,region,mode,k,rep,time_ns,body_instr,param.q,note\n"
+            "\"G3, 64 cores\",spmxv,fp_add64,0,0,100.5,12,0.25,\"a \"\"quoted\"\" note\"\n"
+            "\"G3, 64 cores\",spmxv,fp_add64,4,0,101,12,0.25,\n"
+            "\n"
+            "\"G3, 64 cores\",spmxv,l1_ld64,0,0,99,12,0.25,x\n");
+        auto ws = Workspace::open((dir.path() + "/ws.sqlite").toStdString());
+        Progress progress;
+        const auto imported = importFiles(*ws, {{csv}, "", ""}, progress);
+        QCOMPARE(imported.size(), size_t(1));
+        QCOMPARE(QString::fromStdString(imported[0].kind), QString("noise"));
+        QCOMPARE(count(ws->db(), "SELECT COUNT(*) FROM noise_runs"), int64_t(3));
+        const auto runs = loadRuns(*ws, imported[0].id);
+        QCOMPARE(QString::fromStdString(runs[0].machine), QString("G3, 64 cores"));
+        QCOMPARE(QString::fromStdString(runs[0].params.at("q")), QString("0.25"));
+        QCOMPARE(QString::fromStdString(runs[0].extra.at("note")), QString("a \"quoted\" note"));
+        QCOMPARE(runs[0].time, 100.5);
+        QCOMPARE(QString::fromStdString(runs[0].timeUnit), QString("ns"));
+        QCOMPARE(*runs[0].bodyInstr, 12.0);
+        sql::Statement line(ws->db(), "SELECT line FROM noise_runs WHERE mode = 'l1_ld64'");
+        QVERIFY(line.step());
+        QCOMPARE(line.int64(0), int64_t(5));  // the blank line still counts
+    }
+
+    void importErrorsNameTheLine_data() {
+        QTest::addColumn<QString>("content");
+        QTest::addColumn<QString>("expected");
+        const QString header = "region,mode,k,cycles\n";
+        QTest::newRow("non-numeric k") << header + "r,fp_add64,0,10\nr,fp_add64,four,12\n"
+                                       << ":3: k 'four' is not a number";
+        QTest::newRow("negative time") << header +
+                                              "r,fp_add64,0,10\nr,fp_add64,1,11\n"
+                                              "r,fp_add64,2,-5\n"
+                                       << ":4: cycles must not be negative";
+        QTest::newRow("missing column in header")
+            << QString("region,k,cycles\nr,0,10\n") << ":1: missing required column 'mode'";
+        QTest::newRow("missing time column")
+            << QString("region,mode,k\nr,m,0\n") << ":1: missing required column 'time_ns'";
+        QTest::newRow("short row") << header + "r,fp_add64,0,10\nr,fp_add64\n"
+                                   << ":3: missing required column 'k'";
+        QTest::newRow("empty mode") << header + "r,,0,10\n"
+                                    << ":2: empty required field 'mode'";
+    }
+    void importErrorsNameTheLine() {
+        QFETCH(QString, content);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        const std::string path = writeFile(dir, "bad.csv", content.toStdString());
+        auto ws = Workspace::open((dir.path() + "/ws.sqlite").toStdString());
+        Progress progress;
+        try {
+            importFiles(*ws, {{path}, "", "noise-csv"}, progress);
+            QFAIL("no error");
+        } catch (const InputError& e) {
+            const QString message = e.what();
+            QVERIFY2(message.startsWith(QString::fromStdString(path)), qPrintable(message));
+            QVERIFY2(message.contains(expected), qPrintable(message));
+        }
+        // Nothing of a failed import stays.
+        QVERIFY(ws->profiles().empty());
+        QCOMPARE(count(ws->db(), "SELECT COUNT(*) FROM noise_runs"), int64_t(0));
+    }
+
+    void detectsByHeader() {
+        Sniff sniff{"x.txt", "machine,region,mode,k,time_ns\nm,r,f,0,1\n", Compression::None};
+        QCOMPARE(QString::fromStdString(detectImporter(sniff)->format()), QString("noise-csv"));
+        Sniff other{"x.csv", "kernel,source,category,cycles\n", Compression::None};
+        QCOMPARE(findImporter("noise-csv")->detect(other), 0);
+    }
+
+    // ---- probe: emitted code ----
+    void emittedLoopContainsKNoiseInstructions_data() {
+        QTest::addColumn<int>("kernel");
+        QTest::addColumn<int>("mode");
+        QTest::addColumn<int>("k");
+        for (int kernel = 0; kernel < 3; ++kernel)
+            for (int mode = 0; mode < 4; ++mode)
+                for (int k : {0, 1, 7, 33})
+                    QTest::addRow("%s/%s/k=%d", probe::kernelName(probe::Kernel(kernel)),
+                                  probe::modeName(probe::NoiseMode(mode)), k)
+                        << kernel << mode << k;
+    }
+    void emittedLoopContainsKNoiseInstructions() {
+        QFETCH(int, kernel);
+        QFETCH(int, mode);
+        QFETCH(int, k);
+        const auto loop = probe::emitLoop(probe::Kernel(kernel), probe::NoiseMode(mode), k);
+        QCOMPARE(loop.payloadInstr, k);
+        // Decode the loop with binutils' disassembler, independent of our emitter.
+        QTemporaryDir dir;
+        const QString bin = dir.path() + "/loop.bin";
+        {
+            std::ofstream out(bin.toStdString(), std::ios::binary);
+            out.write(reinterpret_cast<const char*>(loop.code.data() + loop.loopBegin),
+                      std::streamsize(loop.loopEnd - loop.loopBegin));
+        }
+        QProcess objdump;
+        objdump.start("objdump", {"-D", "-b", "binary", "-m", "i386:x86-64", bin});
+        if (!objdump.waitForStarted()) QSKIP("objdump is not installed");
+        QVERIFY(objdump.waitForFinished(30000));
+        const QStringList lines = QString::fromUtf8(objdump.readAllStandardOutput()).split('\n');
+        static const QRegularExpression instruction(R"(^\s+[0-9a-f]+:\t[0-9a-f ]+\t(.*)$)");
+        static const QRegularExpression patterns[4] = {
+            QRegularExpression(R"(^vaddsd %xmm14,%xmm14,%xmm(8|9|10|11|12|13)$)"),
+            QRegularExpression(R"(^add\s+%rsi,%(rdx|rbx|rbp|r15)$)"),
+            QRegularExpression(R"(^mov\s+(0x[0-9a-f]+)?\(%r11\),%(rdx|rbx|rbp|r15)$)"),
+            QRegularExpression(R"(^mov\s+(0x[0-9a-f]+)?\(%r13,%r12,1\),%(rdx|rbx|rbp|r15)$)")};
+        int total = 0, noise = 0;
+        QString last;
+        for (const QString& line : lines) {
+            const auto m = instruction.match(line);
+            if (!m.hasMatch()) continue;
+            const QString text = m.captured(1).simplified().replace(", ", ",");
+            QVERIFY2(!text.contains("(bad)"), qPrintable(line));
+            ++total;
+            if (patterns[mode].match(text).hasMatch()) ++noise;
+            last = text;
+        }
+        QCOMPARE(noise, k);
+        QCOMPARE(total, loop.bodyInstr + loop.payloadInstr + loop.overheadInstr);
+        QVERIFY2(last.startsWith("jb"), qPrintable(last));
+        QCOMPARE(loop.overheadInstr,
+                 probe::NoiseMode(mode) == probe::NoiseMode::MemoryLd64 && k > 0 ? 2 : 0);
+        const int body[3] = {7, 4, 11};
+        QCOMPARE(loop.bodyInstr, body[kernel]);
+    }
+
+    void emittedCodeComputesTheKernel() {
+        if (!probe::unsupportedReason().empty()) QSKIP("not an x86-64 CPU with AVX");
+        // Noise must not disturb the kernel: the triad and the chase still compute exactly.
+        std::vector<char> hot(4096, 1);
+        std::vector<char> cold((1 << 20) + 64 * probe::kColdLoadStride, 1);
+        for (auto mode : {probe::NoiseMode::FpAdd64, probe::NoiseMode::Int64Add,
+                          probe::NoiseMode::L1Ld64, probe::NoiseMode::MemoryLd64}) {
+            std::vector<double> a(64, 0), b(64), c(64);
+            for (int i = 0; i < 64; ++i) b[i] = i, c[i] = 2 * i;
+            probe::KernelArgs args;
+            args.a = a.data();
+            args.b = b.data();
+            args.c = c.data();
+            args.scalar = 3.0;
+            args.start = 5;
+            args.hot = hot.data();
+            args.cold = cold.data();
+            args.coldMask = (1 << 20) - 1;
+            probe::ExecutableCode triad(probe::emitLoop(probe::Kernel::StreamTriad, mode, 9).code);
+            triad.run(60, args);
+            QCOMPARE(a[4], 0.0);
+            QCOMPARE(a[5], 5.0 + 3 * 10.0);
+            QCOMPARE(a[59], 59.0 + 3 * 118.0);
+            QCOMPARE(a[60], 0.0);
+            if (mode == probe::NoiseMode::MemoryLd64)
+                QCOMPARE(args.coldOffset, (55 * probe::kColdStep) & args.coldMask);
+
+            // A 5-node cycle: 12 steps land on node 12 mod 5 = 2.
+            void* nodes[5];
+            for (int i = 0; i < 5; ++i) nodes[i] = &nodes[(i + 1) % 5];
+            probe::KernelArgs chaseArgs = args;
+            chaseArgs.start = 0;
+            chaseArgs.chase = &nodes[0];
+            probe::ExecutableCode chase(probe::emitLoop(probe::Kernel::PointerChase, mode, 9).code);
+            chase.run(12, chaseArgs);
+            QCOMPARE(chaseArgs.chase, static_cast<void*>(&nodes[2]));
+        }
+    }
+
+    // ---- probe: the command ----
+    void quickProbeRuns() {
+        if (!probe::unsupportedReason().empty()) QSKIP("not an x86-64 CPU with AVX");
+        QTemporaryDir dir;
+        const QString csv = dir.path() + "/probe.csv";
+        const QString store = dir.path() + "/ws.sqlite";
+        QProcess process;
+        process.start(STALLSCOPE_BINARY, {"noise-probe", "--quick", "--out", csv});
+        QVERIFY(process.waitForFinished(120000));
+        QCOMPARE(process.exitCode(), 0);
+        size_t expectedRows = 0;
+        for (auto kernel :
+             {probe::Kernel::StreamTriad, probe::Kernel::PointerChase, probe::Kernel::FpChains})
+            for (auto mode : {probe::NoiseMode::FpAdd64, probe::NoiseMode::Int64Add,
+                              probe::NoiseMode::L1Ld64, probe::NoiseMode::MemoryLd64})
+                expectedRows += probe::noiseQuantities(kernel, mode, true).size() * 9;
+        std::ifstream in(csv.toStdString());
+        std::string header, line;
+        std::getline(in, header);
+        QCOMPARE(QString::fromStdString(header),
+                 QString("machine,region,mode,k,rep,time_ns,body_instr,payload_instr,"
+                         "overhead_instr,cores,perf,perf_unit,iterations"));
+        size_t rows = 0;
+        while (std::getline(in, line)) ++rows;
+        QCOMPARE(rows, expectedRows);
+
+        process.start(STALLSCOPE_BINARY, {"--store", store, "import", csv});
+        QVERIFY(process.waitForFinished(60000));
+        QCOMPARE(process.exitCode(), 0);
+        process.start(STALLSCOPE_BINARY, {"--store", store, "absorption", "probe", "--json"});
+        QVERIFY(process.waitForFinished(60000));
+        QCOMPARE(process.exitCode(), 0);
+        const QJsonObject json = QJsonDocument::fromJson(process.readAllStandardOutput()).object();
+        QCOMPARE(json["curves"].toArray().size(), 12);
+        double fpChainsFp = -1, chaseFp = -1;
+        for (const auto& v : json["curves"].toArray()) {
+            const QJsonObject c = v.toObject();
+            if (c["mode"].toString() != "fp_add64") continue;
+            if (c["region"].toString() == "fp_chains") fpChainsFp = c["abs_raw"].toDouble();
+            if (c["region"].toString() == "pointer_chase") chaseFp = c["abs_raw"].toDouble();
+        }
+        // Eight chains keep the FP adders busy: FP noise hurts at once. The chase leaves
+        // hundreds of cycles per load for FP noise to fill.
+        QVERIFY2(fpChainsFp >= 0 && fpChainsFp <= 2, qPrintable(QString::number(fpChainsFp)));
+        QVERIFY2(chaseFp >= 32, qPrintable(QString::number(chaseFp)));
+    }
+
+    void probeRejectsBadArguments() {
+        QProcess process;
+        process.start(STALLSCOPE_BINARY, {"noise-probe", "--quick"});
+        QVERIFY(process.waitForFinished(30000));
+        QCOMPARE(process.exitCode(), 2);
+        QVERIFY(process.readAllStandardError().contains("--out F.csv is required"));
+        process.start(STALLSCOPE_BINARY, {"noise-probe", "--out", "x.csv", "--threads", "zero"});
+        QVERIFY(process.waitForFinished(30000));
+        QCOMPARE(process.exitCode(), 2);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestNoise)
+#include "test_noise.moc"

@@ -1,0 +1,59 @@
+#pragma once
+
+// A small chart description and the only code that touches Qt Charts (deprecated from Qt 6.10
+// in favour of Qt Graphs): swapping the backend means rewriting absorption_chart.cpp only.
+
+#include <QColor>
+#include <QImage>
+#include <QList>
+#include <QPointF>
+#include <QSize>
+#include <QString>
+#include <functional>
+#include <optional>
+#include <vector>
+
+class QWidget;
+
+namespace stallscope::charts {
+
+struct ChartSeries {
+    enum class Style { Line, LineWithPoints, Dashed, Band };
+    QString name;  // empty: not in the legend
+    QColor color;
+    Style style = Style::Line;
+    QList<QPointF> points;  // for Band: the lower edge
+    QList<QPointF> upper;   // for Band: the upper edge, same x as `points`
+    bool secondaryAxis = false;
+};
+
+// A vertical line at x (k1, k2) across the plot.
+struct ChartMarker {
+    double x = 0;
+    QColor color;
+    bool dotted = false;
+    QString name;  // legend entry
+};
+
+struct ChartSpec {
+    QString title;
+    QString xLabel, yLabel, y2Label;  // y2Label non-empty: a secondary axis on the right
+    std::vector<ChartSeries> series;
+    std::vector<ChartMarker> markers;
+    std::optional<double> xMin, xMax, yMin, yMax, y2Min, y2Max;
+};
+
+struct RenderedChart {
+    QImage image;
+    // Data point to pixel in `image` (secondary: the right-hand axis).
+    std::function<QPointF(QPointF value, bool secondary)> toPixel;
+};
+
+// Draws the chart into an image of `size` (needs a QGuiApplication; works offscreen).
+RenderedChart renderChart(const ChartSpec& spec, QSize size);
+// An interactive widget showing the chart.
+QWidget* createChartWidget(const ChartSpec& spec, QWidget* parent = nullptr);
+// Writes the chart as SVG. Returns false when the file cannot be written.
+bool writeChartSvg(const ChartSpec& spec, QSize size, const QString& path);
+
+}  // namespace stallscope::charts
