@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "codec.h"
+#include "commands.h"
 #include "errors.h"
 #include "generate.h"
 #include "import_service.h"
@@ -59,6 +60,8 @@ ReplayArgs parse(const std::vector<std::string>& args) {
             a.instructions = valueOf(i);
         else if (s == "--seed")
             a.seed = valueOf(i);
+        else if (s == "--limit")
+            a.limit = valueOf(i);
         else if (s.starts_with("--"))
             throw InputError("unknown option " + s + " for '" + args[0] + "'");
         else
@@ -241,6 +244,7 @@ void ensureDemoWorkspace(const std::string& storePath) {
         files.push_back(path);
     }
     Progress progress;
+    files.push_back(writeNoiseDemoCsv(dir.path().toStdString()));
     importFiles(*workspace, ImportRequest{files, "", ""}, progress);
 }
 

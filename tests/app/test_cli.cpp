@@ -183,6 +183,16 @@ class TestCli : public QObject {
         QCOMPARE(first.value("ready_cycle").toInteger(),
                  first.value("issue_cycle").toInteger() + 400);
 
+        const QJsonObject top =
+            QJsonDocument::fromJson(
+                run({"suggest", "text", "--json", "--limit", "2"}, store).out.toUtf8())
+                .object();
+        QCOMPARE(top.value("suggestions").toArray().size(), 2);
+        QCOMPARE(top.value("total_suggestions").toInt(), 39);
+        QVERIFY(
+            top.value("suggestions").toArray()[0].toObject().value("saving_cycles").toInteger() >=
+            top.value("suggestions").toArray()[1].toObject().value("saving_cycles").toInteger());
+
         // Applying every suggestion re-simulates faster and writes a trace that imports again.
         const QString edited = dir_.path() + "/ag-edited.jsonl";
         const Run whatif =
