@@ -37,6 +37,7 @@
 #include "errors.h"
 #include "import_runner.h"
 #include "profile_summary.h"
+#include "replay_tab.h"
 #include "suggest.h"
 #include "workspace_dock.h"
 
@@ -107,6 +108,16 @@ MainWindow::MainWindow(const QString& workspacePath, QWidget* parent)
     central_->addWidget(welcome_);
     central_->addWidget(tabs_);
     setCentralWidget(central_);
+
+    // Replay profiles open as overview + timeline + data-cache tabs.
+    registerView(QStringLiteral("replay"), [this](const ProfileInfo& profile, const QString& path) {
+        auto* tab = new ReplayProfileTab(profile, path);
+        // The dock may already hold this profile's document: share it instead of waiting.
+        if (suggestionsDocument_ && suggestionsProfile_ && suggestionsProfile_->id == profile.id &&
+            suggestionsProfile_->importedAt == profile.importedAt)
+            tab->setDocument(suggestionsDocument_);
+        return tab;
+    });
 
     connect(runner_, &ImportRunner::progressChanged, this, &MainWindow::onImportProgress);
     connect(runner_, &ImportRunner::finished, this, &MainWindow::onImportFinished);
@@ -234,6 +245,11 @@ void MainWindow::createDocks() {
                 if (confirmDeleteProfile(profile)) deleteProfile(profile.id);
             });
     connect(workspaceDock_, &WorkspaceDock::importRequested, importAction_, &QAction::trigger);
+    connect(suggestionsDock_, &SuggestionsDock::suggestionActivated, this,
+            &MainWindow::showSuggestion);
+    connect(suggestionsDock_, &SuggestionsDock::previewRequested, this,
+            &MainWindow::previewSuggestion);
+    connect(suggestionsDock_, &SuggestionsDock::applyRequested, this, &MainWindow::applySuggestion);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(workspaceDockWidget_->toggleViewAction());
@@ -752,36 +768,97 @@ namespace stallscope {
 
 void MainWindow::loadSuggestionsFor(const std::optional<ProfileInfo>& profile) {
     const quint64 generation = ++suggestionsGeneration_;
+    suggestionsProfile_.reset();
+    suggestionsDocument_.reset();
     if (!profile || profile->kind != "replay") {
         suggestionsDock_->setSuggestions({});
         return;
     }
-    // Loading and analysing a trace takes up to seconds on big ones: a worker does it, and a
-    // result for a profile that is no longer selected is dropped.
-    const QString path = workspacePath_;
-    const qint64 id = profile->id;
-    auto* watcher = new QFutureWatcher<QList<SuggestionItem>>(this);
-    connect(watcher, &QFutureWatcher<QList<SuggestionItem>>::finished, this,
-            [this, watcher, generation] {
-                watcher->deleteLater();
-                if (generation != suggestionsGeneration_) return;
-                suggestionsDock_->setSuggestions(watcher->result());
-            });
-    watcher->setFuture(QtConcurrent::run([path, id] {
-        QList<SuggestionItem> items;
-        try {
-            auto workspace = Workspace::open(path.toStdString(), Workspace::Mode::ReadOnly);
-            const replay::Trace trace = replay::loadTrace(*workspace, id);
-            const replay::Analysis analysis = replay::analyze(trace);
-            for (const auto& s : analysis.suggestions) {
-                items.append({QString::fromStdString(s.kind), QString::fromStdString(s.text),
-                              static_cast<double>(s.savingCycles)});
+    suggestionsProfile_ = profile;
+    // Loading and analysing a trace takes up to seconds on big ones: a worker does it (shared
+    // with the profile's tab through the document cache), and a result for a profile that is no
+    // longer selected is dropped.
+    auto* watcher = new QFutureWatcher<ReplayDocumentPtr>(this);
+    connect(
+        watcher, &QFutureWatcher<ReplayDocumentPtr>::finished, this, [this, watcher, generation] {
+            watcher->deleteLater();
+            if (generation != suggestionsGeneration_) return;
+            QList<SuggestionItem> items;
+            try {
+                suggestionsDocument_ = watcher->result();
+                for (const auto& s : suggestionsDocument_->analysis.suggestions) {
+                    SuggestionItem item{QString::fromStdString(s.kind),
+                                        QString::fromStdString(s.text),
+                                        static_cast<double>(s.savingCycles)};
+                    for (int64_t id : s.dmas) item.dmas.append(id);
+                    QStringList evidence;
+                    for (const auto& [key, value] : s.evidence)
+                        evidence
+                            << QStringLiteral("%1=%2").arg(QString::fromStdString(key)).arg(value);
+                    item.evidence = evidence.join(QStringLiteral(", "));
+                    items.append(item);
+                }
+            } catch (const std::exception& e) {
+                items.append({QStringLiteral("error"),
+                              tr("Could not analyse this profile: %1").arg(e.what()), 0});
             }
-        } catch (const std::exception& e) {
-            items.append({QStringLiteral("error"),
-                          QObject::tr("Could not analyse this profile: %1").arg(e.what()), 0});
+            suggestionsDock_->setSuggestions(items);
+            emit suggestionsLoaded();
+        });
+    watcher->setFuture(ReplayDocumentCache::instance().load(workspacePath_, *profile));
+}
+
+ReplayProfileTab* MainWindow::showSuggestion(int index) {
+    if (!suggestionsProfile_ || !suggestionsDocument_) return nullptr;
+    auto* tab = qobject_cast<ReplayProfileTab*>(openProfile(*suggestionsProfile_));
+    if (!tab) return nullptr;
+    if (!tab->isLoaded()) tab->setDocument(suggestionsDocument_);
+    tab->showSuggestion(index);
+    return tab;
+}
+
+ReplayProfileTab* MainWindow::previewSuggestion(int index) {
+    ReplayProfileTab* tab = showSuggestion(index);
+    if (tab) tab->previewSuggestion(index);
+    return tab;
+}
+
+void MainWindow::applySuggestion(int index) {
+    if (!suggestionsProfile_ || !suggestionsDocument_ || index < 0 ||
+        size_t(index) >= suggestionsDocument_->analysis.suggestions.size())
+        return;
+    if (!workspaceWritable_) {
+        setStatus(tr("This workspace is read-only; the edited trace cannot be saved."), true);
+        return;
+    }
+    const QString path = workspacePath_;
+    const ReplayDocumentPtr doc = suggestionsDocument_;
+    setStatus(tr("Saving the edited trace…"));
+    struct Outcome {
+        qint64 id = 0;
+        QString name, error;
+    };
+    auto* watcher = new QFutureWatcher<Outcome>(this);
+    connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        const Outcome outcome = watcher->result();
+        if (!outcome.error.isEmpty()) {
+            setStatus(tr("Could not save the edited trace: %1").arg(outcome.error), true);
+            emit suggestionApplied(false, 0, outcome.error);
+            return;
         }
-        return items;
+        setStatus(tr("Saved “%1”, ready to compare with its parent").arg(outcome.name));
+        selectAfterReload_ = outcome.id;
+        reloadProfiles();
+        emit suggestionApplied(true, outcome.id, outcome.name);
+    });
+    watcher->setFuture(QtConcurrent::run([path, doc, index]() -> Outcome {
+        try {
+            const ProfileInfo info = applySuggestionAsProfile(path, *doc, size_t(index));
+            return {info.id, QString::fromStdString(info.name), {}};
+        } catch (const std::exception& e) {
+            return {0, {}, QString::fromUtf8(e.what())};
+        }
     }));
 }
 

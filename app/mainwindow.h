@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "replay_document.h"
 #include "suggestions_dock.h"
 #include "workspace.h"
 
@@ -27,6 +28,7 @@ namespace stallscope {
 
 class DetailsDock;
 class ImportRunner;
+class ReplayProfileTab;
 class WorkspaceDock;
 
 // The desktop window: workspace dock, tabs of opened views, details and suggestions docks and
@@ -69,6 +71,15 @@ class MainWindow : public QMainWindow {
     void closeTab(int index);
 
     void setSuggestions(const QList<SuggestionItem>& suggestions);
+    // The replay profile whose suggestions the dock lists, and its analysed document.
+    const std::optional<ProfileInfo>& suggestionsProfile() const { return suggestionsProfile_; }
+    const ReplayDocumentPtr& suggestionsDocument() const { return suggestionsDocument_; }
+    // Suggestion `index` of the dock: open the profile's tab and show it on the timeline (zoom,
+    // backtail, ghost), show its re-simulated timeline under the original, or save the edited
+    // trace as a derived profile "<parent> (suggestion applied)" on a worker (suggestionApplied).
+    ReplayProfileTab* showSuggestion(int index);
+    ReplayProfileTab* previewSuggestion(int index);
+    void applySuggestion(int index);
 
     QTreeWidget* profileTree() const;
     WorkspaceDock* workspaceDock() const { return workspaceDock_; }
@@ -87,6 +98,8 @@ class MainWindow : public QMainWindow {
   signals:
     void profilesReloaded();
     void importFinished(bool ok, const QString& message);
+    void suggestionsLoaded();
+    void suggestionApplied(bool ok, qint64 profileId, const QString& message);
 
   protected:
     void closeEvent(QCloseEvent* event) override;
@@ -134,6 +147,8 @@ class MainWindow : public QMainWindow {
     bool workspaceWritable_ = true;
     quint64 listGeneration_ = 0;
     quint64 suggestionsGeneration_ = 0;
+    std::optional<ProfileInfo> suggestionsProfile_;
+    ReplayDocumentPtr suggestionsDocument_;
     std::optional<qint64> selectAfterReload_;
     QList<QStringList> pendingImports_;
     QStringList currentImport_;

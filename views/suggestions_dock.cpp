@@ -1,8 +1,10 @@
 #include "suggestions_dock.h"
 
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QLocale>
+#include <QPushButton>
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
@@ -12,7 +14,9 @@ SuggestionsDock::SuggestionsDock(QWidget* parent)
     : QWidget(parent),
       stack_(new QStackedWidget(this)),
       placeholder_(new QLabel(tr("Suggestions appear here for replay profiles"), stack_)),
-      list_(new QListWidget(stack_)) {
+      list_(new QListWidget(stack_)),
+      previewButton_(new QPushButton(tr("Preview"), this)),
+      applyButton_(new QPushButton(tr("Apply"), this)) {
     placeholder_->setAlignment(Qt::AlignCenter);
     placeholder_->setWordWrap(true);
     placeholder_->setMargin(12);
@@ -28,9 +32,34 @@ SuggestionsDock::SuggestionsDock(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(stack_);
+    previewButton_->setToolTip(tr("Show the re-simulated timeline under the original"));
+    applyButton_->setToolTip(tr("Save the edited trace as a new profile derived from this one"));
+    auto* buttons = new QHBoxLayout;
+    buttons->setContentsMargins(4, 2, 4, 4);
+    buttons->addStretch(1);
+    buttons->addWidget(previewButton_);
+    buttons->addWidget(applyButton_);
+    layout->addLayout(buttons);
 
     connect(list_, &QListWidget::itemActivated, this,
             [this](QListWidgetItem* item) { emit suggestionActivated(list_->row(item)); });
+    connect(list_, &QListWidget::itemClicked, this,
+            [this](QListWidgetItem* item) { emit suggestionActivated(list_->row(item)); });
+    const auto usable = [this] {
+        const int row = list_->currentRow();
+        return row >= 0 && row < suggestions_.size() &&
+               suggestions_[row].kind != QLatin1String("error");
+    };
+    connect(list_, &QListWidget::currentRowChanged, this, [this, usable] {
+        previewButton_->setEnabled(usable());
+        applyButton_->setEnabled(usable());
+    });
+    connect(previewButton_, &QPushButton::clicked, this, [this, usable] {
+        if (usable()) emit previewRequested(list_->currentRow());
+    });
+    connect(applyButton_, &QPushButton::clicked, this, [this, usable] {
+        if (usable()) emit applyRequested(list_->currentRow());
+    });
     setSuggestions({});
 }
 
@@ -45,10 +74,18 @@ void SuggestionsDock::setSuggestions(const QList<SuggestionItem>& suggestions) {
     for (const SuggestionItem& suggestion : suggestions) {
         const QString saving =
             tr("saves %1 cycles").arg(locale.toString(suggestion.savingCycles, 'f', 0));
-        auto* item = new QListWidgetItem(
-            tr("%1 — %2 (%3)").arg(suggestion.kind, suggestion.text, saving), list_);
+        QString text = tr("%1 — %2 (%3)").arg(suggestion.kind, suggestion.text, saving);
+        if (!suggestion.dmas.isEmpty()) {
+            QStringList ids;
+            for (qint64 id : suggestion.dmas) ids << QString::number(id);
+            text += tr("\nDMAs: %1").arg(ids.join(QStringLiteral(", ")));
+        }
+        if (!suggestion.evidence.isEmpty()) text += tr("\nEvidence: %1").arg(suggestion.evidence);
+        auto* item = new QListWidgetItem(text, list_);
         item->setToolTip(suggestion.text);
     }
+    previewButton_->setEnabled(false);
+    applyButton_->setEnabled(false);
     stack_->setCurrentWidget(suggestions.isEmpty() ? static_cast<QWidget*>(placeholder_)
                                                    : static_cast<QWidget*>(list_));
 }

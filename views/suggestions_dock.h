@@ -6,6 +6,7 @@
 
 class QLabel;
 class QListWidget;
+class QPushButton;
 class QStackedWidget;
 
 namespace stallscope {
@@ -15,6 +16,8 @@ struct SuggestionItem {
     QString kind;  // e.g. "hoist-dma"
     QString text;  // one sentence for the user
     double savingCycles = 0;
+    QList<qint64> dmas;  // DMA ids it moves
+    QString evidence;    // "stall_cycles=1523, backtail_cycles=2870, ..."
 };
 
 // Suggestions for the current replay profile, best first as given.
@@ -28,14 +31,23 @@ class SuggestionsDock : public QWidget {
     QListWidget* list() const { return list_; }
     // The text shown while there are no suggestions.
     QString emptyMessage() const;
+    QPushButton* previewButton() const { return previewButton_; }
+    QPushButton* applyButton() const { return applyButton_; }
 
   signals:
+    // Clicked or activated: show it on the timeline.
     void suggestionActivated(int index);
+    // Show the re-simulated timeline under the original.
+    void previewRequested(int index);
+    // Save the edited trace as a new derived profile.
+    void applyRequested(int index);
 
   private:
     QStackedWidget* stack_;
     QLabel* placeholder_;
     QListWidget* list_;
+    QPushButton* previewButton_;
+    QPushButton* applyButton_;
     QList<SuggestionItem> suggestions_;
 };
 
