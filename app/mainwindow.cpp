@@ -32,9 +32,12 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
+#include "absorption_view.h"
 #include "codec.h"
+#include "cpi_view.h"
 #include "details_dock.h"
 #include "errors.h"
+#include "estimates_view.h"
 #include "import_runner.h"
 #include "profile_summary.h"
 #include "replay_tab.h"
@@ -117,6 +120,24 @@ MainWindow::MainWindow(const QString& workspacePath, QWidget* parent)
             suggestionsProfile_->importedAt == profile.importedAt)
             tab->setDocument(suggestionsDocument_);
         return tab;
+    });
+    // Views of the other kinds load their data on workers; those that derive suggestions from
+    // it hand them to the dock when they are ready.
+    registerView(QStringLiteral("noise"), [this](const ProfileInfo& profile, const QString& path) {
+        QWidget* view = createNoiseView(profile, path);
+        if (auto* absorption = qobject_cast<AbsorptionView*>(view))
+            connect(absorption, &AbsorptionView::suggestionsReady, this,
+                    &MainWindow::setSuggestions);
+        return view;
+    });
+    registerView(QStringLiteral("cpi"), [this](const ProfileInfo& profile, const QString& path) {
+        QWidget* view = createCpiView(profile, path);
+        if (auto* cpi = qobject_cast<CpiView*>(view))
+            connect(cpi, &CpiView::suggestionsChanged, this, &MainWindow::setSuggestions);
+        return view;
+    });
+    registerView(QStringLiteral("estimates"), [](const ProfileInfo& profile, const QString& path) {
+        return createEstimatesView(profile, path);
     });
 
     connect(runner_, &ImportRunner::progressChanged, this, &MainWindow::onImportProgress);

@@ -21,12 +21,15 @@
 #include <QTreeWidget>
 #include <QUrl>
 
+#include "absorption_view.h"
+#include "cpi_view.h"
 #include "details_dock.h"
 #include "generate.h"
 #include "import_runner.h"
 #include "jsonl_writer.h"
 #include "mainwindow.h"
 #include "profile_summary.h"
+#include "replay_tab.h"
 #include "suggestions_dock.h"
 #include "workspace.h"
 #include "workspace_dock.h"
@@ -119,6 +122,7 @@ class TestGui : public QObject {
     void staleListResultsAreDropped();
     void suggestionsDockShowsEmptyStateAndItems();
     void selectingReplayProfileShowsItsSuggestions();
+    void eachKindOpensItsOwnView();
     void renderedDockShowsTheTree();
     void recentWorkspacesPersist();
     void layoutPersists();
@@ -324,15 +328,15 @@ void TestGui::openRenameDeleteProfile() {
     QTreeWidget* tree = window->profileTree();
     QTreeWidgetItem* item = tree->topLevelItem(0)->child(0);
 
-    // Double-click opens a summary tab; opening again focuses it.
+    // Double-click opens the replay tab; opening again focuses it.
     const QRect rect = tree->visualItemRect(item);
     QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, rect.center());
     QTest::mouseDClick(tree->viewport(), Qt::LeftButton, {}, rect.center());
     QTabWidget* tabs = window->tabs();
     QCOMPARE(tabs->count(), 1);
     QCOMPARE(tabs->tabText(0), QString("toy"));
-    auto* summary = qobject_cast<ProfileSummaryPage*>(tabs->widget(0));
-    QVERIFY(summary);
+    auto* replayTab = qobject_cast<ReplayProfileTab*>(tabs->widget(0));
+    QVERIFY(replayTab);
     window->openProfile(*window->workspaceDock()->currentProfile());
     QCOMPARE(tabs->count(), 1);
 
@@ -437,6 +441,32 @@ void TestGui::selectingReplayProfileShowsItsSuggestions() {
     QVERIFY2(best.text.contains("re-simulated saving"), qPrintable(best.text));
     for (const SuggestionItem& item : dock->suggestions())
         QVERIFY(item.savingCycles <= best.savingCycles);
+}
+
+void TestGui::eachKindOpensItsOwnView() {
+    const QString cpi = dir_->path() + "/stacks.csv";
+    writeFile(cpi,
+              "kernel,source,category,cycles\n"
+              "gemm,hw,selected,100\ngemm,hw,long_scoreboard,300\n"
+              "gemm,amali,selected,90\ngemm,amali,long_scoreboard,250\n");
+    const QString noise = dir_->path() + "/noise.csv";
+    QByteArray rows = "region,mode,k,time_ns\n";
+    for (int k = 0; k <= 40; k += 4)
+        rows += "loop,fp_add64," + QByteArray::number(k) + "," +
+                QByteArray::number(k <= 12 ? 100 : 100 + 5 * (k - 12)) + "\n";
+    writeFile(noise, rows);
+    auto window = makeWindow();
+    QVERIFY(importInto(*window, {cpi, noise}));
+    std::optional<ProfileInfo> cpiProfile, noiseProfile;
+    for (const ProfileInfo& p :
+         Workspace::open(window->workspacePath().toStdString())->profiles()) {
+        if (p.kind == "cpi") cpiProfile = p;
+        if (p.kind == "noise") noiseProfile = p;
+    }
+    QVERIFY(cpiProfile && noiseProfile);
+    QVERIFY(qobject_cast<CpiView*>(window->openProfile(*cpiProfile)));
+    QVERIFY(qobject_cast<AbsorptionView*>(window->openProfile(*noiseProfile)));
+    QCOMPARE(window->tabs()->count(), 2);
 }
 
 void TestGui::renderedDockShowsTheTree() {
