@@ -19,6 +19,7 @@
 #include "progress.h"
 #include "commands.h"
 #include "replay_commands.h"
+#include "trace_store.h"
 #include "workspace.h"
 
 namespace stallscope {
@@ -190,6 +191,10 @@ int cmdInfo(const std::vector<std::string>& args, const std::string& store) {
         const QJsonObject replayInfo = replayInfoJson(*ws, p);
         for (auto it = replayInfo.begin(); it != replayInfo.end(); ++it)
             info.insert(it.key(), it.value());
+    }
+    if (p.kind == "trace") {
+        const QJsonObject traceInfo = trace::TraceStore(*ws, p.id).infoJson();
+        for (auto it = traceInfo.begin(); it != traceInfo.end(); ++it) info.insert(it.key(), it.value());
     }
     if (a.has("--json")) {
         printJson(info);

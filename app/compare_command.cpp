@@ -7,6 +7,8 @@
 #include "commands.h"
 #include "errors.h"
 #include "replay_compare.h"
+#include "trace_compare.h"
+#include "trace_store.h"
 #include "workspace.h"
 
 namespace stallscope {
@@ -16,9 +18,12 @@ bool runCompareCommand(const std::vector<std::string>& args, const std::string& 
     if (args.at(0) != "compare") return false;
     std::vector<std::string> names;
     bool json = false;
+    std::string cdfOp;  // trace profiles: the op whose durations the CDFs show (default: all)
     for (size_t i = 1; i < args.size(); ++i) {
         if (args[i] == "--json")
             json = true;
+        else if (args[i] == "--op" && i + 1 < args.size())
+            cdfOp = args[++i];
         else if (args[i].starts_with("--"))
             throw InputError("unknown option " + args[i] + " for 'compare'");
         else
@@ -43,6 +48,11 @@ bool runCompareCommand(const std::vector<std::string>& args, const std::string& 
         const auto analysisB = replay::analyze(tb, options);
         result =
             replay::comparisonJson(replay::compareReplays(ta, analysisA, tb, analysisB), ta, tb);
+    } else if (a.kind == "trace") {
+        const trace::TraceStore sa(*workspace, a.id);
+        const trace::TraceStore sb(*workspace, b.id);
+        result = trace::comparisonJson(
+            trace::compareTraces(trace::collectDurations(sa), trace::collectDurations(sb), cdfOp));
     } else {
         throw InputError("compare: " + a.kind + " profiles cannot be compared by this version");
     }

@@ -96,6 +96,75 @@ const char* const kMigrations[] = {
     );
     CREATE INDEX estimates_profile ON estimates(profile_id);
     )sql",
+    // 3 -> 4: trace profiles (XProf, Chrome JSON, Chakra): tracks, packed slice/counter chunks
+    // per (track, LOD level), strings, zstd-packed args, flows, per-name op statistics.
+    R"sql(
+    CREATE TABLE trace_tracks(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        id INTEGER NOT NULL,
+        parent_id INTEGER,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        sort_index INTEGER NOT NULL DEFAULT 0,
+        pid TEXT NOT NULL DEFAULT '',
+        tid TEXT NOT NULL DEFAULT '',
+        slices INTEGER NOT NULL DEFAULT 0,
+        instants INTEGER NOT NULL DEFAULT 0,
+        samples INTEGER NOT NULL DEFAULT 0,
+        max_depth INTEGER NOT NULL DEFAULT 0,
+        start_ns INTEGER,
+        end_ns INTEGER,
+        levels TEXT NOT NULL DEFAULT '0',
+        PRIMARY KEY(profile_id, id)
+    ) WITHOUT ROWID;
+    CREATE TABLE trace_chunks(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        track_id INTEGER NOT NULL,
+        level INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        first_ns INTEGER NOT NULL,
+        end_ns INTEGER NOT NULL,
+        count INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY(profile_id, track_id, level, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE trace_strings(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        id INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY(profile_id, id)
+    ) WITHOUT ROWID;
+    CREATE TABLE trace_args(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY(profile_id, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE trace_flows(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        id INTEGER NOT NULL,
+        name_id INTEGER NOT NULL,
+        from_track INTEGER NOT NULL,
+        from_ns INTEGER NOT NULL,
+        from_depth INTEGER NOT NULL,
+        to_track INTEGER NOT NULL,
+        to_ns INTEGER NOT NULL,
+        to_depth INTEGER NOT NULL,
+        PRIMARY KEY(profile_id, id)
+    ) WITHOUT ROWID;
+    CREATE TABLE trace_ops(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        name_id INTEGER NOT NULL,
+        count INTEGER NOT NULL,
+        total_ns INTEGER NOT NULL,
+        self_ns INTEGER NOT NULL,
+        min_ns INTEGER NOT NULL,
+        max_ns INTEGER NOT NULL,
+        p50_ns INTEGER NOT NULL,
+        p95_ns INTEGER NOT NULL,
+        PRIMARY KEY(profile_id, name_id)
+    ) WITHOUT ROWID;
+    )sql",
 };
 static_assert(std::size(kMigrations) == Workspace::kSchemaVersion);
 

@@ -3,7 +3,16 @@
 namespace stallscope {
 
 const std::vector<const Importer*>& importers() {
-    static const std::vector<const Importer*> all{&replayBinaryImporter(), &replayJsonlImporter()};
+    static const std::vector<const Importer*> all{&replayBinaryImporter(), &replayJsonlImporter(),
+                                                  &noiseCsvImporter(),
+                                                  &cpiCsvImporter(),
+                                                  &ncuCsvImporter(),
+                                                  &gpgpusimLogImporter(),
+                                                  &sniperStatsImporter(),
+                                                  &estimatesCsvImporter(),
+                                                  &chromeJsonImporter(),
+                                                  &xspaceImporter(),
+                                                  &chakraImporter()};
     return all;
 }
 

@@ -1,12 +1,29 @@
 #include "render.h"
 
+#include "absorption_view.h"
+#include "compare_view.h"
+#include "cpi_view.h"
 #include "errors.h"
+#include "estimates_view.h"
+#include "replay_render.h"
+#include "trace_view.h"
 
 namespace stallscope {
 
 const std::vector<RendererEntry>& renderers() {
     // One entry per view and the kinds it draws; each view module adds its own line.
-    static const std::vector<RendererEntry> all{};
+    static const std::vector<RendererEntry> all{
+        {"cpi", {"cpi"}, renderCpi},
+        {"absorption", {"noise"}, renderAbsorption},
+        {"estimates", {"estimates"}, renderEstimates},
+        {"timeline", {"replay"}, renderReplayTimeline},
+        {"timeline", {"trace"}, renderTraceTimeline},
+        {"compare", {"trace"}, renderTraceCompare},
+        {"dma", {"replay"}, renderReplayDma},
+        {"utilization", {"replay"}, renderReplayUtilization},
+        {"dcache", {"replay"}, renderReplayDcache},
+        {"overview", {"replay"}, renderReplayOverview},
+    };
     return all;
 }
 
