@@ -34,14 +34,17 @@
 
 #include "absorption_view.h"
 #include "codec.h"
+#include "compare_view.h"
 #include "cpi_view.h"
 #include "details_dock.h"
 #include "errors.h"
 #include "estimates_view.h"
 #include "import_runner.h"
 #include "profile_summary.h"
+#include "replay_compare_view.h"
 #include "replay_tab.h"
 #include "suggest.h"
+#include "trace_view.h"
 #include "workspace_dock.h"
 
 // Resources of a static library are only linked in when something references them.
@@ -138,6 +141,9 @@ MainWindow::MainWindow(const QString& workspacePath, QWidget* parent)
     });
     registerView(QStringLiteral("estimates"), [](const ProfileInfo& profile, const QString& path) {
         return createEstimatesView(profile, path);
+    });
+    registerView(QStringLiteral("trace"), [](const ProfileInfo& profile, const QString& path) {
+        return createTraceView(profile, path);
     });
 
     connect(runner_, &ImportRunner::progressChanged, this, &MainWindow::onImportProgress);
@@ -271,6 +277,12 @@ void MainWindow::createDocks() {
     connect(suggestionsDock_, &SuggestionsDock::previewRequested, this,
             &MainWindow::previewSuggestion);
     connect(suggestionsDock_, &SuggestionsDock::applyRequested, this, &MainWindow::applySuggestion);
+    connect(this, &MainWindow::suggestionApplied, this, [this](bool ok, qint64 id, const QString&) {
+        if (ok) suggestionsDock_->setDerivedProfile(id);
+    });
+    connect(suggestionsDock_, &SuggestionsDock::compareWithParentRequested, this,
+            &MainWindow::compareWithParent);
+    connect(workspaceDock_, &WorkspaceDock::compareRequested, this, &MainWindow::openComparison);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(workspaceDockWidget_->toggleViewAction());
@@ -880,6 +892,57 @@ void MainWindow::applySuggestion(int index) {
         } catch (const std::exception& e) {
             return {0, {}, QString::fromUtf8(e.what())};
         }
+    }));
+}
+
+QWidget* MainWindow::openComparison(const ProfileInfo& a, const ProfileInfo& b) {
+    QWidget* view = nullptr;
+    if (a.kind != b.kind) {
+        setStatus(tr("Compare needs two profiles of the same kind"), true);
+        return nullptr;
+    }
+    if (a.kind == "replay")
+        view = new ReplayCompareView(a, b, workspacePath_);
+    else if (a.kind == "trace")
+        view = createCompareView(a, b, workspacePath_);
+    if (!view) {
+        setStatus(tr("Side-by-side comparison of %1 profiles is not available yet")
+                      .arg(QString::fromStdString(a.kind)),
+                  true);
+        return nullptr;
+    }
+    const QString title = QString::fromStdString(b.name) + " vs " + QString::fromStdString(a.name);
+    tabs_->setCurrentIndex(tabs_->addTab(view, title));
+    tabs_->setTabToolTip(
+        tabs_->currentIndex(),
+        tr("B: %1\nA: %2").arg(QString::fromStdString(b.name), QString::fromStdString(a.name)));
+    central_->setCurrentWidget(tabs_);
+    return view;
+}
+
+void MainWindow::compareWithParent(qint64 derivedId) {
+    // Profile rows are read on a worker; the comparison opens when both are known.
+    const QString path = workspacePath_;
+    auto* watcher =
+        new QFutureWatcher<std::pair<std::optional<ProfileInfo>, std::optional<ProfileInfo>>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        const auto [parent, derived] = watcher->result();
+        if (parent && derived)
+            openComparison(*parent, *derived);
+        else
+            setStatus(tr("The original of this profile is no longer in the workspace"), true);
+    });
+    watcher->setFuture(QtConcurrent::run([path, derivedId] {
+        std::pair<std::optional<ProfileInfo>, std::optional<ProfileInfo>> out;
+        try {
+            auto workspace = Workspace::open(path.toStdString(), Workspace::Mode::ReadOnly);
+            out.second = workspace->profile(derivedId);
+            if (out.second && out.second->parentId)
+                out.first = workspace->profile(*out.second->parentId);
+        } catch (const std::exception&) {
+        }
+        return out;
     }));
 }
 

@@ -71,6 +71,10 @@ class MainWindow : public QMainWindow {
     void closeTab(int index);
 
     void setSuggestions(const QList<SuggestionItem>& suggestions);
+    // Opens a before (a) / after (b) comparison tab; nullptr for kinds without one.
+    QWidget* openComparison(const ProfileInfo& a, const ProfileInfo& b);
+    // Compares a profile derived by applying suggestions with its parent.
+    void compareWithParent(qint64 derivedId);
     // The replay profile whose suggestions the dock lists, and its analysed document.
     const std::optional<ProfileInfo>& suggestionsProfile() const { return suggestionsProfile_; }
     const ReplayDocumentPtr& suggestionsDocument() const { return suggestionsDocument_; }

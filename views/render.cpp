@@ -1,5 +1,7 @@
 #include "render.h"
 
+#include "replay_compare_view.h"
+
 #include "absorption_view.h"
 #include "compare_view.h"
 #include "cpi_view.h"
@@ -19,6 +21,7 @@ const std::vector<RendererEntry>& renderers() {
         {"timeline", {"replay"}, renderReplayTimeline},
         {"timeline", {"trace"}, renderTraceTimeline},
         {"compare", {"trace"}, renderTraceCompare},
+        {"compare", {"replay"}, renderReplayCompare},
         {"dma", {"replay"}, renderReplayDma},
         {"utilization", {"replay"}, renderReplayUtilization},
         {"dcache", {"replay"}, renderReplayDcache},

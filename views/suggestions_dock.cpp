@@ -16,7 +16,8 @@ SuggestionsDock::SuggestionsDock(QWidget* parent)
       placeholder_(new QLabel(tr("Suggestions appear here for replay profiles"), stack_)),
       list_(new QListWidget(stack_)),
       previewButton_(new QPushButton(tr("Preview"), this)),
-      applyButton_(new QPushButton(tr("Apply"), this)) {
+      applyButton_(new QPushButton(tr("Apply"), this)),
+      compareButton_(new QPushButton(tr("Compare with Original"), this)) {
     placeholder_->setAlignment(Qt::AlignCenter);
     placeholder_->setWordWrap(true);
     placeholder_->setMargin(12);
@@ -39,6 +40,13 @@ SuggestionsDock::SuggestionsDock(QWidget* parent)
     buttons->addStretch(1);
     buttons->addWidget(previewButton_);
     buttons->addWidget(applyButton_);
+    buttons->addWidget(compareButton_);
+    compareButton_->setToolTip(
+        tr("Open the applied result side by side with the profile it came from"));
+    compareButton_->hide();
+    connect(compareButton_, &QPushButton::clicked, this, [this] {
+        if (derivedId_) emit compareWithParentRequested(*derivedId_);
+    });
     layout->addLayout(buttons);
 
     connect(list_, &QListWidget::itemActivated, this,
@@ -88,6 +96,11 @@ void SuggestionsDock::setSuggestions(const QList<SuggestionItem>& suggestions) {
     applyButton_->setEnabled(false);
     stack_->setCurrentWidget(suggestions.isEmpty() ? static_cast<QWidget*>(placeholder_)
                                                    : static_cast<QWidget*>(list_));
+}
+
+void SuggestionsDock::setDerivedProfile(std::optional<qint64> derivedId) {
+    derivedId_ = derivedId;
+    compareButton_->setVisible(derivedId.has_value());
 }
 
 }  // namespace stallscope

@@ -3,6 +3,7 @@
 #include <QList>
 #include <QString>
 #include <QWidget>
+#include <optional>
 
 class QLabel;
 class QListWidget;
@@ -33,6 +34,9 @@ class SuggestionsDock : public QWidget {
     QString emptyMessage() const;
     QPushButton* previewButton() const { return previewButton_; }
     QPushButton* applyButton() const { return applyButton_; }
+    QPushButton* compareButton() const { return compareButton_; }
+    // The derived profile that Compare opens against its parent; nullopt hides the button.
+    void setDerivedProfile(std::optional<qint64> derivedId);
 
   signals:
     // Clicked or activated: show it on the timeline.
@@ -41,6 +45,8 @@ class SuggestionsDock : public QWidget {
     void previewRequested(int index);
     // Save the edited trace as a new derived profile.
     void applyRequested(int index);
+    // Compare a derived profile (suggestions applied) with its parent.
+    void compareWithParentRequested(qint64 derivedId);
 
   private:
     QStackedWidget* stack_;
@@ -48,6 +54,8 @@ class SuggestionsDock : public QWidget {
     QListWidget* list_;
     QPushButton* previewButton_;
     QPushButton* applyButton_;
+    QPushButton* compareButton_;
+    std::optional<qint64> derivedId_;
     QList<SuggestionItem> suggestions_;
 };
 

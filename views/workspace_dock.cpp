@@ -1,5 +1,7 @@
 #include "workspace_dock.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QHeaderView>
 #include <QLabel>
@@ -35,7 +37,8 @@ WorkspaceDock::WorkspaceDock(QWidget* parent)
       message_(new QLabel(stack_)),
       openAction_(new QAction(tr("&Open"), this)),
       renameAction_(new QAction(tr("&Rename"), this)),
-      deleteAction_(new QAction(tr("&Delete…"), this)) {
+      deleteAction_(new QAction(tr("&Delete…"), this)),
+      compareAction_(new QAction(tr("&Compare Selected"), this)) {
     filter_->setPlaceholderText(tr("Filter profiles"));
     filter_->setClearButtonEnabled(true);
     filter_->setAcceptDrops(false);
@@ -49,7 +52,7 @@ WorkspaceDock::WorkspaceDock(QWidget* parent)
     tree_->setRootIsDecorated(true);
     tree_->setUniformRowHeights(true);
     tree_->setAlternatingRowColors(false);
-    tree_->setSelectionMode(QAbstractItemView::SingleSelection);
+    tree_->setSelectionMode(QAbstractItemView::ExtendedSelection);
     // Renaming goes through renameAction_ (F2, context menu); double-click opens the profile.
     tree_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     tree_->setExpandsOnDoubleClick(true);
@@ -92,6 +95,17 @@ WorkspaceDock::WorkspaceDock(QWidget* parent)
         if (auto profile = profileOfItem(item)) emit profileActivated(*profile);
     });
     connect(tree_, &QTreeWidget::currentItemChanged, this, &WorkspaceDock::onCurrentItemChanged);
+    compareAction_->setEnabled(false);
+    compareAction_->setToolTip(tr("Select two profiles of the same kind (Ctrl+click) to compare"));
+    connect(tree_, &QTreeWidget::itemSelectionChanged, this, [this] {
+        const auto selected = selectedProfiles();
+        compareAction_->setEnabled(selected.size() == 2 && selected[0].kind == selected[1].kind);
+    });
+    connect(compareAction_, &QAction::triggered, this, [this] {
+        const auto selected = selectedProfiles();
+        if (selected.size() == 2 && selected[0].kind == selected[1].kind)
+            emit compareRequested(selected[0], selected[1]);
+    });
     connect(tree_, &QTreeWidget::itemChanged, this, &WorkspaceDock::onItemChanged);
     connect(tree_, &QTreeWidget::itemCollapsed, this, [this](QTreeWidgetItem* item) {
         if (!rebuilding_) collapsedKinds_.insert(item->data(kNameColumn, kKindRole).toString());
@@ -253,8 +267,9 @@ void WorkspaceDock::updateEmptyState() {
 void WorkspaceDock::showContextMenu(const QPoint& pos) {
     QMenu menu(this);
     if (QTreeWidgetItem* item = tree_->itemAt(pos); item && profileOfItem(item)) {
-        tree_->setCurrentItem(item);
+        if (!item->isSelected()) tree_->setCurrentItem(item);
         menu.addAction(openAction_);
+        menu.addAction(compareAction_);
         menu.addSeparator();
         menu.addAction(renameAction_);
         menu.addAction(deleteAction_);
@@ -298,6 +313,15 @@ std::optional<ProfileInfo> WorkspaceDock::profileOfItem(const QTreeWidgetItem* i
     const QVariant id = item->data(kNameColumn, kProfileIdRole);
     if (!id.isValid()) return std::nullopt;
     return profile(id.toLongLong());
+}
+
+std::vector<ProfileInfo> WorkspaceDock::selectedProfiles() const {
+    std::vector<ProfileInfo> out;
+    for (const QTreeWidgetItem* item : tree_->selectedItems())
+        if (auto p = profileOfItem(item)) out.push_back(*p);
+    std::sort(out.begin(), out.end(),
+              [](const ProfileInfo& x, const ProfileInfo& y) { return x.id < y.id; });
+    return out;
 }
 
 }  // namespace stallscope

@@ -42,6 +42,9 @@ class WorkspaceDock : public QWidget {
     QAction* openAction() const { return openAction_; }
     QAction* renameAction() const { return renameAction_; }
     QAction* deleteAction() const { return deleteAction_; }
+    QAction* compareAction() const { return compareAction_; }
+    // Selected profiles in id order (Ctrl/Shift-click selects several).
+    std::vector<ProfileInfo> selectedProfiles() const;
 
     std::optional<ProfileInfo> currentProfile() const;
     std::optional<ProfileInfo> profile(int64_t id) const;
@@ -55,6 +58,8 @@ class WorkspaceDock : public QWidget {
     void renameRequested(qint64 id, const QString& newName);
     void deleteRequested(const stallscope::ProfileInfo& profile);
     void importRequested();
+    // Two profiles of one kind selected and Compare chosen: a is the older (before).
+    void compareRequested(const stallscope::ProfileInfo& a, const stallscope::ProfileInfo& b);
 
   private:
     void rebuildTree();
@@ -73,6 +78,7 @@ class WorkspaceDock : public QWidget {
     QAction* openAction_;
     QAction* renameAction_;
     QAction* deleteAction_;
+    QAction* compareAction_;
     QHash<qint64, ProfileInfo> profiles_;
     std::vector<int64_t> order_;    // profile ids in the order the workspace lists them
     QSet<QString> collapsedKinds_;  // survives reloads

@@ -15,6 +15,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
@@ -29,8 +30,11 @@
 #include "jsonl_writer.h"
 #include "mainwindow.h"
 #include "profile_summary.h"
+#include "replay_compare_view.h"
 #include "replay_tab.h"
+#include "simulate.h"
 #include "suggestions_dock.h"
+#include "timeline_view.h"
 #include "workspace.h"
 #include "workspace_dock.h"
 
@@ -123,6 +127,8 @@ class TestGui : public QObject {
     void suggestionsDockShowsEmptyStateAndItems();
     void selectingReplayProfileShowsItsSuggestions();
     void eachKindOpensItsOwnView();
+    void applySuggestionThenCompareWithOriginal();
+    void compareTwoSelectedReplayProfiles();
     void renderedDockShowsTheTree();
     void recentWorkspacesPersist();
     void layoutPersists();
@@ -441,6 +447,87 @@ void TestGui::selectingReplayProfileShowsItsSuggestions() {
     QVERIFY2(best.text.contains("re-simulated saving"), qPrintable(best.text));
     for (const SuggestionItem& item : dock->suggestions())
         QVERIFY(item.savingCycles <= best.savingCycles);
+}
+
+void TestGui::applySuggestionThenCompareWithOriginal() {
+    const QString path = dir_->path() + "/mm.jsonl";
+    {
+        std::ofstream out(path.toStdString());
+        replay::writeJsonl(replay::generateWorkload("matmul-starved"), out);
+    }
+    auto window = makeWindow();
+    QVERIFY(importInto(*window, {path}));
+    SuggestionsDock* dock = window->suggestionsDock();
+    QTRY_VERIFY_WITH_TIMEOUT(dock->list()->count() > 0, 20000);
+    QVERIFY(!dock->compareButton()->isVisibleTo(dock));
+    const double saving = dock->suggestions().front().savingCycles;
+    QSignalSpy applied(window.get(), &MainWindow::suggestionApplied);
+    window->applySuggestion(0);
+    QVERIFY(applied.wait(20000));
+    QVERIFY2(applied.front().at(0).toBool(), qPrintable(applied.front().at(2).toString()));
+    QCOMPARE(applied.front().at(2).toString(), QString("mm (suggestion applied)"));
+    QVERIFY(dock->compareButton()->isVisibleTo(dock));
+
+    // One click on the dock's Compare opens the applied result against its parent.
+    const int tabsBefore = window->tabs()->count();
+    dock->compareButton()->click();
+    QTRY_COMPARE_WITH_TIMEOUT(window->tabs()->count(), tabsBefore + 1, 10000);
+    auto* view = qobject_cast<ReplayCompareView*>(window->tabs()->currentWidget());
+    QVERIFY(view);
+    QTRY_VERIFY_WITH_TIMEOUT(view->isLoaded(), 20000);
+    QCOMPARE(window->tabs()->tabText(window->tabs()->currentIndex()),
+             QString("mm (suggestion applied) vs mm"));
+    // The summary is the re-simulated saving of that one suggestion, as a share of the total.
+    const auto total = replay::simulate(replay::generateWorkload("matmul-starved")).totalCycles;
+    const QString expected =
+        QString("B vs A: %1% cycles").arg(-100.0 * saving / double(total), 0, 'f', 1);
+    QVERIFY2(view->summary().startsWith(expected), qPrintable(view->summary() + " / " + expected));
+}
+
+void TestGui::compareTwoSelectedReplayProfiles() {
+    const QString before = dir_->path() + "/allgather.jsonl";
+    const QString after = dir_->path() + "/allgather-pinned.jsonl";
+    for (const auto& [file, scenario] :
+         {std::pair{before, "allgather"}, std::pair{after, "allgather-pinned"}}) {
+        std::ofstream out(file.toStdString());
+        replay::writeJsonl(replay::generateWorkload(scenario), out);
+    }
+    auto window = makeWindow();
+    QVERIFY(importInto(*window, {before, after}));
+    QTreeWidget* tree = window->profileTree();
+    QTreeWidgetItem* group = tree->topLevelItem(0);
+    QCOMPARE(group->childCount(), 2);
+    QAction* compare = window->workspaceDock()->compareAction();
+    group->child(0)->setSelected(true);
+    QVERIFY(!compare->isEnabled());  // one selected
+    group->child(1)->setSelected(true);
+    QVERIFY(compare->isEnabled());
+    compare->trigger();
+    auto* view = qobject_cast<ReplayCompareView*>(window->tabs()->currentWidget());
+    QVERIFY(view);
+    QTRY_VERIFY_WITH_TIMEOUT(view->isLoaded(), 20000);
+    // 56,344 cycles before, 41,656 after (the pinned variant has no setup DMAs).
+    QVERIFY2(view->summary().startsWith("B vs A: -26.1% cycles"), qPrintable(view->summary()));
+    QCOMPARE(view->dmaTable()->rowCount(), 60);
+    QVERIFY(view->dmaCsv().count('\n') == 61);
+
+    // One cycle axis: zooming the before timeline moves the after timeline with it.
+    view->before()->setWindow({1000, 9000});
+    QCOMPARE(view->after()->window(), (TimeRange{1000, 9000}));
+    view->after()->setWindow({2000, 4000});
+    QCOMPARE(view->before()->window(), (TimeRange{2000, 4000}));
+
+    // The rendered comparison draws both runs: the HLO band of each half is drawn in the
+    // all-gather op colour at the same cycle.
+    view->before()->fitAll();
+    const QImage image = view->renderImage(QSize(1200, 800));
+    QCOMPARE(image.size(), QSize(1200, 800));
+    int coloured = 0;
+    for (int y = 0; y < 800; ++y) {
+        const QColor c = image.pixelColor(600, y);
+        coloured += (c.saturation() > 60);
+    }
+    QVERIFY2(coloured > 40, qPrintable(QString::number(coloured)));
 }
 
 void TestGui::eachKindOpensItsOwnView() {
