@@ -6,6 +6,7 @@
 #include "codec.h"
 #include "commands.h"
 #include "errors.h"
+#include "kind_compare.h"
 #include "replay_compare.h"
 #include "trace_compare.h"
 #include "trace_store.h"
@@ -53,8 +54,13 @@ bool runCompareCommand(const std::vector<std::string>& args, const std::string& 
         const trace::TraceStore sb(*workspace, b.id);
         result = trace::comparisonJson(
             trace::compareTraces(trace::collectDurations(sa), trace::collectDurations(sb), cdfOp));
+    } else if (a.kind == "cpi") {
+        result = compareCpi(cpi::loadCpiData(*workspace, a.id), cpi::loadCpiData(*workspace, b.id));
+    } else if (a.kind == "noise") {
+        result = compareAbsorption(noise::analyzeProfile(*workspace, a.id),
+                                   noise::analyzeProfile(*workspace, b.id));
     } else {
-        throw InputError("compare: " + a.kind + " profiles cannot be compared by this version");
+        throw InputError("compare: " + a.kind + " profiles have no before/after comparison");
     }
     QJsonObject ids = result.value("a").toObject();
     ids.insert("id", static_cast<qint64>(a.id));
