@@ -16,9 +16,11 @@
 
 #include "errors.h"
 #include "import_service.h"
+#include "kind_info.h"
 #include "progress.h"
 #include "commands.h"
 #include "replay_commands.h"
+#include "terminal.h"
 #include "trace_store.h"
 #include "workspace.h"
 
@@ -113,33 +115,29 @@ void printJson(const QJsonObject& object) {
     std::cout << QJsonDocument(object).toJson(QJsonDocument::Indented).toStdString();
 }
 
-// A one-line progress bar on stderr, only when stderr is a terminal.
-Progress::Listener terminalProgressBar() {
-    if (!::isatty(STDERR_FILENO)) return {};
-    auto last = std::make_shared<std::chrono::steady_clock::time_point>();
-    return [last](double fraction, const std::string& stage) {
-        const auto now = std::chrono::steady_clock::now();
-        if (fraction < 1.0 && now - *last < std::chrono::milliseconds(100)) return;
-        *last = now;
-        const int width = 30;
-        const int filled = static_cast<int>(fraction * width);
-        std::fprintf(stderr, "\r[%s%s] %3d%% %-40.40s", std::string(filled, '#').c_str(),
-                     std::string(width - filled, ' ').c_str(), static_cast<int>(fraction * 100),
-                     stage.c_str());
-        if (fraction >= 1.0) std::fprintf(stderr, "\r%-80s\r", "");
-        std::fflush(stderr);
-    };
-}
-
 int cmdImport(const std::vector<std::string>& args, const std::string& store) {
     const Args a = parseArgs(args, 1, {"--name", "--format"}, {});
     if (a.positional.empty()) throw InputError("import: give at least one FILE");
-    auto ws = Workspace::open(store);
-    Progress progress(terminalProgressBar());
-    ImportRequest request{a.positional, a.value("--name"), a.value("--format")};
-    const auto imported = importFiles(*ws, request, progress);
-    if (::isatty(STDERR_FILENO)) std::fprintf(stderr, "\r%-80s\r", "");
-    for (const auto& p : imported) std::cout << p.id << '\t' << p.kind << '\t' << p.name << '\n';
+    // A failed first import must not leave a new, empty workspace behind either.
+    const bool storeExisted = std::filesystem::exists(store);
+    try {
+        auto ws = Workspace::open(store);
+        Progress progress(terminalProgressBar());
+        const CancelOnInterrupt interrupt(progress);
+        ImportRequest request{a.positional, a.value("--name"), a.value("--format")};
+        const auto imported = importFiles(*ws, request, progress);
+        clearTerminalProgressBar();
+        for (const auto& p : imported)
+            std::cout << p.id << '\t' << p.kind << '\t' << p.name << '\n';
+    } catch (...) {
+        clearTerminalProgressBar();
+        if (!storeExisted) {
+            std::error_code ignored;
+            for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+                std::filesystem::remove(store + suffix, ignored);
+        }
+        throw;
+    }
     return 0;
 }
 
@@ -158,18 +156,12 @@ QJsonObject profileJson(const ProfileInfo& p) {
     return o;
 }
 
-std::unique_ptr<Workspace> openForReading(const std::string& store) {
-    // A missing default workspace is simply empty; a missing --store file is an error.
-    const bool canWrite = !std::filesystem::exists(store) || Workspace::isWritable(store);
-    return Workspace::open(store,
-                           canWrite ? Workspace::Mode::ReadWrite : Workspace::Mode::ReadOnly);
-}
-
 int cmdList(const std::vector<std::string>& args, const std::string& store) {
     const Args a = parseArgs(args, 1, {}, {"--json"});
     if (!a.positional.empty()) throw InputError("list takes no arguments");
-    auto ws = openForReading(store);
-    const auto profiles = ws->profiles();
+    // Listing a workspace that does not exist yet shows it empty; it does not create the file.
+    std::vector<ProfileInfo> profiles;
+    if (std::filesystem::exists(store)) profiles = Workspace::openExisting(store)->profiles();
     if (a.has("--json")) {
         QJsonArray list;
         for (const auto& p : profiles) list.append(profileJson(p));
@@ -184,7 +176,7 @@ int cmdList(const std::vector<std::string>& args, const std::string& store) {
 int cmdInfo(const std::vector<std::string>& args, const std::string& store) {
     const Args a = parseArgs(args, 1, {}, {"--json"});
     if (a.positional.size() != 1) throw InputError("info: give exactly one PROFILE");
-    auto ws = openForReading(store);
+    auto ws = Workspace::openExisting(store);
     const ProfileInfo p = ws->resolveProfile(a.positional[0]);
     QJsonObject info = profileJson(p);
     if (p.kind == "replay") {
@@ -192,10 +184,12 @@ int cmdInfo(const std::vector<std::string>& args, const std::string& store) {
         for (auto it = replayInfo.begin(); it != replayInfo.end(); ++it)
             info.insert(it.key(), it.value());
     }
-    if (p.kind == "trace") {
-        const QJsonObject traceInfo = trace::TraceStore(*ws, p.id).infoJson();
-        for (auto it = traceInfo.begin(); it != traceInfo.end(); ++it) info.insert(it.key(), it.value());
-    }
+    QJsonObject kindInfo;
+    if (p.kind == "trace") kindInfo = trace::TraceStore(*ws, p.id).infoJson();
+    if (p.kind == "cpi") kindInfo = cpiInfoJson(*ws, p.id);
+    if (p.kind == "estimates") kindInfo = estimatesInfoJson(*ws, p.id);
+    if (p.kind == "noise") kindInfo = noiseInfoJson(*ws, p.id);
+    for (auto it = kindInfo.begin(); it != kindInfo.end(); ++it) info.insert(it.key(), it.value());
     if (a.has("--json")) {
         printJson(info);
     } else {
@@ -292,7 +286,7 @@ int runCli(const std::vector<std::string>& argsIn) {
         std::cerr << "stallscope: error: " << e.what() << '\n';
         return 2;
     } catch (const Cancelled&) {
-        std::cerr << "stallscope: error: cancelled; nothing was stored\n";
+        std::cerr << "stallscope: error: cancelled; the workspace is unchanged\n";
         return 1;
     } catch (const std::exception& e) {
         std::cerr << "stallscope: error: " << e.what() << '\n';

@@ -31,9 +31,7 @@ bool runCompareCommand(const std::vector<std::string>& args, const std::string& 
             names.push_back(args[i]);
     }
     if (names.size() != 2) throw InputError("compare: give two profiles, A (before) and B (after)");
-    const bool canWrite = !std::filesystem::exists(store) || Workspace::isWritable(store);
-    auto workspace =
-        Workspace::open(store, canWrite ? Workspace::Mode::ReadWrite : Workspace::Mode::ReadOnly);
+    auto workspace = Workspace::openExisting(store);
     const ProfileInfo a = workspace->resolveProfile(names[0]);
     const ProfileInfo b = workspace->resolveProfile(names[1]);
     if (a.kind != b.kind)

@@ -41,9 +41,7 @@ Options parseOptions(const std::vector<std::string>& args, bool allowClasses) {
 }
 
 std::unique_ptr<Workspace> openStore(const std::string& store) {
-    if (!std::filesystem::exists(store)) throw InputError(store + ": no such workspace");
-    return Workspace::open(store, Workspace::isWritable(store) ? Workspace::Mode::ReadWrite
-                                                               : Workspace::Mode::ReadOnly);
+    return Workspace::openExisting(store);
 }
 
 ProfileInfo requireKind(const Workspace& workspace, const std::string& name,

@@ -2,6 +2,8 @@
 
 #include <google/protobuf/stubs/common.h>
 #include <sqlite3.h>
+#include <xxhash.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include <QAction>
@@ -40,6 +42,7 @@
 #include "errors.h"
 #include "estimates_view.h"
 #include "import_runner.h"
+#include "import_service.h"
 #include "profile_summary.h"
 #include "replay_compare_view.h"
 #include "replay_tab.h"
@@ -486,7 +489,7 @@ void MainWindow::reloadProfiles() {
                 workspace = Workspace::open(path, Workspace::Mode::ReadWrite);
             }
             list.profiles = workspace->profiles();
-            list.writable = QFileInfo(QString::fromStdString(path)).isWritable();
+            list.writable = Workspace::isWritable(path);
         } catch (const std::exception& error) {
             list.error = QString::fromStdString(error.what());
             list.writable = false;
@@ -700,8 +703,8 @@ void MainWindow::onImportFinished(bool ok, const QString& message,
 void MainWindow::showImportDialog() {
     const QStringList files = QFileDialog::getOpenFileNames(
         this, tr("Import Files"), QString(),
-        tr("Traces and results (*.jsonl *.jsonl.zst *.zst *.pb *.csv *.json *.json.gz *.gz "
-           "*.log *.txt *.sqlite3);;All files (*)"));
+        tr("Traces and results (*.jsonl *.jsonl.zst *.ssrp *.zst *.pb *.csv *.json *.json.gz "
+           "*.gz *.et *.log *.txt *.sqlite3);;All files (*)"));
     importFiles(files);
 }
 
@@ -781,14 +784,21 @@ QString MainWindow::aboutText() {
     };
     return tr("<h3>Stallscope %1</h3>"
               "<p>Performance visualizer for ML accelerators and HPC kernels.</p>"
-              "<table>%2%3%4%5</table>")
+              "<table>%2</table>")
         .arg(QStringLiteral(STALLSCOPE_VERSION),
-             row(QStringLiteral("Qt"), QString::fromLatin1(qVersion())),
-             row(QStringLiteral("SQLite"), QString::fromLatin1(sqlite3_libversion())),
-             row(QStringLiteral("zstd"), QString::fromLatin1(ZSTD_versionString())),
-             row(QStringLiteral("protobuf"),
-                 QString::fromStdString(
-                     google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION))));
+             row(QStringLiteral("Qt"), QString::fromLatin1(qVersion())) +
+                 row(QStringLiteral("SQLite"), QString::fromLatin1(sqlite3_libversion())) +
+                 row(QStringLiteral("zstd"), QString::fromLatin1(ZSTD_versionString())) +
+                 row(QStringLiteral("zlib"), QString::fromLatin1(zlibVersion())) +
+                 row(QStringLiteral("protobuf"),
+                     QString::fromStdString(
+                         google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION))) +
+                 row(QStringLiteral("simdjson"), QString::fromStdString(jsonParserVersion())) +
+                 row(QStringLiteral("xxHash"),
+                     QStringLiteral("%1.%2.%3")
+                         .arg(XXH_versionNumber() / 10000)
+                         .arg(XXH_versionNumber() / 100 % 100)
+                         .arg(XXH_versionNumber() % 100)));
 }
 
 void MainWindow::showAbout() {

@@ -15,6 +15,7 @@
 #include "noise/absorption.h"
 #include "noise/probe.h"
 #include "progress.h"
+#include "terminal.h"
 #include "workspace.h"
 
 namespace stallscope {
@@ -37,9 +38,7 @@ int cmdAbsorption(const std::vector<std::string>& args, const std::string& store
             positional.push_back(args[i]);
     }
     if (positional.size() != 1) throw InputError("absorption: give exactly one PROFILE");
-    const bool canWrite = !std::filesystem::exists(store) || Workspace::isWritable(store);
-    auto workspace =
-        Workspace::open(store, canWrite ? Workspace::Mode::ReadWrite : Workspace::Mode::ReadOnly);
+    auto workspace = Workspace::openExisting(store);
     const ProfileInfo profile = workspace->resolveProfile(positional[0]);
     if (profile.kind != "noise")
         throw InputError("absorption: profile '" + profile.name + "' is a " + profile.kind +
@@ -65,24 +64,6 @@ int cmdAbsorption(const std::vector<std::string>& args, const std::string& store
                     cl.params.empty() ? "" : (" " + noise::paramsLabel(cl.params)).c_str(),
                     noise::className(cl.cls), cl.evidence.text.c_str());
     return 0;
-}
-
-// A one-line bar on stderr while the probe runs, only on a terminal.
-Progress::Listener probeProgressBar() {
-    if (!::isatty(STDERR_FILENO)) return {};
-    auto last = std::make_shared<std::chrono::steady_clock::time_point>();
-    return [last](double fraction, const std::string& stage) {
-        const auto now = std::chrono::steady_clock::now();
-        if (fraction < 1.0 && now - *last < std::chrono::milliseconds(100)) return;
-        *last = now;
-        const int width = 30;
-        const int filled = static_cast<int>(fraction * width);
-        std::fprintf(stderr, "\r[%s%s] %3d%% %-40.40s", std::string(filled, '#').c_str(),
-                     std::string(width - filled, ' ').c_str(), static_cast<int>(fraction * 100),
-                     stage.c_str());
-        if (fraction >= 1.0) std::fprintf(stderr, "\r%-80s\r", "");
-        std::fflush(stderr);
-    };
 }
 
 int cmdNoiseProbe(const std::vector<std::string>& args) {
@@ -120,7 +101,8 @@ int cmdNoiseProbe(const std::vector<std::string>& args) {
         std::ofstream csv(partial);
         if (!csv) throw InputError(out + ": cannot open for writing");
         csv.precision(9);
-        Progress progress(probeProgressBar());
+        Progress progress(terminalProgressBar());
+        const CancelOnInterrupt interrupt(progress);
         try {
             noise::probe::runProbe(options, csv, progress);
         } catch (...) {

@@ -75,9 +75,7 @@ bool runRenderCommand(const std::vector<std::string>& args, const std::string& s
         options.to = parseNumber(range.substr(colon + 1), "--range end");
         if (!(*options.to > *options.from)) throw InputError("--range end must exceed its start");
     }
-    const bool canWrite = !std::filesystem::exists(store) || Workspace::isWritable(store);
-    auto workspace =
-        Workspace::open(store, canWrite ? Workspace::Mode::ReadWrite : Workspace::Mode::ReadOnly);
+    auto workspace = Workspace::openExisting(store);
     const ProfileInfo profile = workspace->resolveProfile(positional[1]);
     if (!against.empty()) options.against = workspace->resolveProfile(against);
     ensureGuiApplication();

@@ -89,9 +89,7 @@ struct LoadedReplay {
 
 LoadedReplay loadReplay(const std::string& store, const std::string& name) {
     LoadedReplay r;
-    const bool canWrite = !std::filesystem::exists(store) || Workspace::isWritable(store);
-    r.workspace =
-        Workspace::open(store, canWrite ? Workspace::Mode::ReadWrite : Workspace::Mode::ReadOnly);
+    r.workspace = Workspace::openExisting(store);
     r.profile = r.workspace->resolveProfile(name);
     if (r.profile.kind != "replay")
         throw InputError("profile '" + r.profile.name + "' is a " + r.profile.kind +
@@ -249,9 +247,7 @@ void ensureDemoWorkspace(const std::string& storePath) {
 }
 
 std::string workspaceSummary(const std::string& storePath) {
-    const bool canWrite = !std::filesystem::exists(storePath) || Workspace::isWritable(storePath);
-    auto workspace = Workspace::open(
-        storePath, canWrite ? Workspace::Mode::ReadWrite : Workspace::Mode::ReadOnly);
+    auto workspace = Workspace::openExisting(storePath);
     std::ostringstream out;
     const auto profiles = workspace->profiles();
     out << profiles.size() << " profile(s)\n";

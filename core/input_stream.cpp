@@ -35,15 +35,16 @@ InputFile::InputFile(std::string path)
     if (S_ISDIR(st.st_mode)) throw InputError(path_ + ": is a directory, not a file");
     file_ = std::fopen(path_.c_str(), "rb");
     if (!file_) throw InputError(path_ + ": cannot open: " + std::strerror(errno));
-    fileSize_ = static_cast<uint64_t>(st.st_size);
-    if (fileSize_ == 0) {
+    // Pipes and FIFOs (`import <(zcat …)`) have no size: progress then reads as done.
+    fileSize_ = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
+    refillRaw();
+    const auto* b = reinterpret_cast<const unsigned char*>(raw_.data());
+    const size_t avail = rawEnd_ - rawPos_;
+    if (avail == 0) {
         std::fclose(file_);
         file_ = nullptr;
         throw InputError(path_ + ": file is empty");
     }
-    refillRaw();
-    const auto* b = reinterpret_cast<const unsigned char*>(raw_.data());
-    const size_t avail = rawEnd_ - rawPos_;
     if (avail >= 4 && b[0] == 0x28 && b[1] == 0xB5 && b[2] == 0x2F && b[3] == 0xFD) {
         compression_ = Compression::Zstd;
         zstd_ = ZSTD_createDCtx();
@@ -101,12 +102,16 @@ size_t InputFile::decompress(char* out, size_t n) {
                                               "truncated zstd stream"));
                 return 0;
             }
-            ZSTD_inBuffer input{raw_.data() + rawPos_, rawEnd_ - rawPos_, 0};
+            // Feed small slices: zstd reports corruption when the block holding it is complete,
+            // so the end of the slice just fed locates the bad block within a few KiB.
+            constexpr size_t kZstdSlice = 8 << 10;
+            ZSTD_inBuffer input{raw_.data() + rawPos_, std::min(rawEnd_ - rawPos_, kZstdSlice), 0};
             const size_t rc = ZSTD_decompressStream(zstd_, &output, &input);
             if (ZSTD_isError(rc))
-                throw InputError(
-                    atOffset(path_, static_cast<long long>(fileOffset_ + input.pos),
-                             std::string("corrupt zstd stream: ") + ZSTD_getErrorName(rc)));
+                throw InputError(atOffset(path_, static_cast<long long>(fileOffset_ + input.size),
+                                          std::string("corrupt zstd stream (in the block ending "
+                                                      "at or before this offset): ") +
+                                              ZSTD_getErrorName(rc)));
             rawPos_ += input.pos;
             fileOffset_ += input.pos;
             zstdFrameOpen_ = rc != 0;

@@ -7,6 +7,8 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QStandardPaths>
+#include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -194,6 +196,34 @@ ProfileInfo readProfile(const sql::Statement& st) {
     return p;
 }
 
+// "file:" URI of a path opened read-only with immutable=1; escapes what URIs give meaning to.
+std::string immutableUri(const std::string& path) {
+    std::string uri = "file:";
+    const std::string absolute = std::filesystem::absolute(path).string();
+    for (const unsigned char c : absolute) {
+        if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~') {
+            uri += static_cast<char>(c);
+        } else {
+            char escaped[4];
+            std::snprintf(escaped, sizeof escaped, "%%%02X", c);
+            uri += escaped;
+        }
+    }
+    return uri + "?immutable=1";
+}
+
+// A -wal file with frames in it holds committed data not yet in the main file.
+bool hasWalContent(const std::string& path) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path + "-wal", ec);
+    return !ec && size > 0;
+}
+
+bool directoryWritable(const std::string& path) {
+    std::filesystem::path parent = std::filesystem::absolute(path).parent_path();
+    return ::access(parent.c_str(), W_OK) == 0;
+}
+
 constexpr const char* kProfileColumns =
     "id, name, kind, source_path, source_size, source_hash, imported_at, metadata, parent_id";
 
@@ -201,10 +231,11 @@ constexpr const char* kProfileColumns =
 
 // access() says yes to root for any file, so look at the permission bits as well: a file nobody
 // may write is read-only even for root.
+// SQLite also needs the directory writable to keep its -wal and -shm files beside the workspace.
 bool Workspace::isWritable(const std::string& path) {
     struct stat st {};
     return ::access(path.c_str(), W_OK) == 0 && ::stat(path.c_str(), &st) == 0 &&
-           (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) != 0;
+           (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) != 0 && directoryWritable(path);
 }
 
 Workspace::Workspace(sqlite3* db, std::string path, Mode mode)
@@ -214,9 +245,16 @@ Workspace::~Workspace() {
     sqlite3_close_v2(db_);
 }
 
+std::unique_ptr<Workspace> Workspace::openExisting(const std::string& path) {
+    if (!std::filesystem::exists(path))
+        throw InputError(path + ": no workspace here (`stallscope import FILE` creates one)");
+    return open(path, isWritable(path) ? Mode::ReadWrite : Mode::ReadOnly);
+}
+
 std::string Workspace::defaultPath() {
     QString base = qEnvironmentVariable("XDG_DATA_HOME");
-    if (base.isEmpty()) base = QDir::homePath() + "/.local/share";
+    // The XDG spec says to ignore a relative XDG_DATA_HOME.
+    if (base.isEmpty() || QDir::isRelativePath(base)) base = QDir::homePath() + "/.local/share";
     return (base + "/stallscope/workspace.sqlite").toStdString();
 }
 
@@ -230,6 +268,10 @@ std::unique_ptr<Workspace> Workspace::open(const std::string& path, Mode mode) {
     if (nonEmpty && !looksLikeSqlite(path))
         throw InputError(path + ": not a Stallscope workspace (not an SQLite database)");
     if (!exists && mode == Mode::ReadOnly) throw InputError(path + ": workspace does not exist");
+    if (exists && mode == Mode::ReadWrite && !directoryWritable(path))
+        throw InputError(path +
+                         ": workspace is read-only (its directory is not writable, so SQLite "
+                         "cannot keep its journal beside it)");
     if (exists && mode == Mode::ReadWrite && !isWritable(path))
         throw InputError(path + ": workspace is read-only (no write permission)");
     if (!exists) {
@@ -238,9 +280,17 @@ std::unique_ptr<Workspace> Workspace::open(const std::string& path, Mode mode) {
     }
 
     sqlite3* db = nullptr;
-    const int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY
-                                             : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    if (sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY
+                                       : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    std::string target = path;
+    // A WAL database needs its -shm file even to read; where we may not write (a read-only file
+    // or directory) SQLite could not create it and would fail, or root would leave stray -wal and
+    // -shm files behind. Nobody can be writing such a file, so read it as immutable.
+    if (mode == Mode::ReadOnly && exists && !hasWalContent(path) && !isWritable(path)) {
+        target = immutableUri(path);
+        flags |= SQLITE_OPEN_URI;
+    }
+    if (sqlite3_open_v2(target.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
         std::string message = db ? sqlite3_errmsg(db) : "out of memory";
         sqlite3_close_v2(db);
         throw InputError(path + ": cannot open workspace: " + message);

@@ -34,6 +34,11 @@ class Workspace {
     // read-only file opened for writing) without having modified the file.
     static std::unique_ptr<Workspace> open(const std::string& path, Mode mode = Mode::ReadWrite);
 
+    // An existing workspace for commands that mostly read: writable when the file and its
+    // directory are (so an older schema gets migrated), read-only otherwise. A missing file is an
+    // InputError rather than a new empty workspace.
+    static std::unique_ptr<Workspace> openExisting(const std::string& path);
+
     // $XDG_DATA_HOME/stallscope/workspace.sqlite (falls back to ~/.local/share).
     static std::string defaultPath();
 

@@ -39,6 +39,9 @@ class Importer {
     virtual void run(ImportContext& ctx) const = 0;
 };
 
+// Version of the JSON parser the importers use (simdjson), for the About box.
+std::string jsonParserVersion();
+
 // The formats Stallscope reads, in detection order.
 const std::vector<const Importer*>& importers();
 const Importer* findImporter(std::string_view format);

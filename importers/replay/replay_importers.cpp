@@ -198,11 +198,22 @@ class ReplayJsonlImporter final : public Importer {
         return sniff.path.find(".jsonl") != std::string::npos ? 20 : 0;
     }
     void run(ImportContext& ctx) const override {
-        finishReplayImport(ctx, readReplayJsonl(ctx.input, &ctx.progress));
+        Progress parsing = phaseOf(ctx.progress, 0.0, kParseShare);
+        finishReplayImport(ctx, readReplayJsonl(ctx.input, &parsing));
+    }
+
+    // Parsing takes most of an import; storing (encode and compress chunks) the rest. Phases
+    // map into one 0..1 range so a progress bar never runs backwards.
+    static constexpr double kParseShare = 0.75;
+    static Progress phaseOf(Progress& whole, double from, double to) {
+        return Progress([&whole, from, to](double fraction, const std::string& stage) {
+            whole.report(from + (to - from) * fraction, stage);
+        });
     }
 
     static void finishReplayImport(ImportContext& ctx, const replay::Trace& trace) {
-        replay::storeTrace(ctx.workspace, ctx.profileId, trace, &ctx.progress);
+        Progress storing = phaseOf(ctx.progress, kParseShare, 1.0);
+        replay::storeTrace(ctx.workspace, ctx.profileId, trace, &storing);
         QJsonObject meta;
         meta.insert("machine", QString::fromStdString(trace.machine.name));
         meta.insert("instructions", static_cast<qint64>(trace.instrs.size()));
@@ -227,12 +238,20 @@ class ReplayBinaryImporter final : public Importer {
                    : 0;
     }
     void run(ImportContext& ctx) const override {
-        const replay::Trace trace = replay::readBinary(ctx.input, &ctx.progress);
+        Progress reading =
+            ReplayJsonlImporter::phaseOf(ctx.progress, 0.0, ReplayJsonlImporter::kParseShare);
+        const replay::Trace trace = replay::readBinary(ctx.input, &reading);
         ReplayJsonlImporter::finishReplayImport(ctx, trace);
     }
 };
 
 }  // namespace
+
+std::string jsonParserVersion() {
+    return std::to_string(simdjson::SIMDJSON_VERSION_MAJOR) + "." +
+           std::to_string(simdjson::SIMDJSON_VERSION_MINOR) + "." +
+           std::to_string(simdjson::SIMDJSON_VERSION_REVISION);
+}
 
 replay::Trace readReplayFile(const std::string& path, Progress* progress) {
     InputFile input(path);

@@ -1,5 +1,8 @@
 // Runs the real stallscope binary as a process, as scripts and CI jobs do.
+#include <signal.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include <QFile>
@@ -24,6 +27,25 @@ struct Run {
     int status = -1;
     QString out, err;
 };
+
+QByteArray gzip(const QByteArray& plain) {
+    z_stream z{};
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) qFatal("zlib");
+    QByteArray out(static_cast<qsizetype>(deflateBound(&z, static_cast<uLong>(plain.size()))), '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
+    z.avail_in = static_cast<uInt>(plain.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END) qFatal("zlib");
+    out.resize(static_cast<qsizetype>(z.total_out));
+    deflateEnd(&z);
+    return out;
+}
+
+QByteArray fileBytes(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
 
 QString write(const QString& path, const QByteArray& bytes) {
     QFile f(path);
@@ -91,6 +113,8 @@ class TestCli : public QObject {
                                << "file is empty";
         QTest::newRow("truncated zstd") << "zstd"
                                         << "truncated zstd stream";
+        QTest::newRow("truncated gzip") << "gzip"
+                                        << "truncated gzip stream";
         QTest::newRow("unknown format") << "unknown"
                                         << "unknown format";
         QTest::newRow("missing") << "missing"
@@ -104,6 +128,7 @@ class TestCli : public QObject {
         QFETCH(QString, kind);
         QFETCH(QString, expected);
         const int before = profileCount();
+        const QByteArray storeBefore = fileBytes(store_);
         QString path = dir_.path() + "/input-" + kind;
         if (kind == "empty") write(path, "");
         if (kind == "unknown") write(path, "just some words\n");
@@ -121,10 +146,15 @@ class TestCli : public QObject {
                 ZSTD_compress(packed.data(), packed.size(), plain.data(), plain.size(), 3)));
             write(path, packed.left(packed.size() / 2));
         }
+        if (kind == "gzip") {
+            const QByteArray packed = gzip(QByteArray(kTrace).repeated(50));
+            write(path, packed.left(packed.size() / 2));
+        }
         const Run r = run({"import", path});
         QCOMPARE(r.status, 2);
         QVERIFY2(r.err.startsWith("stallscope: error: " + path), qPrintable(r.err));
         QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+        QCOMPARE(fileBytes(store_), storeBefore);
         QCOMPARE(profileCount(), before);
     }
 
@@ -147,6 +177,122 @@ class TestCli : public QObject {
         const Run list = run({"list"}, readOnly);  // reading still works
         QCOMPARE(list.status, 0);
         QCOMPARE(list.out.count('\n'), 1);
+        const Run info = run({"info", "w", "--json"}, readOnly);
+        QCOMPARE(info.status, 0);
+        QCOMPARE(QJsonDocument::fromJson(info.out.toUtf8()).object().value("end").toInteger(), 467);
+        // Reading a read-only workspace leaves no -wal or -shm files behind.
+        QVERIFY(!QFile::exists(readOnly + "-wal"));
+        QVERIFY(!QFile::exists(readOnly + "-shm"));
+    }
+
+    void newerSchemaIsRefusedUntouched() {
+        const QString trace = write(dir_.path() + "/n.jsonl", kTrace);
+        const QString newer = dir_.path() + "/newer.sqlite";
+        QCOMPARE(run({"import", trace}, newer).status, 0);
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(newer.toLocal8Bit().constData(), &db), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+        sqlite3_close(db);
+        const QByteArray before = fileBytes(newer);
+        for (const QStringList& args : {QStringList{"import", trace}, QStringList{"list"},
+                                        QStringList{"info", "1", "--json"}}) {
+            const Run r = run(args, newer);
+            QCOMPARE(r.status, 2);
+            QVERIFY2(r.err.contains(newer + ": workspace schema version 99 is newer"),
+                     qPrintable(r.err));
+        }
+        QCOMPARE(fileBytes(newer), before);
+    }
+
+    // A failed import into a workspace that does not exist yet leaves no file; list and info on
+    // a missing workspace do not create one either.
+    void failedFirstImportCreatesNoWorkspace() {
+        const QString fresh = dir_.path() + "/fresh.sqlite";
+        const Run r = run({"import", dir_.path() + "/no-such-file.jsonl"}, fresh);
+        QCOMPARE(r.status, 2);
+        QVERIFY2(r.err.contains("no-such-file.jsonl: cannot open"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(fresh));
+        const Run list = run({"list"}, fresh);
+        QCOMPARE(list.status, 0);
+        QCOMPARE(list.out, QString());
+        const Run info = run({"info", "1"}, fresh);
+        QCOMPARE(info.status, 2);
+        QVERIFY2(info.err.contains(fresh + ": no workspace here"), qPrintable(info.err));
+        QVERIFY(!QFile::exists(fresh));
+    }
+
+    // info --json carries CONTRACT §5's keys for table kinds too, with their meaning per kind.
+    void infoKeysForEveryKind() {
+        const QString store = dir_.path() + "/kinds.sqlite";
+        const QString cpi = write(dir_.path() + "/stacks.csv",
+                                  "kernel,source,category,cycles\n"
+                                  "gemm,hw,selected,600\ngemm,hw,long_scoreboard,400\n"
+                                  "gemm,amali,selected,700\nsoftmax,hw,selected,300\n"
+                                  "softmax,amali,selected,250\n");
+        const QString noise = write(dir_.path() + "/noise.csv",
+                                    "region,mode,k,time_ns\nloop,fp_add64,0,100\n"
+                                    "loop,fp_add64,4,110\nloop,l1_ld64,0,100\n"
+                                    "copy,fp_add64,0,40\n");
+        const QString est = write(dir_.path() + "/est.csv",
+                                  "workload,region,hardware,estimator,predicted_us,measured_us\n"
+                                  "llm,attn,a100,roofline,3,5\nllm,attn,h100,roofline,2,\n"
+                                  "llm,mlp,a100,sim,9,8\n");
+        QCOMPARE(run({"import", cpi, noise, est}, store).status, 0);
+        const auto infoOf = [&](const QString& name) {
+            const Run r = run({"info", name, "--json"}, store);
+            if (r.status != 0) qWarning("%s", qPrintable(r.err));
+            return QJsonDocument::fromJson(r.out.toUtf8()).object();
+        };
+        const QJsonObject c = infoOf("stacks");
+        for (const char* key : {"id", "kind", "tracks", "slices", "counters", "flows", "start",
+                                "end", "time_unit", "top_ops"})
+            QVERIFY2(c.contains(key), key);
+        QCOMPARE(c.value("tracks").toInt(), 2);    // hw, amali
+        QCOMPARE(c.value("slices").toInt(), 4);    // kernel x source stacks
+        QCOMPARE(c.value("counters").toInt(), 2);  // selected, long_scoreboard
+        QCOMPARE(c.value("end").toDouble(), 1300.0);
+        QCOMPARE(c.value("time_unit").toString(), QString("cycles"));
+        const QJsonObject top = c.value("top_ops").toArray().at(0).toObject();
+        QCOMPARE(top.value("name").toString(), QString("gemm"));
+        QCOMPARE(top.value("total").toDouble(), 1000.0);
+
+        const QJsonObject n = infoOf("noise");
+        QCOMPARE(n.value("tracks").toInt(), 3);  // loop/fp_add64, loop/l1_ld64, copy/fp_add64
+        QCOMPARE(n.value("slices").toInt(), 4);
+        QCOMPARE(n.value("end").toDouble(), 350.0);
+        QCOMPARE(n.value("top_ops").toArray().at(0).toObject().value("name").toString(),
+                 QString("loop"));
+
+        const QJsonObject e = infoOf("est");
+        QCOMPARE(e.value("tracks").toInt(), 2);  // a100, h100
+        QCOMPARE(e.value("slices").toInt(), 3);
+        QCOMPARE(e.value("end").toDouble(), 15.0);  // 5 + 2 (predicted, unmeasured) + 8
+        QCOMPARE(e.value("time_unit").toString(), QString("us"));
+    }
+
+    // Ctrl-C during an import cancels it: exit 1, a message, the workspace byte-for-byte as it
+    // was. The input is a FIFO so the signal is sure to arrive mid-import.
+    void interruptCancelsImport() {
+        const QString store = dir_.path() + "/interrupt.sqlite";
+        QCOMPARE(run({"import", write(dir_.path() + "/first.jsonl", kTrace)}, store).status, 0);
+        const QByteArray before = fileBytes(store);
+        const QString fifo = dir_.path() + "/pipe.jsonl";
+        QVERIFY(::mkfifo(fifo.toLocal8Bit().constData(), 0600) == 0);
+        QProcess p;
+        p.start(STALLSCOPE_BINARY, {"--store", store, "import", fifo});
+        QVERIFY(p.waitForStarted());
+        // Opening the writing end returns once the importer has opened the FIFO, which it does
+        // after installing its interrupt handler.
+        QFile writer(fifo);
+        QVERIFY(writer.open(QIODevice::WriteOnly | QIODevice::Unbuffered));
+        writer.write(QByteArray(kTrace));
+        QVERIFY(::kill(static_cast<pid_t>(p.processId()), SIGINT) == 0);
+        writer.close();
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("cancelled"));
+        QCOMPARE(fileBytes(store), before);
     }
 
     void replayCommandsAndFormatRoundTrip() {

@@ -4,6 +4,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "codec.h"
@@ -122,6 +123,63 @@ class TestImport : public QObject {
         } catch (const InputError& e) {
             QVERIFY2(QString(e.what()).contains("/x/notes.txt: unknown format"), e.what());
         }
+    }
+
+    // One synthetic head per registered format (no sample files needed), detected from content
+    // (plus the name where the format has no magic). A new format without a row here fails.
+    void detectsEveryRegisteredFormat() {
+        struct Case {
+            std::string format, path, head;
+        };
+        const std::string sqliteHeader("SQLite format 3\0", 16);
+        const std::vector<Case> cases{
+            {"replay-jsonl", "/x/a.bin", kContractExample},
+            {"replay-binary", "/x/a.jsonl", "SSREPLAY\x01"},
+            {"noise-csv", "/x/a.txt", "region,mode,k,time_ns\nloop,fp_add64,0,10\n"},
+            {"cpi-csv", "/x/a.txt", "kernel,source,category,cycles\ngemm,hw,selected,10\n"},
+            {"ncu-csv", "/x/a.txt",
+             "==PROF== Connected\n\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Value\"\n"},
+            {"gpgpusim-log", "/x/run.txt", "GPGPU-Sim: *** simulation thread starting ***\n"},
+            {"sniper-stats", "/x/db", sqliteHeader + "CREATE TABLE prefixes; CREATE TABLE `values`"},
+            {"estimates-csv", "/x/a.txt",
+             "workload,region,hardware,estimator,predicted_us\nllm,attn,a100,roofline,3\n"},
+            {"chrome-json", "/x/a.txt", R"({"traceEvents":[{"ph":"X","name":"a"}]})"},
+            {"xprof-xspace", "/x/host.xplane.pb", std::string("\x0a\x05\x08\x01\x12\x01p", 7)},
+            {"chakra-et", "/x/ring.0.et", std::string("\x07\x0a\x05\x30\x2e\x30\x2e\x34", 8)},
+        };
+        std::set<std::string> covered;
+        for (const Case& c : cases) {
+            const Importer* found = detectImporter(Sniff{c.path, c.head, Compression::None});
+            QCOMPARE(QString::fromStdString(found->format()), QString::fromStdString(c.format));
+            covered.insert(c.format);
+        }
+        for (const Importer* imp : importers())
+            QVERIFY2(covered.count(imp->format()), imp->format().c_str());
+    }
+
+    // A storage failure half-way through (SQLite refuses the third chunk) rolls back the whole
+    // import: the earlier profile and its rows stay exactly as they were.
+    void storageFailureHalfWayRollsBack() {
+        Progress progress;
+        importFiles(*ws_,
+                    {{write(dir_.path() + "/small.jsonl", kContractExample).toStdString()}, "", ""},
+                    progress);
+        const int profilesBefore = count(*ws_, "SELECT count(*) FROM profiles");
+        const int blobsBefore = count(*ws_, "SELECT count(*) FROM blobs");
+        sql::exec(ws_->db(),
+                  "CREATE TEMP TRIGGER fail_third_chunk BEFORE INSERT ON blobs WHEN NEW.seq = 2 "
+                  "BEGIN SELECT RAISE(ABORT, 'injected storage failure'); END");
+        const QString big = write(dir_.path() + "/big.jsonl", bigTrace(200000));
+        try {
+            importFiles(*ws_, {{big.toStdString()}, "", ""}, progress);
+            QFAIL("the injected failure did not stop the import");
+        } catch (const std::exception& e) {
+            QVERIFY2(QString(e.what()).contains("injected storage failure"), e.what());
+        }
+        sql::exec(ws_->db(), "DROP TRIGGER fail_third_chunk");
+        QCOMPARE(count(*ws_, "SELECT count(*) FROM profiles"), profilesBefore);
+        QCOMPARE(count(*ws_, "SELECT count(*) FROM blobs"), blobsBefore);
+        QCOMPARE(QString::fromStdString(ws_->profiles().at(0).name), QString("small"));
     }
 
     void binaryAndZstdRoundTrip() {
