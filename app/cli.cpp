@@ -14,11 +14,11 @@
 #include <set>
 #include <sstream>
 
+#include "commands.h"
 #include "errors.h"
 #include "import_service.h"
 #include "kind_info.h"
 #include "progress.h"
-#include "commands.h"
 #include "replay_commands.h"
 #include "terminal.h"
 #include "trace_store.h"
@@ -238,9 +238,9 @@ std::string takeStoreOption(std::vector<std::string>& args) {
 
 bool isCliCommand(const std::vector<std::string>& args) {
     static const std::set<std::string> commands{
-        "import",   "list",    "info", "formats", "dma",    "suggest", "whatif",   "dcache",
-        "generate", "convert", "demo", "help",    "--help", "-h",      "--version",
-        "render",   "compare", "absorption", "noise-probe", "cpi", "estimates"};
+        "import",    "list",     "info",    "formats",    "dma",         "suggest", "whatif",
+        "dcache",    "generate", "convert", "demo",       "help",        "--help",  "-h",
+        "--version", "render",   "compare", "absorption", "noise-probe", "cpi",     "estimates"};
     for (size_t i = 1; i < args.size(); ++i) {
         if (args[i] == "--store") {
             ++i;

@@ -794,11 +794,10 @@ QString MainWindow::aboutText() {
                      QString::fromStdString(
                          google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION))) +
                  row(QStringLiteral("simdjson"), QString::fromStdString(jsonParserVersion())) +
-                 row(QStringLiteral("xxHash"),
-                     QStringLiteral("%1.%2.%3")
-                         .arg(XXH_versionNumber() / 10000)
-                         .arg(XXH_versionNumber() / 100 % 100)
-                         .arg(XXH_versionNumber() % 100)));
+                 row(QStringLiteral("xxHash"), QStringLiteral("%1.%2.%3")
+                                                   .arg(XXH_versionNumber() / 10000)
+                                                   .arg(XXH_versionNumber() / 100 % 100)
+                                                   .arg(XXH_versionNumber() % 100)));
 }
 
 void MainWindow::showAbout() {

@@ -38,8 +38,7 @@ void ensureGuiApplication() {
 
 }  // namespace
 
-bool runRenderCommand(const std::vector<std::string>& args, const std::string& store,
-                      int& status) {
+bool runRenderCommand(const std::vector<std::string>& args, const std::string& store, int& status) {
     if (args.at(0) != "render") return false;
     std::vector<std::string> positional;
     std::string out, against, size, range;
@@ -49,12 +48,18 @@ bool runRenderCommand(const std::vector<std::string>& args, const std::string& s
             if (i + 1 >= args.size()) throw InputError(a + " needs a value");
             return args[++i];
         };
-        if (a == "--out") out = value();
-        else if (a == "--against") against = value();
-        else if (a == "--size") size = value();
-        else if (a == "--range") range = value();
-        else if (a.starts_with("--")) throw InputError("unknown option " + a + " for 'render'");
-        else positional.push_back(a);
+        if (a == "--out")
+            out = value();
+        else if (a == "--against")
+            against = value();
+        else if (a == "--size")
+            size = value();
+        else if (a == "--range")
+            range = value();
+        else if (a.starts_with("--"))
+            throw InputError("unknown option " + a + " for 'render'");
+        else
+            positional.push_back(a);
     }
     if (positional.size() != 2) throw InputError("render: give VIEW and PROFILE");
     if (out.empty()) throw InputError("render: --out F.png is required");
@@ -70,7 +75,8 @@ bool runRenderCommand(const std::vector<std::string>& args, const std::string& s
     }
     if (!range.empty()) {
         const auto colon = range.find(':');
-        if (colon == std::string::npos) throw InputError("--range takes FROM:TO, not '" + range + "'");
+        if (colon == std::string::npos)
+            throw InputError("--range takes FROM:TO, not '" + range + "'");
         options.from = parseNumber(range.substr(0, colon), "--range start");
         options.to = parseNumber(range.substr(colon + 1), "--range end");
         if (!(*options.to > *options.from)) throw InputError("--range end must exceed its start");

@@ -59,10 +59,9 @@ QJsonObject cpiInfoJson(const Workspace& workspace, int64_t profileId, int topOp
         kernels[stack.kernel].total += stack.total();
         end += stack.total();
     }
-    QJsonObject info = infoKeys(static_cast<int64_t>(data.sources.size()),
-                                static_cast<int64_t>(data.stacks.size()),
-                                static_cast<int64_t>(data.categories.size()), end, "cycles",
-                                topOpsJson(kernels, topOps));
+    QJsonObject info = infoKeys(
+        static_cast<int64_t>(data.sources.size()), static_cast<int64_t>(data.stacks.size()),
+        static_cast<int64_t>(data.categories.size()), end, "cycles", topOpsJson(kernels, topOps));
     info.insert("kernels", static_cast<qint64>(data.kernels.size()));
     info.insert("reference_source", QString::fromStdString(reference));
     return info;
@@ -79,10 +78,9 @@ QJsonObject estimatesInfoJson(const Workspace& workspace, int64_t profileId, int
         region.total += us;
         end += us;
     }
-    QJsonObject info = infoKeys(static_cast<int64_t>(data.hardware.size()),
-                                static_cast<int64_t>(data.rows.size()),
-                                static_cast<int64_t>(data.estimators.size()), end, "us",
-                                topOpsJson(regions, topOps));
+    QJsonObject info = infoKeys(
+        static_cast<int64_t>(data.hardware.size()), static_cast<int64_t>(data.rows.size()),
+        static_cast<int64_t>(data.estimators.size()), end, "us", topOpsJson(regions, topOps));
     info.insert("workloads", static_cast<qint64>(data.workloads.size()));
     return info;
 }

@@ -3,16 +3,11 @@
 namespace stallscope {
 
 const std::vector<const Importer*>& importers() {
-    static const std::vector<const Importer*> all{&replayBinaryImporter(), &replayJsonlImporter(),
-                                                  &noiseCsvImporter(),
-                                                  &cpiCsvImporter(),
-                                                  &ncuCsvImporter(),
-                                                  &gpgpusimLogImporter(),
-                                                  &sniperStatsImporter(),
-                                                  &estimatesCsvImporter(),
-                                                  &chromeJsonImporter(),
-                                                  &xspaceImporter(),
-                                                  &chakraImporter()};
+    static const std::vector<const Importer*> all{
+        &replayBinaryImporter(), &replayJsonlImporter(),  &noiseCsvImporter(),
+        &cpiCsvImporter(),       &ncuCsvImporter(),       &gpgpusimLogImporter(),
+        &sniperStatsImporter(),  &estimatesCsvImporter(), &chromeJsonImporter(),
+        &xspaceImporter(),       &chakraImporter()};
     return all;
 }
 

@@ -10,9 +10,13 @@ namespace stallscope {
 
 namespace {
 
-double pct(double from, double to) { return from == 0 ? 0 : 100.0 * (to - from) / from; }
+double pct(double from, double to) {
+    return from == 0 ? 0 : 100.0 * (to - from) / from;
+}
 
-QJsonValue optional(const std::optional<double>& v) { return v ? QJsonValue(*v) : QJsonValue(); }
+QJsonValue optional(const std::optional<double>& v) {
+    return v ? QJsonValue(*v) : QJsonValue();
+}
 
 std::string curveKey(const noise::Curve& c) {
     return c.machine + "\x1f" + c.region + "\x1f" + c.mode + "\x1f" + noise::paramsLabel(c.params);
@@ -42,12 +46,13 @@ QJsonObject compareCpi(const cpi::CpiData& a, const cpi::CpiData& b) {
         totalB += sb.total();
         stallA += stallOf(*sa);
         stallB += stallOf(sb);
-        ops.append(QJsonObject{{"name", QString::fromStdString(key.first + " [" + key.second + "]")},
-                               {"kernel", QString::fromStdString(key.first)},
-                               {"source", QString::fromStdString(key.second)},
-                               {"a", sa->total()},
-                               {"b", sb.total()},
-                               {"delta_pct", pct(sa->total(), sb.total())}});
+        ops.append(
+            QJsonObject{{"name", QString::fromStdString(key.first + " [" + key.second + "]")},
+                        {"kernel", QString::fromStdString(key.first)},
+                        {"source", QString::fromStdString(key.second)},
+                        {"a", sa->total()},
+                        {"b", sb.total()},
+                        {"delta_pct", pct(sa->total(), sb.total())}});
         std::set<std::string> names;
         for (const auto& [c, v] : sa->cycles) names.insert(c);
         for (const auto& [c, v] : sb.cycles) names.insert(c);
@@ -66,22 +71,21 @@ QJsonObject compareCpi(const cpi::CpiData& a, const cpi::CpiData& b) {
     std::snprintf(line, sizeof line,
                   "B vs A: %+.1f%% cycles, %+.1f%% stall cycles over %zu matched kernel stacks",
                   pct(totalA, totalB), pct(stallA, stallB), matched);
-    return QJsonObject{
-        {"kind", "cpi"},
-        {"a", QJsonObject{{"stacks", static_cast<qint64>(a.stacks.size())},
-                          {"total_cycles", totalA},
-                          {"stall_cycles", stallA}}},
-        {"b", QJsonObject{{"stacks", static_cast<qint64>(b.stacks.size())},
-                          {"total_cycles", totalB},
-                          {"stall_cycles", stallB}}},
-        {"delta", QJsonObject{{"total", totalB - totalA},
-                              {"stall", stallB - stallA},
-                              {"total_pct", pct(totalA, totalB)},
-                              {"stall_pct", pct(stallA, stallB)}}},
-        {"ops", ops},
-        {"categories", categories},
-        {"matched", static_cast<qint64>(matched)},
-        {"summary", line}};
+    return QJsonObject{{"kind", "cpi"},
+                       {"a", QJsonObject{{"stacks", static_cast<qint64>(a.stacks.size())},
+                                         {"total_cycles", totalA},
+                                         {"stall_cycles", stallA}}},
+                       {"b", QJsonObject{{"stacks", static_cast<qint64>(b.stacks.size())},
+                                         {"total_cycles", totalB},
+                                         {"stall_cycles", stallB}}},
+                       {"delta", QJsonObject{{"total", totalB - totalA},
+                                             {"stall", stallB - stallA},
+                                             {"total_pct", pct(totalA, totalB)},
+                                             {"stall_pct", pct(stallA, stallB)}}},
+                       {"ops", ops},
+                       {"categories", categories},
+                       {"matched", static_cast<qint64>(matched)},
+                       {"summary", line}};
 }
 
 QJsonObject compareAbsorption(const noise::AbsorptionReport& a, const noise::AbsorptionReport& b) {
@@ -98,8 +102,9 @@ QJsonObject compareAbsorption(const noise::AbsorptionReport& a, const noise::Abs
         plateauA += ca.fit.t0;
         plateauB += cb.fit.t0;
         changedK1 += ca.fit.k1 != cb.fit.k1;
-        const QString name = QString::fromStdString(ca.machine + " " + ca.region + " " + ca.mode +
-                                                    (ca.params.empty() ? "" : " " + noise::paramsLabel(ca.params)));
+        const QString name =
+            QString::fromStdString(ca.machine + " " + ca.region + " " + ca.mode +
+                                   (ca.params.empty() ? "" : " " + noise::paramsLabel(ca.params)));
         curves.append(QJsonObject{{"machine", QString::fromStdString(ca.machine)},
                                   {"region", QString::fromStdString(ca.region)},
                                   {"mode", QString::fromStdString(ca.mode)},
@@ -125,9 +130,10 @@ QJsonObject compareAbsorption(const noise::AbsorptionReport& a, const noise::Abs
         return out;
     };
     char line[200];
-    std::snprintf(line, sizeof line,
-                  "B vs A: %+.1f%% plateau runtime, absorption changed on %zu of %zu matched curves",
-                  pct(plateauA, plateauB), changedK1, matched);
+    std::snprintf(
+        line, sizeof line,
+        "B vs A: %+.1f%% plateau runtime, absorption changed on %zu of %zu matched curves",
+        pct(plateauA, plateauB), changedK1, matched);
     return QJsonObject{
         {"kind", "noise"},
         {"a", QJsonObject{{"curves", static_cast<qint64>(a.curves.size())},

@@ -2,8 +2,8 @@
 
 #include <QJsonObject>
 
-#include "noise/absorption.h"
 #include "cpi/cpi.h"
+#include "noise/absorption.h"
 
 namespace stallscope {
 

@@ -31,7 +31,8 @@ struct Run {
 QByteArray gzip(const QByteArray& plain) {
     z_stream z{};
     if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) qFatal("zlib");
-    QByteArray out(static_cast<qsizetype>(deflateBound(&z, static_cast<uLong>(plain.size()))), '\0');
+    QByteArray out(static_cast<qsizetype>(deflateBound(&z, static_cast<uLong>(plain.size()))),
+                   '\0');
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
     z.avail_in = static_cast<uInt>(plain.size());
     z.next_out = reinterpret_cast<Bytef*>(out.data());
@@ -191,7 +192,8 @@ class TestCli : public QObject {
         QCOMPARE(run({"import", trace}, newer).status, 0);
         sqlite3* db = nullptr;
         QCOMPARE(sqlite3_open(newer.toLocal8Bit().constData(), &db), SQLITE_OK);
-        QCOMPARE(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr),
+                 SQLITE_OK);
         sqlite3_close(db);
         const QByteArray before = fileBytes(newer);
         for (const QStringList& args : {QStringList{"import", trace}, QStringList{"list"},

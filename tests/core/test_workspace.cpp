@@ -59,8 +59,9 @@ class TestWorkspace : public QObject {
         }
         auto ws = Workspace::open(path);
         QCOMPARE(ws->schemaVersion(), Workspace::kSchemaVersion);
-        QCOMPARE(scalar(ws->db(), "SELECT count(*) FROM sqlite_master WHERE name IN "
-                                  "('noise_runs','cpi_stacks','kernel_metrics','estimates')"),
+        QCOMPARE(scalar(ws->db(),
+                        "SELECT count(*) FROM sqlite_master WHERE name IN "
+                        "('noise_runs','cpi_stacks','kernel_metrics','estimates')"),
                  4);
         const auto profiles = ws->profiles();
         QCOMPARE(profiles.size(), size_t(1));

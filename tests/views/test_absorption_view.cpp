@@ -138,8 +138,8 @@ class TestAbsorptionView : public QObject {
         QVERIFY(colorNear(chart.image, chart.toPixel({0.25, 8}, false), modeColor("fp_add64"), 3));
         chart.image.save("/tmp/test_absorption_sweep.png");
         // The performance line on the right axis (dashed: look along it for its colour).
-        QVERIFY(colorNear(chart.image, chart.toPixel({0.45, 0.206}, true), QColor(90, 90, 90), 3,
-                          12));
+        QVERIFY(
+            colorNear(chart.image, chart.toPixel({0.45, 0.206}, true), QColor(90, 90, 90), 3, 12));
 
         const QImage full = renderAbsorptionReport(report, QSize(1200, 800));
         QCOMPARE(full.size(), QSize(1200, 800));
