@@ -69,6 +69,7 @@ bool runRenderCommand(const std::vector<std::string>& args, const std::string& s
         if (x == std::string::npos) throw InputError("--size takes WxH, not '" + size + "'");
         options.size = QSize(static_cast<int>(parseNumber(size.substr(0, x), "--size width")),
                              static_cast<int>(parseNumber(size.substr(x + 1), "--size height")));
+        options.sizeGiven = true;
         if (options.size.width() < 64 || options.size.height() < 64 ||
             options.size.width() > 16384 || options.size.height() > 16384)
             throw InputError("--size must be between 64x64 and 16384x16384");

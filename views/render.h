@@ -16,6 +16,7 @@ namespace stallscope {
 // (CONTRACT §5 `render`). Needs a QApplication (the render command creates an offscreen one).
 struct RenderOptions {
     QSize size{1600, 900};
+    bool sizeGiven = false;  // --size given: keep it exactly; otherwise timelines fit their tracks
     // Visible range in the view's own time unit (cycles for replay, ns for traces); empty: all.
     std::optional<double> from, to;
     std::optional<ProfileInfo> against;  // the second profile of `compare`

@@ -165,7 +165,8 @@ DcacheView::Layout DcacheView::layoutFor(QSize size) const {
     l.heatmap =
         QRect(kLeft, heatTop, l.stats.width(), std::max(20, size.height() - heatTop - kAxisHeight));
     l.axis = QRect(kLeft, l.heatmap.bottom() + 1, l.stats.width(), kAxisHeight);
-    l.scale = QRect(size.width() - kRight + 14, heatTop, 14, l.heatmap.height());
+    // The scale's title sits above it, inside the right margin, clear of the statistics chart.
+    l.scale = QRect(size.width() - kRight + 14, heatTop + 18, 14, l.heatmap.height() - 18);
     return l;
 }
 
@@ -439,7 +440,8 @@ void DcacheView::paintScale(QPainter& painter, const Layout& layout) const {
         painter.drawText(QRect(r.right() + 3, y - 8, 40, 16), Qt::AlignLeft | Qt::AlignVCenter,
                          QString::number(static_cast<int>(std::lround(f * dc.bucketPages))));
     }
-    painter.drawText(QRect(r.left() - 40, r.top() - 24, 90, 14), Qt::AlignLeft, tr("used pages"));
+    painter.drawText(QRect(r.left() - 8, r.top() - 18, kRight - 8, 14), Qt::AlignLeft,
+                     tr("used pages"));
     if (wastedOverlay_) {
         painter.fillRect(QRect(r.left(), r.bottom() + 8, 14, 10), QColor(255, 40, 40));
         painter.drawText(QRect(r.left() + 18, r.bottom() + 6, 60, 14), Qt::AlignLeft, tr("wasted"));

@@ -24,7 +24,7 @@ QImage renderTimelineImage(const ReplayDocumentPtr& doc, const RenderOptions& op
         view.setWindow({*options.from, *options.to});
     else
         view.fitAll();
-    return view.renderImage(options.size);
+    return view.renderImage(options.sizeGiven ? options.size : view.fittedSize(options.size));
 }
 
 QImage renderDcacheImage(const ReplayDocumentPtr& doc, const RenderOptions& options) {

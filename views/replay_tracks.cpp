@@ -42,9 +42,11 @@ QColor completion() {
     return QColor(214, 39, 40);
 }
 QColor unit(const QString& name) {
-    if (name == QLatin1String("mxu")) return QColor(44, 127, 184);
-    if (name == QLatin1String("vpu")) return QColor(65, 171, 93);
-    if (name == QLatin1String("scalar")) return QColor(140, 107, 177);
+    // Unit colours stay clear of the DMA palette (blues, stall green and purple), so a busy
+    // matrix unit never reads as a transfer or a stall.
+    if (name == QLatin1String("mxu")) return QColor(0, 137, 123);
+    if (name == QLatin1String("vpu")) return QColor(230, 145, 0);
+    if (name == QLatin1String("scalar")) return QColor(121, 85, 72);
     return QColor::fromHsv(static_cast<int>(qHash(name) % 360), 120, 170);
 }
 QColor op(const QString& name) {
@@ -227,8 +229,8 @@ DmaLaneTrack::DmaLaneTrack(ReplayDocumentPtr doc, size_t lane)
 QString DmaLaneTrack::title() const {
     const auto& lane = doc_->lanes[lane_];
     QString name = lane.name;
-    name.replace(QLatin1String("->"), QStringLiteral(" → "));
-    return QObject::tr("DMA %1 (%2)").arg(name).arg(lane.dmaCount);
+    name.replace(QLatin1String("->"), QStringLiteral("→"));
+    return QObject::tr("DMA %1 · %2").arg(name).arg(lane.dmaCount);
 }
 
 int DmaLaneTrack::shownRows() const {
@@ -298,6 +300,20 @@ void DmaLaneTrack::paintDma(QPainter& painter, size_t dma, const TimeMapping& ma
     if (s.waitX >= 0) {
         painter.setPen(QPen(Qt::black, 1));
         painter.drawLine(QLineF(s.waitX, bar.top() - 1, s.waitX, bar.bottom() + 1));
+    }
+    // The DMA id where the lifetime bar has room for it.
+    const QRectF life = s.base.united(s.transfer);
+    const QString label = QString::number(doc_->trace.dmas[dma].id);
+    QFont small = painter.font();
+    small.setPixelSize(9);
+    const QFontMetricsF metrics(small);
+    if (life.width() > metrics.horizontalAdvance(label) + 8) {
+        painter.save();
+        painter.setFont(small);
+        painter.setPen(QColor(20, 45, 80));
+        painter.drawText(QRectF(life.left(), life.top(), life.width(), life.height() / 2 + 1),
+                         Qt::AlignCenter, label);
+        painter.restore();
     }
     if (highlighted) {
         const QRectF whole = s.base.united(s.transfer).united(s.slack.isNull() ? s.base : s.slack);

@@ -64,7 +64,7 @@ class HloTrack final : public TimelineTrack {
 
 class DmaLaneTrack final : public TimelineTrack {
   public:
-    static constexpr int kRowHeight = 16;
+    static constexpr int kRowHeight = 26;
     static constexpr int kTopPad = 2;
     static constexpr int kMaxRowsShown = 24;  // deeper rows fold into the last one
 

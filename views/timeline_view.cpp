@@ -324,6 +324,11 @@ void TimelineView::prepareNow(QSize size) {
         frames_[i] = tracks_[i]->prepare(wide, mapping.unitsPerPixel());
 }
 
+QSize TimelineView::fittedSize(QSize size) const {
+    const int needed = kMinimapHeight + kAxisHeight + totalTrackHeight() + kLegendHeight + 12;
+    return QSize(size.width(), std::min(size.height(), std::max(needed, 160)));
+}
+
 QImage TimelineView::renderImage(QSize size) {
     prepareNow(size);
     QImage image(size, QImage::Format_ARGB32_Premultiplied);

@@ -27,7 +27,7 @@ struct TimeFormat {
 class TimelineView : public QAbstractScrollArea {
     Q_OBJECT
   public:
-    static constexpr int kGutterWidth = 180;
+    static constexpr int kGutterWidth = 200;
     static constexpr int kMinimapHeight = 30;
     static constexpr int kAxisHeight = 34;
     static constexpr int kLegendHeight = 24;
@@ -84,6 +84,9 @@ class TimelineView : public QAbstractScrollArea {
     // Draws everything for a viewport of `size` (the paint event and exports use the same code).
     void paintContent(QPainter& painter, QSize size) const;
     QImage renderImage(QSize size);
+    // `size`, made no taller than the minimap, axis, every track and the legend need: exported
+    // images of a few tracks carry no empty band.
+    QSize fittedSize(QSize size) const;
     Layout layoutFor(QSize size) const;
     TimeMapping mappingFor(QSize size) const;
     // Viewport rect of a track for `size` (empty when scrolled away or unknown).

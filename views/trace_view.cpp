@@ -385,7 +385,7 @@ QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOption
         view.setWindow({*options.from, *options.to});
     else
         view.fitAll();
-    return view.renderImage(options.size);
+    return view.renderImage(options.sizeGiven ? options.size : view.fittedSize(options.size));
 }
 
 QImage renderTraceTimeline(const Workspace& workspace, const ProfileInfo& profile,

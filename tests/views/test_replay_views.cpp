@@ -259,11 +259,19 @@ void TestReplayViews::renderedTimelineShowsSegmentsAtKnownPixels() {
     options.size = QSize(1200, 500);
     options.from = 0;
     options.to = 2000;
+    // Without --size the image is only as tall as its content: minimap, axis, every track,
+    // legend and a 12 px margin.
+    const QImage fitted = renderTimelineImage(tiny_, options);
+    options.sizeGiven = true;
     const QImage image = renderTimelineImage(tiny_, options);
     QCOMPARE(image.size(), QSize(1200, 500));
     TimelineView view;
     view.setAsynchronous(false);
     const ReplayTracks tracks = installReplayTracks(view, tiny_);
+    int trackHeights = 0;
+    for (const auto& track : view.tracks()) trackHeights += track->height();
+    QCOMPARE(fitted.size(), QSize(1200, TimelineView::kMinimapHeight + TimelineView::kAxisHeight +
+                                            trackHeights + TimelineView::kLegendHeight + 12));
     view.setWindow({0, 2000});
     const TimeMapping m = view.mappingFor(options.size);
     const QRectF bar =

@@ -236,6 +236,7 @@ class TestTraceViews : public QObject {
     void renderedPng() {
         RenderOptions options;
         options.size = QSize(1150, 300);
+        options.sizeGiven = true;
         options.from = 0;
         options.to = 200000;
         const ProfileInfo profile = *ws_->profile(tiny_);
