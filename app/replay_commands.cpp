@@ -174,8 +174,16 @@ int cmdWhatif(const ReplayArgs& a, const std::string& store) {
         }
         result = replay::applyHoists(r.trace, edits);
     }
+    // Every edited trace is proven to read what the original read before anyone sees it.
+    const std::string broken =
+        replay::verifyDependencies(r.trace, result.edited.trace, result.edited.origIndex);
+    if (!broken.empty())
+        throw Failure("whatif: the edited trace would break a dependency (" + broken +
+                      "); nothing was written");
     if (!a.out.empty()) writeTraceFile(result.edited.trace, a.out, &result.edited.origIndex);
-    printJson(replay::whatifReport(result));
+    QJsonObject report = replay::whatifReport(result);
+    report.insert("dependencies_verified", true);
+    printJson(report);
     return 0;
 }
 

@@ -188,11 +188,10 @@ class Tracker {
                     constrain(ConstraintKind::RegisterProducer, p, p + 1, afterInstr(p), m);
                 }
             }
-            if (m != issue) {
-                for (uint16_t k = 0; k < in.memReads; ++k)
-                    constrainMemory(memWriterAtRead_[in.memBegin + k], ConstraintKind::StoreData,
-                                    m);
-            }
+            // Memory the chain (and the ISSUE itself, through its own `mrd`) reads must have
+            // been written before the moved block.
+            for (uint16_t k = 0; k < in.memReads; ++k)
+                constrainMemory(memWriterAtRead_[in.memBegin + k], ConstraintKind::StoreData, m);
         }
         // The ISSUE itself: its source's writer, and the destination's previous reader/writer.
         result.sourceWriter = latestWriter(dma.src);
@@ -238,6 +237,9 @@ class Tracker {
         for (uint16_t k = 0; k < in.regReads; ++k)
             if (regProducer_[in.regBegin + k] != kNone)
                 out.push_back(regProducer_[in.regBegin + k]);
+        for (uint16_t k = 0; k < in.memReads; ++k)
+            if (memWriterAtRead_[in.memBegin + k] != kNone)
+                out.push_back(memWriterAtRead_[in.memBegin + k]);
         const uint32_t w = latestWriter(trace_.dmas[in.dma].src);
         if (w != kNone) out.push_back(w);
         return out;
@@ -282,7 +284,14 @@ DependencyAnalysis analyzeDependencies(const Trace& trace, const Simulation& sim
     out.dmas.resize(trace.dmas.size());
     Tracker tracker(trace, sim, options);
     tracker.sweep(static_cast<uint32_t>(trace.instrs.size()), [&](uint32_t dma) {
-        out.dmas[dma] = tracker.analyzeDma(dma, out.chainPool, out.dataDmaPool, nullptr);
+        DmaDependencies dep = tracker.analyzeDma(dma, out.chainPool, out.dataDmaPool, nullptr);
+        for (uint32_t p : tracker.directProducers(trace.dmas[dma].issueInstr)) {
+            if (dep.conservativeProducer == kNone || p > dep.conservativeProducer) {
+                dep.conservativeProducer = p;
+                dep.conservativeInstr = p + 1;
+            }
+        }
+        out.dmas[dma] = dep;
     });
     return out;
 }

@@ -73,6 +73,10 @@ struct DmaDependencies {
     uint32_t chainBegin = 0, chainCount = 0;      // DependencyAnalysis::chainPool
     uint32_t dataDmaBegin = 0, dataDmaCount = 0;  // DependencyAnalysis::dataDmaPool
     bool chainTruncated = false;                  // the lightweight chain hit the length limit
+    // Conservative tracking: the ISSUE stays after the last writers of everything it reads
+    // itself (registers, its own `mrd`, its source), with nothing moving along.
+    uint32_t conservativeInstr = 0;
+    uint32_t conservativeProducer = kNone;  // the latest of those writers (kNone: none)
     uint32_t sourceWriter = kNone;  // latest writer of the source before the ISSUE (kNone: live-in)
     uint32_t destinationWriter = kNone;  // latest writer of the destination before the ISSUE
 };

@@ -63,6 +63,8 @@ QJsonObject dmaReport(const Trace& trace, const Analysis& analysis) {
             o["backtail_cycle"] = static_cast<qint64>(dep.backtailCycle);
             o["backtail_constraint"] = QString::fromUtf8(constraintName(dep.binding).data());
             o["backtail_constraint_instr"] = instrOrNull(dep.bindingInstr);
+            o["conservative_backtail_instr"] = static_cast<qint64>(dep.conservativeInstr);
+            o["conservative_producer_instr"] = instrOrNull(dep.conservativeProducer);
             QJsonArray chain;
             for (uint32_t c : analysis.deps.chain(d)) chain.append(static_cast<qint64>(c));
             o["chain"] = chain;
@@ -74,6 +76,12 @@ QJsonObject dmaReport(const Trace& trace, const Analysis& analysis) {
         dmas.append(o);
     }
     root["dmas"] = dmas;
+    // Issued but never waited: the run ends before they are known to complete, and their data
+    // is never read through a WAIT (a trace cut short, or a missing WAIT).
+    QJsonArray neverWaited;
+    for (const Dma& dma : trace.dmas)
+        if (dma.waitInstr == kNone) neverWaited.append(static_cast<qint64>(dma.id));
+    root["never_waited_dmas"] = neverWaited;
     const Divergence& dv = sim.divergence;
     if (dv.measured) {
         QJsonObject d;

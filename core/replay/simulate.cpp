@@ -9,7 +9,13 @@ uint64_t transferCycles(const Link& link, uint64_t bytes) {
     const double bw = link.bytesPerCycle;
     const auto whole = static_cast<uint64_t>(bw);
     if (static_cast<double>(whole) == bw && whole > 0) return (bytes + whole - 1) / whole;
-    return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) / bw));
+    // bytes / bw in floating point can land a hair above a whole number (69 / 2.3 gives
+    // 30.000000000000004); such a transfer still takes 30 cycles, not 31.
+    const double exact = static_cast<double>(bytes) / bw;
+    const double nearest = std::round(exact);
+    if (std::abs(exact - nearest) <= 1e-9 * std::max(1.0, exact))
+        return static_cast<uint64_t>(nearest);
+    return static_cast<uint64_t>(std::ceil(exact));
 }
 
 namespace {

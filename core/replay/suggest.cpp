@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <tuple>
 
 #include "errors.h"
@@ -337,8 +338,26 @@ WhatifResult applyAllSuggestions(const Trace& trace, const AnalysisOptions& opti
             result.beforeTotal = a.sim.totalCycles;
             result.beforeStall = a.sim.stallCycles;
         }
-        EditPlan merged;
+        // A relocated destination is memory the plan changes up to the last read of that data,
+        // so its window reaches that far: another edit moving a write across those reads in the
+        // same round would be judged against the unedited trace and could clobber the data.
+        std::vector<uint32_t> slotInstr(current.trace.memRefs.size(), kNone);
+        for (uint32_t i = 0; i < current.trace.instrs.size(); ++i) {
+            const Instr& in = current.trace.instrs[i];
+            for (uint32_t k = 0; k < uint32_t(in.memReads) + in.memWrites; ++k)
+                slotInstr[in.memBegin + k] = i;
+        }
+        const auto windowOf = [&](const EditPlan& plan) {
+            uint32_t end = plan.windowEnd();
+            for (const Relocation& r : plan.relocations) {
+                for (uint32_t slot : r.readerSlots) end = std::max(end, slotInstr[slot]);
+                for (uint32_t reader : r.sourceReaders)
+                    end = std::max(end, current.trace.dmas[reader].issueInstr);
+            }
+            return std::pair<uint32_t, uint32_t>(plan.windowBegin(), end);
+        };
         std::vector<std::pair<uint32_t, uint32_t>> windows;
+        std::vector<const Suggestion*> accepted;
         // In program order: an earlier edit changes what later ones see, never the reverse.
         std::vector<const Suggestion*> ordered;
         for (const Suggestion& s : a.suggestions) ordered.push_back(&s);
@@ -347,36 +366,57 @@ WhatifResult applyAllSuggestions(const Trace& trace, const AnalysisOptions& opti
                              return x->plan.windowBegin() < y->plan.windowBegin();
                          });
         for (const Suggestion* sp : ordered) {
-            const Suggestion& s = *sp;
-            const uint32_t begin = s.plan.windowBegin(), end = s.plan.windowEnd();
+            const auto [begin, end] = windowOf(sp->plan);
             const bool overlaps = std::any_of(windows.begin(), windows.end(), [&](const auto& w) {
                 return begin <= w.second && w.first <= end;
             });
             if (overlaps) {
-                result.skipped.push_back(s.kind + " of DMA " + std::to_string(s.dmas[0]) +
+                result.skipped.push_back(sp->kind + " of DMA " + std::to_string(sp->dmas[0]) +
                                          " overlaps an edit applied in the same round");
                 continue;
             }
             windows.emplace_back(begin, end);
-            merged.merge(s.plan);
+            accepted.push_back(sp);
+        }
+        // Every round's result is checked against the trace it edits; when the combination
+        // breaks a dependency, the later half waits for the next round (re-planned on the edited
+        // trace), and a single edit that breaks one is dropped with the reason.
+        std::optional<EditedTrace> verified;
+        while (!accepted.empty()) {
+            EditPlan merged;
+            for (const Suggestion* sp : accepted) merged.merge(sp->plan);
+            EditedTrace next = applyPlan(current.trace, merged);
+            const std::string broken =
+                verifyDependencies(current.trace, next.trace, next.origIndex);
+            if (broken.empty()) {
+                verified = std::move(next);
+                break;
+            }
+            if (accepted.size() == 1) {
+                result.skipped.push_back(accepted[0]->kind + " of DMA " +
+                                         std::to_string(accepted[0]->dmas[0]) +
+                                         " would break a dependency: " + broken);
+                accepted.clear();
+                break;
+            }
+            accepted.resize(accepted.size() / 2);
+        }
+        if (!verified) break;
+        const EditedTrace& next = *verified;
+        const Simulation check = simulate(next.trace);
+        if (check.totalCycles >= a.sim.totalCycles) break;  // the combination does not pay off
+        for (const Suggestion* sp : accepted) {
             AppliedEdit applied;
-            applied.kind = s.kind;
-            applied.dmas = s.dmas;
-            applied.toInstr = s.toInstr == kNone ? kNone : current.origIndex[s.toInstr];
-            applied.predictedSaving = s.savingCycles;
-            applied.relocated = !s.plan.relocations.empty();
+            applied.kind = sp->kind;
+            applied.dmas = sp->dmas;
+            applied.toInstr = sp->toInstr == kNone ? kNone : current.origIndex[sp->toInstr];
+            applied.predictedSaving = sp->savingCycles;
+            applied.relocated = !sp->plan.relocations.empty();
             result.applied.push_back(applied);
         }
-        if (merged.empty()) break;
-        EditedTrace next = applyPlan(current.trace, merged);
-        const Simulation check = simulate(next.trace);
-        if (check.totalCycles >= a.sim.totalCycles) {
-            // The combination does not pay off: keep the previous trace and stop.
-            result.applied.resize(result.applied.size() - windows.size());
-            break;
-        }
-        for (uint32_t& o : next.origIndex) o = current.origIndex[o];
-        current = std::move(next);
+        EditedTrace advanced = std::move(*verified);
+        for (uint32_t& o : advanced.origIndex) o = current.origIndex[o];
+        current = std::move(advanced);
     }
     const Simulation last = simulate(current.trace);
     result.afterTotal = last.totalCycles;

@@ -52,8 +52,13 @@ uint32_t TraceBuilder::intern(std::string_view s) {
 void TraceBuilder::setMachine(Machine machine) {
     if (hasMachine_) throw TraceError("a second machine record");
     if (machine.spaces.empty()) throw TraceError("machine declares no memory spaces");
-    for (const Link& l : machine.links) {
+    for (size_t i = 0; i < machine.links.size(); ++i) {
+        const Link& l = machine.links[i];
         if (l.bytesPerCycle <= 0) throw TraceError("link bandwidth must be positive");
+        // One base latency and one FIFO per link: a second declaration would be ambiguous.
+        if (machine.findLink(l.src, l.dst) != i)
+            throw TraceError("link " + machine.linkName(static_cast<uint32_t>(i)) +
+                             " declared twice");
     }
     trace_.machine = std::move(machine);
     hasMachine_ = true;

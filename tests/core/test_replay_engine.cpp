@@ -53,9 +53,11 @@ class Build {
         b_.addInstr(r_);
         return *this;
     }
-    Build& issue(int64_t id, M src, M dst, std::vector<std::string> rd = {}) {
+    Build& issue(int64_t id, M src, M dst, std::vector<std::string> rd = {},
+                 std::vector<M> mrd = {}) {
         start("dma.issue", "dma");
         keep(rd, r_.rd);
+        for (const M& m : mrd) r_.mrd.push_back({m.space, m.address, m.bytes});
         r_.hasDma = true;
         r_.dmaId = id;
         r_.dmaSrc = {src.space, src.address, src.bytes};
@@ -448,6 +450,68 @@ class TestReplayEngine : public QObject {
         QCOMPARE(conservative, 1);
         QCOMPARE(chainLinks, 3);  // 7->9, 6->7, 5->6
         QCOMPARE(dmaData, 1);
+    }
+
+    // Memory the ISSUE reads itself (its `mrd`, e.g. a descriptor a store wrote) binds it in
+    // both trackings: the store must stay above it.
+    void issueOwnMemoryReadsConstrain() {
+        const Trace t =
+            Build()
+                .op("st", 1, {}, {}, {}, {{"dcache", 0, 64}})
+                .op("add", 1, {}, {"s1"})
+                .issue(1, {"hbm", 4096, 64}, {"dcache", 8192, 64}, {}, {{"dcache", 0, 64}})
+                .wait(1)
+                .finish();
+        const Simulation sim = simulate(t);
+        const DependencyAnalysis deps = analyzeDependencies(t, sim);
+        QCOMPARE(deps.dmas[0].backtailInstr, 1u);
+        QCOMPARE(deps.dmas[0].binding, ConstraintKind::StoreData);
+        QCOMPARE(deps.dmas[0].bindingInstr, 0u);
+        QCOMPARE(deps.dmas[0].conservativeInstr, 1u);
+        QCOMPARE(deps.dmas[0].conservativeProducer, 0u);
+        QVERIFY_THROWS_EXCEPTION(InputError, applyHoists(t, {{1, 0}}));
+        QCOMPARE(applyHoists(t, {{1, 1}}).edited.origIndex, (std::vector<uint32_t>{0, 2, 1, 3}));
+    }
+
+    // Conservative tracking keeps the ISSUE after its direct producers; relaxed moves the chain.
+    void conservativeVersusRelaxedBacktail() {
+        const Trace t = chainTrace();
+        const DependencyAnalysis deps = analyzeDependencies(t, simulate(t));
+        QCOMPARE(deps.dmas[1].conservativeProducer, 7u);  // shl feeds the ISSUE at 9
+        QCOMPARE(deps.dmas[1].conservativeInstr, 8u);
+        QCOMPARE(deps.dmas[1].backtailInstr, 2u);  // relaxed, with the chain 5 6 7
+    }
+
+    // ceil(bytes / bandwidth) exactly, also where floating point lands a hair above a whole
+    // number: 69 B at 2.3 B/cycle and 21 B at 0.7 B/cycle both take 30 cycles.
+    void fractionalBandwidthTransfers() {
+        QCOMPARE(transferCycles(Link{0, 1, 0, 2.3}, 69), uint64_t(30));
+        QCOMPARE(transferCycles(Link{0, 1, 0, 0.7}, 21), uint64_t(30));
+        QCOMPARE(transferCycles(Link{0, 1, 0, 2.3}, 70), uint64_t(31));
+        QCOMPARE(transferCycles(Link{0, 1, 0, 64}, 4097), uint64_t(65));
+    }
+
+    void duplicateLinkRefused() {
+        Machine m;
+        m.spaces = {{"hbm", 1 << 20}, {"dcache", 1 << 20}};
+        m.links = {{0, 1, 50, 64}, {0, 1, 5, 64}};
+        TraceBuilder b;
+        try {
+            b.setMachine(m);
+            QFAIL("a link declared twice was accepted");
+        } catch (const TraceError& e) {
+            QCOMPARE(QString(e.what()), QString("link hbm->dcache declared twice"));
+        }
+    }
+
+    void neverWaitedDmasAreReported() {
+        const Trace t = Build()
+                            .issue(7, {"hbm", 0, 64}, {"dcache", 0, 64})
+                            .issue(8, {"hbm", 64, 64}, {"dcache", 64, 64})
+                            .wait(8)
+                            .finish();
+        const QJsonObject report = dmaReport(t, analyze(t));
+        QCOMPARE(report["never_waited_dmas"].toArray(), QJsonArray{7});
     }
 
     void hoistMovesChainAndWait() {
