@@ -811,17 +811,22 @@ ReplayTracks installReplayTracks(TimelineView& view, const ReplayDocumentPtr& do
     view.addOverlay(tracks.dependencies);
     // Minimap: stall cycles over time.
     const auto density = doc;
-    view.setOverviewPainter([density](QPainter& painter, const QRect& r, TimeRange) {
+    view.setOverviewPainter([density](QPainter& painter, const QRect& r, TimeRange all) {
         const auto& bins = density->stallDensity;
-        if (bins.empty()) return;
+        if (bins.empty() || all.length() <= 0) return;
         const double peak = std::max(1.0, *std::max_element(bins.begin(), bins.end()));
-        const double w = double(r.width()) / bins.size();
+        // The bins cover [0, total cycles]; the minimap spans the view's extent, which may be
+        // wider (a comparison shares one axis between a shorter and a longer run).
+        const double binCycles = density->totalCycles() / double(bins.size());
+        const double w = binCycles / all.length() * r.width();
         QColor c = replaycolors::transferStall();
         c.setAlpha(170);
         for (size_t b = 0; b < bins.size(); ++b) {
             const double h = bins[b] / peak * (r.height() - 2);
             if (h <= 0) continue;
-            painter.fillRect(QRectF(r.left() + b * w, r.bottom() - h, std::max(1.0, w), h), c);
+            const double x =
+                r.left() + (double(b) * binCycles - all.start) / all.length() * r.width();
+            painter.fillRect(QRectF(x, r.bottom() - h, std::max(1.0, w), h), c);
         }
     });
     view.fitAll();
