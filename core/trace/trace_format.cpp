@@ -1,5 +1,7 @@
 #include "trace_format.h"
 
+#include <algorithm>
+
 #include "errors.h"
 
 namespace stallscope::trace {
@@ -31,7 +33,11 @@ std::string_view ByteReader::take(uint64_t n) {
 }
 
 // Per item: zigzag(start - previous start), dur, name, depth, count * 4 + kind, then the args id
-// for slices and instants. Starts are nearly sorted, so the deltas stay short.
+// for slices and instants. Starts are nearly sorted, so the deltas stay short. A slice with a
+// sub-ns remainder is stored with kind 3 (kPreciseSlice) and its startPs and durPs follow the
+// args id: older chunks never hold kind 3, so they decode unchanged.
+constexpr uint64_t kPreciseSlice = 3;
+
 void encodeSlices(const std::vector<SliceItem>& items, ByteWriter& out) {
     int64_t previous = 0;
     for (const SliceItem& it : items) {
@@ -40,8 +46,13 @@ void encodeSlices(const std::vector<SliceItem>& items, ByteWriter& out) {
         out.varint(uint64_t(it.dur));
         out.varint(it.name);
         out.varint(it.depth);
-        out.varint(it.count * 4 + uint64_t(it.kind));
+        const bool precise = it.kind == ItemKind::Slice && it.hasPs();
+        out.varint(it.count * 4 + (precise ? kPreciseSlice : uint64_t(it.kind)));
         if (it.kind != ItemKind::Folded) out.varint(it.args);
+        if (precise) {
+            out.varint(it.startPs);
+            out.varint(it.durPs);
+        }
     }
 }
 
@@ -56,9 +67,14 @@ void decodeSlices(std::string_view data, std::vector<SliceItem>& out) {
         it.name = uint32_t(in.varint());
         it.depth = uint32_t(in.varint());
         const uint64_t tag = in.varint();
-        it.kind = ItemKind(tag & 3);
+        const bool precise = (tag & 3) == kPreciseSlice;
+        it.kind = precise ? ItemKind::Slice : ItemKind(tag & 3);
         it.count = tag >> 2;
         if (it.kind != ItemKind::Folded) it.args = in.varint();
+        if (precise) {
+            it.startPs = uint16_t(std::min<uint64_t>(in.varint(), 999));
+            it.durPs = uint16_t(std::min<uint64_t>(in.varint(), 999));
+        }
         out.push_back(it);
     }
 }

@@ -14,7 +14,9 @@
 
 namespace stallscope::trace {
 
-// Times are integer nanoseconds.
+// Times are integer nanoseconds. Slices may carry a sub-nanosecond remainder (XProf measures in
+// picoseconds): SliceItem::startPs/durPs, stored only for slices that have one, so formats with
+// whole-ns times pay nothing for it.
 constexpr const char* kTimeUnit = "ns";
 constexpr int kMaxLevel = 31;
 constexpr size_t kChunkItems = 2048;
@@ -28,16 +30,41 @@ constexpr int64_t lodWidth(int level) {
 
 enum class ItemKind : uint8_t { Slice = 0, Instant = 1, Folded = 2 };
 
+// A time with picosecond resolution: whole ns plus 0..999 ps, ordered. Kept as a pair so epoch
+// timestamps (about 1.7e18 ns) do not overflow.
+struct PreciseTime {
+    int64_t ns = 0;
+    int32_t ps = 0;
+    auto operator<=>(const PreciseTime&) const = default;
+    bool operator==(const PreciseTime&) const = default;
+    // start + duration, both split into ns and a 0..999 ps remainder.
+    static PreciseTime sum(int64_t ns, int ps, int64_t durNs, int durPs) {
+        const int p = ps + durPs;
+        return {ns + durNs + p / 1000, p % 1000};
+    }
+};
+
 // One drawable item of a slice track.
 struct SliceItem {
     int64_t start = 0;
-    int64_t dur = 0;  // 0 for instants
+    int64_t dur = 0;  // 0 for instants; whole ns (the sub-ns rest is durPs)
     uint32_t name = 0;
     uint32_t depth = 0;
     ItemKind kind = ItemKind::Slice;
-    uint64_t count = 1;  // slices folded into this item (1 unless Folded)
-    uint64_t args = 0;   // 1-based args id, 0 when none (Slice and Instant)
-    int64_t end() const { return start + dur; }
+    uint16_t startPs = 0;  // sub-ns part of the start, 0..999 ps (slices only)
+    uint16_t durPs = 0;    // sub-ns part of the duration, 0..999 ps (slices only)
+    uint64_t count = 1;    // slices folded into this item (1 unless Folded)
+    uint64_t args = 0;     // 1-based args id, 0 when none (Slice and Instant)
+    // End in whole ns, rounded up so that range queries include the fraction.
+    int64_t end() const {
+        const int p = startPs + durPs;
+        return start + dur + (p == 0 ? 0 : p <= 1000 ? 1 : 2);
+    }
+    PreciseTime preciseStart() const { return {start, startPs}; }
+    PreciseTime preciseEnd() const { return PreciseTime::sum(start, startPs, dur, durPs); }
+    // Exact duration in ns (fractional when picoseconds were recorded).
+    double durNs() const { return double(dur) + durPs * 1e-3; }
+    bool hasPs() const { return startPs != 0 || durPs != 0; }
 };
 
 // One counter sample (level 0) or the summary of a bucket (level >= 1).

@@ -3,8 +3,10 @@
 #include <zstd.h>
 
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QString>
 #include <algorithm>
+#include <unordered_map>
 
 #include "errors.h"
 #include "sqlite.h"
@@ -110,8 +112,10 @@ std::vector<SliceItem> TraceStore::slices(int64_t trackId, int64_t from, int64_t
         for (const SliceItem& it : chunk)
             if (it.start <= to && it.end() >= from) out.push_back(it);
     }
-    std::sort(out.begin(), out.end(), [](const SliceItem& a, const SliceItem& b) {
-        return a.start != b.start ? a.start < b.start : a.depth < b.depth;
+    std::stable_sort(out.begin(), out.end(), [](const SliceItem& a, const SliceItem& b) {
+        if (a.start != b.start) return a.start < b.start;
+        if (a.startPs != b.startPs) return a.startPs < b.startPs;
+        return a.depth < b.depth;
     });
     return out;
 }
@@ -170,6 +174,17 @@ const std::vector<FlowRow>& TraceStore::flows() const {
     return *flows_;
 }
 
+const QJsonObject& TraceStore::metadata() const {
+    if (!metadata_) {
+        const auto profile = workspace_.profile(profileId_);
+        metadata_ =
+            profile
+                ? QJsonDocument::fromJson(QByteArray::fromStdString(profile->metadataJson)).object()
+                : QJsonObject();
+    }
+    return *metadata_;
+}
+
 std::vector<OpStat> TraceStore::opStats() const {
     sql::Statement st(workspace_.db(),
                       "SELECT name_id, count, total_ns, self_ns, min_ns, max_ns, p50_ns, p95_ns "
@@ -187,6 +202,19 @@ std::vector<OpStat> TraceStore::opStats() const {
         s.p50 = st.int64(6);
         s.p95 = st.int64(7);
         out.push_back(std::move(s));
+    }
+    const QJsonArray aggregated = metadata().value("aggregated_ops").toArray();
+    if (!aggregated.isEmpty()) {
+        std::unordered_map<std::string, uint64_t> occurrences;
+        for (const auto& a : aggregated) {
+            const QJsonObject o = a.toObject();
+            occurrences[o.value("name").toString().toStdString()] +=
+                uint64_t(o.value("occurrences").toInteger());
+        }
+        for (OpStat& s : out) {
+            const auto it = occurrences.find(s.name);
+            if (it != occurrences.end()) s.aggregated = std::min(it->second, s.count);
+        }
     }
     return out;
 }
@@ -314,15 +342,20 @@ QJsonObject TraceStore::infoJson(int topOps) const {
     const std::vector<OpStat> ops = opStats();
     for (size_t i = 0; i < ops.size() && int(i) < topOps; ++i) {
         const OpStat& s = ops[i];
-        top.append(QJsonObject{{"name", QString::fromStdString(s.name)},
-                               {"count", qint64(s.count)},
-                               {"total", qint64(s.total)},
-                               {"self", qint64(s.self)},
-                               {"mean", s.mean()},
-                               {"p50", qint64(s.p50)},
-                               {"p95", qint64(s.p95)}});
+        QJsonObject op{{"name", QString::fromStdString(s.name)},
+                       {"count", qint64(s.count)},
+                       {"total", qint64(s.total)},
+                       {"self", qint64(s.self)},
+                       {"mean", s.mean()},
+                       {"p50", qint64(s.p50)},
+                       {"p95", qint64(s.p95)}};
+        if (s.aggregated > 0) op.insert("aggregated", qint64(s.aggregated));
+        top.append(op);
     }
     o.insert("top_ops", top);
+    // XProf aggregated events, summed per op (count, summed duration).
+    const QJsonValue aggregated = metadata().value("aggregated_ops");
+    if (aggregated.isArray()) o.insert("aggregated_ops", aggregated);
     return o;
 }
 

@@ -36,7 +36,8 @@ struct FlowRow {
 
 struct OpStat {
     std::string name;
-    uint64_t count = 0;
+    uint64_t count = 0;       // every occurrence, aggregated ones included
+    uint64_t aggregated = 0;  // of which known only in aggregate (XProf num_occurrences)
     int64_t total = 0, self = 0, min = 0, max = 0, p50 = 0, p95 = 0;
     double mean() const { return count ? double(total) / double(count) : 0.0; }
 };
@@ -75,6 +76,8 @@ class TraceStore {
     const std::vector<FlowRow>& flows() const;
 
     std::vector<OpStat> opStats() const;  // by total, descending
+    // The profile's metadata object (what the importer recorded), read once.
+    const QJsonObject& metadata() const;
     // Next slice (forward) starting after `after`, or previous one starting before it, whose
     // name contains `needle` (case-insensitive), over all tracks.
     std::optional<FoundSlice> find(const std::string& needle, int64_t after, bool forward) const;
@@ -91,6 +94,7 @@ class TraceStore {
     std::vector<std::string> strings_;
     int64_t start_ = 0, end_ = 0;
     mutable std::optional<std::vector<FlowRow>> flows_;
+    mutable std::optional<QJsonObject> metadata_;
 };
 
 // What an import wrote, for the profile's metadata.

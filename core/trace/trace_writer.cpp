@@ -368,6 +368,8 @@ class TraceWriter::SpillSorter {
 struct TraceWriter::NameStats {
     uint64_t count = 0;
     int64_t total = 0, self = 0;
+    uint64_t totalPs = 0;  // sum of the sub-ns remainders, added to total (rounded) at the end
+    uint64_t timed = 0;    // slices on the timeline (count minus aggregated occurrences)
     int64_t min = INT64_MAX, max = INT64_MIN;
     std::vector<int64_t> durations;         // exact, while the budget lasts
     std::map<int64_t, uint64_t> histogram;  // after it
@@ -422,19 +424,26 @@ void TraceWriter::flushArgs() {
     argsChunk_.clear();
 }
 
-void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name,
-                           uint64_t args) {
-    dur = std::max<int64_t>(dur, 0);
-    slices_->push({start, dur, args, name, track});
+void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args,
+                           uint16_t startPs, uint16_t durPs) {
+    if (dur < 0) dur = durPs = 0;
+    startPs = std::min<uint16_t>(startPs, 999);
+    durPs = std::min<uint16_t>(durPs, 999);
+    slices_->push({start, dur, args, name, track, startPs, durPs});
     ++slicesAdded_;
     TrackState& t = tracks_[track];
     ++t.slices;
     t.start = std::min(t.start, start);
-    t.end = std::max(t.end, start + dur);
+    SliceItem probe;
+    probe.start = start;
+    probe.dur = dur;
+    probe.startPs = startPs;
+    probe.durPs = durPs;
+    t.end = std::max(t.end, probe.end());
 }
 
 void TraceWriter::addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t args) {
-    slices_->push({ts, -1, args, name, track});
+    slices_->push({ts, -1, args, name, track, 0, 0});
     TrackState& t = tracks_[track];
     ++t.instants;
     t.start = std::min(t.start, ts);
@@ -447,6 +456,14 @@ void TraceWriter::addCounter(uint32_t track, int64_t ts, double value) {
     ++t.samples;
     t.start = std::min(t.start, ts);
     t.end = std::max(t.end, ts);
+}
+
+void TraceWriter::addAggregate(uint32_t name, uint64_t occurrences, int64_t totalNs,
+                               int64_t selfNs) {
+    NameStats& s = (*nameStats_)[name];
+    s.count += occurrences;
+    s.total += totalNs;
+    s.self += selfNs;
 }
 
 void TraceWriter::addFlow(FlowEnd from, FlowEnd to, uint32_t name) {
@@ -465,51 +482,57 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
                           "INSERT INTO trace_chunks(profile_id, track_id, level, seq, first_ns, "
                           "end_ns, count, data) VALUES(?,?,?,?,?,?,?,?)");
 
-    // Flow ends on this track, by time: enclosing ones and next-slice ones.
+    // Flow ends on this track, by time: enclosing ones, next-slice ones and exact ones.
     struct EndRef {
         int64_t ts;
         size_t flow;
         bool source;
+        uint64_t args;
     };
-    std::vector<EndRef> enclosing, next;
+    std::vector<EndRef> enclosing, next, exact;
+    auto listFor = [&](FlowBinding b) -> std::vector<EndRef>& {
+        return b == FlowBinding::Enclosing ? enclosing : b == FlowBinding::NextSlice ? next : exact;
+    };
     for (size_t i = 0; i < flows_.size(); ++i) {
         const FlowRecord& f = flows_[i];
         if (f.from.track == trackId)
-            (f.from.binding == FlowBinding::Enclosing ? enclosing : next)
-                .push_back({f.from.ts, i, true});
-        if (f.to.track == trackId)
-            (f.to.binding == FlowBinding::Enclosing ? enclosing : next)
-                .push_back({f.to.ts, i, false});
+            listFor(f.from.binding).push_back({f.from.ts, i, true, f.from.args});
+        if (f.to.track == trackId) listFor(f.to.binding).push_back({f.to.ts, i, false, f.to.args});
     }
     auto byTs = [](const EndRef& a, const EndRef& b) { return a.ts < b.ts; };
-    std::sort(enclosing.begin(), enclosing.end(), byTs);
-    std::sort(next.begin(), next.end(), byTs);
-    size_t nextEnclosing = 0, nextNext = 0;
-    auto bind = [this](const EndRef& e, int64_t ts, int32_t depth) {
+    std::stable_sort(enclosing.begin(), enclosing.end(), byTs);
+    std::stable_sort(next.begin(), next.end(), byTs);
+    std::stable_sort(exact.begin(), exact.end(), byTs);
+    std::vector<bool> exactBound(exact.size(), false);
+    size_t nextEnclosing = 0, nextNext = 0, nextExact = 0;
+    // A source attaches at its slice's end, a destination at its slice's start.
+    auto bind = [this](const EndRef& e, int64_t start, int64_t end, int32_t depth) {
         FlowRecord& f = flows_[e.flow];
         if (e.source) {
-            f.fromTs = ts;
+            f.fromTs = end;
             f.fromDepth = depth;
         } else {
-            f.toTs = ts;
+            f.toTs = start;
             f.toDepth = depth;
         }
     };
 
+    // Open slices nest by their exact (ps) times; statistics use durations rounded to ns.
     struct Open {
-        int64_t start, end;
+        PreciseTime end;
+        int64_t start, roundedEnd;
         uint32_t name;
         int64_t children;
     };
     std::vector<Open> stack;
     auto pop = [&]() {
         const Open& o = stack.back();
-        const int64_t dur = o.end - o.start;
+        const int64_t dur = o.roundedEnd - o.start;
         NameStats& s = (*nameStats_)[o.name];
         s.self += std::max<int64_t>(0, dur - o.children);
         stack.pop_back();
     };
-    auto popUntil = [&](int64_t ts) {
+    auto popUntil = [&](PreciseTime ts) {
         while (!stack.empty() && stack.back().end <= ts) pop();
     };
     // Enclosing ends strictly before `limit` see the stack as it is at their time.
@@ -519,8 +542,12 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
                 (inclusive && enclosing[nextEnclosing].ts == limit))) {
             const EndRef& e = enclosing[nextEnclosing++];
             // A slice ending exactly at ts does not enclose it.
-            popUntil(e.ts);
-            bind(e, e.ts, stack.empty() ? -1 : int32_t(stack.size() - 1));
+            popUntil(PreciseTime{e.ts, 0});
+            if (stack.empty())
+                bind(e, e.ts, e.ts, -1);
+            else
+                bind(e, stack.back().start, stack.back().end.ns + (stack.back().end.ps > 0 ? 1 : 0),
+                     int32_t(stack.size() - 1));
         }
     };
 
@@ -533,7 +560,7 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
     uint64_t seen = 0;
     slices_->forEach(trackId, [&](const RawSlice& r) {
         resolveEnclosingBefore(r.start, false);
-        popUntil(r.start);
+        popUntil(PreciseTime{r.start, r.startPs});
         SliceItem item;
         item.start = r.start;
         item.name = r.name;
@@ -544,19 +571,26 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
             item.dur = 0;
         } else {
             item.dur = r.dur;
+            item.startPs = r.startPs;
+            item.durPs = r.durPs;
+            // Whole-ns duration for the statistics: the exact one rounded to the nearest ns.
+            const int64_t dur = r.dur + (r.durPs >= 500 ? 1 : 0);
+            const PreciseTime end = item.preciseEnd();
             if (!stack.empty()) {
                 Open& parent = stack.back();
-                if (r.start + r.dur > parent.end) ++overlapping_;
-                parent.children += std::min(r.dur, parent.end - r.start);
+                if (end > parent.end) ++overlapping_;
+                parent.children += std::min(dur, parent.roundedEnd - r.start);
             }
-            stack.push_back({r.start, r.start + r.dur, r.name, 0});
+            stack.push_back({end, r.start, r.start + dur, r.name, 0});
             NameStats& s = (*nameStats_)[r.name];
             ++s.count;
+            ++s.timed;
             s.total += r.dur;
-            s.min = std::min(s.min, r.dur);
-            s.max = std::max(s.max, r.dur);
+            s.totalPs += r.durPs;
+            s.min = std::min(s.min, dur);
+            s.max = std::max(s.max, dur);
             if (percentilesExact_) {
-                s.durations.push_back(r.dur);
+                s.durations.push_back(dur);
                 if (++exactDurations_ > kExactDurationBudget) {
                     percentilesExact_ = false;
                     for (auto& [id, st] : *nameStats_) {
@@ -565,10 +599,17 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
                     }
                 }
             } else {
-                ++s.histogram[histogramKey(r.dur)];
+                ++s.histogram[histogramKey(dur)];
             }
             while (nextNext < next.size() && next[nextNext].ts <= r.start)
-                bind(next[nextNext++], r.start, int32_t(item.depth));
+                bind(next[nextNext++], r.start, item.end(), int32_t(item.depth));
+            // Exact ends: the slice starting at their time with their args id.
+            while (nextExact < exact.size() && exact[nextExact].ts < r.start) ++nextExact;
+            for (size_t k = nextExact; k < exact.size() && exact[k].ts == r.start; ++k) {
+                if (exactBound[k] || exact[k].args != r.args) continue;
+                exactBound[k] = true;
+                bind(exact[k], r.start, item.end(), int32_t(item.depth));
+            }
         }
         track.maxDepth = std::max(track.maxDepth, item.depth);
         levelZero.add(item);
@@ -763,10 +804,12 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
                       "min_ns, max_ns, p50_ns, p95_ns) VALUES(?,?,?,?,?,?,?,?,?)");
     for (auto& [name, s] : *nameStats_) {
         if (s.count == 0) continue;
-        // Nearest-rank percentiles.
-        auto rank = [&](double p) { return uint64_t(std::ceil(p * double(s.count))) - 1; };
+        // Nearest-rank percentiles of the slices on the timeline.
+        auto rank = [&](double p) { return uint64_t(std::ceil(p * double(s.timed))) - 1; };
         int64_t p50 = 0, p95 = 0;
-        if (percentilesExact_) {
+        if (s.timed == 0) {
+            s.min = s.max = 0;
+        } else if (percentilesExact_) {
             std::vector<int64_t>& d = s.durations;
             std::nth_element(d.begin(), d.begin() + long(rank(0.5)), d.end());
             p50 = d[rank(0.5)];
@@ -787,8 +830,9 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
                 }
             }
         }
+        const int64_t total = s.total + int64_t((s.totalPs + 500) / 1000);
         op.bind(1, profileId_).bind(2, int64_t(name)).bind(3, int64_t(s.count));
-        op.bind(4, s.total).bind(5, s.self).bind(6, s.min).bind(7, s.max);
+        op.bind(4, total).bind(5, s.self).bind(6, s.min).bind(7, s.max);
         op.bind(8, p50).bind(9, p95);
         op.exec();
     }

@@ -26,13 +26,17 @@ struct TrackSpec {
     std::string pid, tid;  // the source's own identifiers, for display
 };
 
-// Where a flow arrow attaches: the slice enclosing `ts` on `track`, or the first slice starting
-// at or after `ts` (Chrome's "next slice" binding of flow ends without bp:"e").
-enum class FlowBinding : uint8_t { Enclosing, NextSlice };
+// Where a flow arrow attaches: the slice enclosing `ts` on `track`, the first slice starting at
+// or after `ts` (Chrome's "next slice" binding of flow ends without bp:"e"), or the slice starting
+// at `ts` that carries the args id `args` (importers that know the exact slice, e.g. Chakra
+// nodes). As in Perfetto, an arrow leaves its source slice at that slice's end and enters its
+// destination slice at its start; an end without a slice stays at `ts`.
+enum class FlowBinding : uint8_t { Enclosing, NextSlice, Slice };
 struct FlowEnd {
     uint32_t track = 0;
     int64_t ts = 0;
     FlowBinding binding = FlowBinding::Enclosing;
+    uint64_t args = 0;  // FlowBinding::Slice: the args id of the slice
 };
 
 struct TraceSummary {
@@ -73,10 +77,16 @@ class TraceWriter {
     size_t trackCount() const { return tracks_.size(); }
 
     // Stores an argument object (JSON text); returns its 1-based id for addSlice/addInstant.
+    // Several slices may share one id.
     uint64_t addArgs(std::string_view json);
-    void addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args = 0);
+    // startPs/durPs: sub-ns remainders (0..999 ps) of the start and the duration.
+    void addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args = 0,
+                  uint16_t startPs = 0, uint16_t durPs = 0);
     void addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t args = 0);
     void addCounter(uint32_t track, int64_t ts, double value);
+    // Occurrences of an op known only in aggregate (XProf num_occurrences): they add to the op's
+    // count, total and self time but have no place on the timeline and no percentiles.
+    void addAggregate(uint32_t name, uint64_t occurrences, int64_t totalNs, int64_t selfNs);
     void addFlow(FlowEnd from, FlowEnd to, uint32_t name);
 
     uint64_t slicesAdded() const { return slicesAdded_; }
@@ -92,6 +102,7 @@ class TraceWriter {
         uint64_t args;
         uint32_t name;
         uint32_t track;
+        uint16_t startPs, durPs;  // sub-ns remainders
     };
     struct RawSample {
         int64_t ts;
@@ -103,7 +114,9 @@ class TraceWriter {
         bool operator()(const RawSlice& a, const RawSlice& b) const {
             if (a.track != b.track) return a.track < b.track;
             if (a.start != b.start) return a.start < b.start;
+            if (a.startPs != b.startPs) return a.startPs < b.startPs;
             if (a.dur != b.dur) return a.dur > b.dur;  // parents first, instants last
+            if (a.durPs != b.durPs) return a.durPs > b.durPs;
             if (a.name != b.name) return a.name < b.name;
             return a.args < b.args;
         }

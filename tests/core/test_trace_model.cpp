@@ -156,6 +156,60 @@ class TestTraceModel : public QObject {
         QCOMPARE(info.value("counters").toInt(), 5000);
         QCOMPARE(info.value("tracks").toInt(), 4);
     }
+
+    void picosecondsNestAndRoundTrip() {
+        // Parent 10.100-10.600 ns, child 10.200-10.500 ns, then a 0.3 ns slice at 10.600: in
+        // whole ns the child would end at the parent's end and the last slice would vanish.
+        auto ws = Workspace::open(dir_.filePath("d.sqlite").toStdString());
+        sql::Transaction tx(ws->db());
+        ProfileInfo info;
+        info.name = "ps";
+        info.kind = "trace";
+        const int64_t id = ws->insertProfile(info);
+        TraceWriter writer(*ws, id);
+        TrackSpec spec;
+        const uint32_t t = writer.addTrack(spec);
+        writer.addSlice(t, 10, 0, writer.intern("child"), 0, 200, 300);
+        writer.addSlice(t, 10, 0, writer.intern("parent"), 0, 100, 500);
+        writer.addSlice(t, 10, 0, writer.intern("after"), 0, 600, 300);
+        writer.addSlice(t, 20, 5, writer.intern("whole"));
+        const TraceSummary summary = writer.finish([](double) {});
+        tx.commit();
+        QCOMPARE(summary.overlapping, uint64_t(0));
+        QCOMPARE(summary.end, int64_t(25));
+        TraceStore store(*ws, id);
+        const auto items = store.slices(int64_t(t), 0, 100, 0);
+        QCOMPARE(items.size(), size_t(4));
+        QCOMPARE(store.text(items[0].name), std::string("parent"));
+        QCOMPARE(int(items[0].startPs), 100);
+        QCOMPARE(int(items[0].durPs), 500);
+        QCOMPARE(items[0].depth, 0u);
+        QCOMPARE(store.text(items[1].name), std::string("child"));
+        QCOMPARE(items[1].depth, 1u);
+        QCOMPARE(items[1].durNs(), 0.3);
+        QCOMPARE(store.text(items[2].name), std::string("after"));
+        QCOMPARE(items[2].depth, 0u);  // 10.6 ns: the parent has ended
+        QCOMPARE(int(items[2].startPs), 600);
+        QCOMPARE(items[2].end(), int64_t(11));  // 10.9 ns, rounded up
+        QCOMPARE(items[3].dur, int64_t(5));     // whole-ns slices carry no remainder
+        QVERIFY(!items[3].hasPs());
+        // Encoding: a whole-ns slice costs nothing extra; one with picoseconds, two varints.
+        ByteWriter plain, precise;
+        encodeSlices({items[3]}, plain);
+        encodeSlices({items[2]}, precise);
+        std::vector<SliceItem> back;
+        decodeSlices(precise.bytes(), back);
+        QCOMPARE(back.at(0).startPs, items[2].startPs);
+        QCOMPARE(back.at(0).durPs, items[2].durPs);
+        QCOMPARE(back.at(0).kind, ItemKind::Slice);
+        QCOMPARE(plain.size(), size_t(6));     // start, dur, name, depth, tag, args: a byte each
+        QCOMPARE(precise.size(), size_t(10));  // plus 600 and 300 ps, two bytes each
+        // Statistics: exact totals in ps rounded to ns.
+        const auto ops = store.opStats();
+        const auto parent = std::find_if(ops.begin(), ops.end(),
+                                         [](const OpStat& o) { return o.name == "parent"; });
+        QCOMPARE(parent->total, int64_t(1));  // 0.5 ns rounds up
+    }
 };
 
 QTEST_GUILESS_MAIN(TestTraceModel)
