@@ -2,6 +2,7 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -65,11 +66,24 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
     std::vector<ImportedProfile> out;
     sql::Transaction tx(workspace.db());
     const double perFile = 1.0 / static_cast<double>(request.files.size());
+    // Files another file of the request brings along (its companions) are not imported twice.
+    std::vector<const Importer*> detected;
+    std::vector<std::string> covered;
+    for (const std::string& path : request.files) {
+        InputFile input(path);
+        const Importer* importer =
+            forced ? forced
+                   : detectImporter(Sniff{path, input.peek(kSniffBytes), input.compression()});
+        detected.push_back(importer);
+        for (const std::string& c : importer->companions(path))
+            if (c != path) covered.push_back(std::filesystem::absolute(c).lexically_normal());
+    }
     for (size_t f = 0; f < request.files.size(); ++f) {
         const std::string& path = request.files[f];
+        const std::string absolute = std::filesystem::absolute(path).lexically_normal();
+        if (std::find(covered.begin(), covered.end(), absolute) != covered.end()) continue;
         InputFile input(path);
-        Sniff sniff{path, input.peek(kSniffBytes), input.compression()};
-        const Importer* importer = forced ? forced : detectImporter(sniff);
+        const Importer* importer = detected[f];
 
         ProfileInfo info;
         std::string base = request.name.empty() ? baseName(path) : request.name;

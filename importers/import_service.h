@@ -37,6 +37,9 @@ class Importer {
     // Reads ctx.input into ctx.workspace under ctx.profileId. Runs inside the import's
     // transaction; throws InputError (naming file and line/offset) on bad input.
     virtual void run(ImportContext& ctx) const = 0;
+    // Other files run() reads along with `path` into the same profile (e.g. the sibling ranks of
+    // a Chakra trace set). An import given several of them makes one profile, not one each.
+    virtual std::vector<std::string> companions(const std::string& /*path*/) const { return {}; }
 };
 
 // Version of the JSON parser the importers use (simdjson), for the About box.
