@@ -6,7 +6,10 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <unordered_map>
 
@@ -41,98 +44,165 @@ RankName splitRank(const std::string& path) {
     return {path, -1, ""};
 }
 
-// Reads one varint-prefixed message; false at a clean end of input.
-bool readFrame(InputFile& in, std::string& out, uint64_t& offset) {
-    uint64_t length = 0;
-    int shift = 0;
-    for (;;) {
-        char c;
-        if (in.read(&c, 1) == 0) {
-            if (shift == 0) return false;
-            throw InputError(atOffset(in.path(), static_cast<long long>(offset),
-                                      "Chakra ET: the file ends inside a length prefix"));
+// Reads the varint-length-framed messages of a file through a buffer (a byte-at-a-time read
+// through the decompressing stream would cost more than the parsing).
+class FrameReader {
+  public:
+    explicit FrameReader(InputFile& in) : in_(in), buf_(size_t(1) << 20) {}
+    uint64_t offset() const { return offset_; }
+
+    // One message; false at a clean end of input.
+    bool next(std::string_view& out) {
+        uint64_t length = 0;
+        int shift = 0;
+        const uint64_t at = offset_;
+        for (;;) {
+            if (pos_ == end_ && !fill(1)) {
+                if (shift == 0) return false;
+                fail(at, "the file ends inside a length prefix");
+            }
+            const auto c = uint8_t(buf_[pos_++]);
+            ++offset_;
+            length |= uint64_t(c & 0x7f) << shift;
+            if (!(c & 0x80)) break;
+            shift += 7;
+            if (shift > 35) fail(offset_, "invalid length prefix");
         }
-        ++offset;
-        length |= uint64_t(uint8_t(c) & 0x7f) << shift;
-        if (!(uint8_t(c) & 0x80)) break;
-        shift += 7;
-        if (shift > 35)
-            throw InputError(atOffset(in.path(), static_cast<long long>(offset),
-                                      "Chakra ET: invalid length prefix"));
+        if (length > (uint64_t(1) << 30))
+            fail(offset_, "message length " + std::to_string(length) +
+                              " is implausible (not a Chakra trace?)");
+        if (end_ - pos_ < length && !fill(size_t(length)))
+            fail(offset_ + (end_ - pos_), "the file ends inside a message of " +
+                                              std::to_string(length) + " bytes (truncated file?)");
+        out = std::string_view(buf_.data() + pos_, size_t(length));
+        pos_ += size_t(length);
+        offset_ += length;
+        return true;
     }
-    if (length > (uint64_t(1) << 30))
-        throw InputError(atOffset(in.path(), static_cast<long long>(offset),
-                                  "Chakra ET: message length " + std::to_string(length) +
-                                      " is implausible (not a Chakra trace?)"));
-    out.resize(size_t(length));
-    size_t done = 0;
-    while (done < length) {
-        const size_t got = in.read(out.data() + done, size_t(length) - done);
-        if (got == 0)
-            throw InputError(atOffset(in.path(), static_cast<long long>(offset + done),
-                                      "Chakra ET: the file ends inside a message of " +
-                                          std::to_string(length) + " bytes (truncated file?)"));
-        done += got;
+
+  private:
+    // Makes at least `need` bytes available after pos_; false if the input ends first.
+    bool fill(size_t need) {
+        if (pos_ > 0) {
+            std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+            end_ -= pos_;
+            pos_ = 0;
+        }
+        if (buf_.size() < need) buf_.resize(need);
+        while (end_ < need) {
+            const size_t got = in_.read(buf_.data() + end_, buf_.size() - end_);
+            if (got == 0) return false;
+            end_ += got;
+        }
+        return true;
     }
-    offset += length;
-    return true;
+    [[noreturn]] void fail(uint64_t offset, const std::string& what) const {
+        throw InputError(
+            atOffset(in_.path(), static_cast<long long>(offset), "Chakra ET: " + what));
+    }
+    InputFile& in_;
+    std::vector<char> buf_;
+    size_t pos_ = 0, end_ = 0;
+    uint64_t offset_ = 0;
+};
+
+void appendJsonString(std::string& out, std::string_view s) {
+    out.push_back('"');
+    for (const char c : s) {
+        if (c == '"' || c == '\\') {
+            out.push_back('\\');
+            out.push_back(c);
+        } else if (uint8_t(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out.push_back(c);
+        }
+    }
+    out.push_back('"');
 }
 
-QJsonValue attributeJson(const chakra::AttributeProto& a) {
+void appendNumber(std::string& out, double v) {
+    if (!std::isfinite(v)) {
+        out += "null";
+        return;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    out += buf;
+}
+
+template <class List, class Append>
+void appendList(std::string& out, const List& values, Append&& append) {
+    out.push_back('[');
+    bool first = true;
+    for (const auto& v : values) {
+        if (!first) out.push_back(',');
+        first = false;
+        append(v);
+    }
+    out.push_back(']');
+}
+
+// An attribute's value as JSON text.
+void appendAttribute(std::string& out, const chakra::AttributeProto& a) {
     using A = chakra::AttributeProto;
+    auto integer = [&](auto v) { out += std::to_string(v); };
     switch (a.value_case()) {
         case A::kDoubleVal:
-            return a.double_val();
+            return appendNumber(out, a.double_val());
         case A::kFloatVal:
-            return double(a.float_val());
+            return appendNumber(out, double(a.float_val()));
         case A::kInt32Val:
-            return a.int32_val();
+            return integer(a.int32_val());
         case A::kInt64Val:
-            return qint64(a.int64_val());
+            return integer(a.int64_val());
         case A::kUint32Val:
-            return qint64(a.uint32_val());
+            return integer(a.uint32_val());
         case A::kUint64Val:
-            return qint64(a.uint64_val());
+            return integer(a.uint64_val());
         case A::kSint32Val:
-            return a.sint32_val();
+            return integer(a.sint32_val());
         case A::kSint64Val:
-            return qint64(a.sint64_val());
+            return integer(a.sint64_val());
         case A::kFixed32Val:
-            return qint64(a.fixed32_val());
+            return integer(a.fixed32_val());
         case A::kFixed64Val:
-            return qint64(a.fixed64_val());
+            return integer(a.fixed64_val());
         case A::kSfixed32Val:
-            return a.sfixed32_val();
+            return integer(a.sfixed32_val());
         case A::kSfixed64Val:
-            return qint64(a.sfixed64_val());
+            return integer(a.sfixed64_val());
         case A::kBoolVal:
-            return a.bool_val();
+            out += a.bool_val() ? "true" : "false";
+            return;
         case A::kStringVal:
-            return QString::fromStdString(a.string_val());
+            return appendJsonString(out, a.string_val());
         case A::kBytesVal:
-            return QString("<%1 bytes>").arg(a.bytes_val().size());
-        case A::kInt64List: {
-            QJsonArray arr;
-            for (auto v : a.int64_list().values()) arr.append(qint64(v));
-            return arr;
-        }
-        case A::kUint64List: {
-            QJsonArray arr;
-            for (auto v : a.uint64_list().values()) arr.append(qint64(v));
-            return arr;
-        }
-        case A::kInt32List: {
-            QJsonArray arr;
-            for (auto v : a.int32_list().values()) arr.append(v);
-            return arr;
-        }
-        case A::kStringList: {
-            QJsonArray arr;
-            for (const auto& v : a.string_list().values()) arr.append(QString::fromStdString(v));
-            return arr;
-        }
+            return appendJsonString(out, "<" + std::to_string(a.bytes_val().size()) + " bytes>");
+        case A::kDoubleList:
+            return appendList(out, a.double_list().values(),
+                              [&](double v) { appendNumber(out, v); });
+        case A::kFloatList:
+            return appendList(out, a.float_list().values(),
+                              [&](float v) { appendNumber(out, double(v)); });
+        case A::kInt64List:
+            return appendList(out, a.int64_list().values(), integer);
+        case A::kUint64List:
+            return appendList(out, a.uint64_list().values(), integer);
+        case A::kInt32List:
+            return appendList(out, a.int32_list().values(), integer);
+        case A::kUint32List:
+            return appendList(out, a.uint32_list().values(), integer);
+        case A::kBoolList:
+            return appendList(out, a.bool_list().values(),
+                              [&](bool v) { out += v ? "true" : "false"; });
+        case A::kStringList:
+            return appendList(out, a.string_list().values(),
+                              [&](const std::string& v) { appendJsonString(out, v); });
         default:
-            return QJsonValue();
+            out += "null";
     }
 }
 
@@ -149,56 +219,103 @@ struct NodeRecord {
 struct RankResult {
     uint64_t nodes = 0, dependencies = 0, missingDependencies = 0;
     bool scheduled = false;
-    std::string version;
+    std::string version, schema;
+    QJsonObject globalAttributes;
     std::map<std::string, uint64_t> types;
     QJsonArray collectives;
 };
+
+// "1.0.2-chakra.0.0.4" (the schema attribute of traces without a version) -> "0.0.4".
+std::string versionFromSchema(const std::string& schema) {
+    const auto at = schema.find("chakra.");
+    return at == std::string::npos ? schema : schema.substr(at + 7);
+}
 
 // Reads one rank's file onto `track`.
 RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress* progress,
                     int rank) {
     RankResult result;
-    std::string frame;
-    uint64_t offset = 0;
-    if (!readFrame(in, frame, offset)) throw InputError(in.path() + ": empty Chakra ET file");
+    FrameReader frames(in);
+    std::string_view frame;
+    if (!frames.next(frame)) throw InputError(in.path() + ": empty Chakra ET file");
     chakra::GlobalMetadata meta;
-    if (!meta.ParseFromString(frame))
+    if (!meta.ParseFromArray(frame.data(), int(frame.size())))
         throw InputError(atOffset(in.path(), 0, "Chakra ET: malformed GlobalMetadata"));
     result.version = meta.version();
+    for (const auto& a : meta.attr()) {
+        if (a.name() == "schema" && a.value_case() == chakra::AttributeProto::kStringVal)
+            result.schema = a.string_val();
+        std::string value;
+        appendAttribute(value, a);
+        // Long attributes (e.g. the input file a trace was converted from) are only sized.
+        if (value.size() > 512) value = "\"<" + std::to_string(value.size()) + " characters>\"";
+        result.globalAttributes.insert(
+            QString::fromStdString(a.name()),
+            QJsonDocument::fromJson(QByteArray::fromStdString("[" + value + "]")).array().at(0));
+    }
+    if (result.version.empty() && !result.schema.empty())
+        result.version = versionFromSchema(result.schema);
 
     std::vector<NodeRecord> nodes;
     std::unordered_map<uint64_t, size_t> index;
     bool anyStart = false;
     chakra::Node node;
+    std::string args;
     for (;;) {
-        const uint64_t at = offset;
-        if (!readFrame(in, frame, offset)) break;
-        if (!node.ParseFromString(frame))
+        const uint64_t at = frames.offset();
+        if (!frames.next(frame)) break;
+        if (!node.ParseFromArray(frame.data(), int(frame.size())))
             throw InputError(atOffset(in.path(), static_cast<long long>(at),
                                       "Chakra ET: malformed Node message"));
-        QJsonObject args;
-        const std::string typeName = chakra::NodeType_Name(node.type());
-        args.insert("type", QString::fromStdString(typeName));
-        args.insert("id", qint64(node.id()));
+        const std::string& typeName = chakra::NodeType_Name(node.type());
+        const bool collective = node.type() == chakra::COMM_COLL_NODE;
+        args.assign("{\"type\":");
+        appendJsonString(args, typeName);
+        args += ",\"id\":" + std::to_string(node.id());
+        std::string commType, commSize;
         for (const auto& a : node.attr()) {
-            QJsonValue v = attributeJson(a);
-            if (a.name() == "comm_type" && v.isDouble() &&
-                chakra::CollectiveCommType_IsValid(int(v.toInteger())))
-                v = QString::fromStdString(
-                    chakra::CollectiveCommType_Name(chakra::CollectiveCommType(v.toInteger())));
-            args.insert(QString::fromStdString(a.name()), v);
+            std::string value;
+            // Only collectives have a collective type; send/recv nodes carry their own
+            // number in comm_type, kept as it is.
+            if (collective && a.name() == "comm_type" &&
+                (a.value_case() == chakra::AttributeProto::kInt64Val ||
+                 a.value_case() == chakra::AttributeProto::kInt32Val) &&
+                chakra::CollectiveCommType_IsValid(
+                    int(a.value_case() == chakra::AttributeProto::kInt64Val ? a.int64_val()
+                                                                            : a.int32_val()))) {
+                appendJsonString(value, chakra::CollectiveCommType_Name(chakra::CollectiveCommType(
+                                            a.value_case() == chakra::AttributeProto::kInt64Val
+                                                ? a.int64_val()
+                                                : a.int32_val())));
+            } else {
+                appendAttribute(value, a);
+            }
+            if (a.name() == "comm_type") commType = value;
+            if (a.name() == "comm_size") commSize = value;
+            args.push_back(',');
+            appendJsonString(args, a.name());
+            args.push_back(':');
+            args += value;
         }
+        args.push_back('}');
         ++result.types[typeName];
-        if (node.type() == chakra::COMM_COLL_NODE)
+        if (collective) {
+            const auto json = [](const std::string& v) {
+                return v.empty() ? QJsonValue()
+                                 : QJsonDocument::fromJson(QByteArray::fromStdString("[" + v + "]"))
+                                       .array()
+                                       .at(0);
+            };
             result.collectives.append(QJsonObject{{"rank", rank},
                                                   {"node", qint64(node.id())},
                                                   {"name", QString::fromStdString(node.name())},
-                                                  {"comm_type", args.value("comm_type")},
-                                                  {"comm_size", args.value("comm_size")}});
+                                                  {"comm_type", json(commType)},
+                                                  {"comm_size", json(commSize)}});
+        }
         NodeRecord r;
         r.id = node.id();
         r.name = writer.intern(node.name().empty() ? typeName : node.name());
-        r.args = writer.addArgs(QJsonDocument(args).toJson(QJsonDocument::Compact).toStdString());
+        r.args = writer.addArgs(args);
         r.start = int64_t(node.start_time_micros()) * 1000;
         r.dur = int64_t(node.duration_micros()) * 1000;
         anyStart = anyStart || node.start_time_micros() != 0;
@@ -207,7 +324,7 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
         r.deps.insert(r.deps.end(), node.ctrl_deps().begin(), node.ctrl_deps().end());
         index.emplace(r.id, nodes.size());
         nodes.push_back(std::move(r));
-        if (progress && (nodes.size() & 0xfff) == 0)
+        if (progress && (nodes.size() & 0xffff) == 0)
             progress->report(in.fraction(), "reading nodes");
     }
     result.nodes = nodes.size();
@@ -251,9 +368,10 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
                 continue;
             }
             ++result.dependencies;
+            // Each end binds to its own node's slice (several nodes may start together).
             const NodeRecord& from = nodes[it->second];
-            writer.addFlow(FlowEnd{track, from.start, FlowBinding::Enclosing},
-                           FlowEnd{track, r.start, FlowBinding::Enclosing},
+            writer.addFlow(FlowEnd{track, from.start, FlowBinding::Slice, from.args},
+                           FlowEnd{track, r.start, FlowBinding::Slice, r.args},
                            k < r.dataDeps ? dataName : ctrlName);
         }
     }
@@ -281,6 +399,19 @@ class ChakraImporter : public Importer {
         return first == 0x0a || first == 0x12 ? 85 : 0;
     }
 
+    // The rank-0 file of a set brings its siblings (same stem, ranks 1, 2, ... while they exist).
+    std::vector<std::string> companions(const std::string& path) const override {
+        const RankName name = splitRank(path);
+        std::vector<std::string> out;
+        if (name.rank != 0) return out;
+        for (int r = 1;; ++r) {
+            const std::string sibling = name.stem + "." + std::to_string(r) + name.extension;
+            if (!std::filesystem::exists(sibling)) break;
+            out.push_back(sibling);
+        }
+        return out;
+    }
+
     void run(ImportContext& ctx) const override {
         const RankName name = splitRank(ctx.input.path());
         const std::string& stem = name.stem;
@@ -292,19 +423,14 @@ class ChakraImporter : public Importer {
         const uint32_t groupTrack = writer.addTrack(group);
 
         std::vector<std::string> files{ctx.input.path()};
-        if (rank == 0) {
-            for (int r = 1;; ++r) {
-                const std::string sibling = stem + "." + std::to_string(r) + name.extension;
-                if (!std::filesystem::exists(sibling)) break;
-                files.push_back(sibling);
-            }
-        }
+        for (const std::string& sibling : companions(ctx.input.path())) files.push_back(sibling);
         QJsonArray ranks, collectives;
         QJsonObject types;
         std::map<std::string, uint64_t> typeCounts;
         uint64_t nodes = 0, dependencies = 0, missing = 0;
         bool scheduled = false;
-        std::string version;
+        std::string version, schema;
+        QJsonObject globalAttributes;
         for (size_t i = 0; i < files.size(); ++i) {
             const int thisRank = rank < 0 ? 0 : rank + int(i);
             TrackSpec spec;
@@ -326,7 +452,9 @@ class ChakraImporter : public Importer {
             dependencies += result.dependencies;
             missing += result.missingDependencies;
             scheduled = scheduled || result.scheduled;
-            version = result.version;
+            if (version.empty()) version = result.version;
+            if (schema.empty()) schema = result.schema;
+            if (i == 0) globalAttributes = result.globalAttributes;
             for (const auto& [t, n] : result.types) typeCounts[t] += n;
             for (const auto& c : result.collectives) collectives.append(c);
             ranks.append(QJsonObject{{"rank", thisRank},
@@ -339,6 +467,8 @@ class ChakraImporter : public Importer {
         for (const auto& [t, n] : typeCounts) types.insert(QString::fromStdString(t), qint64(n));
         QJsonObject meta;
         meta.insert("chakra_version", QString::fromStdString(version));
+        if (!schema.empty()) meta.insert("chakra_schema", QString::fromStdString(schema));
+        if (!globalAttributes.isEmpty()) meta.insert("global_metadata", globalAttributes);
         meta.insert("ranks", ranks);
         meta.insert("nodes", qint64(nodes));
         meta.insert("node_types", types);

@@ -120,6 +120,13 @@ class ChromeTraceBuilder {
                 ++unterminated_;
             }
         }
+        // Lanes of concurrent async slices sort right after the first one of their name.
+        for (auto& [key, group] : asyncGroups_) {
+            for (size_t lane = 0; lane < group.lanes.size(); ++lane)
+                writer_.track(group.lanes[lane]).sortIndex = kAsyncSortBase +
+                                                             int64_t(group.ordinal) * kMaxLanes +
+                                                             int64_t(std::min(lane, kMaxLanes - 1));
+        }
         unmatchedFlows_ += pendingFlows_.size() + pendingBind_.size();
         for (auto& [pid, p] : processes_) {
             TrackSpec& spec = writer_.track(p.track);
@@ -137,6 +144,8 @@ class ChromeTraceBuilder {
         if (!ignored.isEmpty()) o.insert("ignored_events", ignored);
         o.insert("unmatched_end_events", qint64(unmatchedEnd_));
         o.insert("unterminated_slices", qint64(unterminated_));
+        o.insert("async_closed_by_parent", qint64(closedByParent_));
+        o.insert("async_lanes", qint64(extraLanes_));
         o.insert("unmatched_flow_events", qint64(unmatchedFlows_));
         return o;
     }
@@ -205,8 +214,8 @@ class ChromeTraceBuilder {
         spec.parent = process(pid);
         spec.pid = std::string(pid);
         spec.name = name;
-        // Async and counter tracks come after the process's threads.
-        spec.sortIndex = int64_t(INT32_MAX) + int64_t(kind);
+        // Counter tracks come after the process's threads and async tracks.
+        spec.sortIndex = (int64_t(INT32_MAX) + int64_t(kind)) << 24;
         const uint32_t id = writer_.addTrack(std::move(spec));
         named_.emplace(key_, id);
         return id;
@@ -276,6 +285,47 @@ class ChromeTraceBuilder {
                                       "counter event \"" + base + "\" has malformed \"args\""));
     }
 
+    // Async slices of one name in one process share a track while they do not overlap; a root
+    // that starts while an earlier one is still open takes the next free lane (its own track),
+    // as Chrome and Perfetto draw concurrent async events.
+    static constexpr size_t kMaxLanes = 4096;
+    static constexpr int64_t kAsyncSortBase = (int64_t(INT32_MAX) + int64_t(TrackKind::Async))
+                                              << 24;
+    struct LaneState {
+        uint32_t open = 0;
+        int64_t lastEnd = INT64_MIN;
+    };
+    struct AsyncGroup {
+        size_t ordinal = 0;
+        std::vector<uint32_t> lanes;  // track ids
+    };
+
+    uint32_t asyncLane(const chrome::RawEvent& ev, bool forRoot) {
+        key_.assign(ev.pid);
+        key_.push_back('\x1f');
+        key_.append(ev.name);
+        auto [it, inserted] = asyncGroups_.try_emplace(key_);
+        AsyncGroup& group = it->second;
+        if (inserted) group.ordinal = asyncGroups_.size() - 1;
+        for (uint32_t track : group.lanes) {
+            const LaneState& lane = laneState_[track];
+            if (!forRoot || (lane.open == 0 && lane.lastEnd <= ev.tsNs)) return track;
+        }
+        TrackSpec spec;
+        spec.kind = TrackKind::Async;
+        spec.parent = process(ev.pid);
+        spec.pid = std::string(ev.pid);
+        spec.name = std::string(ev.name);
+        if (!group.lanes.empty()) {
+            spec.name += " (" + std::to_string(group.lanes.size() + 1) + ")";
+            ++extraLanes_;
+        }
+        spec.sortIndex = kAsyncSortBase;
+        const uint32_t id = writer_.addTrack(std::move(spec));
+        group.lanes.push_back(id);
+        return id;
+    }
+
     std::string asyncKey(const chrome::RawEvent& ev, bool legacy) {
         std::string key(ev.pid);
         key += '\x1f';
@@ -291,10 +341,14 @@ class ChromeTraceBuilder {
 
     void asyncBegin(const chrome::RawEvent& ev, bool legacy) {
         auto& stack = async_[asyncKey(ev, legacy)];
-        // Nested async slices share their root's track; each root names a track.
-        const uint32_t track = stack.empty()
-                                   ? namedTrack(ev.pid, TrackKind::Async, std::string(ev.name))
-                                   : stack.front().track;
+        // Nested async slices share their root's track; a root takes a free lane of its name.
+        uint32_t track;
+        if (stack.empty()) {
+            track = asyncLane(ev, true);
+            ++laneState_[track].open;
+        } else {
+            track = stack.front().track;
+        }
         stack.push_back({ev.tsNs, writer_.intern(ev.name), argsOf(ev), track});
     }
 
@@ -317,7 +371,14 @@ class ChromeTraceBuilder {
         for (size_t i = stack.size(); i-- > match - 1;) {
             const OpenSlice& o = stack[i];
             writer_.addSlice(o.track, o.start, ev.tsNs - o.start, o.name, o.args);
-            if (i != match - 1) ++unterminated_;
+            // Children still open end with their parent: ended, not unterminated.
+            if (i != match - 1) ++closedByParent_;
+        }
+        if (match == 1) {
+            // The root ended: its lane is free from now on.
+            LaneState& lane = laneState_[stack.front().track];
+            --lane.open;
+            lane.lastEnd = std::max(lane.lastEnd, ev.tsNs);
         }
         stack.resize(match - 1);
         if (stack.empty()) async_.erase(it);
@@ -325,9 +386,8 @@ class ChromeTraceBuilder {
 
     void asyncInstant(const chrome::RawEvent& ev, bool legacy) {
         auto it = async_.find(asyncKey(ev, legacy));
-        const uint32_t track = it != async_.end() && !it->second.empty()
-                                   ? it->second.front().track
-                                   : namedTrack(ev.pid, TrackKind::Async, std::string(ev.name));
+        const uint32_t track = it != async_.end() && !it->second.empty() ? it->second.front().track
+                                                                         : asyncLane(ev, false);
         writer_.addInstant(track, ev.tsNs, writer_.intern(ev.name), argsOf(ev));
     }
 
@@ -414,6 +474,9 @@ class ChromeTraceBuilder {
     std::map<std::string, std::vector<OpenSlice>> async_;
     std::unordered_map<std::string, PendingFlow> pendingFlows_, pendingBind_;
     uint64_t events_ = 0, unmatchedEnd_ = 0, unterminated_ = 0, unmatchedFlows_ = 0;
+    uint64_t closedByParent_ = 0, extraLanes_ = 0;
+    std::unordered_map<std::string, AsyncGroup> asyncGroups_;
+    std::unordered_map<uint32_t, LaneState> laneState_;
     std::map<std::string, uint64_t> phases_, ignored_;
     int64_t firstTs_ = 0, lastTs_ = INT64_MIN;
     bool haveTs_ = false;
@@ -481,6 +544,19 @@ class ChromeJsonImporter : public Importer {
         if (meta.value("unterminated_slices").toInteger() > 0)
             warnings.append(QString("%1 slices never ended; they run to the end of the trace")
                                 .arg(meta.value("unterminated_slices").toInteger()));
+        if (meta.value("async_closed_by_parent").toInteger() > 0)
+            warnings.append(QString("%1 async slices had no end event of their own; they end "
+                                    "with the enclosing slice of their id")
+                                .arg(meta.value("async_closed_by_parent").toInteger()));
+        if (reader.trailingOffset() >= 0) {
+            meta.insert("trailing_data_offset", qint64(reader.trailingOffset()));
+            warnings.append(QString("byte %1: data after the end of the JSON document was "
+                                    "ignored%2")
+                                .arg(reader.trailingOffset())
+                                .arg(ctx.input.compression() != Compression::None
+                                         ? " (offset in the decompressed JSON)"
+                                         : ""));
+        }
         if (summary.overlapping > 0)
             warnings.append(QString("%1 slices overlap their parent (not properly nested)")
                                 .arg(qint64(summary.overlapping)));

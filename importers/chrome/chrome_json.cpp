@@ -186,6 +186,138 @@ void skipValue(const char*& p, const char* e) {
     }
 }
 
+// Validates the JSON value at p and moves past it: a strict scanner (RFC 8259 grammar) for the
+// members stored as they are ("args"), so a broken document is refused where it breaks instead
+// of stored. Throws BadJson at the first error.
+void skipValueStrict(const char*& p, const char* e) {
+    constexpr size_t kMaxDepth = 512;
+    char stack[kMaxDepth];
+    size_t depth = 0;
+    auto fail = [](const char* at, const char* what) { throw BadJson{at, what}; };
+    auto string = [&](const char*& q) {
+        ++q;  // opening quote
+        for (;;) {
+            if (q >= e) throw EndOfWindow{};
+            const auto c = uint8_t(*q);
+            if (c == '"') {
+                ++q;
+                return;
+            }
+            if (c < 0x20) fail(q, "control character inside a string");
+            if (c == '\\') {
+                if (q + 1 >= e) throw EndOfWindow{};
+                const char x = q[1];
+                if (x == 'u') {
+                    if (e - q < 6) throw EndOfWindow{};
+                    hex4(q + 2, e);
+                    q += 6;
+                    continue;
+                }
+                if (!std::strchr("\"\\/bfnrt", x) || x == '\0')
+                    fail(q, "invalid escape in a string");
+                q += 2;
+                continue;
+            }
+            ++q;
+        }
+    };
+    auto number = [&](const char*& q) {
+        const char* start = q;
+        auto digits = [&]() {
+            const char* d = q;
+            while (q < e && *q >= '0' && *q <= '9') ++q;
+            if (q == e) throw EndOfWindow{};
+            return q - d;
+        };
+        if (*q == '-') ++q;
+        if (q == e) throw EndOfWindow{};
+        if (*q == '0') {
+            ++q;
+        } else if (digits() == 0) {
+            fail(start, "invalid number");
+        }
+        if (q == e) throw EndOfWindow{};
+        if (*q == '.') {
+            ++q;
+            if (digits() == 0) fail(start, "invalid number");
+        }
+        if (*q == 'e' || *q == 'E') {
+            ++q;
+            if (q < e && (*q == '+' || *q == '-')) ++q;
+            if (digits() == 0) fail(start, "invalid number");
+        }
+        if (q == e) throw EndOfWindow{};
+        if (!isDelimiter(*q)) fail(q, "invalid number");
+    };
+    auto literal = [&](const char*& q, const char* word) {
+        const size_t n = std::strlen(word);
+        if (size_t(e - q) < n + 1) throw EndOfWindow{};
+        if (std::memcmp(q, word, n) != 0 || !isDelimiter(q[n]))
+            fail(q, "unexpected characters where a value belongs");
+        q += n;
+    };
+    for (;;) {
+        // A value.
+        skipWs(p, e);
+        const char c = *p;
+        if (c == '{' || c == '[') {
+            if (depth == kMaxDepth) fail(p, "JSON nested deeper than 512 levels");
+            stack[depth++] = c;
+            ++p;
+            skipWs(p, e);
+            if (*p == (c == '{' ? '}' : ']')) {
+                ++p;
+                --depth;
+            } else if (c == '{') {
+                if (*p != '"') fail(p, "expected a member name");
+                string(p);
+                skipWs(p, e);
+                if (*p != ':') fail(p, "expected ':' after a member name");
+                ++p;
+                continue;
+            } else {
+                continue;
+            }
+        } else if (c == '"') {
+            string(p);
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            number(p);
+        } else if (c == 't') {
+            literal(p, "true");
+        } else if (c == 'f') {
+            literal(p, "false");
+        } else if (c == 'n') {
+            literal(p, "null");
+        } else {
+            fail(p, "unexpected character where a value belongs");
+        }
+        // After a value: close containers or move to the next element.
+        for (;;) {
+            if (depth == 0) return;
+            skipWs(p, e);
+            const char close = stack[depth - 1] == '{' ? '}' : ']';
+            if (*p == close) {
+                ++p;
+                --depth;
+                continue;
+            }
+            if (*p != ',')
+                fail(p, stack[depth - 1] == '{' ? "expected ',' or '}' in an object"
+                                                : "expected ',' or ']' in an array");
+            ++p;
+            if (stack[depth - 1] == '{') {
+                skipWs(p, e);
+                if (*p != '"') fail(p, "expected a member name");
+                string(p);
+                skipWs(p, e);
+                if (*p != ':') fail(p, "expected ':' after a member name");
+                ++p;
+            }
+            break;
+        }
+    }
+}
+
 // Microseconds as decimal text -> nanoseconds, exactly for up to three decimals.
 bool decimalToNs(std::string_view text, int64_t& out) {
     const char* p = text.data();
@@ -288,7 +420,7 @@ bool EventReader::next(RawEvent& event) {
                 case State::AfterEvents: {
                     skipWs(p, e);
                     if (*p == '}') {
-                        state_ = State::Done;
+                        state_ = State::Trailing;
                         pos_ = size_t(p + 1 - begin);
                         continue;
                     }
@@ -334,7 +466,7 @@ bool EventReader::next(RawEvent& event) {
                         fail(p, "expected ',' or ']' after an event");
                     }
                     if (*p == ']') {
-                        state_ = objectForm_ ? State::AfterEvents : State::Done;
+                        state_ = objectForm_ ? State::AfterEvents : State::Trailing;
                         pos_ = size_t(p + 1 - begin);
                         continue;
                     }
@@ -345,11 +477,22 @@ bool EventReader::next(RawEvent& event) {
                     pos_ = size_t(p - begin);
                     afterEvent_ = true;
                     return true;
+                case State::Trailing:
+                    // Only whitespace may follow the document; anything else is reported.
+                    skipWs(p, e);
+                    trailingOffset_ = base_ + uint64_t(p - begin);
+                    state_ = State::Done;
+                    pos_ = size_t(p - begin);
+                    continue;
                 case State::Done:
                     return false;
             }
         } catch (const EndOfWindow&) {
             if (fill()) continue;
+            if (state_ == State::Trailing) {
+                state_ = State::Done;
+                return false;
+            }
             // End of input: fine between events (a missing ']' is tolerated), an error inside.
             // fill() may have moved the window: look again from the current position.
             const char* q = buf_.data() + pos_;
@@ -447,7 +590,12 @@ void EventReader::parseEvent(const char*& p, const char* e, RawEvent& ev) {
                     ev.name = text(p);
                 } else if (key == "args") {
                     const char* s = p;
-                    skipValue(p, e);
+                    try {
+                        skipValueStrict(p, e);
+                    } catch (BadJson& bad) {
+                        bad.what = "malformed JSON in \"args\": " + bad.what;
+                        throw;
+                    }
                     ev.args = std::string_view(s, size_t(p - s));
                 } else if (key == "bind_id") {
                     ev.bindId = text(p);

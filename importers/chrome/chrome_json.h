@@ -34,13 +34,16 @@ class EventReader {
 
     // After the end: whether the closing bracket (or brace) was missing.
     bool missingClose() const { return missingClose_; }
+    // After the end: decompressed offset of the first non-whitespace byte after the document's
+    // closing bracket (or brace), -1 when there is none. What follows is not read.
+    int64_t trailingOffset() const { return trailingOffset_; }
     const std::string& displayTimeUnit() const { return displayTimeUnit_; }
     // Top-level scalar members of the object form (traceName, schemaVersion, ...).
     const std::vector<std::pair<std::string, std::string>>& topLevel() const { return topLevel_; }
     uint64_t bytesConsumed() const { return base_ + pos_; }
 
   private:
-    enum class State { Start, TopObject, Events, AfterEvents, Done };
+    enum class State { Start, TopObject, Events, AfterEvents, Trailing, Done };
 
     bool fill();  // false at the end of the input
     [[noreturn]] void fail(const char* at, const std::string& what) const;
@@ -53,6 +56,7 @@ class EventReader {
     bool eof_ = false;
     State state_ = State::Start;
     bool missingClose_ = false;
+    int64_t trailingOffset_ = -1;
     bool objectForm_ = false;
     bool afterEvent_ = false;
     std::string displayTimeUnit_;

@@ -1,9 +1,19 @@
-// XProf XSpace (`.xplane.pb`, optionally gzip/zstd): planes become processes (devices, host),
-// lines become threads, events become slices nested per line; stats become arguments.
+// XProf XSpace (`.xplane.pb`, optionally gzip/zstd): planes become processes (devices, host) with
+// their stats in the profile metadata, lines become threads (events that overlap without nesting
+// get extra lanes), events become slices nested per line with picosecond starts and durations;
+// event and event-metadata stats become arguments (the event's own win), aggregated events
+// (num_occurrences) count in the op statistics.
+#include <zlib.h>
+#include <zstd.h>
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "errors.h"
@@ -17,6 +27,7 @@ namespace stallscope {
 
 namespace {
 
+using trace::PreciseTime;
 using trace::TraceWriter;
 using trace::TrackKind;
 using trace::TrackSpec;
@@ -124,30 +135,108 @@ void appendJsonString(std::string& out, std::string_view s) {
     out.push_back('"');
 }
 
+// A compressed_str_value: gzip per tsl's xplane.proto ("Gzip compressed string"); zlib streams
+// and zstd frames are accepted too. Empty optional when the bytes do not decompress.
+constexpr size_t kMaxDecompressedStat = size_t(64) << 20;
+
+std::optional<std::string> decompressStat(std::string_view packed) {
+    std::string out;
+    if (packed.size() >= 4 && uint8_t(packed[0]) == 0x28 && uint8_t(packed[1]) == 0xb5 &&
+        uint8_t(packed[2]) == 0x2f && uint8_t(packed[3]) == 0xfd) {
+        ZSTD_DStream* z = ZSTD_createDStream();
+        ZSTD_inBuffer in{packed.data(), packed.size(), 0};
+        char buf[16384];
+        size_t rc = 1;
+        while (rc != 0 && out.size() <= kMaxDecompressedStat) {
+            ZSTD_outBuffer o{buf, sizeof buf, 0};
+            rc = ZSTD_decompressStream(z, &o, &in);
+            if (ZSTD_isError(rc)) break;
+            out.append(buf, o.pos);
+            if (o.pos == 0 && in.pos == in.size) break;
+        }
+        ZSTD_freeDStream(z);
+        if (rc != 0) return std::nullopt;
+        return out;
+    }
+    z_stream z{};
+    if (inflateInit2(&z, 15 + 32) != Z_OK) return std::nullopt;  // +32: gzip or zlib header
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packed.data()));
+    z.avail_in = uInt(packed.size());
+    char buf[16384];
+    int rc = Z_OK;
+    while (rc == Z_OK && out.size() <= kMaxDecompressedStat) {
+        z.next_out = reinterpret_cast<Bytef*>(buf);
+        z.avail_out = sizeof buf;
+        rc = inflate(&z, Z_NO_FLUSH);
+        out.append(buf, sizeof buf - z.avail_out);
+        if (rc == Z_BUF_ERROR && z.avail_in == 0) break;
+    }
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END) return std::nullopt;
+    return out;
+}
+
+int64_t floorDiv(int64_t a, int64_t b) {
+    const int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// Stats of an event metadata, of an event or of a plane, as JSON members keyed by stat name.
+using Members = std::vector<std::pair<std::string, std::string>>;  // name, JSON value
+
 class PlaneReader {
   public:
-    PlaneReader(TraceWriter& writer, const std::string& path, QJsonArray& aggregated)
-        : writer_(writer), path_(path), aggregated_(aggregated) {}
+    PlaneReader(TraceWriter& writer, const std::string& path) : writer_(writer), path_(path) {}
 
     uint64_t events = 0, lines = 0, timedEvents = 0, aggregatedEvents = 0;
+    uint64_t compressedStats = 0, corruptCompressedStats = 0, laneTracks = 0;
+    // Aggregated events (num_occurrences) summed per op name: bounded by the distinct names.
+    struct Aggregate {
+        uint64_t occurrences = 0, events = 0;
+        int64_t durationPs = 0, selfPs = 0;
+        bool haveSelf = false;
+    };
+    std::map<std::string, Aggregate> aggregates;
 
-    void read(std::string_view planeBytes, size_t base, int64_t index) {
+    // Reads one plane; returns its description for the profile metadata (name, id, stats).
+    QJsonObject read(std::string_view planeBytes, size_t base, int64_t index) {
         eventMeta_.clear();
         statMeta_.clear();
-        eventNames_.clear();
+        eventInfo_.clear();
         lineTracks_.clear();
-        std::vector<std::pair<std::string_view, size_t>> lineBytes;
+        lineOrder_.clear();
+        std::vector<std::pair<std::string_view, size_t>> lineBytes, statBytes;
         std::string name;
+        int64_t planeId = 0;
         WireReader plane(planeBytes, base, path_);
         WireReader::Field f;
         while (plane.next(f)) {
-            if (f.number == 2 && f.wireType == 2) {
+            const size_t at = size_t(f.bytes.data() - planeBytes.data()) + base;
+            if (f.number == 1 && f.wireType == 0) {
+                planeId = int64_t(f.varint);
+            } else if (f.number == 2 && f.wireType == 2) {
                 name = std::string(f.bytes);
             } else if (f.number == 3 && f.wireType == 2) {
-                lineBytes.emplace_back(f.bytes, size_t(f.bytes.data() - planeBytes.data()) + base);
+                lineBytes.emplace_back(f.bytes, at);
             } else if ((f.number == 4 || f.number == 5) && f.wireType == 2) {
-                readMapEntry(f, size_t(f.bytes.data() - planeBytes.data()) + base);
+                readMapEntry(f, at);
+            } else if (f.number == 6 && f.wireType == 2) {
+                statBytes.emplace_back(f.bytes, at);
             }
+        }
+        // Plane stats (device type, peak FLOPS, bandwidths...) describe the process.
+        QJsonObject stats;
+        for (const auto& [bytes, offset] : statBytes) {
+            xprof::XStat stat;
+            if (!stat.ParseFromArray(bytes.data(), int(bytes.size())))
+                throw InputError(atOffset(path_, static_cast<long long>(offset),
+                                          "XSpace: malformed plane stat"));
+            std::string value;
+            appendStatValue(value, stat);
+            stats.insert(QString::fromStdString(statName(stat.metadata_id())),
+                         QJsonDocument::fromJson(QByteArray::fromStdString("[" + value + "]"))
+                             .array()
+                             .at(0));
         }
         TrackSpec spec;
         spec.kind = TrackKind::Process;
@@ -157,9 +246,25 @@ class PlaneReader {
         process_ = writer_.addTrack(std::move(spec));
         planeName_ = name;
         for (const auto& [bytes, offset] : lineBytes) readLine(bytes, offset);
+        QJsonObject out{{"index", qint64(index)},
+                        {"id", qint64(planeId)},
+                        {"name", QString::fromStdString(name)},
+                        {"lines", qint64(lineBytes.size())}};
+        if (!stats.isEmpty()) out.insert("stats", stats);
+        return out;
     }
 
   private:
+    // What every event of one metadata id shares.
+    struct EventInfo {
+        uint32_t name = 0;
+        std::string shownName;
+        std::string fullName;  // XEventMetadata.name (HLO text) when a display name is shown
+        Members stats;         // the metadata's own stats
+        uint64_t sharedArgs = 0;
+        bool sharedArgsMade = false;
+    };
+
     void readMapEntry(const WireReader::Field& entry, size_t base) {
         WireReader r(entry.bytes, base, path_);
         WireReader::Field f;
@@ -184,17 +289,22 @@ class PlaneReader {
         }
     }
 
-    uint32_t eventName(int64_t metadataId) {
-        auto it = eventNames_.find(metadataId);
-        if (it != eventNames_.end()) return it->second;
+    EventInfo& eventInfo(int64_t metadataId) {
+        auto it = eventInfo_.find(metadataId);
+        if (it != eventInfo_.end()) return it->second;
+        EventInfo info;
         auto meta = eventMeta_.find(metadataId);
-        std::string name = meta == eventMeta_.end() ? "metadata " + std::to_string(metadataId)
-                                                    : (meta->second.display_name().empty()
-                                                           ? meta->second.name()
-                                                           : meta->second.display_name());
-        const uint32_t id = writer_.intern(name);
-        eventNames_.emplace(metadataId, id);
-        return id;
+        if (meta == eventMeta_.end()) {
+            info.shownName = "metadata " + std::to_string(metadataId);
+        } else {
+            const xprof::XEventMetadata& m = meta->second;
+            const bool display = !m.display_name().empty();
+            info.shownName = display ? m.display_name() : m.name();
+            if (display && m.name() != m.display_name()) info.fullName = m.name();
+            info.stats = members(m.stats());
+        }
+        info.name = writer_.intern(info.shownName);
+        return eventInfo_.emplace(metadataId, std::move(info)).first->second;
     }
 
     std::string statName(int64_t id) const {
@@ -202,45 +312,108 @@ class PlaneReader {
         return it == statMeta_.end() ? "stat " + std::to_string(id) : it->second.name();
     }
 
-    // The event's stats as a JSON object; ref_value resolves to the referenced stat's name.
-    uint64_t statsArgs(const google::protobuf::RepeatedPtrField<xprof::XStat>& stats) {
-        if (stats.empty()) return 0;
+    // One stat value as JSON; ref_value resolves to the referenced stat metadata's name and
+    // compressed_str_value is decompressed.
+    void appendStatValue(std::string& out, const xprof::XStat& s) {
+        switch (s.value_case()) {
+            case xprof::XStat::kDoubleValue: {
+                char buf[32];
+                std::snprintf(buf, sizeof buf, "%.17g", s.double_value());
+                out += std::isfinite(s.double_value()) ? buf : "null";
+                break;
+            }
+            case xprof::XStat::kUint64Value:
+                out += std::to_string(s.uint64_value());
+                break;
+            case xprof::XStat::kInt64Value:
+                out += std::to_string(s.int64_value());
+                break;
+            case xprof::XStat::kStrValue:
+                appendJsonString(out, s.str_value());
+                break;
+            case xprof::XStat::kBytesValue:
+                appendJsonString(out, "<" + std::to_string(s.bytes_value().size()) + " bytes>");
+                break;
+            case xprof::XStat::kRefValue:
+                appendJsonString(out, statName(int64_t(s.ref_value())));
+                break;
+            case xprof::XStat::kCompressedStrValue: {
+                ++compressedStats;
+                const auto text = decompressStat(s.compressed_str_value());
+                if (text) {
+                    appendJsonString(out, *text);
+                } else {
+                    ++corruptCompressedStats;
+                    appendJsonString(out, "<" + std::to_string(s.compressed_str_value().size()) +
+                                              " bytes that do not decompress>");
+                }
+                break;
+            }
+            default:
+                out += "null";
+        }
+    }
+
+    Members members(const google::protobuf::RepeatedPtrField<xprof::XStat>& stats) {
+        Members out;
+        out.reserve(size_t(stats.size()));
+        for (const xprof::XStat& s : stats) {
+            std::string value;
+            appendStatValue(value, s);
+            out.emplace_back(statName(s.metadata_id()), std::move(value));
+        }
+        return out;
+    }
+
+    // An event's arguments: its own stats, then its metadata's stats it does not override
+    // (the event's own win), then the full name when a display name is shown.
+    uint64_t eventArgs(EventInfo& info,
+                       const google::protobuf::RepeatedPtrField<xprof::XStat>& stats) {
+        if (stats.empty() && info.sharedArgsMade) return info.sharedArgs;
+        const Members own = members(stats);
         args_.assign("{");
         bool first = true;
-        for (const xprof::XStat& s : stats) {
+        auto add = [&](const std::string& key, const std::string& value) {
             if (!first) args_.push_back(',');
             first = false;
-            appendJsonString(args_, statName(s.metadata_id()));
+            appendJsonString(args_, key);
             args_.push_back(':');
-            switch (s.value_case()) {
-                case xprof::XStat::kDoubleValue: {
-                    char buf[32];
-                    std::snprintf(buf, sizeof buf, "%.17g", s.double_value());
-                    args_ += std::isfinite(s.double_value()) ? buf : "null";
-                    break;
-                }
-                case xprof::XStat::kUint64Value:
-                    args_ += std::to_string(s.uint64_value());
-                    break;
-                case xprof::XStat::kInt64Value:
-                    args_ += std::to_string(s.int64_value());
-                    break;
-                case xprof::XStat::kStrValue:
-                    appendJsonString(args_, s.str_value());
-                    break;
-                case xprof::XStat::kBytesValue:
-                    appendJsonString(args_,
-                                     "<" + std::to_string(s.bytes_value().size()) + " bytes>");
-                    break;
-                case xprof::XStat::kRefValue:
-                    appendJsonString(args_, statName(int64_t(s.ref_value())));
-                    break;
-                default:
-                    args_ += "null";
-            }
+            args_ += value;
+        };
+        for (const auto& [key, value] : own) add(key, value);
+        for (const auto& [key, value] : info.stats) {
+            const bool overridden =
+                std::any_of(own.begin(), own.end(), [&](const auto& o) { return o.first == key; });
+            if (!overridden) add(key, value);
+        }
+        if (!info.fullName.empty()) {
+            std::string full;
+            appendJsonString(full, info.fullName);
+            add("long_name", full);
         }
         args_.push_back('}');
-        return writer_.addArgs(args_);
+        const uint64_t id = first ? 0 : writer_.addArgs(args_);
+        if (stats.empty()) {
+            info.sharedArgs = id;  // every event of this metadata without stats shares it
+            info.sharedArgsMade = true;
+        }
+        return id;
+    }
+
+    uint32_t laneTrack(int64_t lineId, const std::string& lineName, size_t lineOrder, size_t lane) {
+        std::vector<uint32_t>& lanes = lineTracks_[lineId];
+        while (lanes.size() <= lane) {
+            TrackSpec spec;
+            spec.kind = TrackKind::Thread;
+            spec.parent = process_;
+            spec.name =
+                lanes.empty() ? lineName : lineName + " (" + std::to_string(lanes.size() + 1) + ")";
+            spec.tid = std::to_string(lineId);
+            spec.sortIndex = int64_t(lineOrder) * 1024 + int64_t(lanes.size());
+            lanes.push_back(writer_.addTrack(std::move(spec)));
+            if (lanes.size() > 1) ++laneTracks;
+        }
+        return lanes[lane];
     }
 
     void readLine(std::string_view bytes, size_t offset) {
@@ -249,54 +422,88 @@ class PlaneReader {
             throw InputError(
                 atOffset(path_, static_cast<long long>(offset), "XSpace: malformed XLine"));
         ++lines;
-        auto found = lineTracks_.find(line.id());
-        uint32_t track;
-        if (found != lineTracks_.end()) {
-            track = found->second;
-        } else {
-            TrackSpec spec;
-            spec.kind = TrackKind::Thread;
-            spec.parent = process_;
-            spec.name = line.display_name().empty() ? line.name() : line.display_name();
-            if (spec.name.empty()) spec.name = "Line " + std::to_string(line.id());
-            spec.tid = std::to_string(line.id());
-            spec.sortIndex = int64_t(lineTracks_.size());
-            track = writer_.addTrack(std::move(spec));
-            lineTracks_.emplace(line.id(), track);
-        }
-        for (const xprof::XEvent& e : line.events()) {
+        std::string lineName = line.display_name().empty() ? line.name() : line.display_name();
+        if (lineName.empty()) lineName = "Line " + std::to_string(line.id());
+        // Lines sharing an id are one timeline, placed where the first of them is.
+        const auto order = lineOrder_.try_emplace(line.id(), lineOrder_.size()).first;
+        laneTrack(line.id(), lineName, order->second, 0);
+
+        // Timed events in start order (longer first), each with its exact start and end.
+        struct Timed {
+            PreciseTime start, end;
+            int64_t durNs;
+            int durPs;
+            int index;
+        };
+        std::vector<Timed> timed;
+        timed.reserve(size_t(line.events_size()));
+        for (int i = 0; i < line.events_size(); ++i) {
+            const xprof::XEvent& e = line.events(i);
             ++events;
-            const uint32_t name = eventName(e.metadata_id());
             if (e.data_case() == xprof::XEvent::kNumOccurrences) {
                 ++aggregatedEvents;
-                aggregated_.append(QJsonObject{
-                    {"plane", QString::fromStdString(planeName_)},
-                    {"line", QString::fromStdString(
-                                 line.display_name().empty() ? line.name() : line.display_name())},
-                    {"name", QString::fromStdString(eventMeta_.count(e.metadata_id())
-                                                        ? eventMeta_[e.metadata_id()].name()
-                                                        : "")},
-                    {"occurrences", qint64(e.num_occurrences())},
-                    {"duration_ps", qint64(e.duration_ps())}});
+                const EventInfo& info = eventInfo(e.metadata_id());
+                Aggregate& a = aggregates[info.shownName];
+                a.occurrences += uint64_t(std::max<int64_t>(0, e.num_occurrences()));
+                a.durationPs += std::max<int64_t>(0, e.duration_ps());
+                ++a.events;
+                for (const xprof::XStat& s : e.stats()) {
+                    if (statName(s.metadata_id()) != "self_duration_ps") continue;
+                    a.selfPs += s.value_case() == xprof::XStat::kUint64Value
+                                    ? int64_t(s.uint64_value())
+                                    : s.int64_value();
+                    a.haveSelf = true;
+                }
                 continue;
             }
             ++timedEvents;
-            // ps offsets are added before converting so nesting survives the rounding.
-            const int64_t start = line.timestamp_ns() + e.offset_ps() / 1000;
-            const int64_t end = line.timestamp_ns() + (e.offset_ps() + e.duration_ps()) / 1000;
-            writer_.addSlice(track, start, end - start, name, statsArgs(e.stats()));
+            const int64_t offsetPs = e.offset_ps();
+            const int64_t durPs = std::max<int64_t>(0, e.duration_ps());
+            Timed t;
+            t.start = {line.timestamp_ns() + floorDiv(offsetPs, 1000),
+                       int32_t(offsetPs - floorDiv(offsetPs, 1000) * 1000)};
+            t.durNs = durPs / 1000;
+            t.durPs = int(durPs % 1000);
+            t.end = PreciseTime::sum(t.start.ns, t.start.ps, t.durNs, t.durPs);
+            t.index = i;
+            timed.push_back(t);
+        }
+        std::sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) {
+            if (a.start != b.start) return a.start < b.start;
+            if (a.end != b.end) return a.end > b.end;
+            return a.index < b.index;
+        });
+        // Events of a line nest; ones that overlap without nesting (async copies) would be drawn
+        // as false children, so they move to a lane of their own, as Perfetto does.
+        std::vector<std::vector<PreciseTime>> laneStacks(1);
+        for (const Timed& t : timed) {
+            size_t lane = 0;
+            for (;; ++lane) {
+                if (lane == laneStacks.size()) laneStacks.emplace_back();
+                std::vector<PreciseTime>& stack = laneStacks[lane];
+                while (!stack.empty() && stack.back() <= t.start) stack.pop_back();
+                if (stack.empty() || t.end <= stack.back()) {
+                    stack.push_back(t.end);
+                    break;
+                }
+            }
+            const xprof::XEvent& e = line.events(t.index);
+            EventInfo& info = eventInfo(e.metadata_id());
+            writer_.addSlice(laneTrack(line.id(), lineName, order->second, lane), t.start.ns,
+                             t.durNs, info.name, eventArgs(info, e.stats()), uint16_t(t.start.ps),
+                             uint16_t(t.durPs));
         }
     }
 
     TraceWriter& writer_;
     const std::string& path_;
-    QJsonArray& aggregated_;
     uint32_t process_ = 0;
     std::string planeName_;
     std::unordered_map<int64_t, xprof::XEventMetadata> eventMeta_;
     std::unordered_map<int64_t, xprof::XStatMetadata> statMeta_;
-    std::unordered_map<int64_t, uint32_t> eventNames_;
-    std::unordered_map<int64_t, uint32_t> lineTracks_;
+    std::unordered_map<int64_t, EventInfo> eventInfo_;
+    std::unordered_map<int64_t, std::vector<uint32_t>> lineTracks_;  // line id -> lane tracks
+    std::unordered_map<int64_t, size_t> lineOrder_;
     std::string args_;
 };
 
@@ -321,16 +528,16 @@ class XSpaceImporter : public Importer {
         // An XSpace is a single message; planes are parsed one at a time from this buffer.
         const std::string data = readAll(ctx.input);
         TraceWriter writer(ctx.workspace, ctx.profileId);
-        QJsonArray aggregated;
-        PlaneReader planes(writer, ctx.input.path(), aggregated);
+        PlaneReader planes(writer, ctx.input.path());
         WireReader space(data, 0, ctx.input.path());
         WireReader::Field f;
-        QJsonArray planeNames, hostnames, errors, warnings;
+        QJsonArray planeInfo, hostnames, errors, warnings;
         int64_t index = 0;
         while (space.next(f)) {
             if (f.wireType != 2) continue;
             if (f.number == 1) {
-                planes.read(f.bytes, size_t(f.bytes.data() - data.data()), index++);
+                planeInfo.append(
+                    planes.read(f.bytes, size_t(f.bytes.data() - data.data()), index++));
                 ctx.progress.report(0.6 * double(f.bytes.data() - data.data() + f.bytes.size()) /
                                         double(data.size() + 1),
                                     "reading planes");
@@ -343,16 +550,44 @@ class XSpaceImporter : public Importer {
             }
         }
         if (index == 0) throw InputError(ctx.input.path() + ": XSpace without planes");
+        // Aggregated events count in the op statistics: occurrences and summed durations.
+        QJsonArray aggregated;
+        for (const auto& [name, a] : planes.aggregates) {
+            const int64_t totalNs = (a.durationPs + 500) / 1000;
+            writer.addAggregate(writer.intern(name), a.occurrences, totalNs,
+                                a.haveSelf ? (a.selfPs + 500) / 1000 : totalNs);
+            QJsonObject o{{"name", QString::fromStdString(name)},
+                          {"occurrences", qint64(a.occurrences)},
+                          {"duration_ps", qint64(a.durationPs)},
+                          {"events", qint64(a.events)}};
+            if (a.haveSelf) o.insert("self_duration_ps", qint64(a.selfPs));
+            aggregated.append(o);
+        }
         const trace::TraceSummary summary = writer.finish(
             [&](double fr) { ctx.progress.report(0.6 + 0.4 * fr, "building timeline"); });
         QJsonObject meta;
         meta.insert("planes", qint64(index));
+        meta.insert("plane_details", planeInfo);
         meta.insert("lines", qint64(planes.lines));
         meta.insert("events", qint64(planes.events));
-        meta.insert("aggregated_events", aggregated);
+        meta.insert("aggregated_events", qint64(planes.aggregatedEvents));
+        if (!aggregated.isEmpty()) meta.insert("aggregated_ops", aggregated);
+        meta.insert("compressed_stats", qint64(planes.compressedStats));
+        meta.insert("time_precision",
+                    "picoseconds: slices keep XProf's sub-ns start and duration; op statistics "
+                    "are whole ns");
         if (!hostnames.isEmpty()) meta.insert("hostnames", hostnames);
         if (!errors.isEmpty()) meta.insert("xspace_errors", errors);
         if (!warnings.isEmpty()) meta.insert("xspace_warnings", warnings);
+        QJsonArray notes;
+        if (planes.laneTracks > 0)
+            notes.append(QString("%1 extra lanes hold events that overlap others on their line "
+                                 "without nesting")
+                             .arg(qint64(planes.laneTracks)));
+        if (planes.corruptCompressedStats > 0)
+            notes.append(QString("%1 compressed stats do not decompress; kept as a byte count")
+                             .arg(qint64(planes.corruptCompressedStats)));
+        meta.insert("warnings", notes);
         meta.insert("trace", trace::summaryJson(summary));
         ctx.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
     }

@@ -1,5 +1,11 @@
 #include "trace_fixtures.h"
 
+#include <zlib.h>
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+
 namespace fixtures {
 
 const char* const kEventTypesJson = R"({"displayTimeUnit":"ns","traceName":"t","traceEvents":[
@@ -31,5 +37,139 @@ const char* const kBrokenJson = R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,
 
 const char* const kCutJson =
     R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},{"ph":"X","na)";
+
+const char* const kConcurrentAsyncJson = R"({"traceEvents":[
+{"ph":"b","cat":"net","name":"req","id":1,"pid":1,"ts":0},
+{"ph":"b","cat":"net","name":"req","id":2,"pid":1,"ts":10},
+{"ph":"b","cat":"net","name":"req","id":3,"pid":1,"ts":20},
+{"ph":"e","cat":"net","name":"req","id":1,"pid":1,"ts":30},
+{"ph":"e","cat":"net","name":"req","id":2,"pid":1,"ts":40},
+{"ph":"e","cat":"net","name":"req","id":3,"pid":1,"ts":50},
+{"ph":"b","cat":"net","name":"req","id":4,"pid":1,"ts":60},
+{"ph":"b","cat":"net","name":"parse","id":4,"pid":1,"ts":62},
+{"ph":"e","cat":"net","name":"parse","id":4,"pid":1,"ts":64},
+{"ph":"e","cat":"net","name":"req","id":4,"pid":1,"ts":70}
+]})";
+
+const char* const kBrokenArgsJson = R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},
+{"ph":"X","name":"b","pid":1,"tid":1,"ts":4,"dur":1,"args":{"x":1,,"y":2}}])";
+
+const char* const kTrailingGarbageJson = R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]
+  garbage, {"ph":"X"}
+)";
+
+std::string gzip(std::string_view data) {
+    z_stream z{};
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        throw std::runtime_error("deflateInit2");
+    std::string out(deflateBound(&z, uLong(data.size())) + 32, '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+    z.avail_in = uInt(data.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = uInt(out.size());
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END) throw std::runtime_error("deflate");
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    return out;
+}
+
+namespace {
+
+// Protobuf wire format, just what the fixture needs.
+void varint(std::string& out, uint64_t v) {
+    while (v >= 0x80) {
+        out.push_back(char(v | 0x80));
+        v >>= 7;
+    }
+    out.push_back(char(v));
+}
+std::string intField(int number, uint64_t v) {
+    std::string out;
+    varint(out, uint64_t(number) << 3);
+    varint(out, v);
+    return out;
+}
+std::string bytesField(int number, std::string_view bytes) {
+    std::string out;
+    varint(out, (uint64_t(number) << 3) | 2);
+    varint(out, bytes.size());
+    out.append(bytes);
+    return out;
+}
+std::string doubleField(int number, double v) {
+    std::string out;
+    varint(out, (uint64_t(number) << 3) | 1);
+    char b[8];
+    static_assert(sizeof v == 8);
+    std::memcpy(b, &v, 8);
+    out.append(b, 8);
+    return out;
+}
+// XStatMetadata / XEventMetadata map entries (key 1, value 2).
+std::string statMeta(int64_t id, const std::string& name) {
+    return bytesField(5, intField(1, uint64_t(id)) +
+                             bytesField(2, intField(1, uint64_t(id)) + bytesField(2, name)));
+}
+std::string eventMeta(int64_t id, const std::string& name, const std::string& display,
+                      const std::string& stats) {
+    std::string value = intField(1, uint64_t(id)) + bytesField(2, name);
+    if (!display.empty()) value += bytesField(4, display);
+    value += stats;
+    return bytesField(4, intField(1, uint64_t(id)) + bytesField(2, value));
+}
+// An XStat: metadata id, then one value field.
+std::string stat(int field, int64_t metadata, const std::string& value) {
+    return bytesField(field, intField(1, uint64_t(metadata)) + value);
+}
+std::string event(int64_t metadata, int64_t offsetPs, int64_t durationPs,
+                  const std::string& stats = {}) {
+    return bytesField(4, intField(1, uint64_t(metadata)) + intField(2, uint64_t(offsetPs)) +
+                             intField(3, uint64_t(durationPs)) + stats);
+}
+std::string aggregated(int64_t metadata, int64_t occurrences, int64_t durationPs) {
+    return bytesField(4, intField(1, uint64_t(metadata)) + intField(5, uint64_t(occurrences)) +
+                             intField(3, uint64_t(durationPs)));
+}
+
+}  // namespace
+
+std::string handWrittenXSpace() {
+    enum : int64_t {
+        kHloCategory = 1,
+        kFlops = 2,
+        kDeviceType = 3,
+        kKind = 4,
+        kTfOp = 5,
+        kPeak = 6,
+        kLoop = 7
+    };
+    std::string plane = intField(1, 5) + bytesField(2, "/device:TPU:0");
+    plane += statMeta(kHloCategory, "hlo_category") + statMeta(kFlops, "flops") +
+             statMeta(kDeviceType, "device_type_string") + statMeta(kKind, "kind") +
+             statMeta(kTfOp, "tf_op") + statMeta(kPeak, "peak_teraflops_per_second") +
+             statMeta(kLoop, "kLoop");
+    // XStat value fields: 2 double, 3 uint64, 4 int64, 5 string, 7 ref, 8 compressed string.
+    plane += eventMeta(
+        10, "%fusion.1 = f32[8]{0} fusion(f32[8]{0} %p), kind=kLoop", "fusion.1",
+        stat(5, kHloCategory, bytesField(5, "convolution")) + stat(5, kFlops, intField(4, 100)));
+    plane += eventMeta(11, "copy", "", "");
+    plane += eventMeta(12, "copy-start", "", "");
+    plane += stat(6, kDeviceType, bytesField(5, "TPU test"));
+    plane += stat(6, kPeak, doubleField(2, 918.5));
+    std::string ops = intField(1, 1) + bytesField(2, "XLA Ops") + intField(3, 1000);
+    ops += event(10, 1500, 2250,
+                 stat(4, kFlops, intField(4, 42)) + stat(4, kKind, intField(7, kLoop)));
+    ops += event(10, 5000, 400);
+    ops += event(11, 20000, 3000, stat(4, kTfOp, bytesField(8, gzip("jit(f)/copy"))));
+    plane += bytesField(3, ops);
+    std::string async = intField(1, 2) + bytesField(2, "Async XLA Ops") + intField(3, 1000);
+    async += event(12, 0, 10000) + event(12, 5000, 10000);
+    plane += bytesField(3, async);
+    std::string agg = intField(1, 3) + bytesField(2, "Aggregated") + intField(3, 1000);
+    agg += aggregated(11, 5, 7000000) + aggregated(11, 3, 2000000);
+    plane += bytesField(3, agg);
+    const std::string metadataPlane = intField(1, 6) + bytesField(2, "/host:metadata");
+    return bytesField(1, plane) + bytesField(1, metadataPlane) + bytesField(4, "host-a");
+}
 
 }  // namespace fixtures

@@ -2,10 +2,32 @@
 
 // JSON fixtures of the trace importer tests, kept out of the moc-scanned test source (moc
 // misreads raw string literals holding quotes and backslashes).
+#include <string>
+#include <string_view>
+
 namespace fixtures {
 extern const char* const kEventTypesJson;
 extern const char* const kEdgeCasesJson;
 extern const char* const kBlobArgsJson;
 extern const char* const kBrokenJson;
 extern const char* const kCutJson;
+extern const char* const kConcurrentAsyncJson;
+extern const char* const kBrokenArgsJson;
+extern const char* const kTrailingGarbageJson;
+
+// gzip (RFC 1952) of `data`, as XProf writes compressed_str_value.
+std::string gzip(std::string_view data);
+// A small XSpace written field by field (the wire format of tsl's xplane.proto):
+//   plane 0 "/device:TPU:0" with stats device_type_string "TPU test", peak_teraflops 918.5;
+//     line 1 "XLA Ops" at 1000 ns:
+//       fusion.1 (metadata 10, name "%fusion.1 = f32[8]{0} fusion(f32[8]{0} %p), kind=kLoop",
+//         stats hlo_category "convolution", flops 100) at 1.5 ns for 2.25 ns, own stats flops 42
+//         and kind = ref_value 7 ("kLoop"),
+//       fusion.1 again at 5 ns for 0.4 ns without stats,
+//       copy (metadata 11) at 20 ns for 3 ns with tf_op as a gzip compressed_str_value
+//         "jit(f)/copy";
+//     line 2 "Async XLA Ops": a 0-10 ns and a 5-15 ns (overlapping, not nested) copy-start;
+//     line 3 "Aggregated": copy x5 (7 us) and copy x3 (2 us) as num_occurrences events.
+//   plane 1 "/host:metadata" with no lines.
+std::string handWrittenXSpace();
 }  // namespace fixtures
