@@ -2,6 +2,7 @@
 #include <QJsonDocument>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "codec.h"
 #include "commands.h"
@@ -19,12 +20,21 @@ bool runCompareCommand(const std::vector<std::string>& args, const std::string& 
     if (args.at(0) != "compare") return false;
     std::vector<std::string> names;
     bool json = false;
-    std::string cdfOp;  // trace profiles: the op whose durations the CDFs show (default: all)
+    // Trace profiles: the op whose durations the CDFs show (default: the largest total in A;
+    // "*": every op, each normalized to its own median in A).
+    std::string cdfOp;
+    std::string alignOp;  // replay profiles: align both runs at this HLO op's first start
     for (size_t i = 1; i < args.size(); ++i) {
+        auto value = [&]() -> std::string {
+            if (i + 1 >= args.size()) throw InputError(args[i] + " needs a value");
+            return args[++i];
+        };
         if (args[i] == "--json")
             json = true;
-        else if (args[i] == "--op" && i + 1 < args.size())
-            cdfOp = args[++i];
+        else if (args[i] == "--op")
+            cdfOp = value();
+        else if (args[i] == "--align-op")
+            alignOp = value();
         else if (args[i].starts_with("--"))
             throw InputError("unknown option " + args[i] + " for 'compare'");
         else
@@ -37,6 +47,10 @@ bool runCompareCommand(const std::vector<std::string>& args, const std::string& 
     if (a.kind != b.kind)
         throw InputError("compare: '" + a.name + "' is a " + a.kind + " profile and '" + b.name +
                          "' a " + b.kind + " profile; compare profiles of the same kind");
+    if (!alignOp.empty() && a.kind != "replay")
+        throw InputError("compare: --align-op applies to replay profiles, not " + a.kind);
+    if (!cdfOp.empty() && a.kind != "trace")
+        throw InputError("compare: --op applies to trace profiles, not " + a.kind);
     QJsonObject result;
     if (a.kind == "replay") {
         const replay::Trace ta = replay::loadTrace(*workspace, a.id);
@@ -45,13 +59,19 @@ bool runCompareCommand(const std::vector<std::string>& args, const std::string& 
         options.withSuggestions = false;
         const auto analysisA = replay::analyze(ta, options);
         const auto analysisB = replay::analyze(tb, options);
-        result =
-            replay::comparisonJson(replay::compareReplays(ta, analysisA, tb, analysisB), ta, tb);
+        std::optional<replay::Alignment> alignment;
+        if (!alignOp.empty())
+            alignment = replay::alignAtOp(ta, analysisA.sim, tb, analysisB.sim, alignOp);
+        result = replay::comparisonJson(replay::compareReplays(ta, analysisA, tb, analysisB), ta,
+                                        tb, alignment);
     } else if (a.kind == "trace") {
         const trace::TraceStore sa(*workspace, a.id);
         const trace::TraceStore sb(*workspace, b.id);
+        auto durationsA = trace::collectDurations(sa);
+        if (!cdfOp.empty() && cdfOp != trace::kAllOps && !durationsA.byOp.count(cdfOp))
+            throw InputError("compare: --op: no op '" + cdfOp + "' in '" + a.name + "'");
         result = trace::comparisonJson(
-            trace::compareTraces(trace::collectDurations(sa), trace::collectDurations(sb), cdfOp));
+            trace::compareTraces(std::move(durationsA), trace::collectDurations(sb), cdfOp));
     } else if (a.kind == "cpi") {
         result = compareCpi(cpi::loadCpiData(*workspace, a.id), cpi::loadCpiData(*workspace, b.id));
     } else if (a.kind == "noise") {

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cmath>
 
+#include "percent.h"
 #include "trace_store.h"
 
 namespace stallscope::trace {
@@ -45,6 +46,31 @@ TraceDurations collectDurations(const TraceStore& store) {
         open = true;
     }
     if (open) out.busy += runEnd - runStart;
+    // The same union binned for the minimap (times relative to the start).
+    out.busyDensity.assign(TraceDurations::kDensityBins, 0.0);
+    const double binWidth = std::max(1.0, double(out.span)) / double(TraceDurations::kDensityBins);
+    const int64_t origin = store.start();
+    auto addRun = [&](int64_t from, int64_t to) {
+        const double s = double(from - origin), e = double(to - origin);
+        for (auto bin = size_t(std::max(0.0, s / binWidth));
+             bin < TraceDurations::kDensityBins && double(bin) * binWidth < e; ++bin) {
+            const double lo = std::max(s, double(bin) * binWidth);
+            const double hi = std::min(e, double(bin + 1) * binWidth);
+            if (hi > lo) out.busyDensity[bin] += hi - lo;
+        }
+    };
+    open = false;
+    for (const auto& [start, end] : topLevel) {
+        if (open && start <= runEnd) {
+            runEnd = std::max(runEnd, end);
+            continue;
+        }
+        if (open) addRun(runStart, runEnd);
+        runStart = start;
+        runEnd = end;
+        open = true;
+    }
+    if (open) addRun(runStart, runEnd);
     return out;
 }
 
@@ -65,8 +91,7 @@ OpSummary summarize(const std::vector<int64_t>& sorted) {
 }
 
 double percentChange(double before, double after) {
-    if (before == 0) return after == 0 ? 0.0 : 100.0;
-    return 100.0 * (after - before) / before;
+    return stallscope::percentChange(before, after);
 }
 
 double OpDelta::deltaPct() const {
@@ -112,9 +137,40 @@ double cdfAt(const std::vector<CdfPoint>& curve, double value) {
 }
 
 QString signedPercent(double pct) {
-    const QString number = QString::number(std::abs(pct), 'f', 1);
-    if (number == "0.0") return "0.0%";
-    return (pct < 0 ? QStringLiteral("\u2212") : QStringLiteral("+")) + number + "%";
+    return QString::fromStdString(signedPercentText(pct));
+}
+
+std::string defaultCdfOp(const TraceDurations& a) {
+    std::string best;
+    int64_t bestTotal = -1;
+    for (const auto& [name, d] : a.byOp) {  // by name: the first of equal totals wins
+        int64_t total = 0;
+        for (int64_t v : d) total += v;
+        if (total > bestTotal) {
+            best = name;
+            bestTotal = total;
+        }
+    }
+    return best;
+}
+
+void setCdfOp(TraceComparison& c, const std::string& cdfOp, size_t cdfPoints) {
+    // Normalize each slice by the median of its op in A; ops absent from A (or with a zero
+    // median) have no reference and stay out of both curves.
+    c.cdfOp = cdfOp.empty() ? defaultCdfOp(c.a) : cdfOp;
+    const bool all = c.cdfOp == kAllOps;
+    std::vector<double> normA, normB;
+    for (const auto& [name, before] : c.a.byOp) {
+        if (!all && name != c.cdfOp) continue;
+        const int64_t median = nearestRank(before, 0.5);
+        if (median <= 0) continue;
+        for (int64_t d : before) normA.push_back(double(d) / double(median));
+        const auto after = c.b.byOp.find(name);
+        if (after == c.b.byOp.end()) continue;
+        for (int64_t d : after->second) normB.push_back(double(d) / double(median));
+    }
+    c.cdfA = cdfOf(normA, cdfPoints);
+    c.cdfB = cdfOf(normB, cdfPoints);
 }
 
 TraceComparison compareTraces(TraceDurations a, TraceDurations b, const std::string& cdfOp,
@@ -139,26 +195,9 @@ TraceComparison compareTraces(TraceDurations a, TraceDurations b, const std::str
         return std::llabs(x.deltaTotal()) > std::llabs(y.deltaTotal());
     });
 
-    // Normalize each slice by the median of its op in A; ops absent from A (or with a zero
-    // median) have no reference and stay out of both curves.
-    c.cdfOp = cdfOp;
-    std::vector<double> normA, normB;
-    for (const auto& [name, before] : a.byOp) {
-        if (!cdfOp.empty() && name != cdfOp) continue;
-        const int64_t median = nearestRank(before, 0.5);
-        if (median <= 0) continue;
-        for (int64_t d : before) normA.push_back(double(d) / double(median));
-        const auto after = b.byOp.find(name);
-        if (after == b.byOp.end()) continue;
-        for (int64_t d : after->second) normB.push_back(double(d) / double(median));
-    }
-    c.cdfA = cdfOf(normA, cdfPoints);
-    c.cdfB = cdfOf(normB, cdfPoints);
-
-    a.byOp.clear();
-    b.byOp.clear();
     c.a = std::move(a);
     c.b = std::move(b);
+    setCdfOp(c, cdfOp, cdfPoints);
     c.summary = QStringLiteral("B vs A: %1 total time, %2 op time, %3 idle time, %4 ops changed")
                     .arg(signedPercent(percentChange(double(c.a.span), double(c.b.span))),
                          signedPercent(percentChange(double(c.opTimeA), double(c.opTimeB))),
@@ -215,11 +254,13 @@ QJsonObject comparisonJson(const TraceComparison& c) {
                                {"changed", op.changed()}});
     result.insert("ops", ops);
     result.insert("ops_changed", c.opsChanged);
-    result.insert("cdf", QJsonObject{{"op", c.cdfOp.empty() ? QJsonValue(QJsonValue::Null)
-                                                            : QString::fromStdString(c.cdfOp)},
-                                     {"normalized_to", "median duration of the op in A"},
-                                     {"a", cdfJson(c.cdfA)},
-                                     {"b", cdfJson(c.cdfB)}});
+    result.insert("percentiles", kPercentileRule);
+    result.insert(
+        "cdf", QJsonObject{{"op", QString::fromStdString(c.cdfOp)},
+                           {"normalized_to", c.cdfOp == kAllOps ? "median duration of each op in A"
+                                                                : "median duration of the op in A"},
+                           {"a", cdfJson(c.cdfA)},
+                           {"b", cdfJson(c.cdfB)}});
     result.insert("summary", c.summary);
     return result;
 }

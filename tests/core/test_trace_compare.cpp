@@ -7,7 +7,10 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <climits>
 #include <fstream>
+#include <set>
+#include <tuple>
 
 #include "import_service.h"
 #include "trace_compare.h"
@@ -111,6 +114,13 @@ class TestTraceCompare : public QObject {
         QCOMPARE(op.value("delta_pct").toDouble(), -50.0);
         QCOMPARE(json.value("cdf").toObject().value("b").toArray().at(4).toArray().at(1).toDouble(),
                  0.5);
+        QCOMPARE(json.value("cdf").toObject().value("op").toString(), QString("k"));
+        QVERIFY(json.value("percentiles").toString().startsWith("nearest-rank"));
+        // The minimap density is the busy time binned: it adds up to the busy time.
+        double busy = 0;
+        for (double v : c.a.busyDensity) busy += v;
+        QCOMPARE(c.a.busyDensity.size(), TraceDurations::kDensityBins);
+        QVERIFY(qAbs(busy - 550000.0) < 1e-6);
         // Down-sampled CDF: at most the requested points, the maximum always kept.
         const TraceComparison coarse =
             compareTraces(collectDurations(sa), collectDurations(sb), "k", 4);
@@ -118,6 +128,52 @@ class TestTraceCompare : public QObject {
         QCOMPARE(coarse.cdfA[1].value, 1.0);  // ceil(2*10/4) = 5th value: 50 µs / 50 µs
         QCOMPARE(coarse.cdfA[1].fraction, 0.5);
         QCOMPARE(coarse.cdfA.back().value, 2.0);
+    }
+
+    // p95 by nearest rank differs from the interpolated value on a skewed distribution: of
+    // {10, 20, 30, 40, 1000}, the nearest-rank p95 is the 5th value (ceil(0.95 * 5) = 5), 1000;
+    // linear interpolation would give 40 + 0.8 * 960 = 808. p50 is the 3rd value, 30.
+    void percentilesAreNearestRankNotInterpolated() {
+        const OpSummary s = summarize({10, 20, 30, 40, 1000});
+        QCOMPARE(s.count, uint64_t(5));
+        QCOMPARE(s.p50, int64_t(30));
+        QCOMPARE(s.p95, int64_t(1000));
+        QCOMPARE(s.mean, 220.0);
+        // 1..20: nearest rank p95 = 19th value, 19 (interpolated 19.05); p50 = 10th, 10
+        // (interpolated 10.5).
+        std::vector<int64_t> twenty;
+        for (int64_t v = 1; v <= 20; ++v) twenty.push_back(v);
+        QCOMPARE(summarize(twenty).p95, int64_t(19));
+        QCOMPARE(summarize(twenty).p50, int64_t(10));
+        QCOMPARE(nearestRank({}, 0.95), int64_t(0));
+    }
+
+    // The CDF's default op is the one with the largest total in A (SnR Fig. 6 plots one op);
+    // "*" mixes all ops, each normalized to its own median in A.
+    void cdfOpDefaultAndAllOps() {
+        TraceDurations a, b;
+        a.byOp["small"] = {10, 10, 10, 40};    // total 70, median (nearest rank) 10
+        a.byOp["big"] = {100, 200, 300};       // total 600, median 200
+        b.byOp["small"] = {5, 5, 5, 5};        // all 0.5 of A's median
+        b.byOp["big"] = {100, 100, 100, 400};  // 0.5 x3, 2.0
+        b.byOp["new"] = {1};                   // not in A: no reference, in no curve
+        TraceComparison c = compareTraces(a, b);
+        QCOMPARE(defaultCdfOp(a), std::string("big"));
+        QCOMPARE(c.cdfOp, std::string("big"));
+        QCOMPARE(c.cdfA.size(), size_t(3));  // 0.5, 1.0, 1.5
+        QCOMPARE(c.cdfA[0].value, 0.5);
+        QCOMPARE(cdfAt(c.cdfB, 0.5), 0.75);
+        QCOMPARE(cdfAt(c.cdfB, 2.0), 1.0);
+        setCdfOp(c, kAllOps);
+        QCOMPARE(c.cdfOp, std::string(kAllOps));
+        // A: small 1,1,1,4 and big 0.5,1,1.5; B: small 0.5 x4 and big 0.5 x3, 2.
+        QCOMPARE(cdfAt(c.cdfA, 1.0), 5.0 / 7.0);
+        QCOMPARE(cdfAt(c.cdfB, 0.5), 7.0 / 8.0);
+        setCdfOp(c, "small");
+        QCOMPARE(cdfAt(c.cdfB, 0.5), 1.0);
+        QCOMPARE(cdfAt(c.cdfA, 1.0), 0.75);
+        QCOMPARE(comparisonJson(c).value("cdf").toObject().value("op").toString(),
+                 QString("small"));
     }
 
     void kinetoBeforeAfterPair() {
@@ -128,21 +184,45 @@ class TestTraceCompare : public QObject {
         const int64_t idb = importFile(*ws, (samples + "after_fix_trace.json").toStdString());
         const TraceStore sa(*ws, ida), sb(*ws, idb);
         const TraceComparison c = compareTraces(collectDurations(sa), collectDurations(sb));
-        // The fix reorders "Event Sync" and "Stream Wait Event" on stream 1; every op keeps
-        // its count and duration (the files: 9 X events each, 0.3 µs span).
-        QCOMPARE(c.ops.size(), size_t(9));
+        // Both files hold the same 9 "X" events with the same durations and the same offsets
+        // from their trace's start; only their order in the file and the absolute timestamps
+        // (and pids) differ. So every op keeps its count and total and every delta is 0.
+        const std::map<std::string, int64_t> totalNs{
+            {"op1", 40},         {"op_record", 20},         {"op_wait", 20},
+            {"op_evt_sync", 20}, {"cudaLaunchKernel", 10},  {"Kernel", 20},
+            {"Event Sync", 20},  {"Stream Wait Event", 10}, {"Test trace (0)", 300}};
+        QCOMPARE(c.ops.size(), totalNs.size());
         QCOMPARE(c.a.slices, uint64_t(9));
         QCOMPARE(c.b.slices, uint64_t(9));
         QCOMPARE(c.a.span, int64_t(300));
+        QCOMPARE(c.b.span, int64_t(300));
         QCOMPARE(c.opTimeA, int64_t(460));
         QCOMPARE(c.opTimeB, int64_t(460));
         QCOMPARE(c.opsChanged, 0);
         for (const OpDelta& op : c.ops) {
+            QVERIFY2(totalNs.count(op.name), op.name.c_str());
             QCOMPARE(op.a.count, uint64_t(1));
+            QCOMPARE(op.b.count, uint64_t(1));
+            QCOMPARE(op.a.total, totalNs.at(op.name));
+            QCOMPARE(op.b.total, totalNs.at(op.name));
             QCOMPARE(op.deltaTotal(), int64_t(0));
-            if (op.name == "op1") QCOMPARE(op.a.p50, int64_t(40));
-            if (op.name == "Stream Wait Event") QCOMPARE(op.b.p95, int64_t(10));
+            QCOMPARE(op.deltaPct(), 0.0);
         }
+        // Identical relative timing: (op, start - trace start, duration) match one for one.
+        auto timing = [](const TraceStore& store) {
+            std::multiset<std::tuple<std::string, int64_t, int64_t>> out;
+            for (const TrackRow& track : store.tracks())
+                for (const SliceItem& s : store.slices(track.id, INT64_MIN / 2, INT64_MAX / 2, 0))
+                    if (s.kind == ItemKind::Slice)
+                        out.insert({store.text(s.name), s.start - store.start(), s.dur});
+            return out;
+        };
+        const auto timingA = timing(sa);
+        QCOMPARE(timingA.size(), size_t(9));
+        QVERIFY(timingA == timing(sb));
+        QVERIFY(timingA.count({"Stream Wait Event", 100, 10}) == 1);
+        // Default CDF op: the largest total in A, the 300 ns "Test trace (0)".
+        QCOMPARE(c.cdfOp, std::string("Test trace (0)"));
         QCOMPARE(c.cdfA.size(), size_t(1));
         QCOMPARE(c.cdfA[0].value, 1.0);
         QCOMPARE(c.cdfB[0].fraction, 1.0);
@@ -174,6 +254,22 @@ class TestTraceCompare : public QObject {
         QCOMPARE(k.value("b").toObject().value("total").toInteger(), 30000);
         QCOMPARE(k.value("delta_pct").toDouble(), -50.0);
         QVERIFY(json.value("summary").toString().startsWith("B vs A: \u221250.0% total time"));
+        // --op picks the CDF's op; an op A does not have is refused (exit 2).
+        p.start(STALLSCOPE_BINARY,
+                {"--store", store, "compare", "cli_a", "cli_b", "--json", "--op", "*"});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        QCOMPARE(QJsonDocument::fromJson(p.readAllStandardOutput())
+                     .object()
+                     .value("cdf")
+                     .toObject()
+                     .value("op")
+                     .toString(),
+                 QString("*"));
+        p.start(STALLSCOPE_BINARY, {"--store", store, "compare", "cli_a", "cli_b", "--op", "nope"});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY(p.readAllStandardError().contains("no op 'nope'"));
     }
 };
 
