@@ -32,19 +32,61 @@ struct Line {
     double at(double k) const { return intercept + slope * k; }
 };
 
-// Theil-Sen: the median of pairwise slopes, so one outlying median cannot tilt the line.
-Line theilSen(const std::vector<CurvePoint>& points, size_t from, size_t to) {
+// Theil-Sen over the given points: the median of pairwise slopes, the median intercept.
+Line theilSen(const std::vector<CurvePoint>& points, const std::vector<size_t>& use) {
     std::vector<double> slopes;
-    for (size_t i = from; i < to; ++i)
-        for (size_t j = i + 1; j < to; ++j)
-            slopes.push_back((points[j].median - points[i].median) / (points[j].k - points[i].k));
+    for (size_t a = 0; a < use.size(); ++a)
+        for (size_t b = a + 1; b < use.size(); ++b) {
+            const CurvePoint &p = points[use[a]], &q = points[use[b]];
+            slopes.push_back((q.median - p.median) / (q.k - p.k));
+        }
     Line line;
-    line.slope = median(slopes);
+    line.slope = slopes.empty() ? 0 : median(slopes);
+    std::vector<double> intercepts;
+    for (size_t i : use) intercepts.push_back(points[i].median - line.slope * points[i].k);
+    line.intercept = median(intercepts);
+    return line;
+}
+
+// Siegel's repeated median over points [from, to): for each point the median slope to the
+// others, then the median of those. Half the points can be wild before the slope moves (plain
+// Theil-Sen gives way when a quarter of them are).
+Line repeatedMedian(const std::vector<CurvePoint>& points, size_t from, size_t to) {
+    std::vector<double> perPoint;
+    for (size_t i = from; i < to; ++i) {
+        std::vector<double> slopes;
+        for (size_t j = from; j < to; ++j)
+            if (j != i)
+                slopes.push_back((points[j].median - points[i].median) /
+                                 (points[j].k - points[i].k));
+        perPoint.push_back(median(slopes));
+    }
+    Line line;
+    line.slope = median(perPoint);
     std::vector<double> intercepts;
     for (size_t i = from; i < to; ++i)
         intercepts.push_back(points[i].median - line.slope * points[i].k);
     line.intercept = median(intercepts);
     return line;
+}
+
+// Run-to-run spread of one run relative to its median (1.4826 MAD: a standard deviation for
+// Gaussian noise), the median over the points in [from, to) that have repeats; 0 without any.
+double relativeSpread(const std::vector<CurvePoint>& points, size_t from, size_t to) {
+    std::vector<double> relative;
+    for (size_t i = from; i < to; ++i)
+        if (points[i].runs >= 2 && points[i].median > 0)
+            relative.push_back(1.4826 * points[i].mad / points[i].median);
+    return relative.empty() ? 0 : median(relative);
+}
+
+// The degradation threshold for a median of the typical number of repeats.
+double thresholdFor(const std::vector<CurvePoint>& points, double relativeNoise,
+                    const FitOptions& options) {
+    std::vector<double> runs;
+    for (const CurvePoint& p : points) runs.push_back(p.runs);
+    const double standardError = 1.2533 * relativeNoise / std::sqrt(median(runs));
+    return std::max(options.minRelativeRise, options.sigmas * standardError);
 }
 
 std::vector<CurvePoint> pointsFrom(std::vector<std::pair<double, double>> samples) {
@@ -99,23 +141,16 @@ CurveFit fitCurve(const std::vector<std::pair<double, double>>& samples,
     const auto& points = fit.points;
     const size_t n = points.size();
 
-    // Run-to-run noise of one run, relative to its median, pooled over the points with repeats;
-    // the threshold is for a median of the typical number of repeats.
-    std::vector<double> relative, runs;
-    for (const CurvePoint& p : points) {
-        runs.push_back(p.runs);
-        if (p.runs >= 2 && p.median > 0) relative.push_back(1.4826 * p.mad / p.median);
-    }
-    fit.relativeNoise = relative.empty() ? 0 : median(relative);
-    const double standardError = 1.2533 * fit.relativeNoise / std::sqrt(median(runs));
-    fit.threshold = std::max(options.minRelativeRise, options.sigmas * standardError);
-
     // Degradation: the first median beyond the noise that the next one confirms (a single slow
-    // median is an outlier, not the end of the plateau). t0 is re-estimated from the plateau
-    // found, which repairs a slow first point.
+    // median is an outlier, not the end of the plateau). The run-to-run noise is estimated from
+    // the plateau only (transient and saturated points spread far more), so t0, the noise and the
+    // plateau are found together: start from the smallest k, re-estimate from the plateau found,
+    // repeat until nothing changes. t0 re-estimated from the plateau repairs a slow first point.
     fit.t0 = points[0].median;
+    fit.relativeNoise = relativeSpread(points, 0, std::max<size_t>(1, (n + 2) / 3));
     size_t firstDegraded = n;
-    for (int pass = 0; pass < 3; ++pass) {
+    for (int pass = 0; pass < 8; ++pass) {
+        fit.threshold = thresholdFor(points, fit.relativeNoise, options);
         auto exceeds = [&](size_t i) { return points[i].median > fit.t0 * (1 + fit.threshold); };
         size_t found = n;
         for (size_t i = 1; i < n; ++i) {
@@ -127,9 +162,11 @@ CurveFit fitCurve(const std::vector<std::pair<double, double>>& samples,
         std::vector<double> plateau;
         for (size_t i = 0; i < found; ++i) plateau.push_back(points[i].median);
         const double t0 = median(plateau);
-        const bool stable = found == firstDegraded && t0 == fit.t0;
+        const double noise = relativeSpread(points, 0, found);
+        const bool stable = found == firstDegraded && t0 == fit.t0 && noise == fit.relativeNoise;
         firstDegraded = found;
         fit.t0 = t0;
+        fit.relativeNoise = noise;
         if (stable) break;
     }
     fit.degraded = firstDegraded < n;
@@ -137,23 +174,35 @@ CurveFit fitCurve(const std::vector<std::pair<double, double>>& samples,
     if (!fit.degraded) return fit;
 
     // Saturation: the longest tail (starting at the knee at the earliest) that a straight rising
-    // line explains within the noise; its first k is k2.
+    // line explains within the noise; its first k is k2. The line is a repeated-median fit, so
+    // one wild median cannot tilt it, and a long tail may hold an isolated outlier (a preempted
+    // measurement) as long as k2 itself and at least minSaturationPoints points sit on the line.
+    // Degraded runs spread more than plateau runs (the probe's go from 2% to 15%), so a median
+    // sits on the line when it is within the noise of the degraded medians, and never closer
+    // than the degradation threshold asks.
     const size_t minPoints = static_cast<size_t>(std::max(2, options.minSaturationPoints));
     const size_t knee = firstDegraded - 1;
+    fit.lineTolerance = std::max(
+        fit.threshold, thresholdFor(points, relativeSpread(points, firstDegraded, n), options));
+    auto onLine = [&](const Line& line, size_t i) {
+        const double expected = line.at(points[i].k);
+        return std::abs(points[i].median - expected) <= fit.lineTolerance * expected;
+    };
     for (size_t j = knee; j + minPoints <= n; ++j) {
-        const Line line = theilSen(points, j, n);
-        if (line.slope <= 0) continue;
-        const double rise = line.at(points[n - 1].k) - line.at(points[j].k);
-        if (rise <= fit.threshold * fit.t0) continue;
-        bool fits = true;
-        for (size_t i = j; i < n && fits; ++i) {
-            const double expected = line.at(points[i].k);
-            fits = std::abs(points[i].median - expected) <= fit.threshold * expected;
-        }
-        if (!fits) continue;
+        const Line line = repeatedMedian(points, j, n);
+        if (line.slope <= 0 || !onLine(line, j)) continue;
+        const size_t tail = n - j;
+        const size_t tolerated = tail > minPoints ? std::max<size_t>(1, tail / 5) : 0;
+        std::vector<size_t> inliers;
+        for (size_t i = j; i < n; ++i)
+            if (onLine(line, i)) inliers.push_back(i);
+        if (inliers.size() < minPoints || tail - inliers.size() > tolerated) continue;
+        const Line refit = theilSen(points, inliers);
+        const double rise = refit.at(points[inliers.back()].k) - refit.at(points[j].k);
+        if (refit.slope <= 0 || rise <= fit.threshold * fit.t0) continue;
         fit.k2 = points[j].k;
-        fit.slope = line.slope;
-        fit.intercept = line.intercept;
+        fit.slope = refit.slope;
+        fit.intercept = refit.intercept;
         break;
     }
     return fit;
@@ -231,6 +280,34 @@ std::optional<BottleneckClass> classify(const Evidence& e, std::string* reason,
     return BottleneckClass::LimitedOverlap;
 }
 
+namespace {
+
+std::optional<double> numericValue(const std::string& text) {
+    bool ok = false;
+    const double v = QString::fromStdString(text).trimmed().toDouble(&ok);
+    if (!ok || !std::isfinite(v)) return std::nullopt;
+    return v;
+}
+
+}  // namespace
+
+bool paramValueLess(const std::string& a, const std::string& b) {
+    const auto x = numericValue(a), y = numericValue(b);
+    if (x && y) return *x != *y ? *x < *y : a < b;
+    if (x || y) return x.has_value();  // numbers first
+    return a < b;
+}
+
+bool paramsLess(const std::map<std::string, std::string>& a,
+                const std::map<std::string, std::string>& b) {
+    auto i = a.begin(), j = b.begin();
+    for (; i != a.end() && j != b.end(); ++i, ++j) {
+        if (i->first != j->first) return i->first < j->first;
+        if (i->second != j->second) return paramValueLess(i->second, j->second);
+    }
+    return i == a.end() && j != b.end();
+}
+
 std::string paramsLabel(const std::map<std::string, std::string>& params) {
     std::string out;
     for (const auto& [name, value] : params) out += (out.empty() ? "" : ", ") + name + "=" + value;
@@ -283,6 +360,15 @@ AbsorptionReport analyzeRuns(const std::vector<NoiseRun>& runs, const FitOptions
         c.fit = fitCurve(samples, fitOptions);
         report.curves.push_back(std::move(c));
     }
+
+    // Numeric parameter values in numeric order (the map above ordered them as text).
+    std::stable_sort(report.curves.begin(), report.curves.end(),
+                     [](const Curve& a, const Curve& b) {
+                         if (a.machine != b.machine) return a.machine < b.machine;
+                         if (a.region != b.region) return a.region < b.region;
+                         if (a.params != b.params) return paramsLess(a.params, b.params);
+                         return a.mode < b.mode;
+                     });
 
     // One classification per (machine, region, params), from its modes' absorptions.
     for (size_t i = 0; i < report.curves.size();) {
@@ -402,6 +488,7 @@ QJsonObject absorptionJson(const AbsorptionReport& report) {
         o.insert("slope", c.fit.slope);
         o.insert("threshold", c.fit.threshold);
         o.insert("relative_noise", c.fit.relativeNoise);
+        o.insert("line_tolerance", c.fit.lineTolerance);
         o.insert("time_unit", QString::fromStdString(c.timeUnit));
         o.insert("body_instr", optionalNumber(c.bodyInstr));
         o.insert("perf", optionalNumber(c.perf));

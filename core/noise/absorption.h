@@ -57,8 +57,9 @@ struct FitOptions {
 struct CurveFit {
     std::vector<CurvePoint> points;  // sorted by k
     double t0 = 0;                   // plateau runtime
-    double relativeNoise = 0;        // run-to-run spread of one run, relative to its median
+    double relativeNoise = 0;        // run-to-run spread of one plateau run, relative to its median
     double threshold = 0;            // a median above t0 * (1 + threshold) is degraded
+    double lineTolerance = 0;        // a degraded median this close (relative) to the line is on it
     double k1 = 0;                   // absorption Abs_raw: last k before degradation
     bool degraded = false;           // false: no tested k degraded (k1 is a lower bound)
     std::optional<double> k2;        // start of saturation; empty: no saturation reached
@@ -128,7 +129,7 @@ std::optional<BottleneckClass> classify(const Evidence& evidence, std::string* r
                                         const ClassifyOptions& options = {});
 
 struct AbsorptionReport {
-    std::vector<Curve> curves;  // sorted by machine, region, params, mode
+    std::vector<Curve> curves;  // sorted by machine, region, params (paramsLess), mode
     std::vector<Classification> classifications;
     int64_t runs = 0;
 };
@@ -151,6 +152,12 @@ struct NoiseSuggestion {
     std::string machine, region;
 };
 std::vector<NoiseSuggestion> noiseSuggestions(const AbsorptionReport& report);
+
+// Parameter values in order: numbers by value (c=2 before c=16) and before any text, text
+// alphabetically. Parameter sets compare name by name with these values.
+bool paramValueLess(const std::string& a, const std::string& b);
+bool paramsLess(const std::map<std::string, std::string>& a,
+                const std::map<std::string, std::string>& b);
 
 // "q=0.25, c=64" (empty for no params).
 std::string paramsLabel(const std::map<std::string, std::string>& params);

@@ -1,5 +1,7 @@
 // Noise injection: absorption fitting, classification, CSV import, the probe's emitted code and
 // the probe command itself.
+#include <QDir>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -11,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <tuple>
 
 #include "errors.h"
 #include "import_service.h"
@@ -136,6 +139,85 @@ class TestNoise : public QObject {
         QCOMPARE(fit.k1, 30.0);
     }
 
+    void noiseIsEstimatedFromThePlateauOnly() {
+        // Like the probe's fp_chains/int64_add curve: the flat points' runs spread 1.8-3%, the
+        // degraded ones 15%. Pooled over every k the spread would be 15.6% and the threshold
+        // 19.5%, hiding the 12% step at k = 4.
+        const std::vector<std::tuple<double, double, double>> curve{
+            {0, 100, 0.018}, {1, 100, 0.030}, {2, 100, 0.022}, {3, 100, 0.026},
+            {4, 112, 0.15},  {6, 110, 0.15},  {8, 127, 0.15},  {12, 145, 0.15},
+            {16, 178, 0.15}, {24, 242, 0.15}, {32, 261, 0.15}, {48, 373, 0.15}};
+        // Nine runs whose 1.4826 MAD / median is exactly the given spread.
+        const double offsets[9] = {-2, -1.2, -0.7, -0.3, 0, 0.3, 0.7, 1.2, 2};
+        std::vector<std::pair<double, double>> samples;
+        for (const auto& [k, t, spread] : curve)
+            for (double z : offsets) samples.emplace_back(k, t * (1 + z * spread / (1.4826 * 0.7)));
+        const CurveFit fit = fitCurve(samples);
+        QVERIFY2(std::abs(fit.relativeNoise - 0.024) < 1e-9,
+                 qPrintable(QString::number(fit.relativeNoise)));
+        QVERIFY2(std::abs(fit.threshold - 3 * 1.2533 * 0.024 / 3) < 1e-9,
+                 qPrintable(QString::number(fit.threshold)));
+        QCOMPARE(fit.t0, 100.0);
+        QVERIFY(fit.degraded);
+        QCOMPARE(fit.k1, 3.0);
+        // The saturation line is judged against the degraded medians' own noise (15% a run),
+        // which the plateau's 3% threshold would not tolerate.
+        QVERIFY2(std::abs(fit.lineTolerance - 3 * 1.2533 * 0.15 / 3) < 1e-9,
+                 qPrintable(QString::number(fit.lineTolerance)));
+        QVERIFY(fit.k2.has_value());
+        QCOMPARE(*fit.k2, 3.0);
+        // About the slope from (3, 100) to (48, 373): 6.07 a pattern.
+        QVERIFY2(std::abs(fit.slope - 6.07) < 0.3, qPrintable(QString::number(fit.slope)));
+    }
+
+    void isolatedOutlierMedianKeepsSaturation() {
+        // Flat to 32, then medians 40:115, 48:138, 64:186 on a line and one wild 80:577.
+        const std::vector<std::pair<double, double>> medians{{0, 100},  {8, 100},  {16, 100},
+                                                             {24, 100}, {32, 100}, {40, 115},
+                                                             {48, 138}, {64, 186}, {80, 577}};
+        std::vector<std::pair<double, double>> samples;
+        for (const auto& [k, t] : medians)
+            for (double d : {-0.1, 0.0, 0.1}) samples.emplace_back(k, t + d);
+        const CurveFit fit = fitCurve(samples);
+        QVERIFY(fit.degraded);
+        QCOMPARE(fit.k1, 32.0);
+        QVERIFY(fit.k2.has_value());
+        QCOMPARE(*fit.k2, 40.0);
+        // The line through 40, 48 and 64 (Theil-Sen of their slopes 2.875, 2.958, 3).
+        QVERIFY2(std::abs(fit.slope - 71.0 / 24) < 1e-9, qPrintable(QString::number(fit.slope)));
+        QVERIFY(std::abs(fit.model(64) - 186) < 1.5);
+
+        // Two wild medians out of four are no line: "no saturation reached" stays honest.
+        for (auto& [k, t] : samples)
+            if (k == 64) t += 214;  // 64:400
+        const CurveFit two = fitCurve(samples);
+        QVERIFY(two.degraded);
+        QCOMPARE(two.k1, 32.0);
+        QVERIFY(!two.k2.has_value());
+        QCOMPARE(two.slope, 0.0);
+    }
+
+    void unevenSpacingWithTransientAndOutliers() {
+        // k1 = 12, a transient (+1 per pattern) to k2 = 32, then +4 per pattern; k spaced
+        // unevenly, 1% noise and every 5th run 3x slow.
+        const std::vector<double> ks{0,  1,  2,  3,  4,  6,  8,  10, 12, 16,
+                                     20, 24, 32, 40, 48, 64, 80, 96, 128};
+        for (unsigned seed : {1u, 2u, 3u, 4u, 5u}) {
+            const CurveFit fit = fitCurve(threePhase(ks, 100, 12, 32, 1, 4, 7, 0.01, 5, seed));
+            const QString what = QString("seed %1: k1 %2 k2 %3 slope %4")
+                                     .arg(seed)
+                                     .arg(fit.k1)
+                                     .arg(fit.k2 ? *fit.k2 : -1)
+                                     .arg(fit.slope);
+            QVERIFY2(fit.degraded, qPrintable(what));
+            QVERIFY2(fit.k1 >= 10 && fit.k1 <= 16, qPrintable(what));  // within one step of 12
+            QVERIFY2(fit.k2 && *fit.k2 >= 24 && *fit.k2 <= 40, qPrintable(what));
+            QVERIFY2(std::abs(fit.slope - 4) < 0.2, qPrintable(what));
+            QVERIFY2(std::abs(fit.t0 - 100) < 1, qPrintable(what));
+            QVERIFY2(fit.relativeNoise > 0.005 && fit.relativeNoise < 0.02, qPrintable(what));
+        }
+    }
+
     void noSamplesIsAnError() { QVERIFY_THROWS_EXCEPTION(InputError, fitCurve({})); }
 
     // ---- classification ----
@@ -189,6 +271,89 @@ class TestNoise : public QObject {
         e.fpLowerBound = true;
         e.l1 = 0;
         QCOMPARE(QString(className(*classify(e))), QString("data-bound"));
+    }
+
+    void classificationBoundaries_data() {
+        QTest::addColumn<double>("fp");
+        QTest::addColumn<bool>("fpLowerBound");
+        QTest::addColumn<double>("l1");
+        QTest::addColumn<bool>("l1LowerBound");
+        QTest::addColumn<double>("memory");
+        QTest::addColumn<bool>("memoryLowerBound");
+        QTest::addColumn<QString>("expected");
+        // memory_ld64 at 1 still saturates the bandwidth; at 2 it is absorbed.
+        QTest::newRow("memory 1") << 40.0 << false << 30.0 << false << 1.0 << false
+                                  << "bandwidth-bound";
+        QTest::newRow("memory 2") << 40.0 << false << 30.0 << false << 2.0 << false
+                                  << "latency-bound";
+        // A memory curve that never degraded (k up to 0 only) is no evidence of saturation.
+        QTest::newRow("memory >= 0")
+            << 40.0 << false << 30.0 << false << 0.0 << true << "latency-bound";
+        // FP at 2 is near zero, at 3 it is moderate.
+        QTest::newRow("fp 2") << 2.0 << false << 13.0 << false << 0.0 << false << "compute-bound";
+        QTest::newRow("fp 3") << 3.0 << false << 13.0 << false << 0.0 << false << "limited-overlap";
+        QTest::newRow("l1 2") << 13.0 << false << 2.0 << false << 0.0 << false << "data-bound";
+        QTest::newRow("l1 3") << 13.0 << false << 3.0 << false << 0.0 << false << "limited-overlap";
+        // Lower bounds are never near zero.
+        QTest::newRow("fp >= 1, l1 0")
+            << 1.0 << true << 0.0 << false << 0.0 << false << "data-bound";
+        QTest::newRow("fp 0, l1 >= 2")
+            << 0.0 << false << 2.0 << true << 0.0 << false << "compute-bound";
+        QTest::newRow("both >= 0")
+            << 0.0 << true << 0.0 << true << 5.0 << false << "limited-overlap";
+        // The tipping point: 20 on one side with at least 10 on the other.
+        QTest::newRow("fp 20, l1 10")
+            << 20.0 << false << 10.0 << false << 0.0 << false << "bandwidth-bound";
+        QTest::newRow("fp 20, l1 9")
+            << 20.0 << false << 9.0 << false << 0.0 << false << "data-bound";
+        QTest::newRow("fp 19, l1 19")
+            << 19.0 << false << 19.0 << false << 0.0 << false << "limited-overlap";
+        QTest::newRow("fp 9, l1 20")
+            << 9.0 << false << 20.0 << false << 0.0 << false << "compute-bound";
+    }
+    void classificationBoundaries() {
+        QFETCH(double, fp);
+        QFETCH(bool, fpLowerBound);
+        QFETCH(double, l1);
+        QFETCH(bool, l1LowerBound);
+        QFETCH(double, memory);
+        QFETCH(bool, memoryLowerBound);
+        QFETCH(QString, expected);
+        Evidence e;
+        e.fp = fp;
+        e.fpLowerBound = fpLowerBound;
+        e.l1 = l1;
+        e.l1LowerBound = l1LowerBound;
+        e.memory = memory;
+        e.memoryLowerBound = memoryLowerBound;
+        const auto cls = classify(e);
+        QVERIFY(cls.has_value());
+        QCOMPARE(QString(className(*cls)), expected);
+    }
+
+    void numericParametersSortByValue() {
+        QVERIFY(paramValueLess("2", "16"));
+        QVERIFY(!paramValueLess("16", "2"));
+        QVERIFY(paramValueLess("0.5", "1e1"));
+        QVERIFY(paramValueLess("64", "big"));  // numbers before text
+        QVERIFY(!paramValueLess("big", "64"));
+        QVERIFY(paramValueLess("big", "small"));
+        std::vector<NoiseRun> runs;
+        for (const char* c : {"16", "2", "1", "big"})
+            for (double k : {0.0, 1.0}) {
+                NoiseRun r;
+                r.region = "spmxv";
+                r.mode = "fp_add64";
+                r.k = k;
+                r.time = 10;
+                r.params["c"] = c;
+                runs.push_back(r);
+            }
+        const AbsorptionReport report = analyzeRuns(runs);
+        QStringList order;
+        for (const Curve& curve : report.curves)
+            order << QString::fromStdString(curve.params.at("c"));
+        QCOMPARE(order, QStringList({"1", "2", "16", "big"}));
     }
 
     void reportJsonAndSuggestions() {
@@ -419,7 +584,11 @@ class TestNoise : public QObject {
         QTemporaryDir dir;
         const QString csv = dir.path() + "/probe.csv";
         const QString store = dir.path() + "/ws.sqlite";
+        // Everything the commands write stays in the temporary directory: it is the working
+        // directory, the store is given, and the profile is named rather than taken from the
+        // file name.
         QProcess process;
+        process.setWorkingDirectory(dir.path());
         process.start(STALLSCOPE_BINARY, {"noise-probe", "--quick", "--out", csv});
         QVERIFY(process.waitForFinished(120000));
         QCOMPARE(process.exitCode(), 0);
@@ -439,10 +608,15 @@ class TestNoise : public QObject {
         while (std::getline(in, line)) ++rows;
         QCOMPARE(rows, expectedRows);
 
-        process.start(STALLSCOPE_BINARY, {"--store", store, "import", csv});
+        QVERIFY(!QFile::exists(csv + ".partial"));
+        process.start(STALLSCOPE_BINARY,
+                      {"--store", store, "import", "--name", "quick probe", csv});
         QVERIFY(process.waitForFinished(60000));
         QCOMPARE(process.exitCode(), 0);
-        process.start(STALLSCOPE_BINARY, {"--store", store, "absorption", "probe", "--json"});
+        const QString id = QString::fromUtf8(process.readAllStandardOutput()).section('\t', 0, 0);
+        QCOMPARE(QString::fromUtf8(process.readAllStandardOutput()), QString());
+        QVERIFY2(id.toInt() > 0, qPrintable(id));
+        process.start(STALLSCOPE_BINARY, {"--store", store, "absorption", id, "--json"});
         QVERIFY(process.waitForFinished(60000));
         QCOMPARE(process.exitCode(), 0);
         const QJsonObject json = QJsonDocument::fromJson(process.readAllStandardOutput()).object();
@@ -458,17 +632,24 @@ class TestNoise : public QObject {
         // hundreds of cycles per load for FP noise to fill.
         QVERIFY2(fpChainsFp >= 0 && fpChainsFp <= 2, qPrintable(QString::number(fpChainsFp)));
         QVERIFY2(chaseFp >= 32, qPrintable(QString::number(chaseFp)));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::NoDotAndDotDot),
+                 QStringList({"probe.csv", "ws.sqlite"}));
     }
 
     void probeRejectsBadArguments() {
+        QTemporaryDir dir;
+        const QString out = dir.path() + "/x.csv";
         QProcess process;
+        process.setWorkingDirectory(dir.path());
         process.start(STALLSCOPE_BINARY, {"noise-probe", "--quick"});
         QVERIFY(process.waitForFinished(30000));
         QCOMPARE(process.exitCode(), 2);
         QVERIFY(process.readAllStandardError().contains("--out F.csv is required"));
-        process.start(STALLSCOPE_BINARY, {"noise-probe", "--out", "x.csv", "--threads", "zero"});
+        process.start(STALLSCOPE_BINARY, {"noise-probe", "--out", out, "--threads", "zero"});
         QVERIFY(process.waitForFinished(30000));
         QCOMPARE(process.exitCode(), 2);
+        QVERIFY(process.readAllStandardError().contains("--threads: 'zero' is not a whole number"));
+        QVERIFY(QDir(dir.path()).isEmpty());
     }
 };
 
