@@ -44,13 +44,19 @@ Without a command, opens the GUI. Commands:
                                            allgather-pinned, matmul-starved,
                                            fragmentation, scale)
   render VIEW PROFILE [--against B] --out F.png [--size WxH] [--range FROM:TO]
-                                           draw a view headless to PNG
+                                           draw a view headless to PNG (compare: also
+                                           --op NAME, --align-op NAME as for compare)
   absorption PROFILE [--json]              noise absorption per region/mode, classification
   cpi PROFILE [--classes] [--json]         CPI stacks per kernel and source, MAPE against hw
   estimates PROFILE [--json]               predicted vs measured, MAPE, speedup errors
   noise-probe --out F.csv [--quick] [--threads N]
                                            measure absorption on this machine (x86-64)
-  compare A B [--json]                     before/after deltas of two profiles of one kind
+  compare A B [--json] [--op NAME] [--align-op NAME]
+                                           before/after deltas of two profiles of one kind;
+                                           traces: --op picks the CDF's op (default: largest
+                                           total in A; "*": all ops), p50/p95 are nearest-rank
+                                           (never interpolated); replays: --align-op shifts
+                                           B so that HLO op starts with A's (its longest block)
   convert IN OUT                           replay trace JSONL <-> binary (.ssrp)
   demo                                     build the demo workspace, then open the GUI
                                            (or print a summary without a display)

@@ -43,6 +43,7 @@
 #include "estimates_view.h"
 #include "import_runner.h"
 #include "import_service.h"
+#include "kind_compare_view.h"
 #include "profile_summary.h"
 #include "replay_compare_view.h"
 #include "replay_tab.h"
@@ -914,10 +915,12 @@ QWidget* MainWindow::openComparison(const ProfileInfo& a, const ProfileInfo& b) 
         view = new ReplayCompareView(a, b, workspacePath_);
     else if (a.kind == "trace")
         view = createCompareView(a, b, workspacePath_);
+    else
+        view = createKindCompareView(a, b, workspacePath_);  // cpi, noise
     if (!view) {
-        setStatus(tr("Side-by-side comparison of %1 profiles is not available yet")
-                      .arg(QString::fromStdString(a.kind)),
-                  true);
+        setStatus(
+            tr("%1 profiles have no side-by-side comparison").arg(QString::fromStdString(a.kind)),
+            true);
         return nullptr;
     }
     const QString title = QString::fromStdString(b.name) + " vs " + QString::fromStdString(a.name);

@@ -1,4 +1,5 @@
 // `render VIEW PROFILE [--against B] --out F.png [--size WxH] [--range FROM:TO]`
+// (`compare` also takes `--op NAME` for traces and `--align-op NAME` for replays)
 #include <QApplication>
 #include <QImageWriter>
 #include <filesystem>
@@ -41,7 +42,7 @@ void ensureGuiApplication() {
 bool runRenderCommand(const std::vector<std::string>& args, const std::string& store, int& status) {
     if (args.at(0) != "render") return false;
     std::vector<std::string> positional;
-    std::string out, against, size, range;
+    std::string out, against, size, range, op, alignOp;
     for (size_t i = 1; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&]() -> std::string {
@@ -56,6 +57,10 @@ bool runRenderCommand(const std::vector<std::string>& args, const std::string& s
             size = value();
         else if (a == "--range")
             range = value();
+        else if (a == "--op")
+            op = value();
+        else if (a == "--align-op")
+            alignOp = value();
         else if (a.starts_with("--"))
             throw InputError("unknown option " + a + " for 'render'");
         else
@@ -64,6 +69,10 @@ bool runRenderCommand(const std::vector<std::string>& args, const std::string& s
     if (positional.size() != 2) throw InputError("render: give VIEW and PROFILE");
     if (out.empty()) throw InputError("render: --out F.png is required");
     RenderOptions options;
+    options.op = op;
+    options.alignOp = alignOp;
+    if ((!op.empty() || !alignOp.empty()) && positional[0] != "compare")
+        throw InputError("render: --op and --align-op apply to the compare view");
     if (!size.empty()) {
         const auto x = size.find('x');
         if (x == std::string::npos) throw InputError("--size takes WxH, not '" + size + "'");

@@ -1,5 +1,6 @@
 #include "compare_view.h"
 
+#include <QComboBox>
 #include <QFile>
 #include <QFileDialog>
 #include <QFutureWatcher>
@@ -26,8 +27,16 @@ namespace stallscope {
 
 namespace {
 constexpr int kSortRole = Qt::UserRole + 2;
-const QColor kColorA(70, 110, 170);
-const QColor kColorB(230, 120, 30);
+
+// Tick step of about `target` ticks over `span`: 1, 2 or 5 times a power of ten.
+double niceTick(double span, int target) {
+    const double raw = span / std::max(1, target);
+    if (!(raw > 0)) return 1;
+    const double p = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (m * p >= raw) return m * p;
+    return 10 * p;
+}
 
 QStandardItem* cell(const QString& text, const QVariant& sortValue) {
     auto* item = new QStandardItem(text);
@@ -41,13 +50,24 @@ QStandardItem* cell(const QString& text, const QVariant& sortValue) {
 
 // --- CDF chart ---------------------------------------------------------------------------------
 
+const QColor CdfChart::kColorA(40, 90, 190);
+const QColor CdfChart::kColorB(230, 120, 30);
+
 CdfChart::CdfChart(QWidget* parent) : QWidget(parent) {
     setMinimumSize(240, 160);
 }
 
-void CdfChart::setCurves(std::vector<trace::CdfPoint> a, std::vector<trace::CdfPoint> b) {
+QString CdfChart::xTitle() const {
+    if (op_ == QLatin1String(trace::kAllOps)) return tr("duration / median of its op in A");
+    return op_.isEmpty() ? tr("duration / median in A")
+                         : tr("%1 duration / its median in A").arg(op_);
+}
+
+void CdfChart::setCurves(std::vector<trace::CdfPoint> a, std::vector<trace::CdfPoint> b,
+                         const QString& op) {
     a_ = std::move(a);
     b_ = std::move(b);
+    op_ = op;
     double low = 1, high = 1;
     for (const auto* curve : {&a_, &b_})
         for (const trace::CdfPoint& p : *curve) {
@@ -61,7 +81,7 @@ void CdfChart::setCurves(std::vector<trace::CdfPoint> a, std::vector<trace::CdfP
 }
 
 QRect CdfChart::plotArea(const QRect& rect) const {
-    return rect.adjusted(48, 28, -16, -36);
+    return rect.adjusted(48, 28, -16, -54);
 }
 
 double CdfChart::xOf(double value, const QRect& plot) const {
@@ -75,9 +95,13 @@ void CdfChart::paintChart(QPainter& painter, const QRect& rect) const {
     painter.save();
     painter.fillRect(rect, Qt::white);
     const QRect plot = plotArea(rect);
+    const QFontMetrics fm(painter.font());
     painter.setPen(QColor(60, 60, 60));
+    const QString title = op_.isEmpty() || op_ == QLatin1String(trace::kAllOps)
+                              ? tr("CDF of op durations, normalized to the median in A")
+                              : tr("CDF of %1 durations, normalized to its median in A").arg(op_);
     painter.drawText(rect.adjusted(8, 4, -8, 0), Qt::AlignTop | Qt::AlignLeft,
-                     tr("CDF of op durations / median in A"));
+                     fm.elidedText(title, Qt::ElideMiddle, rect.width() - 16));
     painter.setPen(QColor(220, 220, 220));
     for (int i = 0; i <= 4; ++i) {
         const int y = plot.bottom() - i * plot.height() / 4;
@@ -87,13 +111,15 @@ void CdfChart::paintChart(QPainter& painter, const QRect& rect) const {
                          QString::number(i * 0.25, 'f', 2));
         painter.setPen(QColor(220, 220, 220));
     }
-    // x ticks: decades on a log axis, five steps on a linear one; 1.0 (A's median) dashed.
+    // x ticks: decades on a log axis, round steps on a linear one.
     std::vector<double> ticks;
     if (log_) {
         for (double t = std::pow(10.0, std::floor(std::log10(low_))); t <= high_; t *= 10)
             if (t >= low_) ticks.push_back(t);
     } else {
-        for (int i = 0; i <= 5; ++i) ticks.push_back(low_ + (high_ - low_) * i / 5);
+        const double step = niceTick(high_ - low_, 5);
+        for (double t = std::ceil(low_ / step) * step; t <= high_ + 1e-9; t += step)
+            ticks.push_back(t);
     }
     for (double t : ticks) {
         const double x = xOf(t, plot);
@@ -103,12 +129,12 @@ void CdfChart::paintChart(QPainter& painter, const QRect& rect) const {
         painter.drawText(QRectF(x - 30, plot.bottom() + 2, 60, 16), Qt::AlignCenter,
                          QString::number(t, 'g', 3));
     }
-    painter.setPen(QPen(QColor(120, 120, 120), 1, Qt::DashLine));
-    painter.drawLine(QPointF(xOf(1.0, plot), plot.top()), QPointF(xOf(1.0, plot), plot.bottom()));
     painter.setPen(QColor(60, 60, 60));
+    painter.drawText(QRect(plot.left(), plot.bottom() + 18, plot.width(), 16), Qt::AlignCenter,
+                     fm.elidedText(xTitle(), Qt::ElideMiddle, plot.width()));
     painter.drawRect(plot);
     painter.setRenderHint(QPainter::Antialiasing, true);
-    auto drawCurve = [&](const std::vector<trace::CdfPoint>& curve, const QColor& color) {
+    auto drawCurve = [&](const std::vector<trace::CdfPoint>& curve, const QPen& pen) {
         if (curve.empty()) return;
         QPainterPath path(QPointF(plot.left(), plot.bottom()));
         double y = plot.bottom();
@@ -119,18 +145,38 @@ void CdfChart::paintChart(QPainter& painter, const QRect& rect) const {
             path.lineTo(x, y);
         }
         path.lineTo(plot.right(), y);
-        painter.setPen(QPen(color, 2.2));
+        painter.setPen(pen);
         painter.drawPath(path);
     };
-    drawCurve(a_, kColorA);
-    drawCurve(b_, kColorB);
+    // B solid and wide, A dashed and narrower on top: identical curves show both colours.
+    drawCurve(b_, QPen(kColorB, 3.2));
+    QPen dashed(kColorA, 2.0, Qt::CustomDashLine);
+    dashed.setDashPattern({3, 2.5});
+    drawCurve(a_, dashed);
     painter.setRenderHint(QPainter::Antialiasing, false);
-    const int ly = rect.bottom() - 12;
-    painter.fillRect(QRect(plot.left(), ly - 4, 18, 4), kColorA);
+    // A's median (1.0) over the curves, labelled, so it never hides under them.
+    const double mx = xOf(1.0, plot);
+    painter.setPen(QPen(QColor(40, 40, 40), 1, Qt::DashLine));
+    painter.drawLine(QPointF(mx, plot.top()), QPointF(mx, plot.bottom()));
+    painter.save();
+    QFont small = painter.font();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    painter.setFont(small);
+    const QString medianText = tr("A median");
+    const int tw = QFontMetrics(small).horizontalAdvance(medianText) + 6;
+    const QRectF tag(std::min(mx + 3, double(plot.right() - tw)), plot.top() + 2, tw, 14);
+    painter.fillRect(tag, QColor(255, 255, 255, 220));
+    painter.setPen(QColor(40, 40, 40));
+    painter.drawText(tag, Qt::AlignCenter, medianText);
+    painter.restore();
+    // Legend: A's dashed line, B's solid one.
+    const int ly = rect.bottom() - 6;
+    painter.setPen(QPen(kColorA, 2, Qt::DashLine));
+    painter.drawLine(plot.left(), ly - 4, plot.left() + 18, ly - 4);
     painter.setPen(QColor(40, 40, 40));
     painter.drawText(QPoint(plot.left() + 24, ly), tr("A (before)"));
-    painter.fillRect(QRect(plot.left() + 110, ly - 4, 18, 4), kColorB);
-    painter.drawText(QPoint(plot.left() + 134, ly), tr("B (after)"));
+    painter.fillRect(QRect(plot.left() + 120, ly - 5, 18, 3), kColorB);
+    painter.drawText(QPoint(plot.left() + 144, ly), tr("B (after)"));
     painter.restore();
 }
 
@@ -162,10 +208,20 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     summary_->setFont(bold);
     layout->addWidget(summary_);
     auto* vertical = new QSplitter(Qt::Vertical);
-    timelineA_ = new TimelineView;
-    timelineB_ = new TimelineView;
-    vertical->addWidget(timelineA_);
-    vertical->addWidget(timelineB_);
+    auto side = [vertical](QLabel*& label, TimelineView*& view) {
+        auto* box = new QWidget;
+        auto* v = new QVBoxLayout(box);
+        v->setContentsMargins(0, 0, 0, 0);
+        v->setSpacing(1);
+        label = new QLabel;
+        label->setStyleSheet(QStringLiteral("QLabel { font-weight: bold; padding-left: 4px; }"));
+        v->addWidget(label);
+        view = new TimelineView;
+        v->addWidget(view, 1);
+        vertical->addWidget(box);
+    };
+    side(labelA_, timelineA_);
+    side(labelB_, timelineB_);
     auto* bottom = new QWidget;
     auto* bottomLayout = new QHBoxLayout(bottom);
     bottomLayout->setContentsMargins(0, 0, 0, 0);
@@ -191,15 +247,32 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     proxy_->setFilterKeyColumn(0);
     table_ = new QTableView;
     table_->setModel(proxy_);
+    // No sort column until the user clicks a header: rows keep the comparison's order (largest
+    // |Δ total| first). QHeaderView starts at column 0 descending otherwise.
+    table_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
     table_->setSortingEnabled(true);
     table_->verticalHeader()->hide();
     tableLayout->addWidget(table_);
+    auto* chartPane = new QWidget;
+    auto* chartLayout = new QVBoxLayout(chartPane);
+    chartLayout->setContentsMargins(0, 0, 0, 0);
+    auto* opRow = new QHBoxLayout;
+    opRow->addWidget(new QLabel(tr("CDF of:")));
+    cdfOp_ = new QComboBox;
+    cdfOp_->setToolTip(
+        tr("The op whose durations the CDFs show, normalized to its median in A "
+           "(SnR Fig. 6); default: the op with the largest total time in A"));
+    opRow->addWidget(cdfOp_, 1);
+    chartLayout->addLayout(opRow);
     chart_ = new CdfChart;
+    chartLayout->addWidget(chart_, 1);
     bottomLayout->addWidget(tablePane, 3);
-    bottomLayout->addWidget(chart_, 2);
+    bottomLayout->addWidget(chartPane, 2);
     vertical->addWidget(bottom);
     layout->addWidget(vertical, 1);
     connect(filter_, &QLineEdit::textChanged, this, &CompareView::setOpFilter);
+    connect(cdfOp_, &QComboBox::activated, this,
+            [this](int index) { setCdfOp(cdfOp_->itemData(index).toString().toStdString()); });
     connect(csv, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Export op deltas"),
                                                           "op-deltas.csv", "CSV (*.csv)");
@@ -220,6 +293,10 @@ void CompareView::linkWindows() {
     };
     connect(timelineA_, &TimelineView::windowChanged, this, follow(timelineB_));
     connect(timelineB_, &TimelineView::windowChanged, this, follow(timelineA_));
+    connect(timelineA_, &TimelineView::cursorMoved, timelineB_,
+            [this](double t) { timelineB_->setCursorTime(t); });
+    connect(timelineB_, &TimelineView::cursorMoved, timelineA_,
+            [this](double t) { timelineA_->setCursorTime(t); });
 }
 
 void CompareView::setAsynchronous(bool on) {
@@ -259,24 +336,83 @@ void CompareView::setData(TraceComparisonData data) {
     timelineB_->setExtent(TimeRange{0, std::max(length, 1.0)});
     bindingA_->show(traceTracksInOrder(data_.a->store()));
     bindingB_->show(traceTracksInOrder(data_.b->store()));
+    // Minimaps: each profile's busy time over the shared extent.
+    auto minimap = [](const trace::TraceDurations& d) {
+        return [density = d.busyDensity, span = double(d.span)](QPainter& painter, const QRect& r,
+                                                                TimeRange all) {
+            if (density.empty() || all.length() <= 0) return;
+            const double binWidth = std::max(1.0, span) / double(density.size());
+            const double peak = *std::max_element(density.begin(), density.end());
+            if (!(peak > 0)) return;
+            const double w = binWidth / all.length() * r.width();
+            for (size_t b = 0; b < density.size(); ++b) {
+                const double h = density[b] / peak * (r.height() - 2);
+                if (h <= 0) continue;
+                const double x =
+                    r.left() + (double(b) * binWidth - all.start) / all.length() * r.width();
+                painter.fillRect(QRectF(x, r.bottom() - h, std::max(1.0, w), h),
+                                 QColor(90, 120, 180, 170));
+            }
+        };
+    };
+    timelineA_->setOverviewPainter(minimap(data_.comparison.a));
+    timelineB_->setOverviewPainter(minimap(data_.comparison.b));
     timelineA_->fitAll();
+    timelineB_->setWindow(timelineA_->window());
+    auto sideText = [](const char* which, const trace::TraceDurations& d) {
+        return QStringLiteral("%1 · %2 slices over %3, %4 idle")
+            .arg(QString::fromUtf8(which))
+            .arg(d.slices)
+            .arg(formatNanoseconds(double(d.span)), formatNanoseconds(double(d.idle())));
+    };
+    labelA_->setText(sideText("A (before)", data_.comparison.a));
+    labelB_->setText(sideText("B (after)", data_.comparison.b));
+    proxy_->sort(-1);
+    table_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
     model_->removeRows(0, model_->rowCount());
     for (const trace::OpDelta& op : data_.comparison.ops) {
         const auto ns = [](double v) { return cell(formatNanoseconds(v), v); };
+        const auto signedNs = [](double v) {
+            const QString sign = v < 0 ? QStringLiteral("\u2212") : v > 0 ? "+" : "";
+            return cell(sign + formatNanoseconds(std::abs(v)), v);
+        };
         model_->appendRow({cell(QString::fromStdString(op.name), QString::fromStdString(op.name)),
                            cell(QString::number(op.a.count), double(op.a.count)),
                            cell(QString::number(op.b.count), double(op.b.count)),
                            ns(double(op.a.total)), ns(double(op.b.total)), ns(op.a.mean),
                            ns(op.b.mean), ns(double(op.a.p50)), ns(double(op.b.p50)),
-                           ns(double(op.a.p95)), ns(double(op.b.p95)), ns(double(op.deltaTotal())),
+                           ns(double(op.a.p95)), ns(double(op.b.p95)),
+                           signedNs(double(op.deltaTotal())),
                            cell(trace::signedPercent(op.deltaPct()), op.deltaPct())});
         QStandardItem* pct = model_->item(model_->rowCount() - 1, 12);
         if (op.deltaPct() <= -1) pct->setForeground(QColor(20, 130, 40));
         if (op.deltaPct() >= 1) pct->setForeground(QColor(190, 40, 30));
     }
     table_->resizeColumnsToContents();
-    chart_->setCurves(data_.comparison.cdfA, data_.comparison.cdfB);
+    // CDF op chooser: A's ops by total time (the default first), then all ops at once.
+    std::vector<const trace::OpDelta*> inA;
+    for (const trace::OpDelta& op : data_.comparison.ops)
+        if (op.a.count > 0) inA.push_back(&op);
+    std::stable_sort(inA.begin(), inA.end(), [](const trace::OpDelta* x, const trace::OpDelta* y) {
+        return x->a.total > y->a.total;
+    });
+    cdfOp_->clear();
+    for (const trace::OpDelta* op : inA)
+        cdfOp_->addItem(
+            tr("%1 (%2 in A)")
+                .arg(QString::fromStdString(op->name), formatNanoseconds(double(op->a.total))),
+            QString::fromStdString(op->name));
+    cdfOp_->addItem(tr("all ops, each ÷ its own median in A"), QString(trace::kAllOps));
+    setCdfOp(data_.comparison.cdfOp);
     emit loaded();
+}
+
+void CompareView::setCdfOp(const std::string& op) {
+    if (op != data_.comparison.cdfOp) trace::setCdfOp(data_.comparison, op);
+    const int index = cdfOp_->findData(QString::fromStdString(data_.comparison.cdfOp));
+    if (index >= 0) cdfOp_->setCurrentIndex(index);
+    chart_->setCurves(data_.comparison.cdfA, data_.comparison.cdfB,
+                      QString::fromStdString(data_.comparison.cdfOp));
 }
 
 QString CompareView::summary() const {
@@ -326,9 +462,18 @@ QImage renderTraceCompare(const Workspace& workspace, const ProfileInfo& profile
         throw InputError("render compare: give the second profile with --against");
     if (options.against->kind != profile.kind)
         throw InputError("render compare: both profiles must be trace profiles");
+    if (!options.alignOp.empty())
+        throw InputError("render compare: --align-op applies to replay profiles; use --op");
     CompareView view;
     view.setAsynchronous(false);
-    view.setData(loadTraceComparison(workspace.path(), profile.id, options.against->id));
+    TraceComparisonData data =
+        loadTraceComparison(workspace.path(), profile.id, options.against->id);
+    if (!options.op.empty() && options.op != trace::kAllOps &&
+        !data.comparison.a.byOp.count(options.op))
+        throw InputError("render compare: --op: no op '" + options.op + "' in '" + profile.name +
+                         "'");
+    view.setData(std::move(data));
+    if (!options.op.empty()) view.setCdfOp(options.op);
     view.resize(options.size);
     if (options.from && options.to) view.timelineA()->setWindow({*options.from, *options.to});
     view.ensurePolished();

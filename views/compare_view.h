@@ -11,6 +11,7 @@
 #include "trace_compare.h"
 #include "trace_tracks.h"
 
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QTableView;
@@ -21,15 +22,20 @@ namespace stallscope {
 
 class TimelineView;
 
-// Two step curves (A grey-blue, B orange) of the fraction of slices at or below a normalized
-// duration; x on a log scale when the values span more than a decade.
+// Two step curves of the fraction of slices at or below a normalized duration: B solid orange,
+// A dashed blue on top (visible where they coincide), A's median (1.0) marked; x on a log scale
+// when the values span more than a decade.
 class CdfChart : public QWidget {
   public:
+    static const QColor kColorA, kColorB;
     explicit CdfChart(QWidget* parent = nullptr);
-    void setCurves(std::vector<trace::CdfPoint> a, std::vector<trace::CdfPoint> b);
+    // `op`: the op the curves cover, or trace::kAllOps (named in the title and x-axis title).
+    void setCurves(std::vector<trace::CdfPoint> a, std::vector<trace::CdfPoint> b,
+                   const QString& op = {});
     void paintChart(QPainter& painter, const QRect& rect) const;
     QRect plotArea(const QRect& rect) const;
     double xOf(double value, const QRect& plot) const;
+    QString xTitle() const;
     QSize sizeHint() const override { return {420, 260}; }
 
   protected:
@@ -37,6 +43,7 @@ class CdfChart : public QWidget {
 
   private:
     std::vector<trace::CdfPoint> a_, b_;
+    QString op_;
     double low_ = 0.1, high_ = 10;
     bool log_ = false;
 };
@@ -60,6 +67,9 @@ class CompareView : public QWidget {
     QTableView* deltaTable() const { return table_; }
     QStandardItemModel* deltaModel() const { return model_; }
     CdfChart* cdfChart() const { return chart_; }
+    QComboBox* cdfOpBox() const { return cdfOp_; }
+    // Shows the CDFs of another op (trace::kAllOps: all ops, each ÷ its own median in A).
+    void setCdfOp(const std::string& op);
     QString summary() const;
     void setOpFilter(const QString& text);
     QString deltaCsv() const;  // the shown rows in the shown order
@@ -75,12 +85,15 @@ class CompareView : public QWidget {
     TraceComparisonData data_;
     std::unique_ptr<TraceTimelineBinding> bindingA_, bindingB_;
     QLabel* summary_ = nullptr;
+    QLabel* labelA_ = nullptr;
+    QLabel* labelB_ = nullptr;
     TimelineView* timelineA_ = nullptr;
     TimelineView* timelineB_ = nullptr;
     QLineEdit* filter_ = nullptr;
     QTableView* table_ = nullptr;
     QStandardItemModel* model_ = nullptr;
     QSortFilterProxyModel* proxy_ = nullptr;
+    QComboBox* cdfOp_ = nullptr;
     CdfChart* chart_ = nullptr;
     bool syncing_ = false;
 };
@@ -88,7 +101,7 @@ class CompareView : public QWidget {
 QWidget* createCompareView(const ProfileInfo& a, const ProfileInfo& b,
                            const QString& workspacePath);
 
-// `render compare A --against B` for trace profiles.
+// `render compare A --against B` for trace profiles (`--op` picks the CDF's op).
 QImage renderTraceCompare(const Workspace& workspace, const ProfileInfo& profile,
                           const RenderOptions& options);
 

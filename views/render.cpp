@@ -7,6 +7,7 @@
 #include "cpi_view.h"
 #include "errors.h"
 #include "estimates_view.h"
+#include "kind_compare_view.h"
 #include "replay_render.h"
 #include "trace_view.h"
 
@@ -22,6 +23,8 @@ const std::vector<RendererEntry>& renderers() {
         {"timeline", {"trace"}, renderTraceTimeline},
         {"compare", {"trace"}, renderTraceCompare},
         {"compare", {"replay"}, renderReplayCompare},
+        {"compare", {"cpi"}, renderCpiCompare},
+        {"compare", {"noise"}, renderNoiseCompare},
         {"dma", {"replay"}, renderReplayDma},
         {"utilization", {"replay"}, renderReplayUtilization},
         {"dcache", {"replay"}, renderReplayDcache},

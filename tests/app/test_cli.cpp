@@ -48,6 +48,17 @@ QByteArray fileBytes(const QString& path) {
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
+// Width and height from a PNG's IHDR chunk; (0, 0) when the file is not a PNG.
+QPair<int, int> pngSize(const QString& path) {
+    const QByteArray b = fileBytes(path);
+    if (b.size() < 24 || !b.startsWith("\x89PNG\r\n\x1a\n")) return {0, 0};
+    auto be32 = [&](int at) {
+        return int((uint(uchar(b[at])) << 24) | (uint(uchar(b[at + 1])) << 16) |
+                   (uint(uchar(b[at + 2])) << 8) | uint(uchar(b[at + 3])));
+    };
+    return {be32(16), be32(20)};
+}
+
 QString write(const QString& path, const QByteArray& bytes) {
     QFile f(path);
     if (!f.open(QIODevice::WriteOnly)) qFatal("cannot write %s", qPrintable(path));
@@ -365,6 +376,151 @@ class TestCli : public QObject {
         QVERIFY2(illegal.err.startsWith("stallscope: error: "), qPrintable(illegal.err));
         QCOMPARE(run({"whatif", "text", "--hoist", "banana", "--json"}, store).status, 2);
         QCOMPARE(run({"generate", "nonsense", "--out", dir_.path() + "/x.jsonl"}).status, 2);
+    }
+
+    // compare A B: replay values, per-source CPI, noise absorption, kinds that do not match,
+    // and render compare for every kind.
+    void compareCommands() {
+        const QString store = dir_.path() + "/compare.sqlite";
+        const QString before = dir_.path() + "/cmp-ag.jsonl";
+        const QString after = dir_.path() + "/cmp-agp.jsonl";
+        QCOMPARE(run({"generate", "allgather", "--out", before}, store).status, 0);
+        QCOMPARE(run({"generate", "allgather-pinned", "--out", after}, store).status, 0);
+        QCOMPARE(run({"import", "--name", "ag", before}, store).status, 0);
+        QCOMPARE(run({"import", "--name", "pinned", after}, store).status, 0);
+        const Run replay = run({"compare", "ag", "pinned", "--json"}, store);
+        QCOMPARE(replay.status, 0);
+        const QJsonObject r = QJsonDocument::fromJson(replay.out.toUtf8()).object();
+        QCOMPARE(r.value("kind").toString(), QString("replay"));
+        QCOMPARE(r.value("a").toObject().value("total_cycles").toInteger(), 56344);
+        QCOMPARE(r.value("b").toObject().value("total_cycles").toInteger(), 41656);
+        const QJsonObject d = r.value("delta").toObject();
+        QCOMPARE(d.value("total").toInteger(), -14688);
+        QCOMPARE(d.value("total_pct").toDouble(), -100.0 * 14688 / 56344);
+        // Stall: base latency 26,136 -> 11,772 (the setup DMAs are gone), transfer 24,816 ->
+        // 24,576.
+        QCOMPARE(r.value("a").toObject().value("base_stall_cycles").toInteger(), 26136);
+        QCOMPARE(r.value("b").toObject().value("base_stall_cycles").toInteger(), 11772);
+        QCOMPARE(d.value("base_stall").toInteger(), 11772 - 26136);
+        QCOMPARE(d.value("base_stall_pct").toDouble(), 100.0 * (11772 - 26136) / 26136);
+        QCOMPARE(d.value("transfer_stall_pct").toDouble(), 100.0 * (24576 - 24816) / 24816);
+        // The 36 setup DMAs exist only in A. The 24 data DMAs are renumbered (84 fewer
+        // instructions before them) but neither moved nor re-timed: not changed.
+        QCOMPARE(d.value("changed_dmas").toInt(), 36);
+        int onlyInA = 0, moved = 0;
+        for (const QJsonValue v : r.value("dmas").toArray()) {
+            onlyInA += v.toObject().value("match").toString() == "only-in-a";
+            moved += v.toObject().value("issue_moved").toBool();
+        }
+        QCOMPARE(onlyInA, 36);
+        QCOMPARE(moved, 0);
+        const QJsonObject op = r.value("ops").toArray().at(0).toObject();
+        QCOMPARE(op.value("a").toInteger(), 13446);
+        QCOMPARE(op.value("b").toInteger(), 9774);
+        QCOMPARE(op.value("delta").toInteger(), -3672);
+        QCOMPARE(r.value("summary").toString(),
+                 QString("B vs A: \u221226.1% cycles, \u221228.7% stall cycles, 36 DMAs changed"));
+        // --align-op: all-gather.2 starts at 28,172 in A and 20,828 in B.
+        const QJsonObject aligned =
+            QJsonDocument::fromJson(
+                run({"compare", "ag", "pinned", "--json", "--align-op", "all-gather.2"}, store)
+                    .out.toUtf8())
+                .object()
+                .value("alignment")
+                .toObject();
+        QCOMPARE(aligned.value("a_cycle").toInteger(), 28172);
+        QCOMPARE(aligned.value("b_cycle").toInteger(), 20828);
+        QCOMPARE(aligned.value("offset").toInteger(), -7344);
+        const Run bad = run({"compare", "ag", "pinned", "--align-op", "nope"}, store);
+        QCOMPARE(bad.status, 2);
+        QVERIFY2(bad.err.contains("no HLO op 'nope'"), qPrintable(bad.err));
+
+        // CPI: per source; "old" only in A, "new" only in B.
+        const QString cpiA = write(dir_.path() + "/cpiA.csv",
+                                   "kernel,source,category,cycles\n"
+                                   "gemm,hw,selected,600\ngemm,hw,long_scoreboard,400\n"
+                                   "gemm,amali,selected,700\ngemm,amali,long_scoreboard,300\n"
+                                   "softmax,hw,selected,300\nsoftmax,hw,barrier,100\n"
+                                   "old,hw,selected,50\n");
+        const QString cpiB = write(dir_.path() + "/cpiB.csv",
+                                   "kernel,source,category,cycles\n"
+                                   "gemm,hw,selected,600\ngemm,hw,long_scoreboard,100\n"
+                                   "gemm,amali,selected,650\ngemm,amali,long_scoreboard,200\n"
+                                   "softmax,hw,selected,300\nsoftmax,hw,barrier,20\n"
+                                   "new,hw,selected,80\n");
+        QCOMPARE(run({"import", cpiA, cpiB}, store).status, 0);
+        const Run cpi = run({"compare", "cpiA", "cpiB", "--json"}, store);
+        QCOMPARE(cpi.status, 0);
+        const QJsonObject c = QJsonDocument::fromJson(cpi.out.toUtf8()).object();
+        QCOMPARE(c.value("source").toString(), QString("hw"));
+        QCOMPARE(c.value("a").toObject().value("total_cycles").toDouble(), 1400.0);
+        QCOMPARE(c.value("b").toObject().value("total_cycles").toDouble(), 1020.0);
+        QCOMPARE(c.value("a").toObject().value("stall_cycles").toDouble(), 500.0);
+        QCOMPARE(c.value("b").toObject().value("stall_cycles").toDouble(), 120.0);
+        QCOMPARE(c.value("delta").toObject().value("stall_pct").toDouble(), -76.0);
+        const QJsonObject amali = c.value("sources").toArray().at(1).toObject();
+        QCOMPARE(amali.value("source").toString(), QString("amali"));
+        QCOMPARE(amali.value("total_a").toDouble(), 1000.0);
+        QCOMPARE(amali.value("total_b").toDouble(), 850.0);
+        QCOMPARE(c.value("only_in_a").toArray().at(0).toObject().value("kernel").toString(),
+                 QString("old"));
+        QCOMPARE(c.value("only_in_b").toArray().at(0).toObject().value("kernel").toString(),
+                 QString("new"));
+        QCOMPARE(c.value("matched").toInt(), 3);
+
+        // Noise: fp_add64 absorbs 8 patterns in A and 16 in B; B's plateau is 10% lower.
+        auto noiseCsv = [](int k1, double t0) {
+            QByteArray rows = "machine,region,mode,k,rep,time_ns,body_instr\n";
+            for (int k = 0; k <= 32; k += 2)
+                for (int rep = 0; rep < 3; ++rep)
+                    rows += "m1,loop,fp_add64," + QByteArray::number(k) + "," +
+                            QByteArray::number(rep) + "," +
+                            QByteArray::number(
+                                (k <= k1 ? t0 : t0 + 4 * (k - k1)) * (1 + 0.002 * rep), 'f', 3) +
+                            ",40\n";
+            return rows;
+        };
+        QCOMPARE(run({"import", write(dir_.path() + "/noiseA.csv", noiseCsv(8, 100)),
+                      write(dir_.path() + "/noiseB.csv", noiseCsv(16, 90))},
+                     store)
+                     .status,
+                 0);
+        const Run noise = run({"compare", "noiseA", "noiseB", "--json"}, store);
+        QCOMPARE(noise.status, 0);
+        const QJsonObject n = QJsonDocument::fromJson(noise.out.toUtf8()).object();
+        const QJsonObject curve = n.value("curves").toArray().at(0).toObject();
+        QCOMPARE(curve.value("abs_raw_a").toDouble(), 8.0);
+        QCOMPARE(curve.value("abs_raw_b").toDouble(), 16.0);
+        QCOMPARE(curve.value("abs_rel_a").toDouble(), 0.2);
+        QCOMPARE(curve.value("abs_rel_b").toDouble(), 0.4);
+        QVERIFY(qAbs(n.value("delta").toObject().value("total_pct").toDouble() + 10.0) < 1e-9);
+
+        // Different kinds: exit 2 with the reason; nothing on stdout.
+        const Run mixed = run({"compare", "ag", "cpiA", "--json"}, store);
+        QCOMPARE(mixed.status, 2);
+        QVERIFY2(mixed.err.contains("compare profiles of the same kind"), qPrintable(mixed.err));
+        QVERIFY(mixed.out.isEmpty());
+        QCOMPARE(run({"compare", "cpiA", "cpiB", "--align-op", "x"}, store).status, 2);
+
+        // render compare draws every kind.
+        for (const auto& [a, b] : {std::pair{"ag", "pinned"}, std::pair{"cpiA", "cpiB"},
+                                   std::pair{"noiseA", "noiseB"}}) {
+            const QString png = dir_.path() + "/cmp-" + a + ".png";
+            const Run render = run({"render", "compare", a, "--against", b, "--out", png}, store);
+            QVERIFY2(render.status == 0, qPrintable(render.err));
+            QCOMPARE(pngSize(png).first, 1600);
+        }
+        const Run sized =
+            run({"render", "compare", "ag", "--against", "pinned", "--align-op", "all-gather.1",
+                 "--size", "800x600", "--out", dir_.path() + "/cmp-aligned.png"},
+                store);
+        QCOMPARE(sized.status, 0);
+        QCOMPARE(pngSize(dir_.path() + "/cmp-aligned.png"), (QPair<int, int>(800, 600)));
+        QCOMPARE(run({"render", "compare", "cpiA", "--against", "cpiB", "--op", "x", "--out",
+                      dir_.path() + "/x.png"},
+                     store)
+                     .status,
+                 2);
     }
 
     void usageErrors() {

@@ -28,6 +28,7 @@
 #include "generate.h"
 #include "import_runner.h"
 #include "jsonl_writer.h"
+#include "kind_compare_view.h"
 #include "mainwindow.h"
 #include "profile_summary.h"
 #include "replay_compare_view.h"
@@ -480,7 +481,7 @@ void TestGui::applySuggestionThenCompareWithOriginal() {
     // The summary is the re-simulated saving of that one suggestion, as a share of the total.
     const auto total = replay::simulate(replay::generateWorkload("matmul-starved")).totalCycles;
     const QString expected =
-        QString("B vs A: %1% cycles").arg(-100.0 * saving / double(total), 0, 'f', 1);
+        QString("B vs A: \u2212%1% cycles").arg(100.0 * saving / double(total), 0, 'f', 1);
     QVERIFY2(view->summary().startsWith(expected), qPrintable(view->summary() + " / " + expected));
 }
 
@@ -507,7 +508,7 @@ void TestGui::compareTwoSelectedReplayProfiles() {
     QVERIFY(view);
     QTRY_VERIFY_WITH_TIMEOUT(view->isLoaded(), 20000);
     // 56,344 cycles before, 41,656 after (the pinned variant has no setup DMAs).
-    QVERIFY2(view->summary().startsWith("B vs A: -26.1% cycles"), qPrintable(view->summary()));
+    QVERIFY2(view->summary().startsWith("B vs A: \u221226.1% cycles"), qPrintable(view->summary()));
     QCOMPARE(view->dmaTable()->rowCount(), 60);
     QVERIFY(view->dmaCsv().count('\n') == 61);
 
@@ -554,6 +555,46 @@ void TestGui::eachKindOpensItsOwnView() {
     QVERIFY(qobject_cast<CpiView*>(window->openProfile(*cpiProfile)));
     QVERIFY(qobject_cast<AbsorptionView*>(window->openProfile(*noiseProfile)));
     QCOMPARE(window->tabs()->count(), 2);
+
+    // Two profiles of either kind open side by side (loaded on a worker).
+    const QString cpi2 = dir_->path() + "/stacks2.csv";
+    writeFile(cpi2,
+              "kernel,source,category,cycles\n"
+              "gemm,hw,selected,100\ngemm,hw,long_scoreboard,100\n"
+              "gemm,amali,selected,90\ngemm,amali,long_scoreboard,150\n");
+    const QString noise2 = dir_->path() + "/noise2.csv";
+    rows = "region,mode,k,time_ns\n";
+    for (int k = 0; k <= 40; k += 4)
+        rows += "loop,fp_add64," + QByteArray::number(k) + "," +
+                QByteArray::number(k <= 20 ? 100 : 100 + 5 * (k - 20)) + "\n";
+    writeFile(noise2, rows);
+    QVERIFY(importInto(*window, {cpi2, noise2}));
+    std::optional<ProfileInfo> cpiProfile2, noiseProfile2;
+    for (const ProfileInfo& p :
+         Workspace::open(window->workspacePath().toStdString())->profiles()) {
+        if (p.name == "stacks2") cpiProfile2 = p;
+        if (p.name == "noise2") noiseProfile2 = p;
+    }
+    QVERIFY(cpiProfile2 && noiseProfile2);
+    auto* cpiCompare =
+        qobject_cast<CpiCompareView*>(window->openComparison(*cpiProfile, *cpiProfile2));
+    QVERIFY(cpiCompare);
+    QTRY_VERIFY_WITH_TIMEOUT(cpiCompare->isLoaded(), 20000);
+    // hw: gemm 400 -> 200 cycles, its stall (long_scoreboard) 300 -> 100.
+    QCOMPARE(cpiCompare->summary(),
+             QString("B vs A (hw): \u221250.0% cycles, \u221266.7% stall cycles over 1 kernel"));
+    QCOMPARE(window->tabs()->tabText(window->tabs()->currentIndex()), QString("stacks2 vs stacks"));
+    auto* noiseCompare =
+        qobject_cast<NoiseCompareView*>(window->openComparison(*noiseProfile, *noiseProfile2));
+    QVERIFY(noiseCompare);
+    QTRY_VERIFY_WITH_TIMEOUT(noiseCompare->isLoaded(), 20000);
+    QCOMPARE(noiseCompare->comparison().curves.size(), size_t(1));
+    QCOMPARE(noiseCompare->comparison().curves[0].a.fit.k1, 12.0);
+    QCOMPARE(noiseCompare->comparison().curves[0].b.fit.k1, 20.0);
+    QCOMPARE(window->tabs()->count(), 4);
+    // Different kinds: nothing opens.
+    QVERIFY(!window->openComparison(*cpiProfile, *noiseProfile));
+    QCOMPARE(window->tabs()->count(), 4);
 }
 
 void TestGui::renderedDockShowsTheTree() {
