@@ -20,8 +20,10 @@ struct RenderOptions {
     // Visible range in the view's own time unit (cycles for replay, ns for traces); empty: all.
     std::optional<double> from, to;
     std::optional<ProfileInfo> against;  // the second profile of `compare`
-    std::string op;       // `compare` of traces: the CDF's op (--op; "*": all ops)
-    std::string alignOp;  // `compare` of replays: align both runs at this HLO op (--align-op)
+    // `compare` of traces: the CDF's op (--op; "*": all ops).
+    std::string op;
+    // `compare` of replays: align both runs at this HLO op (--align-op).
+    std::string alignOp;
 };
 
 // Renders `view` of `profile`. Throws InputError when the view does not exist or does not apply
