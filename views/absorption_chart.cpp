@@ -1,11 +1,13 @@
 #include "absorption_chart.h"
 
 #include <QApplication>
+#include <QGraphicsItem>
 #include <QPainter>
 #include <QSvgGenerator>
 #include <QtCharts/QAreaSeries>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
+#include <QtCharts/QLegend>
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QScatterSeries>
@@ -44,9 +46,8 @@ Range valueRange(const ChartSpec& spec, bool xAxis, bool secondary) {
     return r;
 }
 
-// Ticks at round values (1, 2 or 5 times a power of ten), anchored at 0, about six of them.
-void niceTicks(QValueAxis& axis) {
-    const double span = axis.max() - axis.min();
+// A round step (1, 2 or 5 times a power of ten) giving about six ticks over `span`.
+double niceStep(double span) {
     const double raw = span / 6;
     const double power = std::pow(10.0, std::floor(std::log10(raw)));
     double step = power;
@@ -55,9 +56,14 @@ void niceTicks(QValueAxis& axis) {
             step = m * power;
             break;
         }
+    return step;
+}
+
+// Ticks at round values, anchored at 0, about six of them.
+void niceTicks(QValueAxis& axis) {
     axis.setTickType(QValueAxis::TicksDynamic);
     axis.setTickAnchor(0);
-    axis.setTickInterval(step);
+    axis.setTickInterval(niceStep(axis.max() - axis.min()));
 }
 
 QLineSeries* lineSeries(const QList<QPointF>& points, const QColor& color, Qt::PenStyle style,
@@ -70,10 +76,87 @@ QLineSeries* lineSeries(const QList<QPointF>& points, const QColor& color, Qt::P
     return series;
 }
 
+// Hollow triangles, drawn over the line and dots.
+QScatterSeries* openTriangles(const QList<QPointF>& points, const QColor& color) {
+    auto* series = new QScatterSeries;
+    series->append(points);
+    series->setMarkerShape(QScatterSeries::MarkerShapeTriangle);
+    series->setMarkerSize(11);
+    series->setBrush(Qt::white);
+    series->setPen(QPen(color, 1.8));
+    return series;
+}
+
 struct BuiltChart {
     QChart* chart;
     Range x, y, y2;
     bool hasY2;
+};
+
+// The markers' labels at the top of the plot, in the marker's colour on a light backing. A
+// label sits right of its line (left when that would leave the plot) in the first row where it
+// overlaps no other label. A child item of the chart that lays the labels out whenever it paints,
+// so it follows every resize of the plot area.
+class MarkerLabels : public QGraphicsItem {
+  public:
+    MarkerLabels(QChart* chart, std::vector<ChartMarker> markers, Range x)
+        : QGraphicsItem(chart), chart_(chart), markers_(std::move(markers)), x_(x) {
+        setZValue(100);
+        font_ = chart->legend()->font();
+        font_.setPointSizeF(7.5);
+        font_.setBold(true);
+    }
+
+    QRectF boundingRect() const override { return QRectF(-1e5, -1e5, 2e5, 2e5); }
+
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) override {
+        const QRectF plot = chart_->plotArea();
+        if (plot.width() <= 0 || x_.max <= x_.min) return;
+        const QFontMetricsF metrics(font_);
+        std::vector<size_t> order;
+        for (size_t i = 0; i < markers_.size(); ++i)
+            if (!markers_[i].label.isEmpty()) order.push_back(i);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](size_t a, size_t b) { return markers_[a].x < markers_[b].x; });
+        struct Placed {
+            double left, right;
+            int row;
+        };
+        std::vector<Placed> placed;
+        const double height = metrics.height();
+        painter->save();
+        painter->setFont(font_);
+        for (size_t i : order) {
+            const ChartMarker& m = markers_[i];
+            const double px = plot.left() + (m.x - x_.min) / (x_.max - x_.min) * plot.width();
+            if (px < plot.left() - 0.5 || px > plot.right() + 0.5) continue;
+            const double width = metrics.horizontalAdvance(m.label) + 4;
+            double left = px + 2;
+            if (left + width > plot.right()) left = px - 2 - width;
+            int row = 0;
+            for (bool clash = true; clash;) {
+                clash = false;
+                for (const Placed& p : placed)
+                    if (p.row == row && left < p.right + 1 && p.left < left + width + 1) {
+                        clash = true;
+                        ++row;
+                        break;
+                    }
+            }
+            placed.push_back({left, left + width, row});
+            const QRectF box(left, plot.top() + 2 + row * (height + 1), width, height);
+            painter->fillRect(box, QColor(255, 255, 255, 215));
+            painter->setPen(m.color.darker(115));
+            painter->drawText(box, Qt::AlignCenter, m.label);
+        }
+        painter->restore();
+    }
+
+  private:
+    QChart* chart_;
+    std::vector<ChartMarker> markers_;
+    Range x_;
+    QFont font_;
 };
 
 BuiltChart buildChart(const ChartSpec& spec) {
@@ -86,7 +169,8 @@ BuiltChart buildChart(const ChartSpec& spec) {
     chart->setBackgroundBrush(Qt::white);
     chart->setBackgroundRoundness(0);
     chart->setMargins(QMargins(4, 4, 4, 4));
-    chart->legend()->setAlignment(Qt::AlignBottom);
+    chart->legend()->setAlignment(spec.legendRight ? Qt::AlignRight : Qt::AlignBottom);
+    chart->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
     QFont legendFont = chart->legend()->font();
     legendFont.setPointSizeF(8);
     chart->legend()->setFont(legendFont);
@@ -167,16 +251,24 @@ BuiltChart buildChart(const ChartSpec& spec) {
                 break;
             case ChartSeries::Style::LineWithPoints: {
                 attach(lineSeries(s.points, s.color, Qt::SolidLine, 2.0), s.secondaryAxis, s.name);
+                QList<QPointF> filled;
+                for (const QPointF& p : s.points)
+                    if (!s.open.contains(p)) filled.append(p);
                 auto* dots = new QScatterSeries;
-                dots->append(s.points);
+                dots->append(filled);
                 dots->setMarkerSize(6);
                 dots->setColor(s.color);
                 dots->setBorderColor(s.color);
                 attach(dots, s.secondaryAxis, {});
+                if (!s.open.isEmpty()) attach(openTriangles(s.open, s.color), s.secondaryAxis, {});
                 break;
             }
         }
     }
+    if (!spec.openLegend.isEmpty())
+        attach(openTriangles({}, QColor(70, 70, 70)), false, spec.openLegend);
+
+    new MarkerLabels(chart, spec.markers, built.x);  // owned by the chart
     return built;
 }
 
@@ -188,8 +280,18 @@ QChartView* makeView(const ChartSpec& spec, BuiltChart& built, QWidget* parent) 
     return view;
 }
 
-// Lays the chart out at `size` (the chart computes its plot area on resize events).
+// Lays the chart out at `size` (the chart computes its plot area on resize events). A legend
+// row that would not fit the width (Qt elides its entries) becomes a column on the right.
 void layOut(QChartView& view, QSize size) {
+    QLegend* legend = view.chart()->legend();
+    if (legend->alignment() == Qt::AlignBottom) {
+        const QFontMetricsF metrics(legend->font());
+        double width = 0;
+        for (QLegendMarker* marker : legend->markers())
+            if (!marker->label().isEmpty())
+                width += metrics.horizontalAdvance(marker->label()) + 40;
+        if (width > size.width() - 16) legend->setAlignment(Qt::AlignRight);
+    }
     view.resize(size);
     view.chart()->resize(size);
     QCoreApplication::sendPostedEvents();

@@ -25,6 +25,9 @@ struct ChartSeries {
     QList<QPointF> points;  // for Band: the lower edge
     QList<QPointF> upper;   // for Band: the upper edge, same x as `points`
     bool secondaryAxis = false;
+    // LineWithPoints: these of `points` get a hollow triangle instead of a dot (e.g. a value
+    // that is only a lower bound).
+    QList<QPointF> open;
 };
 
 // A vertical line at x (k1, k2) across the plot.
@@ -32,7 +35,8 @@ struct ChartMarker {
     double x = 0;
     QColor color;
     bool dotted = false;
-    QString name;  // legend entry
+    QString name;   // legend entry
+    QString label;  // short text at the top of the line ("k1"); labels never overlap
 };
 
 struct ChartSpec {
@@ -40,6 +44,8 @@ struct ChartSpec {
     QString xLabel, yLabel, y2Label;  // y2Label non-empty: a secondary axis on the right
     std::vector<ChartSeries> series;
     std::vector<ChartMarker> markers;
+    QString openLegend;        // legend entry for the hollow triangles of ChartSeries::open
+    bool legendRight = false;  // a column right of the plot (many series) instead of a row below
     std::optional<double> xMin, xMax, yMin, yMax, y2Min, y2Max;
 };
 

@@ -9,11 +9,14 @@
 #include <QPainter>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QSvgGenerator>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <set>
 
 #include "errors.h"
@@ -35,6 +38,13 @@ QString qs(const std::string& s) {
 
 bool inGroup(const Curve& c, const CurveGroup& g) {
     return c.machine == g.machine && c.region == g.region && c.params == g.params;
+}
+
+QString csvField(const QString& text) {
+    if (!text.contains(',') && !text.contains('"') && !text.contains('\n')) return text;
+    QString quoted = text;
+    quoted.replace('"', QStringLiteral("\"\""));
+    return '"' + quoted + '"';
 }
 
 QString absorptionCell(const AbsorptionReport& report, const Curve* curve) {
@@ -96,27 +106,69 @@ charts::ChartSpec curvesChart(const AbsorptionReport& report, const CurveGroup& 
     spec.title = group.label();
     spec.xLabel = QStringLiteral("noise patterns per iteration (k)");
     spec.yLabel = QStringLiteral("runtime / t0 (clipped at %1×)").arg(number(yClip));
-    double maxY = 1.0, maxK = 1.0;
+    std::vector<const Curve*> curves;
+    double maxY = 1.0, maxK = 0.0;
     for (const Curve& c : report.curves) {
         if (!inGroup(c, group)) continue;
+        curves.push_back(&c);
+        const double t0 = c.fit.t0 > 0 ? c.fit.t0 : 1.0;
+        for (const noise::CurvePoint& p : c.fit.points) {
+            maxY = std::max(maxY, p.q3 / t0);
+            maxK = std::max(maxK, p.k);
+        }
+    }
+    const double yMax = std::min(std::max(maxY * 1.05, 1.2), yClip);
+
+    // The x range ends where the last curve leaves the visible y range (or at its last point)
+    // and takes in every k1/k2 marker, plus a margin: a curve that leaves the clip early does not
+    // leave the rest of the plot empty.
+    double extent = 0;
+    for (const Curve* c : curves) {
+        const auto& points = c->fit.points;
+        const double t0 = c->fit.t0 > 0 ? c->fit.t0 : 1.0;
+        double visible = points.back().k;
+        for (size_t i = 0; i < points.size(); ++i) {
+            const double y = points[i].median / t0;
+            if (y <= yMax) continue;
+            if (i == 0) {
+                visible = points[0].k;
+            } else {
+                const double y0 = points[i - 1].median / t0;
+                visible =
+                    points[i - 1].k + (yMax - y0) / (y - y0) * (points[i].k - points[i - 1].k);
+            }
+            break;
+        }
+        extent = std::max(extent, visible);
+        if (c->fit.degraded) extent = std::max(extent, c->fit.k1);
+        if (c->fit.k2) extent = std::max(extent, *c->fit.k2);
+    }
+    const double xMax = extent <= 0 || extent >= maxK ? maxK : std::min(maxK, extent * 1.08);
+
+    for (const Curve* cp : curves) {
+        const Curve& c = *cp;
         const QColor color = modeColor(c.mode);
         const double t0 = c.fit.t0 > 0 ? c.fit.t0 : 1.0;
-        charts::ChartSeries band{{}, color, charts::ChartSeries::Style::Band, {}, {}, false};
+        charts::ChartSeries band{{}, color, charts::ChartSeries::Style::Band, {}, {}, false, {}};
         QString legend =
             qs(c.mode) + QStringLiteral(": k1 ") +
             (c.fit.degraded ? number(c.fit.k1) : QStringLiteral("≥ %1").arg(number(c.fit.k1)));
         legend += c.fit.k2 ? QStringLiteral(", k2 %1").arg(number(*c.fit.k2))
                            : QStringLiteral(", no saturation");
-        charts::ChartSeries medians{legend, color, charts::ChartSeries::Style::LineWithPoints,
-                                    {},     {},    false};
+        charts::ChartSeries medians{
+            legend, color, charts::ChartSeries::Style::LineWithPoints, {}, {}, false, {}};
         charts::ChartSeries model{
-            {}, color.darker(140), charts::ChartSeries::Style::Dashed, {}, {}, false};
+            {}, color.darker(140), charts::ChartSeries::Style::Dashed, {}, {}, false, {}};
+        // The band stops at the first point it has wholly left the plot by (true values: the
+        // chart clips it at the plot's edge instead of flattening it at the clip).
+        bool bandDone = false;
         for (const noise::CurvePoint& p : c.fit.points) {
-            band.points.append({p.k, std::min(p.q1 / t0, yClip)});
-            band.upper.append({p.k, std::min(p.q3 / t0, yClip)});
+            if (!bandDone) {
+                band.points.append({p.k, p.q1 / t0});
+                band.upper.append({p.k, p.q3 / t0});
+                bandDone = p.q1 / t0 > yMax || p.k >= xMax;
+            }
             medians.points.append({p.k, p.median / t0});
-            maxY = std::max(maxY, p.q3 / t0);
-            maxK = std::max(maxK, p.k);
         }
         // The model sampled at the points and at the knees, so its corners are exact.
         std::set<double> ks;
@@ -127,67 +179,174 @@ charts::ChartSpec curvesChart(const AbsorptionReport& report, const CurveGroup& 
         spec.series.push_back(band);
         spec.series.push_back(medians);
         spec.series.push_back(model);
-        // k1 dashed, k2 dotted; the legend entry of the mode gives their values.
-        if (c.fit.degraded) spec.markers.push_back({c.fit.k1, color, false, {}});
-        if (c.fit.k2) spec.markers.push_back({*c.fit.k2, color, true, {}});
+        // k1 dashed, k2 dotted, each labelled at the top in the mode's colour; the legend
+        // entry of the mode gives their values.
+        const bool together = c.fit.degraded && c.fit.k2 && *c.fit.k2 == c.fit.k1;
+        if (c.fit.degraded)
+            spec.markers.push_back({c.fit.k1,
+                                    color,
+                                    false,
+                                    {},
+                                    together ? QStringLiteral("k1=k2") : QStringLiteral("k1")});
+        if (c.fit.k2)
+            spec.markers.push_back(
+                {*c.fit.k2, color, true, {}, together ? QString() : QStringLiteral("k2")});
     }
     spec.xMin = 0;
-    spec.xMax = maxK;
+    spec.xMax = xMax;
     spec.yMin = 0.8;
-    spec.yMax = std::min(std::max(maxY * 1.05, 1.2), yClip);
+    spec.yMax = yMax;
     return spec;
 }
 
-charts::ChartSpec sweepChart(const AbsorptionReport& report, const SweepGroup& sweep) {
-    charts::ChartSpec spec;
-    spec.title = QStringLiteral("Absorption vs %1 — %2").arg(qs(sweep.param), qs(sweep.region));
-    spec.xLabel = qs(sweep.param);
-    spec.yLabel = QStringLiteral("absorption k1 (patterns)");
-    // Curves that differ from the first only in the swept parameter.
-    std::map<std::string, std::string> others;
-    bool haveOthers = false;
-    std::map<std::string, std::map<double, double>> absorption;
-    std::map<double, std::vector<double>> perf;
+namespace {
+
+// The curves of one sweep, by the values of the other parameters, then mode, then the swept
+// value; values in numeric order.
+struct SweepPoint {
+    double k1 = 0;
+    bool lowerBound = false;
+    std::optional<double> k2;
+    const Curve* curve = nullptr;
+};
+using ParamsKey = std::map<std::string, std::string>;
+struct ParamsOrder {
+    bool operator()(const ParamsKey& a, const ParamsKey& b) const {
+        return noise::paramsLess(a, b);
+    }
+};
+struct SweepData {
+    std::map<ParamsKey, std::map<std::string, std::map<double, SweepPoint>>, ParamsOrder>
+        absorption;
+    std::map<ParamsKey, std::map<double, std::vector<double>>, ParamsOrder> perf;
     QString perfUnit;
+};
+
+SweepData sweepData(const AbsorptionReport& report, const SweepGroup& sweep) {
+    SweepData data;
     for (const Curve& c : report.curves) {
         if (c.machine != sweep.machine || c.region != sweep.region) continue;
         auto it = c.params.find(sweep.param);
         if (it == c.params.end()) continue;
-        auto rest = c.params;
-        rest.erase(sweep.param);
-        if (!haveOthers) others = rest, haveOthers = true;
-        if (rest != others) continue;
         bool numeric = false;
         const double x = qs(it->second).toDouble(&numeric);
         if (!numeric) continue;
-        absorption[c.mode][x] = c.fit.k1;
-        if (c.perf) perf[x].push_back(*c.perf);
-        if (perfUnit.isEmpty()) perfUnit = qs(c.perfUnit);
+        ParamsKey rest = c.params;
+        rest.erase(sweep.param);
+        data.absorption[rest][c.mode][x] = {c.fit.k1, !c.fit.degraded, c.fit.k2, &c};
+        if (c.perf) data.perf[rest][x].push_back(*c.perf);
+        if (data.perfUnit.isEmpty()) data.perfUnit = qs(c.perfUnit);
     }
-    for (const auto& [mode, points] : absorption) {
-        charts::ChartSeries s{
-            qs(mode), modeColor(mode), charts::ChartSeries::Style::LineWithPoints, {}, {}, false};
-        for (const auto& [x, k1] : points) s.points.append({x, k1});
-        spec.series.push_back(s);
+    return data;
+}
+
+// Shade `index` of `count` of a colour: the middle one is the colour itself.
+QColor shade(const QColor& color, size_t index, size_t count) {
+    if (count <= 1) return color;
+    const double t = double(index) / double(count - 1);  // 0 dark .. 1 light
+    const int factor = int(std::lround(175 - 140 * t));
+    return factor >= 100 ? color.darker(factor) : color.lighter(200 - factor);
+}
+
+}  // namespace
+
+charts::ChartSpec sweepChart(const AbsorptionReport& report, const SweepGroup& sweep) {
+    charts::ChartSpec spec;
+    spec.title = QStringLiteral("Absorption vs %1 — %2").arg(qs(sweep.param), qs(sweep.region));
+    if (!sweep.machine.empty()) spec.title += QStringLiteral(" on %1").arg(qs(sweep.machine));
+    spec.xLabel = qs(sweep.param);
+    spec.yLabel = QStringLiteral("absorption k1 (patterns)");
+    const SweepData data = sweepData(report, sweep);
+    // One series per mode and combination of the other parameters (paper Fig. 7 plots each
+    // core count apart), the combinations in shades of the mode's colour.
+    const size_t combos = data.absorption.size();
+    size_t comboIndex = 0;
+    bool anyOpen = false;
+    for (const auto& [rest, modes] : data.absorption) {
+        const QString restLabel = qs(noise::paramsLabel(rest));
+        for (const auto& [mode, points] : modes) {
+            charts::ChartSeries s{restLabel.isEmpty() ? qs(mode) : qs(mode) + ", " + restLabel,
+                                  shade(modeColor(mode), comboIndex, combos),
+                                  charts::ChartSeries::Style::LineWithPoints,
+                                  {},
+                                  {},
+                                  false,
+                                  {}};
+            for (const auto& [x, point] : points) {
+                s.points.append({x, point.k1});
+                if (point.lowerBound) s.open.append({x, point.k1});
+            }
+            anyOpen = anyOpen || !s.open.isEmpty();
+            spec.series.push_back(s);
+        }
+        ++comboIndex;
     }
-    if (!perf.empty()) {
-        charts::ChartSeries s{QStringLiteral("performance"),
-                              QColor(90, 90, 90),
+    if (anyOpen) spec.openLegend = QStringLiteral("≥ k1: no degradation seen");
+    double maxK1 = 0;
+    for (const charts::ChartSeries& s : spec.series)
+        for (const QPointF& p : s.points) maxK1 = std::max(maxK1, p.y());
+    spec.yMax = maxK1 * 1.1 + 1;  // room above the highest marker
+    // and beside the first and last value, so their markers are not cut in half
+    double xLo = INFINITY, xHi = -INFINITY;
+    for (const charts::ChartSeries& s : spec.series)
+        for (const QPointF& p : s.points) xLo = std::min(xLo, p.x()), xHi = std::max(xHi, p.x());
+    if (xHi > xLo) {
+        spec.xMin = xLo - 0.03 * (xHi - xLo);
+        spec.xMax = xHi + 0.03 * (xHi - xLo);
+    }
+    comboIndex = 0;
+    for (const auto& [rest, byX] : data.perf) {
+        const QString restLabel = qs(noise::paramsLabel(rest));
+        charts::ChartSeries s{restLabel.isEmpty() ? QStringLiteral("performance")
+                                                  : QStringLiteral("perf., %1").arg(restLabel),
+                              shade(QColor(90, 90, 90), comboIndex++, data.perf.size()),
                               charts::ChartSeries::Style::Dashed,
                               {},
                               {},
-                              true};
-        for (auto& [x, values] : perf) {
-            std::sort(values.begin(), values.end());
-            s.points.append({x, values[values.size() / 2]});
+                              true,
+                              {}};
+        for (const auto& [x, values] : byX) {
+            std::vector<double> sorted = values;
+            std::sort(sorted.begin(), sorted.end());
+            s.points.append({x, sorted[sorted.size() / 2]});
         }
         spec.series.push_back(s);
-        spec.y2Label = perfUnit.isEmpty() ? QStringLiteral("performance")
-                                          : QStringLiteral("performance (%1)").arg(perfUnit);
+    }
+    if (!data.perf.empty()) {
+        spec.y2Label = data.perfUnit.isEmpty()
+                           ? QStringLiteral("performance")
+                           : QStringLiteral("performance (%1)").arg(data.perfUnit);
         spec.y2Min = 0;
     }
     spec.yMin = 0;
+    spec.legendRight = spec.series.size() > 4;
     return spec;
+}
+
+QString sweepCsv(const AbsorptionReport& report, const SweepGroup& sweep) {
+    QString out = QStringLiteral(
+        "machine,region,param,value,other_params,mode,k1,lower_bound,k2,"
+        "perf,perf_unit\n");
+    const SweepData data = sweepData(report, sweep);
+    for (const auto& [rest, modes] : data.absorption)
+        for (const auto& [mode, points] : modes)
+            for (const auto& [x, point] : points) {
+                const Curve& c = *point.curve;
+                out += QStringList{csvField(qs(sweep.machine)),
+                                   csvField(qs(sweep.region)),
+                                   csvField(qs(sweep.param)),
+                                   csvField(qs(c.params.at(sweep.param))),
+                                   csvField(qs(noise::paramsLabel(rest))),
+                                   csvField(qs(mode)),
+                                   number(point.k1),
+                                   point.lowerBound ? QStringLiteral("1") : QStringLiteral("0"),
+                                   point.k2 ? number(*point.k2) : QString(),
+                                   c.perf ? QString::number(*c.perf, 'g', 6) : QString(),
+                                   csvField(qs(c.perfUnit))}
+                           .join(',') +
+                       '\n';
+            }
+    return out;
 }
 
 std::vector<ComparisonRow> comparisonRows(const AbsorptionReport& report) {
@@ -229,13 +388,6 @@ std::vector<ComparisonRow> comparisonRows(const AbsorptionReport& report) {
 }
 
 namespace {
-
-QString csvField(const QString& text) {
-    if (!text.contains(',') && !text.contains('"') && !text.contains('\n')) return text;
-    QString quoted = text;
-    quoted.replace('"', QStringLiteral("\"\""));
-    return '"' + quoted + '"';
-}
 
 const QStringList kTableHeader{"machine", "region",   "params",   "cores", "performance", "FP abs.",
                                "L1 abs.", "mem abs.", "int abs.", "class", "evidence"};
@@ -297,26 +449,60 @@ QList<SuggestionItem> absorptionSuggestionItems(const AbsorptionReport& report) 
 
 namespace {
 
-// The comparison table drawn for the headless render (the widget uses a QTableWidget).
+QFont tableFont(const QFont& base) {
+    QFont font = base;
+    font.setPointSizeF(8.5);
+    return font;
+}
+
+// Column widths sized to the content (bold header included). With `width` > 0 the evidence
+// column takes what is left (it is elided); the others shrink only when they alone do not fit.
+std::vector<int> tableColumns(const QFont& font, const std::vector<ComparisonRow>& rows,
+                              int width) {
+    QFont bold = font;
+    bold.setBold(true);
+    const QFontMetrics metrics(font), boldMetrics(bold);
+    std::vector<int> columns;
+    for (int i = 0; i < kTableHeader.size(); ++i) {
+        int w = boldMetrics.horizontalAdvance(kTableHeader[i]);
+        for (const ComparisonRow& r : rows)
+            w = std::max(w, metrics.horizontalAdvance(rowCells(r)[i]));
+        columns.push_back(w + 12);
+    }
+    if (width <= 0) return columns;
+    int others = 0;
+    for (size_t i = 0; i + 1 < columns.size(); ++i) others += columns[i];
+    const int minEvidence = 120;
+    if (others + minEvidence > width) {
+        const double scale = double(std::max(0, width - minEvidence)) / double(others);
+        others = 0;
+        for (size_t i = 0; i + 1 < columns.size(); ++i) {
+            columns[i] = int(columns[i] * scale);
+            others += columns[i];
+        }
+    }
+    columns.back() = std::max(minEvidence, width - others);
+    return columns;
+}
+
+int tableRowHeight(const QFont& font) {
+    return QFontMetrics(font).height() + 6;
+}
+
+// The comparison table drawn for the headless render and exports (the widget uses a
+// QTableWidget).
 void paintTable(QPainter& painter, const QRect& area, const std::vector<ComparisonRow>& rows) {
     painter.save();
-    QFont font = painter.font();
-    font.setPointSizeF(8.5);
-    painter.setFont(font);
-    const int rowHeight = painter.fontMetrics().height() + 6;
-    // Evidence takes what is left.
-    const std::vector<int> widths{150, 110, 90, 40, 110, 80, 80, 80, 80, 110};
-    int used = 0;
-    for (int w : widths) used += w;
-    std::vector<int> columns = widths;
-    columns.push_back(std::max(100, area.width() - used));
+    const QFont font = tableFont(painter.font());
+    const int rowHeight = tableRowHeight(font);
+    const std::vector<int> columns = tableColumns(font, rows, area.width());
     auto drawRow = [&](int y, const QStringList& cells, bool header) {
         int x = area.left();
         QFont f = font;
         f.setBold(header);
         painter.setFont(f);
         for (int i = 0; i < cells.size(); ++i) {
-            const QRect cell(x + 4, y, columns[size_t(i)] - 8, rowHeight);
+            const QRect cell(x + 6, y, columns[size_t(i)] - 8, rowHeight);
             painter.drawText(
                 cell, Qt::AlignVCenter | Qt::AlignLeft,
                 painter.fontMetrics().elidedText(cells[i], Qt::ElideRight, cell.width()));
@@ -328,43 +514,146 @@ void paintTable(QPainter& painter, const QRect& area, const std::vector<Comparis
     painter.setPen(Qt::black);
     drawRow(y, kTableHeader, true);
     y += rowHeight;
-    for (size_t r = 0; r < rows.size() && y + rowHeight <= area.bottom(); ++r, y += rowHeight) {
+    for (size_t r = 0; r < rows.size() && y + rowHeight <= area.bottom() + 1; ++r, y += rowHeight) {
         if (r % 2)
-            painter.fillRect(QRect(area.left(), y, area.width(), rowHeight), QColor(248, 248, 248));
+            painter.fillRect(QRect(area.left(), y, area.width(), rowHeight), QColor(246, 247, 249));
+        painter.setPen(Qt::black);
         drawRow(y, rowCells(rows[r]), false);
     }
     painter.restore();
 }
 
+// The table's natural size: every column as wide as its content (at most `maxWidth` in all).
+QSize tableSize(const std::vector<ComparisonRow>& rows, int maxWidth) {
+    const QFont font = tableFont(QFont());
+    int width = 0;
+    for (int w : tableColumns(font, rows, 0)) width += w;
+    return QSize(std::min(width, maxWidth), int(rows.size() + 1) * tableRowHeight(font) + 1);
+}
+
+// Columns and rows of a grid for `count` charts in `area`, the charts as close to 1.6:1 as the
+// count allows; the last row's charts share its whole width, so no cell stays empty.
+std::vector<QRect> chartGrid(size_t count, const QRect& area) {
+    std::vector<QRect> cells;
+    if (count == 0) return cells;
+    size_t bestColumns = 1;
+    double bestScore = INFINITY;
+    for (size_t columns = 1; columns <= count; ++columns) {
+        const size_t rows = (count + columns - 1) / columns;
+        const double height = double(area.height()) / double(rows);
+        double score = 0;
+        for (size_t i = 0; i < count; ++i) {
+            const size_t row = i / columns;
+            const size_t inRow = row + 1 < rows ? columns : count - row * columns;
+            const double width = double(area.width()) / double(inRow);
+            const double misfit = std::log(width / height / 1.6);
+            score += misfit * misfit;
+        }
+        if (score < bestScore - 1e-9) bestScore = score, bestColumns = columns;
+    }
+    const size_t rows = (count + bestColumns - 1) / bestColumns;
+    for (size_t i = 0; i < count; ++i) {
+        const size_t row = i / bestColumns, column = i % bestColumns;
+        const size_t inRow = row + 1 < rows ? bestColumns : count - row * bestColumns;
+        const int top = area.top() + int(row * size_t(area.height()) / rows);
+        const int bottom = area.top() + int((row + 1) * size_t(area.height()) / rows);
+        const int left = area.left() + int(column * size_t(area.width()) / inRow);
+        const int right = area.left() + int((column + 1) * size_t(area.width()) / inRow);
+        cells.emplace_back(left, top, right - left, bottom - top);
+    }
+    return cells;
+}
+
 }  // namespace
+
+ReportCharts reportCharts(const AbsorptionReport& report) {
+    const std::vector<CurveGroup> groups = curveGroups(report);
+    const std::vector<SweepGroup> sweeps = sweepGroups(report);
+    // Six charts at most, four when there is a sweep (its legend needs the room): the sweep
+    // charts (up to three) come first, curve charts fill the rest, and a note says what was
+    // left out.
+    const size_t sweepsShown = std::min<size_t>(sweeps.size(), 3);
+    const size_t curvesShown = std::min(groups.size(), (sweeps.empty() ? 6 : 4) - sweepsShown);
+    ReportCharts out;
+    std::vector<charts::ChartSpec>& specs = out.charts;
+    for (size_t i = 0; i < sweepsShown; ++i) specs.push_back(sweepChart(report, sweeps[i]));
+    for (size_t i = 0; i < curvesShown; ++i) specs.push_back(curvesChart(report, groups[i]));
+    QStringList left;
+    if (curvesShown < groups.size())
+        left << QStringLiteral("%1 of %2 curve charts left out")
+                    .arg(groups.size() - curvesShown)
+                    .arg(groups.size());
+    if (sweepsShown < sweeps.size())
+        left << QStringLiteral("%1 of %2 sweep charts left out")
+                    .arg(sweeps.size() - sweepsShown)
+                    .arg(sweeps.size());
+    out.note = left.isEmpty()
+                   ? QString()
+                   : left.join(QStringLiteral(", ")) +
+                         QStringLiteral(" (the GUI's Curves and Sweep tabs show every one)");
+    return out;
+}
+
+QImage renderComparisonTable(const AbsorptionReport& report) {
+    const std::vector<ComparisonRow> rows = comparisonRows(report);
+    QImage image(tableSize(rows, 4000), QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    paintTable(painter, image.rect(), rows);
+    return image;
+}
+
+bool writeComparisonTableSvg(const AbsorptionReport& report, const QString& path) {
+    const std::vector<ComparisonRow> rows = comparisonRows(report);
+    const QSize size = tableSize(rows, 4000);
+    QSvgGenerator generator;
+    generator.setFileName(path);
+    generator.setSize(size);
+    generator.setViewBox(QRect(QPoint(0, 0), size));
+    generator.setTitle(QStringLiteral("Absorption by machine and kernel"));
+    QPainter painter;
+    if (!painter.begin(&generator)) return false;
+    painter.fillRect(QRect(QPoint(0, 0), size), Qt::white);
+    paintTable(painter, QRect(QPoint(0, 0), size), rows);
+    return painter.end();
+}
 
 QImage renderAbsorptionReport(const AbsorptionReport& report, QSize size) {
     QImage image(size, QImage::Format_ARGB32);
     image.fill(Qt::white);
     QPainter painter(&image);
     const std::vector<ComparisonRow> rows = comparisonRows(report);
-    const int tableHeight = std::min(size.height() * 35 / 100, int(rows.size() + 1) * 21 + 8);
-    std::vector<charts::ChartSpec> specs;
-    for (const CurveGroup& g : curveGroups(report)) specs.push_back(curvesChart(report, g));
-    for (const SweepGroup& s : sweepGroups(report)) specs.push_back(sweepChart(report, s));
-    const size_t shown = std::min<size_t>(specs.size(), 6);
-    if (shown == 0) {
+    const ReportCharts shown = reportCharts(report);
+    if (shown.charts.empty()) {
         painter.drawText(QRect(QPoint(0, 0), size), Qt::AlignCenter,
                          QStringLiteral("No noise runs in this profile"));
         return image;
     }
-    const int cols = shown <= 1 ? 1 : shown <= 4 ? 2 : 3;
-    const int gridRows = int((shown + size_t(cols) - 1) / size_t(cols));
-    const int chartWidth = size.width() / cols;
-    const int chartHeight = (size.height() - tableHeight) / gridRows;
-    for (size_t i = 0; i < shown; ++i) {
-        const charts::RenderedChart chart =
-            charts::renderChart(specs[i], QSize(chartWidth, chartHeight));
-        painter.drawImage(
-            QPoint(int(i % size_t(cols)) * chartWidth, int(i / size_t(cols)) * chartHeight),
-            chart.image);
+    const std::vector<charts::ChartSpec>& specs = shown.charts;
+    const QString& note = shown.note;
+
+    QFont noteFont = painter.font();
+    noteFont.setPointSizeF(9);
+    noteFont.setItalic(true);
+    const int noteHeight = note.isEmpty() ? 0 : QFontMetrics(noteFont).height() + 8;
+    const int tableHeight =
+        std::min(size.height() * 35 / 100, tableSize(rows, size.width()).height() + 8);
+    const QRect gridArea(0, 0, size.width(), size.height() - tableHeight - noteHeight);
+    const std::vector<QRect> cells = chartGrid(specs.size(), gridArea);
+    for (size_t i = 0; i < specs.size(); ++i) {
+        const charts::RenderedChart chart = charts::renderChart(specs[i], cells[i].size());
+        painter.drawImage(cells[i].topLeft(), chart.image);
     }
-    paintTable(painter, QRect(0, size.height() - tableHeight, size.width(), tableHeight), rows);
+    if (!note.isEmpty()) {
+        painter.save();
+        painter.setFont(noteFont);
+        painter.setPen(QColor(90, 90, 90));
+        painter.drawText(QRect(8, gridArea.bottom() + 1, size.width() - 16, noteHeight),
+                         Qt::AlignVCenter | Qt::AlignLeft, note);
+        painter.restore();
+    }
+    paintTable(painter, QRect(0, size.height() - tableHeight + 4, size.width(), tableHeight - 4),
+               rows);
     return image;
 }
 
@@ -511,24 +800,33 @@ charts::ChartSpec AbsorptionView::currentSpec() const {
     return curvesChart(report_, groups_[size_t(currentGroup_)]);
 }
 
+bool AbsorptionView::exportTo(const QString& format, const QString& path) {
+    const int tab = tabs_->currentIndex();
+    const bool table = tab == 1;
+    const bool sweep = tab == 2 && !sweeps_.empty();
+    if (groups_.empty() && !table) return false;
+    if (format == QLatin1String("CSV")) {
+        const QString text = table   ? comparisonCsv(report_)
+                             : sweep ? sweepCsv(report_, sweeps_[size_t(currentSweep_)])
+                                     : curvesCsv(report_, groups_[size_t(currentGroup_)]);
+        QSaveFile file(path);
+        return file.open(QIODevice::WriteOnly) && file.write(text.toUtf8()) >= 0 && file.commit();
+    }
+    if (format == QLatin1String("SVG"))
+        return table ? writeComparisonTableSvg(report_, path)
+                     : charts::writeChartSvg(currentSpec(), QSize(1200, 800), path);
+    return (table ? renderComparisonTable(report_)
+                  : charts::renderChart(currentSpec(), QSize(1200, 800)).image)
+        .save(path, "PNG");
+}
+
 void AbsorptionView::exportCurrent(const QString& format) {
     const QString suffix = format.toLower();
     const QString path = QFileDialog::getSaveFileName(
         this, tr("Export %1").arg(format), QStringLiteral("absorption.%1").arg(suffix),
         QStringLiteral("%1 (*.%2)").arg(format, suffix));
     if (path.isEmpty()) return;
-    bool ok = false;
-    if (format == QLatin1String("CSV")) {
-        const QString text = tabs_->currentIndex() == 1 || groups_.empty()
-                                 ? comparisonCsv(report_)
-                                 : curvesCsv(report_, groups_[size_t(currentGroup_)]);
-        QSaveFile file(path);
-        ok = file.open(QIODevice::WriteOnly) && file.write(text.toUtf8()) >= 0 && file.commit();
-    } else if (format == QLatin1String("SVG")) {
-        ok = charts::writeChartSvg(currentSpec(), QSize(1200, 800), path);
-    } else {
-        ok = charts::renderChart(currentSpec(), QSize(1200, 800)).image.save(path);
-    }
+    const bool ok = exportTo(format, path);
     status_->setText(ok ? tr("Exported %1").arg(path) : tr("Cannot write %1").arg(path));
 }
 

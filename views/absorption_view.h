@@ -48,8 +48,12 @@ QColor modeColor(const std::string& mode);
 // k1 (dashed) and k2 (dotted) marked. y is clipped at `yClip` so the knees stay readable.
 charts::ChartSpec curvesChart(const noise::AbsorptionReport& report, const CurveGroup& group,
                               double yClip = 3.0);
-// Absorption per mode vs the parameter, performance on the right axis.
+// Absorption per mode vs the parameter, one series per mode and combination of the other
+// parameters, lower bounds (no degradation seen) as hollow triangles, performance on the right
+// axis.
 charts::ChartSpec sweepChart(const noise::AbsorptionReport& report, const SweepGroup& sweep);
+// The sweep's points: one row per curve (value of the parameter, other parameters, mode).
+QString sweepCsv(const noise::AbsorptionReport& report, const SweepGroup& sweep);
 
 // Table 1: one row per (machine, region, params).
 struct ComparisonRow {
@@ -63,8 +67,19 @@ QString curvesCsv(const noise::AbsorptionReport& report, const CurveGroup& group
 // Suggestions dock entries from the classification.
 QList<SuggestionItem> absorptionSuggestionItems(const noise::AbsorptionReport& report);
 
-// `render absorption PROFILE`: the curve charts in a grid, the sweep when there is one, and the
-// comparison table below.
+// The comparison table at its natural size (every column as wide as its content).
+QImage renderComparisonTable(const noise::AbsorptionReport& report);
+bool writeComparisonTableSvg(const noise::AbsorptionReport& report, const QString& path);
+
+// `render absorption PROFILE`: the curve charts and the sweep charts in a grid (at most six; a
+// note says how many were left out), and the comparison table below.
+// The charts `render absorption` draws, in order, and the note on what was left out.
+struct ReportCharts {
+    std::vector<charts::ChartSpec> charts;
+    QString note;  // empty when every chart is drawn
+};
+ReportCharts reportCharts(const noise::AbsorptionReport& report);
+
 QImage renderAbsorption(const Workspace& workspace, const ProfileInfo& profile,
                         const RenderOptions& options);
 QImage renderAbsorptionReport(const noise::AbsorptionReport& report, QSize size);
@@ -82,6 +97,9 @@ class AbsorptionView : public QWidget {
     const noise::AbsorptionReport& report() const { return report_; }
     QTabWidget* tabs() const { return tabs_; }
     QTableWidget* table() const { return table_; }
+    // Writes what the current tab shows: format "PNG", "SVG" or "CSV". False when the file
+    // cannot be written or there is nothing to export.
+    bool exportTo(const QString& format, const QString& path);
 
   signals:
     void suggestionsReady(const QList<SuggestionItem>& suggestions);
