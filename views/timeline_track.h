@@ -98,6 +98,11 @@ class TimelineTrack {
     virtual QString toolTip(const TimelineItem& item) const = 0;
     virtual DetailFields details(const TimelineItem& item) const = 0;
     virtual QList<LegendEntry> legend() const { return {}; }
+    // A header groups the tracks after it (e.g. a process above its threads): the view draws
+    // it as a band across the gutter and data area with its title in bold.
+    virtual bool isHeader() const { return false; }
+    // Indent of the title in the gutter (tracks under a header), in pixels.
+    virtual int titleIndent() const { return 0; }
     // Full extent of the track's data.
     virtual TimeRange extent() const = 0;
 };

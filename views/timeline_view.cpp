@@ -461,12 +461,25 @@ void TimelineView::paintTracks(QPainter& painter, const Layout& layout,
         const QRect full(0, y, layout.size.width(), h);
         if (full.bottom() >= layout.tracks.top() && full.top() <= layout.tracks.bottom()) {
             const QRect rect(layout.dataArea.left(), y, layout.dataArea.width(), h);
-            painter.fillRect(QRect(0, y, kGutterWidth - 4, h), gutter);
-            painter.setPen(text);
-            painter.drawText(QRect(6, y, kGutterWidth - 14, std::min(h, 22)),
-                             Qt::AlignLeft | Qt::AlignVCenter,
-                             painter.fontMetrics().elidedText(track.title(), Qt::ElideMiddle,
-                                                              kGutterWidth - 14));
+            if (track.isHeader()) {
+                painter.fillRect(full, palette().color(QPalette::Button));
+                QFont bold = painter.font();
+                bold.setBold(true);
+                painter.save();
+                painter.setFont(bold);
+                painter.setPen(text);
+                painter.drawText(QRect(6, y, layout.size.width() - 12, h),
+                                 Qt::AlignLeft | Qt::AlignVCenter,
+                                 painter.fontMetrics().elidedText(track.title(), Qt::ElideMiddle,
+                                                                  layout.size.width() - 12));
+                painter.restore();
+            } else {
+                painter.fillRect(QRect(0, y, kGutterWidth - 4, h), gutter);
+                painter.setPen(text);
+                paintTitle(
+                    painter, track.title(),
+                    QRect(6 + track.titleIndent(), y, kGutterWidth - 14 - track.titleIndent(), h));
+            }
             painter.save();
             painter.setClipRect(rect.intersected(layout.tracks));
             std::optional<TimelineItem> selected;
@@ -484,6 +497,38 @@ void TimelineView::paintTracks(QPainter& painter, const Layout& layout,
     };
     for (const auto& overlay : overlays_) overlay->paint(painter, layout.dataArea, mapping, rectOf);
     painter.restore();
+}
+
+// A track title in the gutter: one line, or two when it does not fit and the track is tall
+// enough (long thread and counter names), elided in the middle beyond that.
+void TimelineView::paintTitle(QPainter& painter, const QString& title, const QRect& rect) {
+    const QFontMetrics metrics = painter.fontMetrics();
+    const int lineHeight = metrics.lineSpacing();
+    if (metrics.horizontalAdvance(title) <= rect.width() || rect.height() < 2 * lineHeight + 6) {
+        painter.drawText(QRect(rect.left(), rect.top(), rect.width(), std::min(rect.height(), 22)),
+                         Qt::AlignLeft | Qt::AlignVCenter,
+                         metrics.elidedText(title, Qt::ElideMiddle, rect.width()));
+        return;
+    }
+    // Break at the last separator that fits on the first line (or anywhere, if none does).
+    int fit = 0;
+    while (fit < title.size() && metrics.horizontalAdvance(title.left(fit + 1)) <= rect.width())
+        ++fit;
+    int breakAt = fit;
+    for (int i = fit; i > 0; --i) {
+        if (QStringLiteral(" /_:.-").contains(title[i - 1]) ||
+            (i < title.size() && QStringLiteral(" (").contains(title[i]))) {
+            breakAt = i;
+            break;
+        }
+    }
+    const QString first = title.left(breakAt);
+    const QString second =
+        metrics.elidedText(title.mid(breakAt).trimmed(), Qt::ElideMiddle, rect.width());
+    painter.drawText(QRect(rect.left(), rect.top() + 3, rect.width(), lineHeight),
+                     Qt::AlignLeft | Qt::AlignVCenter, first);
+    painter.drawText(QRect(rect.left(), rect.top() + 3 + lineHeight, rect.width(), lineHeight),
+                     Qt::AlignLeft | Qt::AlignVCenter, second);
 }
 
 void TimelineView::paintLegend(QPainter& painter, const Layout& layout) const {

@@ -128,6 +128,7 @@ class TimelineView : public QAbstractScrollArea {
     void paintAxis(QPainter& painter, const Layout& layout, const TimeMapping& mapping) const;
     void paintTracks(QPainter& painter, const Layout& layout, const TimeMapping& mapping) const;
     void paintLegend(QPainter& painter, const Layout& layout) const;
+    static void paintTitle(QPainter& painter, const QString& title, const QRect& rect);
     void moveWindowToMinimapX(double x);
 
     std::vector<std::shared_ptr<TimelineTrack>> tracks_;

@@ -1,9 +1,12 @@
 #include "trace_tracks.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QPainter>
 #include <QPainterPath>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "timeline_view.h"
 
@@ -14,6 +17,54 @@ TraceSource::TraceSource(std::string workspacePath, int64_t profileId)
     primaryConnection_ = open();
     primary_ = primaryConnection_->store.get();
     flows_ = primary_->flows();
+    metadata_ = primary_->metadata();
+}
+
+namespace {
+
+QString jsonText(const QJsonValue& v) {
+    if (v.isString()) return v.toString();
+    if (v.isDouble()) return QString::number(v.toDouble(), 'g', 12);
+    if (v.isBool()) return v.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    return QString::fromUtf8(QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact))
+        .mid(1)
+        .chopped(1);
+}
+
+// XProf keeps one entry per plane, in plane order; the plane's index is the process's pid.
+QJsonObject planeOf(const QJsonObject& metadata, const trace::TrackRow& process) {
+    for (const auto& p : metadata.value("plane_details").toArray()) {
+        const QJsonObject plane = p.toObject();
+        if (QString::number(plane.value("index").toInteger()).toStdString() == process.pid)
+            return plane;
+    }
+    return {};
+}
+
+}  // namespace
+
+QString TraceSource::deviceType(const trace::TrackRow& process) const {
+    return planeOf(metadata_, process)
+        .value("stats")
+        .toObject()
+        .value("device_type_string")
+        .toString();
+}
+
+DetailFields TraceSource::processDetails(const trace::TrackRow& process) const {
+    DetailFields fields;
+    fields.append({"Process", QString::fromStdString(process.name)});
+    if (!process.pid.empty()) fields.append({"pid", QString::fromStdString(process.pid)});
+    int tracks = 0;
+    for (const trace::TrackRow& t : primary_->tracks())
+        if (t.parent == process.id) ++tracks;
+    fields.append({"Tracks", QString::number(tracks)});
+    const QJsonObject plane = planeOf(metadata_, process);
+    const QJsonObject stats = plane.value("stats").toObject();
+    for (auto it = stats.begin(); it != stats.end(); ++it) fields.append({it.key(), jsonText(*it)});
+    if (!plane.isEmpty() && plane.contains("id"))
+        fields.append({"Plane id", QString::number(plane.value("id").toInteger())});
+    return fields;
 }
 
 TraceSource::~TraceSource() = default;
@@ -57,7 +108,45 @@ QString formatNanoseconds(double ns) {
     if (a >= 1e9) return QString::number(ns / 1e9, 'f', 3) + " s";
     if (a >= 1e6) return QString::number(ns / 1e6, 'f', a >= 1e8 ? 1 : 2) + " ms";
     if (a >= 1e3) return QString::number(ns / 1e3, 'f', a >= 1e5 ? 1 : 2) + " µs";
-    return QString::number(ns, 'f', 0) + " ns";
+    // Picosecond-resolution times (XProf) keep their fraction.
+    const double ps = std::round(ns * 1000.0);
+    if (std::fmod(ps, 1000.0) == 0.0) return QString::number(ns, 'f', 0) + " ns";
+    if (a < 1.0) return QString::number(ps, 'f', 0) + " ps";
+    return QString::number(ps / 1000.0, 'f', 3) + " ns";
+}
+
+QString counterUnit(const std::string& seriesName) {
+    QString name = QString::fromStdString(seriesName).toLower();
+    if (name.contains("bytes") || name.endsWith(" mem") || name.contains("memory")) return "B";
+    if (name.contains('%') || name.contains("percent") || name.contains("utilization")) return "%";
+    return {};
+}
+
+QString formatCounterValue(double value, const QString& unit) {
+    const double a = std::abs(value);
+    auto trim = [](double v) { return QString::number(v, 'f', std::abs(v) >= 100 ? 0 : 1); };
+    if (unit == "B") {
+        static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+        int k = 0;
+        double v = value;
+        while (std::abs(v) >= 1024 && k < 5) {
+            v /= 1024;
+            ++k;
+        }
+        return (k == 0 ? QString::number(value, 'g', 6) : trim(v)) + " " + units[k];
+    }
+    QString text;
+    if (a >= 1e12)
+        text = trim(value / 1e12) + " T";
+    else if (a >= 1e9)
+        text = trim(value / 1e9) + " G";
+    else if (a >= 1e6)
+        text = trim(value / 1e6) + " M";
+    else if (a >= 1e4)
+        text = trim(value / 1e3) + " k";
+    else
+        text = QString::number(value, 'g', 4);
+    return unit.isEmpty() ? text : (text.endsWith(' ') ? text + unit : text + " " + unit);
 }
 
 namespace {
@@ -109,7 +198,69 @@ static void foldNarrow(std::vector<trace::SliceItem>& items, double minSpan) {
     items = std::move(out);
 }
 
+// --- process headers ---------------------------------------------------------------------------
+
+TraceProcessHeaderTrack::TraceProcessHeaderTrack(TraceSourcePtr source, const trace::TrackRow& row,
+                                                 TimeRange extent)
+    : source_(std::move(source)), trackId_(row.id), title_(trackTitle(row)), extent_(extent) {
+    const QString device = source_->deviceType(row);
+    if (!device.isEmpty()) title_ += QStringLiteral("  ·  ") + device;
+}
+
+std::shared_ptr<const TrackFrame> TraceProcessHeaderTrack::prepare(TimeRange window,
+                                                                   double upp) const {
+    auto frame = std::make_shared<TrackFrame>();
+    frame->window = window;
+    frame->unitsPerPixel = upp;
+    return frame;
+}
+
+void TraceProcessHeaderTrack::paint(QPainter& painter, const QRect& rect,
+                                    const TimeMapping& mapping, const TrackFrame*,
+                                    const std::optional<TimelineItem>& selected) const {
+    // The view draws the band and the title; a thin bar marks the process's time span.
+    const double x0 = std::max(mapping.x(extent_.start), double(rect.left()));
+    const double x1 = std::min(mapping.x(extent_.end), double(rect.right() + 1));
+    if (x1 > x0)
+        painter.fillRect(QRectF(x0, rect.bottom() - 2, x1 - x0, 2),
+                         selected ? QColor(30, 30, 30) : QColor(120, 120, 140));
+}
+
+std::optional<TimelineItem> TraceProcessHeaderTrack::hitTest(const QPoint& pos, const QRect& rect,
+                                                             const TimeMapping&,
+                                                             const TrackFrame*) const {
+    if (!rect.contains(pos)) return std::nullopt;
+    TimelineItem item;
+    item.id = trackId_;
+    item.start = extent_.start;
+    item.end = extent_.end;
+    return item;
+}
+
+QString TraceProcessHeaderTrack::toolTip(const TimelineItem&) const {
+    return title_;
+}
+
+DetailFields TraceProcessHeaderTrack::details(const TimelineItem&) const {
+    const trace::TrackRow* row = source_->store().track(trackId_);
+    return row ? source_->processDetails(*row) : DetailFields{{"Process", title_}};
+}
+
 // --- slices ------------------------------------------------------------------------------------
+
+namespace {
+// Tracks inside a process are indented under its header.
+int indentOf(const trace::TrackRow& row) {
+    return row.parent >= 0 ? 12 : 0;
+}
+// Exact (ps) start and end of a slice in ns relative to the origin already subtracted.
+double exactStart(const trace::SliceItem& s) {
+    return double(s.start) + s.startPs * 1e-3;
+}
+double exactEnd(const trace::SliceItem& s) {
+    return exactStart(s) + s.durNs();
+}
+}  // namespace
 
 TraceSliceTrack::TraceSliceTrack(TraceSourcePtr source, const trace::TrackRow& row,
                                  std::shared_ptr<const TraceHighlight> highlight)
@@ -118,6 +269,7 @@ TraceSliceTrack::TraceSliceTrack(TraceSourcePtr source, const trace::TrackRow& r
       depthRows_(int(row.maxDepth) + 1),
       title_(trackTitle(row)),
       extent_(relativeExtent(row, source_->origin())),
+      indent_(indentOf(row)),
       highlight_(std::move(highlight)) {}
 
 int TraceSliceTrack::height() const {
@@ -141,8 +293,8 @@ std::shared_ptr<const TrackFrame> TraceSliceTrack::prepare(TimeRange window, dou
 TimelineItem TraceSliceTrack::itemOf(const trace::SliceItem& s) {
     TimelineItem item;
     item.id = s.kind == trace::ItemKind::Folded ? -1 : int64_t(s.name);
-    item.start = double(s.start);
-    item.end = double(s.end());
+    item.start = exactStart(s);
+    item.end = s.kind == trace::ItemKind::Folded ? double(s.end()) : exactEnd(s);
     item.count = int64_t(s.count);
     item.row = int(s.depth);
     return item;
@@ -160,7 +312,7 @@ void TraceSliceTrack::paint(QPainter& painter, const QRect& rect, const TimeMapp
     const std::string& highlighted = highlight_ ? highlight_->name : std::string();
     for (const trace::SliceItem& s : frame->items) {
         const int y = rect.top() + kPadding + int(s.depth) * kRowHeight;
-        const double x0 = mapping.x(double(s.start));
+        const double x0 = mapping.x(exactStart(s));
         if (s.kind == trace::ItemKind::Instant) {
             if (x0 < left - 5 || x0 > right + 5) continue;
             const QColor color = traceNameColor(source_->text(s.name)).darker(140);
@@ -173,7 +325,10 @@ void TraceSliceTrack::paint(QPainter& painter, const QRect& rect, const TimeMapp
             painter.fillPath(marker, color);
             continue;
         }
-        double x1 = std::max(mapping.x(double(s.end())), x0 + 1.0);
+        // Zero-length and sub-pixel slices stay visible.
+        const double x1 =
+            std::max(mapping.x(s.kind == trace::ItemKind::Folded ? double(s.end()) : exactEnd(s)),
+                     x0 + kMinSliceWidth);
         const double cx0 = std::max(x0, left - 1), cx1 = std::min(x1, right + 1);
         if (cx1 < cx0) continue;
         const QRectF box(cx0, y + 1, cx1 - cx0, kRowHeight - 2);
@@ -206,7 +361,7 @@ void TraceSliceTrack::paint(QPainter& painter, const QRect& rect, const TimeMapp
     }
     if (selected) {
         const double x0 = mapping.x(selected->start);
-        const double x1 = std::max(mapping.x(selected->end), x0 + 1.0);
+        const double x1 = std::max(mapping.x(selected->end), x0 + kMinSliceWidth);
         const int y = rect.top() + kPadding + selected->row * kRowHeight;
         painter.setPen(QPen(QColor(0, 0, 0), 2));
         painter.setBrush(Qt::NoBrush);
@@ -227,9 +382,11 @@ std::optional<TimelineItem> TraceSliceTrack::hitTest(const QPoint& pos, const QR
     const trace::SliceItem* best = nullptr;
     for (const trace::SliceItem& s : frame->items) {
         if (s.depth != depth) continue;
-        const double x0 = mapping.x(double(s.start));
-        // Instants and one-pixel slices get a little slack so they stay clickable.
-        const double x1 = std::max(mapping.x(double(s.end())), x0 + 1.0);
+        const double x0 = mapping.x(exactStart(s));
+        // Instants and narrow slices get a little slack so they stay clickable.
+        const double x1 =
+            std::max(mapping.x(s.kind == trace::ItemKind::Folded ? double(s.end()) : exactEnd(s)),
+                     x0 + (s.kind == trace::ItemKind::Folded ? 1.0 : kMinSliceWidth));
         const double slack = s.kind == trace::ItemKind::Instant ? 4.0 : 0.5;
         if (x >= x0 - slack && x <= x1 + slack) best = &s;  // the last (topmost) drawn wins
     }
@@ -277,7 +434,9 @@ TraceCounterTrack::TraceCounterTrack(TraceSourcePtr source, const trace::TrackRo
       trackId_(row.id),
       title_(trackTitle(row)),
       extent_(relativeExtent(row, source_->origin())),
-      color_(traceNameColor(row.name).darker(115)) {}
+      indent_(indentOf(row)),
+      color_(traceNameColor(row.name).darker(115)),
+      unit_(counterUnit(row.name)) {}
 
 std::shared_ptr<const TrackFrame> TraceCounterTrack::prepare(TimeRange window, double upp) const {
     auto frame = std::make_shared<Frame>();
@@ -336,9 +495,23 @@ void TraceCounterTrack::paint(QPainter& painter, const QRect& rect, const TimeMa
     QColor fill = color_;
     fill.setAlpha(170);
     painter.fillPath(area, fill);
-    painter.setPen(color_.darker(140));
-    painter.drawText(rect.adjusted(4, 2, -4, 0), Qt::AlignTop | Qt::AlignRight,
-                     QString::number(frame->high, 'g', 4));
+    // Value axis: the top and the bottom of the chart, with the unit the series name implies.
+    QFont small = painter.font();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    painter.setFont(small);
+    const QFontMetrics metrics(small);
+    const QString highText = formatCounterValue(frame->high, unit_);
+    const QString lowText = formatCounterValue(frame->low, unit_);
+    const int w =
+        std::max(metrics.horizontalAdvance(highText), metrics.horizontalAdvance(lowText)) + 8;
+    const QRect labels(rect.right() - w - 2, rect.top() + 1, w, rect.height() - 2);
+    const QColor back(255, 255, 255, 200);
+    painter.fillRect(QRect(labels.left(), labels.top(), w, metrics.height()), back);
+    painter.fillRect(QRect(labels.left(), labels.bottom() - metrics.height(), w, metrics.height()),
+                     back);
+    painter.setPen(color_.darker(170));
+    painter.drawText(labels, Qt::AlignTop | Qt::AlignRight, highText);
+    painter.drawText(labels, Qt::AlignBottom | Qt::AlignRight, lowText);
     if (selected) {
         painter.setPen(QPen(QColor(0, 0, 0), 2));
         const double x = mapping.x(selected->start);
@@ -371,8 +544,10 @@ std::optional<TimelineItem> TraceCounterTrack::hitTest(const QPoint& pos, const 
 QString TraceCounterTrack::toolTip(const TimelineItem& item) const {
     const auto it = lastHit_.find(item.start);
     if (it == lastHit_.end()) return title_;
-    return QStringLiteral("%1 = %2 at %3")
-        .arg(title_, QString::number(it->second.value, 'g', 6), formatNanoseconds(item.start));
+    QString value = QString::number(it->second.value, 'g', 6);
+    if (!unit_.isEmpty() || std::abs(it->second.value) >= 1e4)
+        value += " (" + formatCounterValue(it->second.value, unit_) + ")";
+    return QStringLiteral("%1 = %2 at %3").arg(title_, value, formatNanoseconds(item.start));
 }
 
 DetailFields TraceCounterTrack::details(const TimelineItem& item) const {
@@ -401,6 +576,65 @@ TraceFlowOverlay::TraceFlowOverlay(TraceSourcePtr source, std::shared_ptr<const 
         longest_ = std::max(longest_, std::abs(f.toTs - f.fromTs));
 }
 
+std::optional<TraceFlowOverlay::FlowArrow> TraceFlowOverlay::arrowFor(const trace::FlowRow& f,
+                                                                      const QRect& a,
+                                                                      const QRect& b,
+                                                                      const TimeMapping& mapping,
+                                                                      int64_t origin) {
+    const int fromRow = std::max(0, f.fromDepth), toRow = std::max(0, f.toDepth);
+    QPointF p0(mapping.x(double(f.fromTs - origin)), a.top() + TraceSliceTrack::rowCenter(fromRow));
+    QPointF p1(mapping.x(double(f.toTs - origin)), b.top() + TraceSliceTrack::rowCenter(toRow));
+    const double dx = p1.x() - p0.x(), dy = p1.y() - p0.y();
+    QPointF c1, c2;
+    if (std::abs(dy) < 1.0) {
+        // Along one row: an arc over the row from the source's end to the target's top-left
+        // corner, so neither the line nor the head covers the slices' labels.
+        if (std::abs(dx) < 2.0) return std::nullopt;  // back to back: nothing to show
+        const double top =
+            a.top() + TraceSliceTrack::kPadding + fromRow * TraceSliceTrack::kRowHeight;
+        p0.setY(top + 1);
+        p1.setY(top + 1);
+        const double lift = std::min(14.0, 4.0 + std::abs(dx) * 0.2);
+        c1 = p0 + QPointF(dx * 0.25, -lift);
+        c2 = p1 + QPointF(-dx * 0.25, -lift);
+    } else if (std::abs(dx) < 2.0 || dx < 0) {
+        // Straight up or down (a dependency at the same instant on another row), or backward:
+        // the tip stops at the target row's edge facing the source, off its label.
+        const double rowTop =
+            b.top() + TraceSliceTrack::kPadding + toRow * TraceSliceTrack::kRowHeight;
+        p1.setY(dy < 0 ? rowTop + TraceSliceTrack::kRowHeight - 1 : rowTop + 1);
+        const double ddy = p1.y() - p0.y();
+        if (std::abs(dx) < 2.0) {
+            c1 = p0 + QPointF(0, ddy * 0.35);
+            c2 = p1 - QPointF(0, ddy * 0.35);
+        } else {
+            // Leaves the source going back and comes down (or up) onto the target's top-left
+            // corner from the right, so the head points backward.
+            const double bend = std::max(12.0, std::abs(dx) * 0.4);
+            c1 = p0 - QPointF(bend, 0);
+            c2 = p1 + QPointF(16.0, ddy > 0 ? -6.0 : 6.0);
+        }
+    } else {
+        // Forward: leaves the source's end, enters the target's start from the left.
+        const double bend = std::max(12.0, dx * 0.4);
+        c1 = p0 + QPointF(bend, 0);
+        c2 = p1 - QPointF(bend, 0);
+    }
+    FlowArrow arrow;
+    arrow.path = QPainterPath(p0);
+    arrow.path.cubicTo(c1, c2, p1);
+    // The head follows the curve's last tangent, its tip on the target; short arrows get a
+    // smaller head.
+    QPointF dir = p1 - c2;
+    const double len = std::hypot(dir.x(), dir.y());
+    dir = len > 1e-6 ? dir / len : QPointF(1, 0);
+    const QPointF normal(-dir.y(), dir.x());
+    const double size = std::clamp(std::hypot(p1.x() - p0.x(), p1.y() - p0.y()) * 0.6, 4.0, 7.0);
+    arrow.tip = p1;
+    arrow.head << p1 << p1 - dir * size + normal * size / 2 << p1 - dir * size - normal * size / 2;
+    return arrow;
+}
+
 void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const TimeMapping& mapping,
                              const std::function<QRect(const TimelineTrack*)>& trackRect) const {
     if (byStart_.empty()) return;
@@ -414,7 +648,7 @@ void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const Tim
     painter.save();
     painter.setClipRect(dataArea);
     painter.setRenderHint(QPainter::Antialiasing, true);
-    const QColor color(40, 70, 160, 200);
+    const QColor color(40, 70, 160, 190);
     painter.setPen(QPen(color, 1.3));
     int drawn = 0;
     for (; it != byStart_.end() && drawn < kMaxArrows; ++it) {
@@ -425,19 +659,12 @@ void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const Tim
         if (from == shown_->end() || to == shown_->end()) continue;
         const QRect a = trackRect(from->second), b = trackRect(to->second);
         if (a.isEmpty() || b.isEmpty()) continue;
-        const QPointF p0(mapping.x(double(f.fromTs - origin)),
-                         a.top() + TraceSliceTrack::rowCenter(std::max(0, f.fromDepth)));
-        const QPointF p1(mapping.x(double(f.toTs - origin)),
-                         b.top() + TraceSliceTrack::rowCenter(std::max(0, f.toDepth)));
-        QPainterPath path(p0);
-        const double bend = std::max(12.0, std::abs(p1.x() - p0.x()) * 0.4);
-        path.cubicTo(p0 + QPointF(bend, 0), p1 - QPointF(bend, 0), p1);
+        const std::optional<FlowArrow> arrow = arrowFor(f, a, b, mapping, origin);
+        if (!arrow) continue;
         painter.setBrush(Qt::NoBrush);
-        painter.drawPath(path);
-        // Arrow head pointing right, into the target.
-        QPainterPath head(p1);
-        head.lineTo(p1 + QPointF(-7, -4));
-        head.lineTo(p1 + QPointF(-7, 4));
+        painter.drawPath(arrow->path);
+        QPainterPath head;
+        head.addPolygon(arrow->head);
         head.closeSubpath();
         painter.fillPath(head, color);
         ++drawn;
@@ -468,9 +695,35 @@ TraceTimelineTracks makeTraceTracks(const TraceSourcePtr& source,
                                     const std::vector<int64_t>& trackIds,
                                     std::shared_ptr<const TraceHighlight> highlight) {
     TraceTimelineTracks out;
+    const trace::TraceStore& store = source->store();
+    const int64_t origin = source->origin();
+    int64_t currentProcess = -2;
     for (int64_t id : trackIds) {
-        const trace::TrackRow* row = source->store().track(id);
+        const trace::TrackRow* row = store.track(id);
         if (!row) continue;
+        // The outermost enclosing process heads the run of tracks that belong to it.
+        const trace::TrackRow* process = row;
+        while (process->parent >= 0 && store.track(process->parent))
+            process = store.track(process->parent);
+        const bool headed = process != row && process->kind == trace::TrackKind::Process;
+        const int64_t processId = headed ? process->id : -1;
+        if (processId != currentProcess) {
+            currentProcess = processId;
+            if (headed) {
+                TimeRange span{std::numeric_limits<double>::max(), 0};
+                for (const trace::TrackRow& t : store.tracks()) {
+                    if (t.slices + t.instants + t.samples == 0) continue;
+                    const trace::TrackRow* p = &t;
+                    while (p->parent >= 0 && p->id != process->id) p = store.track(p->parent);
+                    if (p->id != process->id) continue;
+                    span.start = std::min(span.start, double(t.start - origin));
+                    span.end = std::max(span.end, double(t.end - origin));
+                }
+                if (span.end < span.start) span = {0, 1};
+                out.tracks.push_back(
+                    std::make_shared<TraceProcessHeaderTrack>(source, *process, span));
+            }
+        }
         std::shared_ptr<TimelineTrack> track;
         if (row->samples > 0 && row->slices + row->instants == 0)
             track = std::make_shared<TraceCounterTrack>(source, *row);

@@ -6,6 +6,9 @@
 // full precision on epoch-based timestamps.
 
 #include <QColor>
+#include <QJsonObject>
+#include <QPainterPath>
+#include <QPolygonF>
 #include <QString>
 #include <functional>
 #include <map>
@@ -36,6 +39,13 @@ class TraceSource {
     int64_t origin() const { return primary_->start(); }
     const std::string& text(uint32_t id) const { return primary_->text(id); }
     const std::vector<trace::FlowRow>& flows() const { return flows_; }
+    // The profile's metadata (what the importer recorded), read at opening.
+    const QJsonObject& metadata() const { return metadata_; }
+    // What the profile knows about a process track: XProf plane stats (device type, peak
+    // FLOPS, bandwidths), Chrome process labels, Chakra ranks.
+    DetailFields processDetails(const trace::TrackRow& process) const;
+    // The device type of a process (XProf device_type_string), "" when unknown.
+    QString deviceType(const trace::TrackRow& process) const;
 
     // Runs `query` with a store owned by the calling thread for its duration (any thread).
     template <class Query>
@@ -63,6 +73,7 @@ class TraceSource {
     std::unique_ptr<Connection> primaryConnection_;
     const trace::TraceStore* primary_ = nullptr;
     std::vector<trace::FlowRow> flows_;
+    QJsonObject metadata_;
     mutable std::mutex poolMutex_;
     mutable std::vector<std::unique_ptr<Connection>> pool_;
 };
@@ -70,18 +81,51 @@ using TraceSourcePtr = std::shared_ptr<const TraceSource>;
 
 // A stable colour per op name (FNV-1a hash → hue), so a name looks the same in every view.
 QColor traceNameColor(const std::string& name);
-// "1.25 ms", "830 ns", "2.500 s".
+// "1.25 ms", "830 ns", "2.500 s"; below a microsecond fractions show: "2.250 ns", "400 ps".
 QString formatNanoseconds(double ns);
+// A counter value with an SI prefix (or binary units for bytes): "36.1 M", "33.0 MiB".
+QString formatCounterValue(double value, const QString& unit);
+// The unit a counter series name implies: "bytes" for memory in bytes, "%" for percentages.
+QString counterUnit(const std::string& seriesName);
 
 // What the slice tracks dim everything but (the op selected in the op table); GUI thread only.
 struct TraceHighlight {
     std::string name;  // empty: nothing highlighted
 };
 
+// A process (XProf plane, Chrome pid, Chakra rank set) above its tracks: a band with its name
+// (and device type); clicking it shows the process's details.
+class TraceProcessHeaderTrack final : public TimelineTrack {
+  public:
+    static constexpr int kHeight = 22;
+    TraceProcessHeaderTrack(TraceSourcePtr source, const trace::TrackRow& row, TimeRange extent);
+    int64_t trackId() const { return trackId_; }
+    QString title() const override { return title_; }
+    int height() const override { return kHeight; }
+    bool isHeader() const override { return true; }
+    std::shared_ptr<const TrackFrame> prepare(TimeRange window, double upp) const override;
+    void paint(QPainter& painter, const QRect& rect, const TimeMapping& mapping,
+               const TrackFrame* frame, const std::optional<TimelineItem>& selected) const override;
+    std::optional<TimelineItem> hitTest(const QPoint& pos, const QRect& rect,
+                                        const TimeMapping& mapping,
+                                        const TrackFrame* frame) const override;
+    QString toolTip(const TimelineItem& item) const override;
+    DetailFields details(const TimelineItem& item) const override;
+    TimeRange extent() const override { return extent_; }
+
+  private:
+    TraceSourcePtr source_;
+    int64_t trackId_;
+    QString title_;
+    TimeRange extent_;
+};
+
 class TraceSliceTrack final : public TimelineTrack {
   public:
     static constexpr int kRowHeight = 18;
     static constexpr int kPadding = 3;
+    // Slices narrower than this (zero-length nodes, sub-ns events) are still drawn this wide.
+    static constexpr double kMinSliceWidth = 3.0;
 
     TraceSliceTrack(TraceSourcePtr source, const trace::TrackRow& row,
                     std::shared_ptr<const TraceHighlight> highlight = {});
@@ -101,6 +145,7 @@ class TraceSliceTrack final : public TimelineTrack {
     QString toolTip(const TimelineItem& item) const override;
     DetailFields details(const TimelineItem& item) const override;
     TimeRange extent() const override { return extent_; }
+    int titleIndent() const override { return indent_; }
     // Vertical centre of depth row `depth` relative to the track's top.
     static int rowCenter(int depth) { return kPadding + depth * kRowHeight + kRowHeight / 2; }
     // The timeline item of a slice (as hitTest returns it); times relative to the origin.
@@ -114,6 +159,7 @@ class TraceSliceTrack final : public TimelineTrack {
     int depthRows_;
     QString title_;
     TimeRange extent_;
+    int indent_;
     std::shared_ptr<const TraceHighlight> highlight_;
     mutable std::shared_ptr<const Frame> lastHitFrame_;
 };
@@ -137,13 +183,16 @@ class TraceCounterTrack final : public TimelineTrack {
     QString toolTip(const TimelineItem& item) const override;
     DetailFields details(const TimelineItem& item) const override;
     TimeRange extent() const override { return extent_; }
+    int titleIndent() const override { return indent_; }
 
   private:
     TraceSourcePtr source_;
     int64_t trackId_;
     QString title_;
     TimeRange extent_;
+    int indent_;
     QColor color_;
+    QString unit_;
     mutable std::map<double, trace::CounterItem> lastHit_;  // by time, for tooltips
 };
 
@@ -156,6 +205,20 @@ class TraceFlowOverlay final : public TimelineOverlay {
     void paint(QPainter& painter, const QRect& dataArea, const TimeMapping& mapping,
                const std::function<QRect(const TimelineTrack*)>& trackRect) const override;
 
+    // How a flow is drawn between the rects of its tracks: a curve and a head whose tip is on
+    // the target. Forward arrows enter the target's start from the left; backward and vertical
+    // ones stop at the target row's edge facing the source; arrows along one row arc over it to
+    // its top edge (none when both ends coincide). Heads follow the curve, so backward ones
+    // point backward.
+    struct FlowArrow {
+        QPainterPath path;
+        QPolygonF head;
+        QPointF tip;
+    };
+    static std::optional<FlowArrow> arrowFor(const trace::FlowRow& flow, const QRect& from,
+                                             const QRect& to, const TimeMapping& mapping,
+                                             int64_t origin);
+
   private:
     TraceSourcePtr source_;
     std::shared_ptr<const TrackMap> shown_;
@@ -163,7 +226,8 @@ class TraceFlowOverlay final : public TimelineOverlay {
     int64_t longest_ = 0;
 };
 
-// The tracks of `source` in tree order (process, then its threads), as timeline tracks.
+// The tracks of `source` in the order given, as timeline tracks, with a process header above
+// each run of tracks of one process.
 struct TraceTimelineTracks {
     std::vector<std::shared_ptr<TimelineTrack>> tracks;
     std::map<int64_t, const TimelineTrack*> byTrackId;

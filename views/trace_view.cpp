@@ -3,10 +3,15 @@
 #include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QPainter>
 #include <QPushButton>
+#include <QScrollBar>
+#include <QShortcut>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStandardItemModel>
@@ -77,7 +82,42 @@ TraceView::TraceView(QWidget* parent)
     treeFilter_->setPlaceholderText(tr("Filter tracks"));
     tree_ = new QTreeWidget;
     tree_->setHeaderLabels({tr("Track"), tr("Slices")});
+    tree_->setContextMenuPolicy(Qt::CustomContextMenu);
+    // Reorder and pin: buttons, Alt+Up/Down and the context menu act on the current track.
+    auto* treeButtons = new QHBoxLayout;
+    auto* up = new QPushButton(tr("Up"));
+    auto* down = new QPushButton(tr("Down"));
+    auto* pin = new QPushButton(tr("Pin"));
+    up->setToolTip(tr("Move the track up (Alt+Up)"));
+    down->setToolTip(tr("Move the track down (Alt+Down)"));
+    pin->setToolTip(tr("Pin the track (or process) to the top of the timeline, or unpin it"));
+    for (QPushButton* b : {up, down, pin}) treeButtons->addWidget(b);
+    connect(up, &QPushButton::clicked, this, [this] { moveCurrent(-1); });
+    connect(down, &QPushButton::clicked, this, [this] { moveCurrent(1); });
+    connect(pin, &QPushButton::clicked, this, [this] { togglePinCurrent(); });
+    auto* upKey = new QShortcut(QKeySequence(Qt::ALT | Qt::Key_Up), tree_);
+    auto* downKey = new QShortcut(QKeySequence(Qt::ALT | Qt::Key_Down), tree_);
+    upKey->setContext(Qt::WidgetShortcut);
+    downKey->setContext(Qt::WidgetShortcut);
+    connect(upKey, &QShortcut::activated, this, [this] { moveCurrent(-1); });
+    connect(downKey, &QShortcut::activated, this, [this] { moveCurrent(1); });
+    connect(tree_, &QTreeWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+        QTreeWidgetItem* item = tree_->itemAt(pos);
+        if (!item) return;
+        tree_->setCurrentItem(item);
+        const int64_t id = item->data(0, kTrackIdRole).toLongLong();
+        QMenu menu;
+        menu.addAction(tr("Move up"), this, [this] { moveCurrent(-1); });
+        menu.addAction(tr("Move down"), this, [this] { moveCurrent(1); });
+        menu.addAction(isPinned(id) ? tr("Unpin") : tr("Pin to top"), this,
+                       [this] { togglePinCurrent(); });
+        menu.exec(tree_->viewport()->mapToGlobal(pos));
+    });
+    connect(tree_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
+        if (item && !fillingTree_) showTrackDetails(item->data(0, kTrackIdRole).toLongLong());
+    });
     treeLayout->addWidget(treeFilter_);
+    treeLayout->addLayout(treeButtons);
     treeLayout->addWidget(tree_);
     connect(treeFilter_, &QLineEdit::textChanged, this, &TraceView::setTrackFilter);
     connect(tree_, &QTreeWidget::itemChanged, this, [this] {
@@ -108,7 +148,7 @@ TraceView::TraceView(QWidget* parent)
     opTable_->verticalHeader()->hide();
     connect(opTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
-                if (current.isValid())
+                if (current.isValid() && !syncingOpTable_)
                     selectOp(opProxy_->index(current.row(), 0).data(kSortRole).toString());
             });
     details_ = new QTextBrowser;
@@ -169,6 +209,8 @@ void TraceView::setSource(TraceSourcePtr source, std::vector<trace::OpStat> ops)
 void TraceView::buildTree() {
     fillingTree_ = true;
     tree_->clear();
+    treeItems_.clear();
+    pinned_.clear();
     const trace::TraceStore& store = source_->store();
     std::function<void(int64_t, QTreeWidgetItem*)> add = [&](int64_t parent,
                                                              QTreeWidgetItem* into) {
@@ -178,6 +220,7 @@ void TraceView::buildTree() {
             item->setText(0, name);
             item->setText(1, QString::number(row->slices + row->instants + row->samples));
             item->setData(0, kTrackIdRole, qint64(row->id));
+            treeItems_[row->id] = item;
             item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
             item->setCheckState(0, Qt::Checked);
             add(row->id, item);
@@ -191,20 +234,112 @@ void TraceView::buildTree() {
 
 void TraceView::applyTreeToTimeline() {
     if (!binding_) return;
-    std::vector<int64_t> shown;
-    // A track shows when it and all its ancestors are checked, visible (filter) and expanded.
-    std::function<void(QTreeWidgetItem*, bool)> walk = [&](QTreeWidgetItem* item, bool parentOpen) {
-        const bool visible = parentOpen && !item->isHidden() && item->checkState(0) == Qt::Checked;
-        if (visible) shown.push_back(item->data(0, kTrackIdRole).toLongLong());
-        for (int i = 0; i < item->childCount(); ++i)
-            walk(item->child(i), visible && (item->isExpanded() || item->childCount() == 0));
+    // (track id, pin rank): pinned tracks and the tracks of pinned processes go first, in the
+    // order they were pinned; the rest follow in tree order.
+    std::vector<std::pair<int64_t, size_t>> shown;
+    const size_t unpinned = pinned_.size();
+    auto pinRank = [&](int64_t id) {
+        const auto it = std::find(pinned_.begin(), pinned_.end(), id);
+        return it == pinned_.end() ? unpinned : size_t(it - pinned_.begin());
     };
-    for (int i = 0; i < tree_->topLevelItemCount(); ++i) walk(tree_->topLevelItem(i), true);
-    std::erase_if(shown, [&](int64_t id) {
-        const trace::TrackRow* row = source_->store().track(id);
+    // A track shows when it and all its ancestors are checked, visible (filter) and expanded.
+    std::function<void(QTreeWidgetItem*, bool, size_t)> walk = [&](QTreeWidgetItem* item,
+                                                                   bool parentOpen, size_t rank) {
+        const int64_t id = item->data(0, kTrackIdRole).toLongLong();
+        rank = std::min(rank, pinRank(id));
+        const bool visible = parentOpen && !item->isHidden() && item->checkState(0) == Qt::Checked;
+        if (visible) shown.emplace_back(id, rank);
+        for (int i = 0; i < item->childCount(); ++i)
+            walk(item->child(i), visible && (item->isExpanded() || item->childCount() == 0), rank);
+    };
+    for (int i = 0; i < tree_->topLevelItemCount(); ++i)
+        walk(tree_->topLevelItem(i), true, unpinned);
+    std::erase_if(shown, [&](const auto& s) {
+        const trace::TrackRow* row = source_->store().track(s.first);
         return !row || row->slices + row->instants + row->samples == 0;
     });
-    binding_->show(shown);
+    std::stable_sort(shown.begin(), shown.end(),
+                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::vector<int64_t> ids;
+    ids.reserve(shown.size());
+    for (const auto& s : shown) ids.push_back(s.first);
+    binding_->show(ids);
+}
+
+std::vector<int64_t> TraceView::shownTrackIds() const {
+    std::vector<int64_t> ids;
+    if (!binding_) return ids;
+    for (const auto& track : timeline_->tracks())
+        for (const auto& [id, shown] : binding_->shown().byTrackId)
+            if (shown == track.get()) ids.push_back(id);
+    return ids;
+}
+
+void TraceView::moveTrack(int64_t trackId, int delta) {
+    const auto found = treeItems_.find(trackId);
+    if (found == treeItems_.end() || delta == 0) return;
+    QTreeWidgetItem* item = found->second;
+    QTreeWidgetItem* parent = item->parent();
+    const int count = parent ? parent->childCount() : tree_->topLevelItemCount();
+    const int index = parent ? parent->indexOfChild(item) : tree_->indexOfTopLevelItem(item);
+    const int target = std::clamp(index + delta, 0, count - 1);
+    if (target == index) return;
+    // Taking an item out forgets the expansion of its subtree: remember and restore it.
+    std::vector<std::pair<QTreeWidgetItem*, bool>> expanded;
+    std::function<void(QTreeWidgetItem*)> remember = [&](QTreeWidgetItem* i) {
+        expanded.emplace_back(i, i->isExpanded());
+        for (int c = 0; c < i->childCount(); ++c) remember(i->child(c));
+    };
+    remember(item);
+    fillingTree_ = true;
+    if (parent) {
+        parent->takeChild(index);
+        parent->insertChild(target, item);
+    } else {
+        tree_->takeTopLevelItem(index);
+        tree_->insertTopLevelItem(target, item);
+    }
+    for (const auto& [i, open] : expanded) i->setExpanded(open);
+    tree_->setCurrentItem(item);
+    fillingTree_ = false;
+    applyTreeToTimeline();
+}
+
+bool TraceView::isPinned(int64_t trackId) const {
+    return std::find(pinned_.begin(), pinned_.end(), trackId) != pinned_.end();
+}
+
+void TraceView::markPinned(QTreeWidgetItem* item, bool pinned) {
+    QFont font = item->font(0);
+    font.setBold(pinned);
+    item->setFont(0, font);
+    item->setToolTip(0, pinned ? tr("Pinned to the top of the timeline") : QString());
+}
+
+void TraceView::setPinned(int64_t trackId, bool pinned) {
+    const auto found = treeItems_.find(trackId);
+    if (found == treeItems_.end() || pinned == isPinned(trackId)) return;
+    if (pinned)
+        pinned_.push_back(trackId);
+    else
+        std::erase(pinned_, trackId);
+    fillingTree_ = true;
+    markPinned(found->second, pinned);
+    fillingTree_ = false;
+    applyTreeToTimeline();
+    timeline_->verticalScrollBar()->setValue(0);
+}
+
+void TraceView::moveCurrent(int delta) {
+    if (QTreeWidgetItem* item = tree_->currentItem())
+        moveTrack(item->data(0, kTrackIdRole).toLongLong(), delta);
+}
+
+void TraceView::togglePinCurrent() {
+    if (QTreeWidgetItem* item = tree_->currentItem()) {
+        const int64_t id = item->data(0, kTrackIdRole).toLongLong();
+        setPinned(id, !isPinned(id));
+    }
 }
 
 void TraceView::setTrackFilter(const QString& text) {
@@ -226,17 +361,35 @@ void TraceView::setTrackFilter(const QString& text) {
 
 void TraceView::fillOpTable(const std::vector<trace::OpStat>& ops) {
     opModel_->removeRows(0, opModel_->rowCount());
+    // XProf aggregated events (num_occurrences): a column saying how many of the count are known
+    // only in aggregate (they have no percentiles).
+    const bool aggregated = std::any_of(ops.begin(), ops.end(),
+                                        [](const trace::OpStat& op) { return op.aggregated > 0; });
+    QStringList headers{tr("Op"),   tr("Count"), tr("Total"), tr("Self"),
+                        tr("Mean"), tr("p50"),   tr("p95")};
+    if (aggregated) headers << tr("Aggregated");
+    opModel_->setColumnCount(int(headers.size()));
+    opModel_->setHorizontalHeaderLabels(headers);
     for (const trace::OpStat& op : ops) {
         auto* name = new QStandardItem(QString::fromStdString(op.name));
         name->setData(QString::fromStdString(op.name), kSortRole);
         name->setEditable(false);
         name->setForeground(traceNameColor(op.name).darker(170));
-        opModel_->appendRow({name, numberItem(double(op.count), QString::number(op.count)),
-                             numberItem(double(op.total), formatNanoseconds(double(op.total))),
-                             numberItem(double(op.self), formatNanoseconds(double(op.self))),
-                             numberItem(op.mean(), formatNanoseconds(op.mean())),
-                             numberItem(double(op.p50), formatNanoseconds(double(op.p50))),
-                             numberItem(double(op.p95), formatNanoseconds(double(op.p95)))});
+        const bool timed = op.count > op.aggregated;
+        auto percentile = [&](int64_t v) {
+            return timed ? numberItem(double(v), formatNanoseconds(double(v)))
+                         : numberItem(-1, QStringLiteral("–"));
+        };
+        QList<QStandardItem*> row{name,
+                                  numberItem(double(op.count), QString::number(op.count)),
+                                  numberItem(double(op.total), formatNanoseconds(double(op.total))),
+                                  numberItem(double(op.self), formatNanoseconds(double(op.self))),
+                                  numberItem(op.mean(), formatNanoseconds(op.mean())),
+                                  percentile(op.p50),
+                                  percentile(op.p95)};
+        if (aggregated)
+            row.append(numberItem(double(op.aggregated), QString::number(op.aggregated)));
+        opModel_->appendRow(row);
     }
     opTable_->sortByColumn(2, Qt::DescendingOrder);
     opTable_->resizeColumnsToContents();
@@ -294,6 +447,53 @@ void TraceView::findNext(const QString& needle, bool forward) {
     }));
 }
 
+void TraceView::selectOpRow(const std::string& name) {
+    const QList<QStandardItem*> found =
+        opModel_->findItems(QString::fromStdString(name), Qt::MatchExactly, 0);
+    if (found.isEmpty()) return;
+    const QModelIndex index = opProxy_->mapFromSource(found.front()->index());
+    syncingOpTable_ = true;
+    opTable_->selectionModel()->setCurrentIndex(
+        index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    opTable_->scrollTo(index);
+    syncingOpTable_ = false;
+}
+
+void TraceView::showTrackDetails(int64_t trackId) {
+    if (!source_) return;
+    const trace::TrackRow* row = source_->store().track(trackId);
+    if (!row) return;
+    ++detailsGeneration_;
+    DetailFields fields;
+    if (row->kind == trace::TrackKind::Process) {
+        fields = source_->processDetails(*row);
+    } else {
+        fields.append({"Track", QString::fromStdString(row->name)});
+        fields.append({"Kind", QString::fromLatin1(trace::trackKindName(row->kind))});
+        if (!row->pid.empty()) fields.append({"pid", QString::fromStdString(row->pid)});
+        if (!row->tid.empty()) fields.append({"tid", QString::fromStdString(row->tid)});
+        if (row->slices) fields.append({"Slices", QString::number(row->slices)});
+        if (row->instants) fields.append({"Instants", QString::number(row->instants)});
+        if (row->samples) fields.append({"Samples", QString::number(row->samples)});
+        if (row->slices + row->instants + row->samples > 0) {
+            fields.append({"From", formatNanoseconds(double(row->start - source_->origin()))});
+            fields.append({"To", formatNanoseconds(double(row->end - source_->origin()))});
+        }
+        if (const trace::TrackRow* process = source_->store().track(row->parent))
+            fields += source_->processDetails(*process);
+    }
+    QString html = "<table>";
+    for (const auto& [field, value] : fields)
+        html +=
+            "<tr><td><b>" + htmlEscape(field) + "</b></td><td>" + htmlEscape(value) + "</td></tr>";
+    details_->setHtml(html + "</table>");
+    tabs_->setCurrentWidget(details_);
+}
+
+QString TraceView::detailsText() const {
+    return details_->toPlainText();
+}
+
 void TraceView::showSelectionDetails() {
     const auto& selection = timeline_->selection();
     ++detailsGeneration_;
@@ -301,6 +501,10 @@ void TraceView::showSelectionDetails() {
         details_->clear();
         return;
     }
+    // The op table follows the timeline: the selected slice's op becomes the current row.
+    if (const auto* slices = dynamic_cast<const TraceSliceTrack*>(selection->track);
+        slices && selection->item.id >= 0)
+        selectOpRow(source_->text(uint32_t(selection->item.id)));
     QString html = "<table>";
     for (const auto& [field, value] : selection->track->details(selection->item))
         html +=
@@ -349,6 +553,27 @@ QString TraceView::overviewHtml() const {
                        .arg(formatNanoseconds(double(store.end() - store.start())))
                        .arg(store.start())
                        .arg(store.end());
+    // Devices (XProf planes with a device type) and what the importer warned about.
+    QString devices;
+    for (const auto& p : source_->metadata().value("plane_details").toArray()) {
+        const QJsonObject plane = p.toObject();
+        const QJsonObject stats = plane.value("stats").toObject();
+        if (!stats.contains("device_type_string")) continue;
+        QString line = htmlEscape(plane.value("name").toString()) + ": " +
+                       htmlEscape(stats.value("device_type_string").toString());
+        if (stats.contains("peak_teraflops_per_second"))
+            line += QStringLiteral(", %1 TFLOP/s peak")
+                        .arg(stats.value("peak_teraflops_per_second").toDouble(), 0, 'g', 6);
+        if (stats.contains("peak_hbm_bw_gigabytes_per_second"))
+            line += QStringLiteral(", %1 GB/s HBM")
+                        .arg(stats.value("peak_hbm_bw_gigabytes_per_second").toDouble(), 0, 'f', 0);
+        devices += "<li>" + line + "</li>";
+    }
+    if (!devices.isEmpty()) html += "<h3>Devices</h3><ul>" + devices + "</ul>";
+    QString warnings;
+    for (const auto& w : source_->metadata().value("warnings").toArray())
+        warnings += "<li>" + htmlEscape(w.toString()) + "</li>";
+    if (!warnings.isEmpty()) html += "<h3>Import notes</h3><ul>" + warnings + "</ul>";
     html += QStringLiteral("<p>%1 tracks, %2 slices, %3 instants, %4 counter samples, %5 flows</p>")
                 .arg(store.tracks().size())
                 .arg(slices)
@@ -385,7 +610,32 @@ QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOption
         view.setWindow({*options.from, *options.to});
     else
         view.fitAll();
-    return view.renderImage(options.sizeGiven ? options.size : view.fittedSize(options.size));
+    const QSize size = options.sizeGiven ? options.size : view.fittedSize(options.size);
+    QImage image = view.renderImage(size);
+    // Tracks below the image: say how many, and how tall an image would show them all.
+    const TimelineView::Layout layout = view.layoutFor(size);
+    int y = layout.tracks.top(), cut = 0;
+    for (const auto& track : view.tracks()) {
+        if (y + track->height() > layout.tracks.bottom() + 1 && !track->isHeader()) ++cut;
+        y += track->height();
+    }
+    if (cut > 0) {
+        const int needed = view.fittedSize(QSize(size.width(), 1 << 20)).height();
+        QPainter painter(&image);
+        painter.fillRect(layout.legend, QColor(255, 236, 200));
+        painter.setPen(QColor(120, 60, 0));
+        QFont bold = painter.font();
+        bold.setBold(true);
+        painter.setFont(bold);
+        painter.drawText(layout.legend.adjusted(8, 0, -8, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                         QStringLiteral("▼ %1 more track%2 below; render with --size %3x%4 to "
+                                        "see all of them")
+                             .arg(cut)
+                             .arg(cut == 1 ? "" : "s")
+                             .arg(size.width())
+                             .arg(needed));
+    }
+    return image;
 }
 
 QImage renderTraceTimeline(const Workspace& workspace, const ProfileInfo& profile,

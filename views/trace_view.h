@@ -1,12 +1,15 @@
 #pragma once
 
-// The trace-profile tab: track tree (process → thread/stream; collapse, filter by name), the
-// timeline, find by name with next/previous, the op table linked to the timeline, a details panel
-// with the selected slice's arguments and an overview (time range, top ops, busiest tracks).
+// The trace-profile tab: track tree (process → thread/stream; collapse, filter by name, reorder,
+// pin to the top), the timeline, find by name with next/previous, the op table linked both ways
+// with the timeline, a details panel with the selected slice's arguments (or the selected
+// process's device stats) and an overview (time range, devices, top ops, busiest tracks).
 
 #include <QImage>
 #include <QWidget>
+#include <map>
 #include <memory>
+#include <vector>
 
 #include "render.h"
 #include "trace_tracks.h"
@@ -19,6 +22,7 @@ class QStandardItemModel;
 class QSortFilterProxyModel;
 class QTextBrowser;
 class QTabWidget;
+class QTreeWidgetItem;
 
 namespace stallscope {
 
@@ -50,6 +54,16 @@ class TraceView : public QWidget {
     void findNext(const QString& needle, bool forward);
     // Highlights the op's slices and finds its next occurrence.
     void selectOp(const QString& name);
+    // Moves a track (or process) up (delta < 0) or down among its siblings, in the tree and on
+    // the timeline; kept for the session.
+    void moveTrack(int64_t trackId, int delta);
+    // Pins a track (or a whole process) to the top of the timeline, in the order pinned.
+    void setPinned(int64_t trackId, bool pinned);
+    bool isPinned(int64_t trackId) const;
+    // Store track ids shown on the timeline, in order (headers excluded).
+    std::vector<int64_t> shownTrackIds() const;
+    // The details panel's text (what a selection or a clicked process shows).
+    QString detailsText() const;
 
   signals:
     void loaded();
@@ -60,6 +74,11 @@ class TraceView : public QWidget {
     void applyTreeToTimeline();
     void fillOpTable(const std::vector<trace::OpStat>& ops);
     void showSelectionDetails();
+    void showTrackDetails(int64_t trackId);
+    void selectOpRow(const std::string& name);
+    void moveCurrent(int delta);
+    void togglePinCurrent();
+    void markPinned(QTreeWidgetItem* item, bool pinned);
 
     TraceSourcePtr source_;
     std::vector<trace::OpStat> ops_;
@@ -77,7 +96,10 @@ class TraceView : public QWidget {
     QTextBrowser* overview_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     bool fillingTree_ = false;
+    bool syncingOpTable_ = false;
     quint64 detailsGeneration_ = 0;
+    std::map<int64_t, QTreeWidgetItem*> treeItems_;
+    std::vector<int64_t> pinned_;  // in pin order
 };
 
 QWidget* createTraceView(const ProfileInfo& profile, const QString& workspacePath);

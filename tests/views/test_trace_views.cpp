@@ -10,6 +10,7 @@
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QtTest>
+#include <cmath>
 #include <fstream>
 
 #include "compare_view.h"
@@ -94,9 +95,14 @@ class TestTraceViews : public QObject {
         view.setAsynchronous(false);
         TraceTimelineBinding binding(view, tinySource());
         binding.show(traceTracksInOrder(binding.source()->store()));
-        QCOMPARE(view.tracks().size(), size_t(2));  // main and io; the process has no data
-        QCOMPARE(view.tracks()[0]->title(), QString("main"));
-        QCOMPARE(view.tracks()[0]->height(),
+        // The process's header, then main and io (the process itself has no data).
+        QCOMPARE(view.tracks().size(), size_t(3));
+        QCOMPARE(view.tracks()[0]->title(), QString("proc"));
+        QVERIFY(view.tracks()[0]->isHeader());
+        QCOMPARE(view.tracks()[0]->height(), TraceProcessHeaderTrack::kHeight);
+        QCOMPARE(view.tracks()[1]->title(), QString("main"));
+        QCOMPARE(view.tracks()[1]->titleIndent(), 12);
+        QCOMPARE(view.tracks()[1]->height(),
                  2 * TraceSliceTrack::kPadding + 2 * TraceSliceTrack::kRowHeight);  // depth 0..1
         view.setWindow({0, 200000});
         view.resize(1150, 400);
@@ -104,7 +110,8 @@ class TestTraceViews : public QObject {
         const QImage image = view.renderImage(size);
         const TimeMapping mapping = view.mappingFor(size);
         QCOMPARE(mapping.left, double(TimelineView::kGutterWidth));
-        const QRect main = view.trackRect(view.tracks()[0].get(), size);
+        const QRect main = view.trackRect(view.tracks()[1].get(), size);
+        QCOMPARE(main.top(), view.layoutFor(size).tracks.top() + TraceProcessHeaderTrack::kHeight);
         // outer covers 0..100 µs at depth 0: the left half of the data area.
         QCOMPARE(mapping.window, (TimeRange{0, 200000}));
         QCOMPARE(mapping.x(100000), mapping.left + 0.5 * mapping.width);
@@ -119,7 +126,7 @@ class TestTraceViews : public QObject {
         QVERIFY(sameColor(image.pixelColor(int(mapping.x(55000)), row1), Qt::white, 20));
         QVERIFY(sameColor(image.pixelColor(int(mapping.x(125000)), row0), Qt::white, 20));
         QVERIFY(sameColor(image.pixelColor(int(mapping.x(195000)), row0), traceNameColor("late")));
-        const QRect io = view.trackRect(view.tracks()[1].get(), size);
+        const QRect io = view.trackRect(view.tracks()[2].get(), size);
         QVERIFY(sameColor(
             image.pixelColor(int(mapping.x(135000)), io.top() + TraceSliceTrack::rowCenter(0)),
             traceNameColor("load")));
@@ -224,10 +231,10 @@ class TestTraceViews : public QObject {
         QCOMPARE(view.trackTree()->topLevelItemCount(), 1);
         QCOMPARE(view.trackTree()->topLevelItem(0)->childCount(), 2);
         view.setTrackFilter("io");
-        QCOMPARE(view.timeline()->tracks().size(), size_t(1));
-        QCOMPARE(view.timeline()->tracks()[0]->title(), QString("io"));
+        QCOMPARE(view.timeline()->tracks().size(), size_t(2));  // the header and io
+        QCOMPARE(view.timeline()->tracks()[1]->title(), QString("io"));
         view.setTrackFilter("");
-        QCOMPARE(view.timeline()->tracks().size(), size_t(2));
+        QCOMPARE(view.timeline()->tracks().size(), size_t(3));
         view.trackTree()->topLevelItem(0)->setExpanded(false);  // collapsing hides the threads
         QCOMPARE(view.timeline()->tracks().size(), size_t(0));
         QVERIFY(view.overviewHtml().contains("200.0 µs"));
@@ -251,7 +258,7 @@ class TestTraceViews : public QObject {
         TraceTimelineBinding binding(probe, tinySource());
         binding.show(traceTracksInOrder(binding.source()->store()));
         probe.setWindow({0, 200000});
-        const QRect main = probe.trackRect(probe.tracks()[0].get(), options.size);
+        const QRect main = probe.trackRect(probe.tracks()[1].get(), options.size);
         const int y = main.top() + TraceSliceTrack::rowCenter(0);
         const TimeMapping mapping = probe.mappingFor(options.size);
         const int x95 = int(mapping.left + 0.475 * mapping.width);   // 95 µs: inside outer
@@ -259,6 +266,228 @@ class TestTraceViews : public QObject {
         QVERIFY(sameColor(png.pixelColor(x95, y), traceNameColor("outer")));
         QVERIFY(sameColor(png.pixelColor(x195, y), traceNameColor("late")));
     }
+    void reorderAndPinTracks() {
+        TraceView view;
+        view.timeline()->setAsynchronous(false);
+        auto source = tinySource();
+        view.setSource(source,
+                       source->query([](const trace::TraceStore& s) { return s.opStats(); }));
+        auto idOf = [&](const std::string& name) {
+            for (const auto& t : source->store().tracks())
+                if (t.name == name) return t.id;
+            return int64_t(-1);
+        };
+        const int64_t main = idOf("main"), io = idOf("io"), proc = idOf("proc");
+        QCOMPARE(view.shownTrackIds(), (std::vector<int64_t>{main, io}));
+        // Move io up: the tree and the timeline follow; the item stays checked.
+        view.moveTrack(io, -1);
+        QCOMPARE(view.shownTrackIds(), (std::vector<int64_t>{io, main}));
+        QTreeWidgetItem* process = view.trackTree()->topLevelItem(0);
+        QCOMPARE(process->child(0)->text(0), QString("io"));
+        QCOMPARE(process->child(0)->checkState(0), Qt::Checked);
+        QVERIFY(process->isExpanded());
+        view.moveTrack(io, -1);  // already first: nothing moves
+        QCOMPARE(view.shownTrackIds(), (std::vector<int64_t>{io, main}));
+        view.moveTrack(io, 1);
+        QCOMPARE(view.shownTrackIds(), (std::vector<int64_t>{main, io}));
+        // Pinning io puts it on top (under its process's header), marked bold in the tree.
+        view.setPinned(io, true);
+        QVERIFY(view.isPinned(io));
+        QCOMPARE(view.shownTrackIds(), (std::vector<int64_t>{io, main}));
+        QCOMPARE(view.timeline()->tracks()[0]->title(), QString("proc"));
+        QCOMPARE(view.timeline()->tracks()[1]->title(), QString("io"));
+        QVERIFY(process->child(1)->font(0).bold());
+        // The order survives filtering (the view keeps it for the session).
+        view.setTrackFilter("i");
+        view.setTrackFilter("");
+        QCOMPARE(view.shownTrackIds(), (std::vector<int64_t>{io, main}));
+        view.setPinned(io, false);
+        QCOMPARE(view.shownTrackIds(), (std::vector<int64_t>{main, io}));
+        QVERIFY(!process->child(1)->font(0).bold());
+        // Clicking the process in the tree shows its details.
+        view.trackTree()->setCurrentItem(view.trackTree()->topLevelItem(0));
+        QCOMPARE(view.detailsText(), QString("\nProcess\nproc\npid\n1\nTracks\n2\n"));
+        QVERIFY(proc >= 0);
+    }
+
+    void opTableFollowsTimelineSelection() {
+        TraceView view;
+        view.timeline()->setAsynchronous(false);
+        auto source = tinySource();
+        view.setSource(source,
+                       source->query([](const trace::TraceStore& s) { return s.opStats(); }));
+        view.resize(1200, 800);
+        view.timeline()->setWindow({0, 200000});
+        view.timeline()->prepareNow(view.timeline()->viewport()->size());
+        // Click "late" (150-200 us) on main: its op row becomes the table's current row, and the
+        // timeline keeps the clicked slice (no find is triggered by the table).
+        const TimelineTrack* main = view.timeline()->tracks()[1].get();
+        const QSize size = view.timeline()->viewport()->size();
+        const TimeMapping mapping = view.timeline()->mappingFor(size);
+        const QRect rect = view.timeline()->trackRect(main, size);
+        const auto hit = view.timeline()->itemAt(
+            QPoint(int(mapping.x(175000)), rect.top() + TraceSliceTrack::rowCenter(0)));
+        QVERIFY(hit);
+        view.timeline()->select(hit->track, hit->item);
+        const QModelIndex current = view.opTable()->currentIndex();
+        QVERIFY(current.isValid());
+        QCOMPARE(view.opTable()->model()->index(current.row(), 0).data().toString(),
+                 QString("late"));
+        QCOMPARE(view.timeline()->selection()->item.start, 150000.0);
+        // Selecting inner: the row follows.
+        const auto inner = view.timeline()->itemAt(
+            QPoint(int(mapping.x(65000)), rect.top() + TraceSliceTrack::rowCenter(1)));
+        QVERIFY(inner);
+        view.timeline()->select(inner->track, inner->item);
+        QCOMPARE(view.opTable()
+                     ->model()
+                     ->index(view.opTable()->currentIndex().row(), 0)
+                     .data()
+                     .toString(),
+                 QString("inner"));
+        QCOMPARE(view.timeline()->selection()->item.start, 60000.0);
+    }
+
+    void formatsAndCounterUnits() {
+        QCOMPARE(formatNanoseconds(830), QString("830 ns"));
+        QCOMPARE(formatNanoseconds(2.25), QString("2.250 ns"));
+        QCOMPARE(formatNanoseconds(0.4), QString("400 ps"));
+        QCOMPARE(formatNanoseconds(30000), QString("30.00 µs"));
+        QCOMPARE(counterUnit("unused_memory_bytes 0xaf5a"), QString("B"));
+        QCOMPARE(counterUnit("FPS fps"), QString());
+        QCOMPARE(formatCounterValue(36250000, "B"), QString("34.6 MiB"));
+        QCOMPARE(formatCounterValue(512, "B"), QString("512 B"));
+        QCOMPARE(formatCounterValue(36140000, ""), QString("36.1 M"));
+        QCOMPARE(formatCounterValue(59.97, ""), QString("59.97"));
+    }
+
+    void zeroLengthAndSubNanosecondSlicesStayVisible() {
+        // A zero-length slice and a picosecond-wide one (XProf) are drawn at least 3 px wide
+        // and can be clicked; details show the exact duration.
+        QJsonArray events{slice("wide", 1, 0, 100), slice("zero", 1, 50, 0)};
+        const int64_t id = importFile(
+            write("zero.json",
+                  QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString()));
+        auto source = std::make_shared<TraceSource>(wsPath_, id);
+        TimelineView view;
+        view.setAsynchronous(false);
+        TraceTimelineBinding binding(view, source);
+        binding.show(traceTracksInOrder(source->store()));
+        view.resize(1200, 300);
+        view.setWindow({0, 100000});
+        const QSize size = view.viewport()->size();
+        const QImage image = view.renderImage(size);
+        const TimeMapping mapping = view.mappingFor(size);
+        const QRect rect = view.trackRect(view.tracks()[1].get(), size);
+        const int y = rect.top() + TraceSliceTrack::rowCenter(1);
+        const int x = int(std::ceil(mapping.x(50000)));
+        QVERIFY(sameColor(image.pixelColor(x + 1, y), traceNameColor("zero"), 40));
+        const auto hit = view.itemAt(QPoint(x + 2, y));
+        QVERIFY(hit);
+        QCOMPARE(hit->item.start, 50000.0);
+        QCOMPARE(hit->item.end, 50000.0);
+        // Sub-ns: itemOf keeps the picoseconds.
+        trace::SliceItem ps;
+        ps.start = 7;
+        ps.startPs = 250;
+        ps.dur = 0;
+        ps.durPs = 400;
+        const TimelineItem item = TraceSliceTrack::itemOf(ps);
+        QCOMPARE(item.start, 7.25);
+        QCOMPARE(item.end, 7.65);
+        const auto* track = dynamic_cast<const TraceSliceTrack*>(view.tracks()[1].get());
+        QVERIFY(track->details(item).contains(qMakePair(QString("Duration"), QString("400 ps"))));
+    }
+
+    void flowArrowsPointTheirWay() {
+        const TimeMapping mapping{{0, 1000}, 200, 1000};  // 1 px per ns from x = 200
+        const QRect a(200, 100, 1000, 42), b(200, 200, 1000, 42);
+        trace::FlowRow f;
+        f.fromTs = 100;
+        f.fromDepth = 0;
+        f.toTs = 500;
+        f.toDepth = 0;
+        // Forward between tracks: the head points right, its tip at the target's start.
+        auto arrow = TraceFlowOverlay::arrowFor(f, a, b, mapping, 0);
+        QVERIFY(arrow);
+        QCOMPARE(arrow->tip, QPointF(700, 200 + TraceSliceTrack::rowCenter(0)));
+        for (const QPointF& p : arrow->head) QVERIFY(p.x() <= arrow->tip.x() + 1e-9);
+        // Backward: the head points left (and down onto the target row's top edge).
+        f.fromTs = 500;
+        f.toTs = 100;
+        arrow = TraceFlowOverlay::arrowFor(f, a, b, mapping, 0);
+        QVERIFY(arrow);
+        QCOMPARE(arrow->tip.x(), 300.0);
+        QCOMPARE(arrow->tip.y(), 200.0 + TraceSliceTrack::kPadding + 1);
+        for (const QPointF& p : arrow->head) QVERIFY(p.x() >= arrow->tip.x() - 1e-9);
+        // Along one row: an arc to the target's top edge, off the labels.
+        f.fromTs = 100;
+        f.toTs = 500;
+        arrow = TraceFlowOverlay::arrowFor(f, a, a, mapping, 0);
+        QCOMPARE(arrow->tip, QPointF(700, 100 + TraceSliceTrack::kPadding + 1));
+        QVERIFY(arrow->path.boundingRect().top() < 100 + TraceSliceTrack::kPadding);
+        // Back to back on one row: nothing to draw.
+        f.toTs = 100;
+        QVERIFY(!TraceFlowOverlay::arrowFor(f, a, a, mapping, 0));
+        // Same instant, one row down: straight down to the target row's top edge.
+        f.toDepth = 1;
+        arrow = TraceFlowOverlay::arrowFor(f, a, a, mapping, 0);
+        QCOMPARE(arrow->tip,
+                 QPointF(300, 100 + TraceSliceTrack::kPadding + TraceSliceTrack::kRowHeight + 1));
+        for (const QPointF& p : arrow->head) QVERIFY(p.y() <= arrow->tip.y() + 1e-9);
+    }
+
+    void renderSaysWhatIsCut() {
+        // 60 threads do not fit in the default 900 px: the render says how many are below and
+        // how tall an image would show them; with that size nothing is cut.
+        QJsonArray events;
+        for (int t = 0; t < 60; ++t) events.append(slice("work", t + 1, t, 10));
+        const int64_t id = importFile(
+            write("many.json",
+                  QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString()));
+        auto source = std::make_shared<TraceSource>(wsPath_, id);
+        RenderOptions options;  // 1600x900, fitted
+        QImage image = renderTraceTimelineImage(source, options);
+        QCOMPARE(image.size(), QSize(1600, 900));
+        const QColor hint(255, 236, 200);
+        QVERIFY(sameColor(image.pixelColor(1500, 900 - TimelineView::kLegendHeight / 2), hint));
+        // Header 22 + 60 tracks of 24 px, plus minimap, axis, legend and margin.
+        const int needed = TimelineView::kMinimapHeight + TimelineView::kAxisHeight +
+                           TraceProcessHeaderTrack::kHeight + 60 * 24 +
+                           TimelineView::kLegendHeight + 12;
+        options.size = QSize(1600, needed);
+        options.sizeGiven = true;
+        image = renderTraceTimelineImage(source, options);
+        QVERIFY(!sameColor(image.pixelColor(1500, needed - TimelineView::kLegendHeight / 2), hint));
+    }
+
+    void xprofHeadersAndDeviceDetails() {
+        const QString file =
+            QStringLiteral(STALLSCOPE_SHARED_DIR) + "/samples/xprof/tpu_inference_2.xplane.pb";
+        if (!QFile::exists(file)) QSKIP("samples not available");
+        const int64_t id = importFile(file.toStdString());
+        auto source = std::make_shared<TraceSource>(wsPath_, id);
+        TimelineView view;
+        view.setAsynchronous(false);
+        TraceTimelineBinding binding(view, source);
+        binding.show(traceTracksInOrder(source->store()));
+        // Each plane heads its lines, so the four "XLA Ops" tracks are told apart.
+        QStringList headers;
+        for (const auto& t : view.tracks())
+            if (t->isHeader()) headers << t->title();
+        QCOMPARE(headers,
+                 (QStringList{"/device:TPU:0  ·  TPU v6 Lite", "/device:TPU:1  ·  TPU v6 Lite",
+                              "/device:TPU:2  ·  TPU v6 Lite", "/device:TPU:3  ·  TPU v6 Lite",
+                              "/host:CPU"}));
+        QCOMPARE(view.tracks()[1]->title(), QString("XLA Modules"));
+        const DetailFields details = view.tracks()[0]->details(TimelineItem{});
+        QVERIFY(details.contains(qMakePair(QString("peak_teraflops_per_second"), QString("918"))));
+        QVERIFY(details.contains(qMakePair(QString("device_type_string"), QString("TPU v6 Lite"))));
+        // Lines with events: XLA Modules, XLA Ops, Async XLA Ops (three lanes), XLA TraceMe.
+        QVERIFY(details.contains(qMakePair(QString("Tracks"), QString("6"))));
+        QVERIFY(details.contains(qMakePair(QString("Plane id"), QString("2"))));
+    }
+
     void compareViewLinkedZoomTableAndCdf() {
         QJsonArray shorter{slice("outer", 1, 0, 50), slice("inner", 1, 10, 10)};
         const int64_t b = importFile(write(
