@@ -665,16 +665,16 @@ void NoiseCompareView::showData(NoiseComparison comparison) {
     for (const NoiseCurveDelta& d : c_.curves) {
         const QString classes =
             classOf(c_.classesA, d.a) + QStringLiteral(" → ") + classOf(c_.classesB, d.b);
-        rows.push_back({textCell(qs(d.a.machine)), textCell(qs(d.a.region)),
-                        textCell(qs(noise::paramsLabel(d.a.params))), textCell(qs(d.a.mode)),
-                        numberCell(d.a.fit.k1, QString::number(d.a.fit.k1, 'g', 4)),
-                        numberCell(d.b.fit.k1, QString::number(d.b.fit.k1, 'g', 4)),
-                        deltaCell(d.b.fit.k1 - d.a.fit.k1, 1), optionalCell(d.a.absRel()),
-                        optionalCell(d.b.absRel()), optionalCell(d.a.fit.k2),
-                        optionalCell(d.b.fit.k2),
-                        numberCell(d.a.fit.t0, QString::number(d.a.fit.t0, 'g', 5)),
-                        numberCell(d.b.fit.t0, QString::number(d.b.fit.t0, 'g', 5)),
-                        pctCell(percentChange(d.a.fit.t0, d.b.fit.t0)), textCell(classes)});
+        rows.push_back(
+            {textCell(qs(d.a.machine)), textCell(qs(d.a.region)),
+             textCell(qs(noise::paramsLabel(d.a.params))), textCell(qs(d.a.mode)),
+             numberCell(d.a.fit.k1, QString::number(d.a.fit.k1, 'g', 4)),
+             numberCell(d.b.fit.k1, QString::number(d.b.fit.k1, 'g', 4)),
+             numberCell(d.b.fit.k1 - d.a.fit.k1, signedCount(d.b.fit.k1 - d.a.fit.k1, 1)),
+             optionalCell(d.a.absRel()), optionalCell(d.b.absRel()), optionalCell(d.a.fit.k2),
+             optionalCell(d.b.fit.k2), numberCell(d.a.fit.t0, QString::number(d.a.fit.t0, 'g', 5)),
+             numberCell(d.b.fit.t0, QString::number(d.b.fit.t0, 'g', 5)),
+             pctCell(percentChange(d.a.fit.t0, d.b.fit.t0)), textCell(classes)});
     }
     fillTable(table_, rows);
     showGroup(0);
