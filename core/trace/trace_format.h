@@ -79,11 +79,18 @@ struct CounterItem {
 class ByteWriter {
   public:
     void varint(uint64_t v) {
+        if (v < 0x80) {
+            bytes_.push_back(char(v));
+            return;
+        }
+        char b[10];
+        size_t n = 0;
         while (v >= 0x80) {
-            bytes_.push_back(char(v | 0x80));
+            b[n++] = char(v | 0x80);
             v >>= 7;
         }
-        bytes_.push_back(char(v));
+        b[n++] = char(v);
+        bytes_.append(b, n);
     }
     void zigzag(int64_t v) { varint((uint64_t(v) << 1) ^ uint64_t(v >> 63)); }
     void real(double v) {

@@ -4,6 +4,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <queue>
@@ -38,11 +39,6 @@ TrackKind trackKindFromName(std::string_view name) {
 }
 
 namespace {
-
-int64_t floorDiv(int64_t a, int64_t b) {
-    const int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
 
 // Percentiles stay exact until this many durations are held; past it every name switches to
 // a log histogram with 64 buckets per octave (about 1 % error).
@@ -111,7 +107,10 @@ class ChunkSink {
 // A slice at least `width` long is emitted as itself and ends the run at its depth.
 class SliceFolder {
   public:
-    explicit SliceFolder(int64_t width) : width_(width) {}
+    // Widths are powers of two (lodWidth), so buckets are a shift away: this runs for every
+    // slice at every level while levels are counted.
+    explicit SliceFolder(int64_t width)
+        : width_(width), shift_(std::countr_zero(uint64_t(width))) {}
 
     template <class Emit>
     void add(const SliceItem& item, Emit&& emit) {
@@ -123,7 +122,8 @@ class SliceFolder {
             emit(item);
             return;
         }
-        const int64_t bucket = floorDiv(item.start, width_);
+        const int64_t bucket =
+            item.start >> shift_;  // floor division (C++20 shifts are arithmetic)
         if (run.count > 0 && run.bucket == bucket) {
             run.count += item.count;
             run.end = std::max(run.end, item.end());
@@ -166,16 +166,18 @@ class SliceFolder {
         run.count = 0;
     }
     int64_t width_;
+    int shift_;
     std::vector<Run> open_;
 };
 
 // Counter buckets: first timestamp, last value, min, max and count of the samples in each.
 class CounterFolder {
   public:
-    explicit CounterFolder(int64_t width) : width_(width) {}
+    explicit CounterFolder(int64_t width)
+        : width_(width), shift_(std::countr_zero(uint64_t(width))) {}
     template <class Emit>
     void add(const CounterItem& s, Emit&& emit) {
-        const int64_t bucket = floorDiv(s.ts, width_);
+        const int64_t bucket = s.ts >> shift_;
         if (open_ && bucket == bucket_) {
             item_.value = s.value;
             item_.min = std::min(item_.min, s.min);
@@ -196,6 +198,7 @@ class CounterFolder {
 
   private:
     int64_t width_;
+    int shift_;
     bool open_ = false;
     int64_t bucket_ = 0;
     CounterItem item_;
