@@ -22,6 +22,8 @@ constexpr int kMaxLevel = 31;
 constexpr size_t kChunkItems = 2048;
 constexpr size_t kArgsPerChunk = 1024;
 constexpr uint32_t kNoArgs = 0;
+// First byte of an args entry that overlays another one (see TraceWriter::addArgsOver).
+constexpr char kArgsOverlay = '\x01';
 
 // Width of one bucket at LOD level k (level 0: exact).
 constexpr int64_t lodWidth(int level) {
@@ -119,6 +121,7 @@ class ByteReader {
     double real();
     // The next n bytes, consumed.
     std::string_view take(uint64_t n);
+    uint64_t remaining() const { return uint64_t(end_ - p_); }
 
   private:
     const char* p_;

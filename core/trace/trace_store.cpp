@@ -277,7 +277,58 @@ std::optional<FoundSlice> TraceStore::find(const std::string& needle, int64_t af
     return best;
 }
 
+namespace {
+
+// The top-level members of a JSON object as (raw key, member text) pairs; strings and nesting
+// are skipped over. Empty for anything that is not an object.
+std::vector<std::pair<std::string_view, std::string_view>> jsonMembers(std::string_view obj) {
+    std::vector<std::pair<std::string_view, std::string_view>> out;
+    size_t i = obj.find('{');
+    if (i == std::string_view::npos) return out;
+    ++i;
+    auto skipString = [&](size_t p) {  // p at '"'; returns past the closing quote
+        for (++p; p < obj.size(); ++p) {
+            if (obj[p] == '\\')
+                ++p;
+            else if (obj[p] == '"')
+                return p + 1;
+        }
+        return obj.size();
+    };
+    while (i < obj.size()) {
+        while (i < obj.size() && obj[i] != '"' && obj[i] != '}') ++i;
+        if (i >= obj.size() || obj[i] == '}') break;
+        const size_t keyStart = i;
+        const size_t keyEnd = skipString(i);
+        size_t p = keyEnd;
+        int depth = 0;
+        for (; p < obj.size(); ++p) {
+            const char c = obj[p];
+            if (c == '"') {
+                p = skipString(p) - 1;
+            } else if (c == '{' || c == '[') {
+                ++depth;
+            } else if (c == '}' || c == ']') {
+                if (depth == 0) break;
+                --depth;
+            } else if (c == ',' && depth == 0) {
+                break;
+            }
+        }
+        out.emplace_back(obj.substr(keyStart, keyEnd - keyStart),
+                         obj.substr(keyStart, p - keyStart));
+        i = p + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string TraceStore::args(uint64_t argsId) const {
+    return args(argsId, 0);
+}
+
+std::string TraceStore::args(uint64_t argsId, int depth) const {
     if (argsId == 0) return {};
     const uint64_t index = argsId - 1;
     sql::Statement st(workspace_.db(),
@@ -294,7 +345,28 @@ std::string TraceStore::args(uint64_t argsId) const {
     ByteReader in(raw);
     for (uint64_t i = 0;; ++i) {
         const std::string_view entry = in.take(in.varint());
-        if (i == index % kArgsPerChunk) return std::string(entry);
+        if (i != index % kArgsPerChunk) continue;
+        if (entry.empty() || entry[0] != kArgsOverlay) return std::string(entry);
+        // An overlay: own members first, then the base's members own does not have.
+        ByteReader overlay(entry.substr(1));
+        const uint64_t base = overlay.varint();
+        const std::string_view own = entry.substr(entry.size() - size_t(overlay.remaining()));
+        if (depth > 8) throw Failure("trace args: overlays nested too deep");
+        const std::string baseText = args(base, depth + 1);
+        const auto ownMembers = jsonMembers(own);
+        std::string out = "{";
+        for (const auto& [key, member] : ownMembers) {
+            if (out.size() > 1) out.push_back(',');
+            out += member;
+        }
+        for (const auto& [key, member] : jsonMembers(baseText)) {
+            const bool overridden = std::any_of(ownMembers.begin(), ownMembers.end(),
+                                                [&](const auto& o) { return o.first == key; });
+            if (overridden) continue;
+            if (out.size() > 1) out.push_back(',');
+            out += member;
+        }
+        return out + "}";
     }
 }
 

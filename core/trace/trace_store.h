@@ -88,6 +88,7 @@ class TraceStore {
     QJsonObject infoJson(int topOps = 10) const;
 
   private:
+    std::string args(uint64_t argsId, int depth) const;
     const Workspace& workspace_;
     int64_t profileId_;
     std::vector<TrackRow> tracks_;

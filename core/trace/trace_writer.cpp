@@ -105,6 +105,14 @@ class ChunkSink {
 // Folds slices narrower than the level's width: per depth (instants apart), consecutive narrow
 // items starting in the same bucket become one counted item named after the longest of them.
 // A slice at least `width` long is emitted as itself and ends the run at its depth.
+//
+// Buckets of a level nest in those of the level below (widths are powers of four), so folding
+// the output of a finer level gives the same items as folding level 0: levels are built as a
+// cascade, each from the one below, and the work per slice shrinks with the level's size.
+// Folded runs of instants carry kFoldedInstants in `args` (in memory only; folded items store
+// no args) so the next level keeps them apart from slices.
+constexpr uint64_t kFoldedInstants = 1;
+
 class SliceFolder {
   public:
     // Widths are powers of two (lodWidth), so buckets are a shift away: this runs for every
@@ -114,11 +122,13 @@ class SliceFolder {
 
     template <class Emit>
     void add(const SliceItem& item, Emit&& emit) {
-        const size_t slot = size_t(item.depth) * 2 + (item.kind == ItemKind::Instant ? 1 : 0);
+        const bool instant = item.kind == ItemKind::Instant ||
+                             (item.kind == ItemKind::Folded && item.args == kFoldedInstants);
+        const size_t slot = size_t(item.depth) * 2 + (instant ? 1 : 0);
         if (slot >= open_.size()) open_.resize(slot + 1);
         Run& run = open_[slot];
         if (item.kind == ItemKind::Slice && item.dur >= width_) {
-            close(run, emit);
+            close(run, emit, instant);
             emit(item);
             return;
         }
@@ -130,7 +140,7 @@ class SliceFolder {
             if (item.dur > run.longest.dur) run.longest = item;
             return;
         }
-        close(run, emit);
+        close(run, emit, instant);
         run.bucket = bucket;
         run.count = item.count;
         run.first = run.longest = item;
@@ -138,7 +148,7 @@ class SliceFolder {
     }
     template <class Emit>
     void finish(Emit&& emit) {
-        for (Run& run : open_) close(run, emit);
+        for (size_t slot = 0; slot < open_.size(); ++slot) close(open_[slot], emit, slot % 2 == 1);
     }
 
   private:
@@ -149,7 +159,7 @@ class SliceFolder {
         SliceItem first, longest;
     };
     template <class Emit>
-    void close(Run& run, Emit& emit) {
+    void close(Run& run, Emit& emit, bool instants) {
         if (run.count == 0) return;
         if (run.count == 1) {
             emit(run.first);
@@ -161,6 +171,7 @@ class SliceFolder {
             folded.depth = run.first.depth;
             folded.kind = ItemKind::Folded;
             folded.count = run.count;
+            folded.args = instants ? kFoldedInstants : 0;
             emit(folded);
         }
         run.count = 0;
@@ -202,6 +213,94 @@ class CounterFolder {
     bool open_ = false;
     int64_t bucket_ = 0;
     CounterItem item_;
+};
+
+// Inserts rows `kRows` at a time with one multi-row INSERT: per-row statement overhead (bind,
+// step, reset, the foreign-key check's setup) dominated writing a profile's strings, flows and
+// op statistics when there are hundreds of thousands of them (Chakra node names).
+class RowBatch {
+  public:
+    static constexpr int kRows = 64;
+    RowBatch(sqlite3* db, std::string head, int columns)
+        : db_(db), head_(std::move(head)), columns_(columns) {}
+    RowBatch& value(int64_t v) {
+        values_.push_back(Value{v, {}, false});
+        return *this;
+    }
+    RowBatch& value(std::string_view text) {
+        values_.push_back(Value{0, text, true});
+        return *this;
+    }
+    void endRow() {
+        if (int(values_.size()) == kRows * columns_) flush();
+    }
+    void finish() { flush(); }
+
+  private:
+    struct Value {
+        int64_t number;
+        std::string_view text;  // must outlive the next flush
+        bool isText;
+    };
+    sql::Statement& statementFor(int rows) {
+        std::unique_ptr<sql::Statement>& st = rows == kRows ? full_ : partial_;
+        if (!st || (rows != kRows && partialRows_ != rows)) {
+            std::string sql = head_ + " VALUES ";
+            std::string row = "(";
+            for (int c = 0; c < columns_; ++c) row += c ? ",?" : "?";
+            row += ")";
+            for (int r = 0; r < rows; ++r) sql += (r ? "," : "") + row;
+            st = std::make_unique<sql::Statement>(db_, sql);
+            if (rows != kRows) partialRows_ = rows;
+        }
+        return *st;
+    }
+    void flush() {
+        const int rows = int(values_.size()) / columns_;
+        if (rows == 0) return;
+        sql::Statement& st = statementFor(rows);
+        for (size_t i = 0; i < values_.size(); ++i) {
+            if (values_[i].isText)
+                st.bind(int(i) + 1, values_[i].text);
+            else
+                st.bind(int(i) + 1, values_[i].number);
+        }
+        st.exec();
+        values_.clear();
+    }
+    sqlite3* db_;
+    std::string head_;
+    int columns_;
+    std::vector<Value> values_;
+    std::unique_ptr<sql::Statement> full_, partial_;
+    int partialRows_ = 0;
+};
+
+// Chains folders: what folder k emits goes to `visit(k, item)` and on into folder k + 1.
+template <class Folder, class Item>
+class Cascade {
+  public:
+    using Visit = std::function<void(size_t, const Item&)>;
+    Cascade(std::vector<Folder>& folders, Visit visit)
+        : folders_(folders), visit_(std::move(visit)) {
+        for (size_t k = 0; k < folders.size(); ++k) emits_.push_back(Emit{this, k});
+    }
+    struct Emit {
+        Cascade* cascade;
+        size_t k;
+        void operator()(const Item& item) const {
+            cascade->visit_(k, item);
+            if (k + 1 < cascade->folders_.size())
+                cascade->folders_[k + 1].add(item, cascade->emits_[k + 1]);
+        }
+    };
+    // What folder k's add() and finish() emit into.
+    Emit& at(size_t k) { return emits_[k]; }
+
+  private:
+    std::vector<Folder>& folders_;
+    Visit visit_;
+    std::vector<Emit> emits_;
 };
 
 // Levels worth storing: a level is kept when it holds at most half the items of the last kept
@@ -383,11 +482,21 @@ TraceWriter::TraceWriter(Workspace& workspace, int64_t profileId, size_t recordB
       profileId_(profileId),
       slices_(std::make_unique<SpillSorter<RawSlice, SliceOrder>>(recordBudget)),
       samples_(std::make_unique<SpillSorter<RawSample, SampleOrder>>(recordBudget / 4)),
-      nameStats_(std::make_unique<std::unordered_map<uint32_t, NameStats>>()) {
+      nameStats_(std::make_unique<std::vector<NameStats>>()) {
     intern("");  // id 0: no name
 }
 
 TraceWriter::~TraceWriter() = default;
+
+// Statistics by name id (ids are dense: the string table's).
+TraceWriter::NameStats& TraceWriter::statsOf(uint32_t name) {
+    if (name >= nameStats_->size()) nameStats_->resize(std::max<size_t>(name + 1, strings_.size()));
+    return (*nameStats_)[name];
+}
+
+void TraceWriter::ZstdFree::operator()(void* c) const {
+    ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(c));
+}
 
 uint32_t TraceWriter::intern(std::string_view text) {
     auto it = stringIds_.find(text);
@@ -413,17 +522,37 @@ uint64_t TraceWriter::addArgs(std::string_view json) {
     return argsCount_;
 }
 
+uint64_t TraceWriter::addArgsOver(uint64_t base, std::string_view own) {
+    if (base == 0) return addArgs(own);
+    // An overlay entry: kArgsOverlay, the base id, then own's JSON (JSON text never starts with
+    // that byte, so plain entries read as before).
+    ByteWriter head;
+    head.bytesAppend(std::string_view(&kArgsOverlay, 1));
+    head.varint(base);
+    argsChunk_.varint(head.size() + own.size());
+    argsChunk_.bytesAppend(head.bytes());
+    argsChunk_.bytesAppend(own);
+    ++argsCount_;
+    if (argsCount_ % kArgsPerChunk == 0) flushArgs();
+    return argsCount_;
+}
+
 void TraceWriter::flushArgs() {
     if (argsChunk_.size() == 0) return;
     const std::string& raw = argsChunk_.bytes();
-    std::string packed(ZSTD_compressBound(raw.size()), '\0');
-    const size_t n = ZSTD_compress(packed.data(), packed.size(), raw.data(), raw.size(), 1);
+    // One compression context and buffer for the whole import: creating a context per chunk
+    // cost as much as compressing.
+    if (!zstd_) zstd_.reset(ZSTD_createCCtx());
+    argsPacked_.resize(ZSTD_compressBound(raw.size()));
+    const size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_.get()), argsPacked_.data(),
+                                       argsPacked_.size(), raw.data(), raw.size(), 1);
     if (ZSTD_isError(n)) throw Failure(std::string("zstd: ") + ZSTD_getErrorName(n));
-    sql::Statement st(workspace_.db(),
-                      "INSERT INTO trace_args(profile_id, seq, data) VALUES(?,?,?)");
-    st.bind(1, profileId_).bind(2, int64_t((argsCount_ - 1) / kArgsPerChunk));
-    st.bindBlob(3, packed.data(), n);
-    st.exec();
+    if (!argsInsert_)
+        argsInsert_ = std::make_unique<sql::Statement>(
+            workspace_.db(), "INSERT INTO trace_args(profile_id, seq, data) VALUES(?,?,?)");
+    argsInsert_->bind(1, profileId_).bind(2, int64_t((argsCount_ - 1) / kArgsPerChunk));
+    argsInsert_->bindBlob(3, argsPacked_.data(), n);
+    argsInsert_->exec();
     argsChunk_.clear();
 }
 
@@ -463,7 +592,7 @@ void TraceWriter::addCounter(uint32_t track, int64_t ts, double value) {
 
 void TraceWriter::addAggregate(uint32_t name, uint64_t occurrences, int64_t totalNs,
                                int64_t selfNs) {
-    NameStats& s = (*nameStats_)[name];
+    NameStats& s = statsOf(name);
     s.count += occurrences;
     s.total += totalNs;
     s.self += selfNs;
@@ -531,7 +660,7 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
     auto pop = [&]() {
         const Open& o = stack.back();
         const int64_t dur = o.roundedEnd - o.start;
-        NameStats& s = (*nameStats_)[o.name];
+        NameStats& s = statsOf(o.name);
         s.self += std::max<int64_t>(0, dur - o.children);
         stack.pop_back();
     };
@@ -558,6 +687,9 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
     std::vector<SliceFolder> counters;
     std::vector<uint64_t> levelCounts(size_t(top) + 1, 0);
     for (int k = 1; k <= top; ++k) counters.emplace_back(lodWidth(k));
+    // counters[k] counts level k + 1 and feeds its items to the next level up.
+    Cascade<SliceFolder, SliceItem> count(
+        counters, [&](size_t k, const SliceItem&) { ++levelCounts[k + 1]; });
 
     ChunkSink levelZero(insert, profileId_, trackId, 0);
     uint64_t seen = 0;
@@ -585,7 +717,7 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
                 parent.children += std::min(dur, parent.roundedEnd - r.start);
             }
             stack.push_back({end, r.start, r.start + dur, r.name, 0});
-            NameStats& s = (*nameStats_)[r.name];
+            NameStats& s = statsOf(r.name);
             ++s.count;
             ++s.timed;
             s.total += r.dur;
@@ -596,7 +728,7 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
                 s.durations.push_back(dur);
                 if (++exactDurations_ > kExactDurationBudget) {
                     percentilesExact_ = false;
-                    for (auto& [id, st] : *nameStats_) {
+                    for (NameStats& st : *nameStats_) {
                         for (int64_t d : st.durations) ++st.histogram[histogramKey(d)];
                         std::vector<int64_t>().swap(st.durations);
                     }
@@ -616,15 +748,13 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
         }
         track.maxDepth = std::max(track.maxDepth, item.depth);
         levelZero.add(item);
-        for (size_t k = 0; k < counters.size(); ++k)
-            counters[k].add(item, [&](const SliceItem&) { ++levelCounts[k + 1]; });
+        if (!counters.empty()) counters[0].add(item, count.at(0));
         if ((++seen & 0xffff) == 0) step(double(seen));
     });
     resolveEnclosingBefore(INT64_MAX, true);
     while (!stack.empty()) pop();
     levelZero.flush();
-    for (size_t k = 0; k < counters.size(); ++k)
-        counters[k].finish([&](const SliceItem&) { ++levelCounts[k + 1]; });
+    for (size_t k = 0; k < counters.size(); ++k) counters[k].finish(count.at(k));
 
     track.levels = chooseLevels(track.slices + track.instants, levelCounts);
     if (track.levels.size() <= 1) return;
@@ -640,16 +770,16 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
                         "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
                         "level = 0 ORDER BY seq");
     read.bind(1, profileId_).bind(2, int64_t(trackId));
+    Cascade<SliceFolder, SliceItem> build(
+        folders, [&](size_t i, const SliceItem& out) { sinks[i]->add(out); });
     std::vector<SliceItem> items;
     while (read.step()) {
         items.clear();
         decodeSlices(read.blob(0), items);
-        for (const SliceItem& item : items)
-            for (size_t i = 0; i < folders.size(); ++i)
-                folders[i].add(item, [&](const SliceItem& out) { sinks[i]->add(out); });
+        for (const SliceItem& item : items) folders[0].add(item, build.at(0));
     }
     for (size_t i = 0; i < folders.size(); ++i) {
-        folders[i].finish([&](const SliceItem& out) { sinks[i]->add(out); });
+        folders[i].finish(build.at(i));
         sinks[i]->flush();
     }
 }
@@ -785,27 +915,32 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
         track.exec();
     }
 
-    sql::Statement str(db, "INSERT INTO trace_strings(profile_id, id, text) VALUES(?,?,?)");
+    RowBatch str(db, "INSERT INTO trace_strings(profile_id, id, text)", 3);
     for (uint32_t i = 0; i < strings_.size(); ++i) {
-        str.bind(1, profileId_).bind(2, int64_t(i)).bind(3, strings_[i]);
-        str.exec();
+        str.value(profileId_).value(int64_t(i)).value(strings_[i]);
+        str.endRow();
     }
+    str.finish();
 
-    sql::Statement flow(db,
-                        "INSERT INTO trace_flows(profile_id, id, name_id, from_track, from_ns, "
-                        "from_depth, to_track, to_ns, to_depth) VALUES(?,?,?,?,?,?,?,?,?)");
+    RowBatch flow(db,
+                  "INSERT INTO trace_flows(profile_id, id, name_id, from_track, from_ns, "
+                  "from_depth, to_track, to_ns, to_depth)",
+                  9);
     for (size_t i = 0; i < flows_.size(); ++i) {
         const FlowRecord& f = flows_[i];
-        flow.bind(1, profileId_).bind(2, int64_t(i)).bind(3, int64_t(f.name));
-        flow.bind(4, int64_t(f.from.track)).bind(5, f.fromTs).bind(6, int64_t(f.fromDepth));
-        flow.bind(7, int64_t(f.to.track)).bind(8, f.toTs).bind(9, int64_t(f.toDepth));
-        flow.exec();
+        flow.value(profileId_).value(int64_t(i)).value(int64_t(f.name));
+        flow.value(int64_t(f.from.track)).value(f.fromTs).value(int64_t(f.fromDepth));
+        flow.value(int64_t(f.to.track)).value(f.toTs).value(int64_t(f.toDepth));
+        flow.endRow();
     }
+    flow.finish();
 
-    sql::Statement op(db,
-                      "INSERT INTO trace_ops(profile_id, name_id, count, total_ns, self_ns, "
-                      "min_ns, max_ns, p50_ns, p95_ns) VALUES(?,?,?,?,?,?,?,?,?)");
-    for (auto& [name, s] : *nameStats_) {
+    RowBatch op(db,
+                "INSERT INTO trace_ops(profile_id, name_id, count, total_ns, self_ns, min_ns, "
+                "max_ns, p50_ns, p95_ns)",
+                9);
+    for (uint32_t name = 0; name < nameStats_->size(); ++name) {
+        NameStats& s = (*nameStats_)[name];
         if (s.count == 0) continue;
         // Nearest-rank percentiles of the slices on the timeline.
         auto rank = [&](double p) { return uint64_t(std::ceil(p * double(s.timed))) - 1; };
@@ -834,11 +969,12 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
             }
         }
         const int64_t total = s.total + int64_t((s.totalPs + 500) / 1000);
-        op.bind(1, profileId_).bind(2, int64_t(name)).bind(3, int64_t(s.count));
-        op.bind(4, total).bind(5, s.self).bind(6, s.min).bind(7, s.max);
-        op.bind(8, p50).bind(9, p95);
-        op.exec();
+        op.value(profileId_).value(int64_t(name)).value(int64_t(s.count));
+        op.value(total).value(s.self).value(s.min).value(s.max);
+        op.value(p50).value(p95);
+        op.endRow();
     }
+    op.finish();
 }
 
 }  // namespace stallscope::trace

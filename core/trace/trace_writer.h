@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sqlite.h"
 #include "trace_format.h"
 #include "workspace.h"
 
@@ -79,6 +80,10 @@ class TraceWriter {
     // Stores an argument object (JSON text); returns its 1-based id for addSlice/addInstant.
     // Several slices may share one id.
     uint64_t addArgs(std::string_view json);
+    // Stores `own` (a JSON object) as an overlay on the stored object `base`: it reads back as
+    // own's members followed by base's members own does not have. Per-event stats over shared
+    // per-op stats (XProf event metadata) cost only the event's own bytes.
+    uint64_t addArgsOver(uint64_t base, std::string_view own);
     // startPs/durPs: sub-ns remainders (0..999 ps) of the start and the duration.
     void addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args = 0,
                   uint16_t startPs = 0, uint16_t durPs = 0);
@@ -147,6 +152,7 @@ class TraceWriter {
     struct NameStats;
 
     void flushArgs();
+    NameStats& statsOf(uint32_t name);
     void writeSliceTrack(uint32_t track, const std::function<void(double)>& step);
     void writeCounterTrack(uint32_t track);
     std::vector<bool> keptTracks() const;
@@ -163,7 +169,13 @@ class TraceWriter {
     uint64_t slicesAdded_ = 0, samplesAdded_ = 0;
     uint64_t argsCount_ = 0;
     ByteWriter argsChunk_;
-    std::unique_ptr<std::unordered_map<uint32_t, NameStats>> nameStats_;
+    struct ZstdFree {
+        void operator()(void* c) const;
+    };
+    std::unique_ptr<void, ZstdFree> zstd_;  // ZSTD_CCtx, kept out of this header
+    std::string argsPacked_;
+    std::unique_ptr<sql::Statement> argsInsert_;
+    std::unique_ptr<std::vector<NameStats>> nameStats_;
     uint64_t exactDurations_ = 0;
     bool percentilesExact_ = true;
     uint64_t overlapping_ = 0;

@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -59,7 +60,9 @@ class WireReader {
                 f.varint = varint();
                 break;
             case 1:
-                skip(8);
+                if (8 > data_.size() - pos_) fail(f.offset, "a fixed-size field runs past the end");
+                f.bytes = data_.substr(pos_, 8);
+                pos_ += 8;
                 break;
             case 2: {
                 const uint64_t n = varint();
@@ -176,13 +179,28 @@ std::optional<std::string> decompressStat(std::string_view packed) {
     return out;
 }
 
+// The whole (decompressed) file in one buffer sized up front, read in large blocks.
+std::string readWhole(InputFile& in) {
+    std::string out;
+    size_t size = 0;
+    out.resize(
+        std::max<size_t>(size_t(in.fileSize()) * (in.compression() == Compression::None ? 1 : 4),
+                         1 << 16) +
+        1);
+    for (;;) {
+        if (size == out.size()) out.resize(out.size() * 2);
+        const size_t got = in.read(out.data() + size, out.size() - size);
+        if (got == 0) break;
+        size += got;
+    }
+    out.resize(size);
+    return out;
+}
+
 int64_t floorDiv(int64_t a, int64_t b) {
     const int64_t q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-
-// Stats of an event metadata, of an event or of a plane, as JSON members keyed by stat name.
-using Members = std::vector<std::pair<std::string, std::string>>;  // name, JSON value
 
 class PlaneReader {
   public:
@@ -203,6 +221,8 @@ class PlaneReader {
         eventMeta_.clear();
         statMeta_.clear();
         eventInfo_.clear();
+        eventInfoIndex_.clear();
+        statKeys_.clear();
         lineTracks_.clear();
         lineOrder_.clear();
         std::vector<std::pair<std::string_view, size_t>> lineBytes, statBytes;
@@ -259,8 +279,9 @@ class PlaneReader {
     struct EventInfo {
         uint32_t name = 0;
         std::string shownName;
-        std::string fullName;  // XEventMetadata.name (HLO text) when a display name is shown
-        Members stats;         // the metadata's own stats
+        // The metadata's stats, then the full name (HLO text) when a display name is shown, as
+        // JSON members ",\"key\":value"; made once per metadata id.
+        std::string tailText;
         uint64_t sharedArgs = 0;
         bool sharedArgsMade = false;
     };
@@ -290,6 +311,10 @@ class PlaneReader {
     }
 
     EventInfo& eventInfo(int64_t metadataId) {
+        // Metadata ids are small and dense in practice: a direct index first.
+        if (metadataId >= 0 && metadataId < int64_t(eventInfoIndex_.size()) &&
+            eventInfoIndex_[size_t(metadataId)])
+            return *eventInfoIndex_[size_t(metadataId)];
         auto it = eventInfo_.find(metadataId);
         if (it != eventInfo_.end()) return it->second;
         EventInfo info;
@@ -300,11 +325,24 @@ class PlaneReader {
             const xprof::XEventMetadata& m = meta->second;
             const bool display = !m.display_name().empty();
             info.shownName = display ? m.display_name() : m.name();
-            if (display && m.name() != m.display_name()) info.fullName = m.name();
-            info.stats = members(m.stats());
+            for (const xprof::XStat& stat : m.stats()) {
+                info.tailText += ",";
+                info.tailText += statKey(stat.metadata_id());
+                appendStatValue(info.tailText, stat);
+            }
+            if (display && m.name() != m.display_name()) {
+                info.tailText += ",\"long_name\":";
+                appendJsonString(info.tailText, m.name());
+            }
         }
         info.name = writer_.intern(info.shownName);
-        return eventInfo_.emplace(metadataId, std::move(info)).first->second;
+        EventInfo& made = eventInfo_.emplace(metadataId, std::move(info)).first->second;
+        if (metadataId >= 0 && metadataId < (int64_t(1) << 20)) {
+            if (size_t(metadataId) >= eventInfoIndex_.size())
+                eventInfoIndex_.resize(size_t(metadataId) + 1, nullptr);
+            eventInfoIndex_[size_t(metadataId)] = &made;  // map nodes do not move
+        }
+        return made;
     }
 
     std::string statName(int64_t id) const {
@@ -312,39 +350,125 @@ class PlaneReader {
         return it == statMeta_.end() ? "stat " + std::to_string(id) : it->second.name();
     }
 
-    // One stat value as JSON; ref_value resolves to the referenced stat metadata's name and
-    // compressed_str_value is decompressed.
-    void appendStatValue(std::string& out, const xprof::XStat& s) {
+    // "\"name\":" of a stat, escaped once per plane.
+    const std::string& statKey(int64_t id) {
+        auto it = statKeys_.find(id);
+        if (it != statKeys_.end()) return it->second;
+        std::string key;
+        appendJsonString(key, statName(id));
+        key.push_back(':');
+        return statKeys_.emplace(id, std::move(key)).first->second;
+    }
+
+    // A stat as read from the wire (events are parsed by hand: building protobuf objects for
+    // millions of events and stats cost more than the rest of the import).
+    struct StatView {
+        int64_t metadataId = 0;
+        uint32_t field = 0;   // the value's field: 2 double, 3 uint64, 4 int64, 5 string, 6 bytes,
+                              // 7 ref, 8 compressed string; 0 none
+        uint64_t number = 0;  // varint values, or the double's bits
+        std::string_view bytes;
+    };
+    static StatView viewOf(const xprof::XStat& s) {
+        StatView v;
+        v.metadataId = s.metadata_id();
         switch (s.value_case()) {
             case xprof::XStat::kDoubleValue: {
-                char buf[32];
-                std::snprintf(buf, sizeof buf, "%.17g", s.double_value());
-                out += std::isfinite(s.double_value()) ? buf : "null";
+                const double d = s.double_value();
+                std::memcpy(&v.number, &d, 8);
+                v.field = 2;
                 break;
             }
             case xprof::XStat::kUint64Value:
-                out += std::to_string(s.uint64_value());
+                v.field = 3;
+                v.number = s.uint64_value();
                 break;
             case xprof::XStat::kInt64Value:
-                out += std::to_string(s.int64_value());
+                v.field = 4;
+                v.number = uint64_t(s.int64_value());
                 break;
             case xprof::XStat::kStrValue:
-                appendJsonString(out, s.str_value());
+                v.field = 5;
+                v.bytes = s.str_value();
                 break;
             case xprof::XStat::kBytesValue:
-                appendJsonString(out, "<" + std::to_string(s.bytes_value().size()) + " bytes>");
+                v.field = 6;
+                v.bytes = s.bytes_value();
                 break;
             case xprof::XStat::kRefValue:
-                appendJsonString(out, statName(int64_t(s.ref_value())));
+                v.field = 7;
+                v.number = s.ref_value();
                 break;
-            case xprof::XStat::kCompressedStrValue: {
+            case xprof::XStat::kCompressedStrValue:
+                v.field = 8;
+                v.bytes = s.compressed_str_value();
+                break;
+            default:
+                break;
+        }
+        return v;
+    }
+    StatView parseStat(std::string_view bytes, size_t base) const {
+        StatView v;
+        WireReader r(bytes, base, path_);
+        WireReader::Field f;
+        while (r.next(f)) {
+            if (f.number == 1 && f.wireType == 0) {
+                v.metadataId = int64_t(f.varint);
+            } else if (f.number == 2 && f.wireType == 1) {
+                v.field = 2;
+                std::memcpy(&v.number, f.bytes.data(), 8);
+            } else if ((f.number == 3 || f.number == 4 || f.number == 7) && f.wireType == 0) {
+                v.field = f.number;
+                v.number = f.varint;
+            } else if ((f.number == 5 || f.number == 6 || f.number == 8) && f.wireType == 2) {
+                v.field = f.number;
+                v.bytes = f.bytes;
+            }
+        }
+        return v;
+    }
+
+    void appendStatValue(std::string& out, const xprof::XStat& s) {
+        appendStatValue(out, viewOf(s));
+    }
+    // One stat value as JSON; ref_value resolves to the referenced stat metadata's name and
+    // compressed_str_value is decompressed.
+    void appendStatValue(std::string& out, const StatView& s) {
+        char buf[32];
+        switch (s.field) {
+            case 2: {
+                double d;
+                std::memcpy(&d, &s.number, 8);
+                std::snprintf(buf, sizeof buf, "%.17g", d);
+                out += std::isfinite(d) ? buf : "null";
+                break;
+            }
+            case 3:
+            case 4: {
+                const auto r = s.field == 3
+                                   ? std::to_chars(buf, buf + sizeof buf, s.number)
+                                   : std::to_chars(buf, buf + sizeof buf, int64_t(s.number));
+                out.append(buf, r.ptr);
+                break;
+            }
+            case 5:
+                appendJsonString(out, s.bytes);
+                break;
+            case 6:
+                appendJsonString(out, "<" + std::to_string(s.bytes.size()) + " bytes>");
+                break;
+            case 7:
+                appendJsonString(out, statName(int64_t(s.number)));
+                break;
+            case 8: {
                 ++compressedStats;
-                const auto text = decompressStat(s.compressed_str_value());
+                const auto text = decompressStat(s.bytes);
                 if (text) {
                     appendJsonString(out, *text);
                 } else {
                     ++corruptCompressedStats;
-                    appendJsonString(out, "<" + std::to_string(s.compressed_str_value().size()) +
+                    appendJsonString(out, "<" + std::to_string(s.bytes.size()) +
                                               " bytes that do not decompress>");
                 }
                 break;
@@ -354,50 +478,28 @@ class PlaneReader {
         }
     }
 
-    Members members(const google::protobuf::RepeatedPtrField<xprof::XStat>& stats) {
-        Members out;
-        out.reserve(size_t(stats.size()));
-        for (const xprof::XStat& s : stats) {
-            std::string value;
-            appendStatValue(value, s);
-            out.emplace_back(statName(s.metadata_id()), std::move(value));
-        }
-        return out;
-    }
-
     // An event's arguments: its own stats, then its metadata's stats it does not override
-    // (the event's own win), then the full name when a display name is shown.
-    uint64_t eventArgs(EventInfo& info,
-                       const google::protobuf::RepeatedPtrField<xprof::XStat>& stats) {
-        if (stats.empty() && info.sharedArgsMade) return info.sharedArgs;
-        const Members own = members(stats);
-        args_.assign("{");
-        bool first = true;
-        auto add = [&](const std::string& key, const std::string& value) {
-            if (!first) args_.push_back(',');
-            first = false;
-            appendJsonString(args_, key);
-            args_.push_back(':');
-            args_ += value;
-        };
-        for (const auto& [key, value] : own) add(key, value);
-        for (const auto& [key, value] : info.stats) {
-            const bool overridden =
-                std::any_of(own.begin(), own.end(), [&](const auto& o) { return o.first == key; });
-            if (!overridden) add(key, value);
-        }
-        if (!info.fullName.empty()) {
-            std::string full;
-            appendJsonString(full, info.fullName);
-            add("long_name", full);
-        }
-        args_.push_back('}');
-        const uint64_t id = first ? 0 : writer_.addArgs(args_);
-        if (stats.empty()) {
-            info.sharedArgs = id;  // every event of this metadata without stats shares it
+    // (the event's own win), then the full name when a display name is shown. The metadata's
+    // part is stored once per metadata id; an event with stats stores only its own over it.
+    uint64_t eventArgs(EventInfo& info, std::string_view event, size_t base) {
+        if (!info.sharedArgsMade) {
             info.sharedArgsMade = true;
+            info.sharedArgs =
+                info.tailText.empty() ? 0 : writer_.addArgs("{" + info.tailText.substr(1) + "}");
         }
-        return id;
+        args_.assign("{");
+        WireReader r(event, base, path_);
+        WireReader::Field f;
+        while (r.next(f)) {
+            if (f.number != 4 || f.wireType != 2) continue;
+            const StatView stat = parseStat(f.bytes, f.offset);
+            if (args_.size() > 1) args_.push_back(',');
+            args_ += statKey(stat.metadataId);
+            appendStatValue(args_, stat);
+        }
+        if (args_.size() == 1) return info.sharedArgs;
+        args_.push_back('}');
+        return writer_.addArgsOver(info.sharedArgs, args_);
     }
 
     uint32_t laneTrack(int64_t lineId, const std::string& lineName, size_t lineOrder, size_t lane) {
@@ -417,69 +519,115 @@ class PlaneReader {
     }
 
     void readLine(std::string_view bytes, size_t offset) {
-        xprof::XLine line;
-        if (!line.ParseFromArray(bytes.data(), int(bytes.size())))
-            throw InputError(
-                atOffset(path_, static_cast<long long>(offset), "XSpace: malformed XLine"));
+        int64_t lineId = 0, timestampNs = 0;
+        std::string_view name, displayName;
+        // Events: their bytes and offsets, parsed below.
+        std::vector<std::pair<std::string_view, size_t>> eventBytes;
+        {
+            WireReader r(bytes, offset, path_);
+            WireReader::Field f;
+            while (r.next(f)) {
+                if (f.number == 1 && f.wireType == 0)
+                    lineId = int64_t(f.varint);
+                else if (f.number == 2 && f.wireType == 2)
+                    name = f.bytes;
+                else if (f.number == 3 && f.wireType == 0)
+                    timestampNs = int64_t(f.varint);
+                else if (f.number == 4 && f.wireType == 2)
+                    eventBytes.emplace_back(f.bytes,
+                                            size_t(f.bytes.data() - bytes.data()) + offset);
+                else if (f.number == 11 && f.wireType == 2)
+                    displayName = f.bytes;
+            }
+        }
         ++lines;
-        std::string lineName = line.display_name().empty() ? line.name() : line.display_name();
-        if (lineName.empty()) lineName = "Line " + std::to_string(line.id());
+        std::string lineName(displayName.empty() ? name : displayName);
+        if (lineName.empty()) lineName = "Line " + std::to_string(lineId);
         // Lines sharing an id are one timeline, placed where the first of them is.
-        const auto order = lineOrder_.try_emplace(line.id(), lineOrder_.size()).first;
-        laneTrack(line.id(), lineName, order->second, 0);
+        const auto order = lineOrder_.try_emplace(lineId, lineOrder_.size()).first;
+        laneTrack(lineId, lineName, order->second, 0);
 
         // Timed events in start order (longer first), each with its exact start and end.
         struct Timed {
             PreciseTime start, end;
             int64_t durNs;
+            int64_t metadataId;
             int durPs;
-            int index;
+            uint32_t index;
         };
         std::vector<Timed> timed;
-        timed.reserve(size_t(line.events_size()));
-        for (int i = 0; i < line.events_size(); ++i) {
-            const xprof::XEvent& e = line.events(i);
+        timed.reserve(eventBytes.size());
+        bool sorted = true;
+        for (uint32_t i = 0; i < eventBytes.size(); ++i) {
+            const auto& [event, at] = eventBytes[i];
             ++events;
-            if (e.data_case() == xprof::XEvent::kNumOccurrences) {
+            int64_t metadataId = 0, offsetPs = 0, durationPs = 0, occurrences = 0;
+            bool aggregated = false;
+            WireReader r(event, at, path_);
+            WireReader::Field f;
+            while (r.next(f)) {
+                if (f.wireType != 0) continue;
+                if (f.number == 1) {
+                    metadataId = int64_t(f.varint);
+                } else if (f.number == 2) {
+                    offsetPs = int64_t(f.varint);
+                    aggregated = false;  // one of offset_ps and num_occurrences: the last wins
+                } else if (f.number == 3) {
+                    durationPs = int64_t(f.varint);
+                } else if (f.number == 5) {
+                    occurrences = int64_t(f.varint);
+                    aggregated = true;
+                }
+            }
+            if (aggregated) {
                 ++aggregatedEvents;
-                const EventInfo& info = eventInfo(e.metadata_id());
+                const EventInfo& info = eventInfo(metadataId);
                 Aggregate& a = aggregates[info.shownName];
-                a.occurrences += uint64_t(std::max<int64_t>(0, e.num_occurrences()));
-                a.durationPs += std::max<int64_t>(0, e.duration_ps());
+                a.occurrences += uint64_t(std::max<int64_t>(0, occurrences));
+                a.durationPs += std::max<int64_t>(0, durationPs);
                 ++a.events;
-                for (const xprof::XStat& s : e.stats()) {
-                    if (statName(s.metadata_id()) != "self_duration_ps") continue;
-                    a.selfPs += s.value_case() == xprof::XStat::kUint64Value
-                                    ? int64_t(s.uint64_value())
-                                    : s.int64_value();
+                WireReader stats(event, at, path_);
+                while (stats.next(f)) {
+                    if (f.number != 4 || f.wireType != 2) continue;
+                    const StatView stat = parseStat(f.bytes, f.offset);
+                    if (statName(stat.metadataId) != "self_duration_ps") continue;
+                    a.selfPs += int64_t(stat.number);
                     a.haveSelf = true;
                 }
                 continue;
             }
             ++timedEvents;
-            const int64_t offsetPs = e.offset_ps();
-            const int64_t durPs = std::max<int64_t>(0, e.duration_ps());
+            const int64_t durPs = std::max<int64_t>(0, durationPs);
             Timed t;
-            t.start = {line.timestamp_ns() + floorDiv(offsetPs, 1000),
+            t.start = {timestampNs + floorDiv(offsetPs, 1000),
                        int32_t(offsetPs - floorDiv(offsetPs, 1000) * 1000)};
             t.durNs = durPs / 1000;
             t.durPs = int(durPs % 1000);
             t.end = PreciseTime::sum(t.start.ns, t.start.ps, t.durNs, t.durPs);
+            t.metadataId = metadataId;
             t.index = i;
+            if (!timed.empty() && (t.start < timed.back().start ||
+                                   (t.start == timed.back().start && t.end > timed.back().end)))
+                sorted = false;
             timed.push_back(t);
         }
-        std::sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) {
-            if (a.start != b.start) return a.start < b.start;
-            if (a.end != b.end) return a.end > b.end;
-            return a.index < b.index;
-        });
+        if (!sorted)
+            std::sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) {
+                if (a.start != b.start) return a.start < b.start;
+                if (a.end != b.end) return a.end > b.end;
+                return a.index < b.index;
+            });
         // Events of a line nest; ones that overlap without nesting (async copies) would be drawn
         // as false children, so they move to a lane of their own, as Perfetto does.
         std::vector<std::vector<PreciseTime>> laneStacks(1);
+        std::vector<uint32_t> laneTracks{laneTrack(lineId, lineName, order->second, 0)};
         for (const Timed& t : timed) {
             size_t lane = 0;
             for (;; ++lane) {
-                if (lane == laneStacks.size()) laneStacks.emplace_back();
+                if (lane == laneStacks.size()) {
+                    laneStacks.emplace_back();
+                    laneTracks.push_back(laneTrack(lineId, lineName, order->second, lane));
+                }
                 std::vector<PreciseTime>& stack = laneStacks[lane];
                 while (!stack.empty() && stack.back() <= t.start) stack.pop_back();
                 if (stack.empty() || t.end <= stack.back()) {
@@ -487,11 +635,10 @@ class PlaneReader {
                     break;
                 }
             }
-            const xprof::XEvent& e = line.events(t.index);
-            EventInfo& info = eventInfo(e.metadata_id());
-            writer_.addSlice(laneTrack(line.id(), lineName, order->second, lane), t.start.ns,
-                             t.durNs, info.name, eventArgs(info, e.stats()), uint16_t(t.start.ps),
-                             uint16_t(t.durPs));
+            EventInfo& info = eventInfo(t.metadataId);
+            const auto& [event, at] = eventBytes[t.index];
+            writer_.addSlice(laneTracks[lane], t.start.ns, t.durNs, info.name,
+                             eventArgs(info, event, at), uint16_t(t.start.ps), uint16_t(t.durPs));
         }
     }
 
@@ -502,6 +649,8 @@ class PlaneReader {
     std::unordered_map<int64_t, xprof::XEventMetadata> eventMeta_;
     std::unordered_map<int64_t, xprof::XStatMetadata> statMeta_;
     std::unordered_map<int64_t, EventInfo> eventInfo_;
+    std::vector<EventInfo*> eventInfoIndex_;
+    std::unordered_map<int64_t, std::string> statKeys_;
     std::unordered_map<int64_t, std::vector<uint32_t>> lineTracks_;  // line id -> lane tracks
     std::unordered_map<int64_t, size_t> lineOrder_;
     std::string args_;
@@ -526,7 +675,7 @@ class XSpaceImporter : public Importer {
     void run(ImportContext& ctx) const override {
         ctx.progress.report(0.0, "reading XSpace");
         // An XSpace is a single message; planes are parsed one at a time from this buffer.
-        const std::string data = readAll(ctx.input);
+        const std::string data = readWhole(ctx.input);
         TraceWriter writer(ctx.workspace, ctx.profileId);
         PlaneReader planes(writer, ctx.input.path());
         WireReader space(data, 0, ctx.input.path());
