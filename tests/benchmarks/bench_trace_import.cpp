@@ -27,6 +27,15 @@ using namespace stallscope;
 
 namespace {
 
+// CPU time of this process so far (user + system), in seconds: steadier than wall time on a
+// busy machine.
+double cpuSeconds() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
 long peakRssMb() {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
@@ -74,9 +83,11 @@ int main(int argc, char** argv) {
         auto ws = Workspace::open(store);
         Progress progress;
         QElapsedTimer timer;
+        const double cpu0 = cpuSeconds();
         timer.start();
         const auto imported = importFiles(*ws, ImportRequest{{file}, {}, format}, progress);
         const double seconds = double(timer.nsecsElapsed()) / 1e9;
+        const double cpu = cpuSeconds() - cpu0;
         const double mb = double(std::filesystem::file_size(file)) / 1e6;
         const ProfileInfo profile = *ws->profile(imported.at(0).id);
         ws.reset();
@@ -102,6 +113,7 @@ int main(int argc, char** argv) {
             "peak RSS %ld MB, workspace %.1f MB; first frame %.1f ms (%zu items)\n",
             file.c_str(), mb, seconds, mb / seconds, events / seconds, events, peakRssMb(),
             double(std::filesystem::file_size(store)) / 1e6, frameMs, items);
+        std::printf("  import CPU time %.2f s = %.1f MB/s\n", cpu, mb / cpu);
         if (python && profile.metadataJson.find("chrome-json") != std::string::npos) {
             const double py = pythonJsonLoadSeconds(file);
             std::printf("  python3 json.load: %.2f s; Stallscope import is %.1fx faster\n", py,
