@@ -310,6 +310,12 @@ void TraceSliceTrack::paint(QPainter& painter, const QRect& rect, const TimeMapp
     const QFontMetrics metrics(painter.font());
     const double left = rect.left(), right = rect.right() + 1;
     const std::string& highlighted = highlight_ ? highlight_->name : std::string();
+    // Counted labels are sized from the digit width (no text shaping per folded block), and a
+    // box already covered at its depth by an earlier opaque one is not painted again: paint time
+    // stays flat at any zoom.
+    const double digit = metrics.horizontalAdvance(QLatin1Char('0'));
+    const double times = metrics.horizontalAdvance(QChar(0x00d7));
+    std::vector<double> covered(size_t(depthRows_) + 1, -1e300);
     for (const trace::SliceItem& s : frame->items) {
         const int y = rect.top() + kPadding + int(s.depth) * kRowHeight;
         const double x0 = mapping.x(exactStart(s));
@@ -331,15 +337,21 @@ void TraceSliceTrack::paint(QPainter& painter, const QRect& rect, const TimeMapp
                      x0 + kMinSliceWidth);
         const double cx0 = std::max(x0, left - 1), cx1 = std::min(x1, right + 1);
         if (cx1 < cx0) continue;
+        const size_t row = std::min<size_t>(s.depth, covered.size() - 1);
+        if (cx1 <= covered[row] && cx1 - cx0 < 2 * kMinSliceWidth) continue;
+        covered[row] = std::max(covered[row], std::floor(cx1));
         const QRectF box(cx0, y + 1, cx1 - cx0, kRowHeight - 2);
         if (s.kind == trace::ItemKind::Folded) {
-            // Many slices too narrow to draw: one grey counted block.
+            // Many slices too narrow to draw: one grey counted block, hatched when wide enough
+            // to show it.
             painter.fillRect(box, QColor(150, 150, 160));
-            painter.fillRect(box, QBrush(QColor(110, 110, 120), Qt::BDiagPattern));
-            const QString label = QStringLiteral("×%1").arg(s.count);
-            if (box.width() > metrics.horizontalAdvance(label) + 6) {
+            if (box.width() >= 8)
+                painter.fillRect(box, QBrush(QColor(110, 110, 120), Qt::BDiagPattern));
+            const int digits =
+                int(std::floor(std::log10(double(std::max<uint64_t>(s.count, 1))))) + 1;
+            if (box.width() > times + digits * digit + 6) {
                 painter.setPen(QColor(30, 30, 30));
-                painter.drawText(box, Qt::AlignCenter, label);
+                painter.drawText(box, Qt::AlignCenter, QStringLiteral("×%1").arg(s.count));
             }
             continue;
         }
@@ -639,17 +651,25 @@ void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const Tim
                              const std::function<QRect(const TimelineTrack*)>& trackRect) const {
     if (byStart_.empty()) return;
     constexpr int kMaxArrows = 4000;  // beyond this arrows are noise; zoom in to see them
+    constexpr int kSmoothArrows = 200;
     const int64_t origin = source_->origin();
     const double windowStart = mapping.window.start + double(origin);
     const double windowEnd = mapping.window.end + double(origin);
     auto it = std::lower_bound(
         byStart_.begin(), byStart_.end(), windowStart - double(longest_),
         [](const trace::FlowRow& f, double t) { return double(std::min(f.fromTs, f.toTs)) < t; });
+    // Count what the window holds first: past a few hundred arrows they are drawn without
+    // antialiasing (as fast as lines get), since no single one can be followed anyway.
+    int inWindow = 0;
+    for (auto probe = it; probe != byStart_.end() && inWindow <= kSmoothArrows; ++probe) {
+        if (double(std::min(probe->fromTs, probe->toTs)) > windowEnd) break;
+        if (double(std::max(probe->fromTs, probe->toTs)) >= windowStart) ++inWindow;
+    }
     painter.save();
     painter.setClipRect(dataArea);
-    painter.setRenderHint(QPainter::Antialiasing, true);
+    painter.setRenderHint(QPainter::Antialiasing, inWindow <= kSmoothArrows);
     const QColor color(40, 70, 160, 190);
-    painter.setPen(QPen(color, 1.3));
+    painter.setPen(QPen(color, inWindow <= kSmoothArrows ? 1.3 : 1.0));
     int drawn = 0;
     for (; it != byStart_.end() && drawn < kMaxArrows; ++it) {
         const trace::FlowRow& f = *it;
