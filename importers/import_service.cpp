@@ -67,23 +67,21 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
     sql::Transaction tx(workspace.db());
     const double perFile = 1.0 / static_cast<double>(request.files.size());
     // Files another file of the request brings along (its companions) are not imported twice.
-    std::vector<const Importer*> detected;
+    // Companions follow from names alone, so no file is opened twice (inputs may be FIFOs).
     std::vector<std::string> covered;
-    for (const std::string& path : request.files) {
-        InputFile input(path);
-        const Importer* importer =
-            forced ? forced
-                   : detectImporter(Sniff{path, input.peek(kSniffBytes), input.compression()});
-        detected.push_back(importer);
-        for (const std::string& c : importer->companions(path))
-            if (c != path) covered.push_back(std::filesystem::absolute(c).lexically_normal());
-    }
+    for (const std::string& path : request.files)
+        for (const Importer* importer : forced ? std::vector<const Importer*>{forced} : importers())
+            for (const std::string& c : importer->companions(path))
+                if (c != path) covered.push_back(std::filesystem::absolute(c).lexically_normal());
     for (size_t f = 0; f < request.files.size(); ++f) {
         const std::string& path = request.files[f];
-        const std::string absolute = std::filesystem::absolute(path).lexically_normal();
-        if (std::find(covered.begin(), covered.end(), absolute) != covered.end()) continue;
+        if (!covered.empty() &&
+            std::find(covered.begin(), covered.end(),
+                      std::filesystem::absolute(path).lexically_normal()) != covered.end())
+            continue;
         InputFile input(path);
-        const Importer* importer = detected[f];
+        Sniff sniff{path, input.peek(kSniffBytes), input.compression()};
+        const Importer* importer = forced ? forced : detectImporter(sniff);
 
         ProfileInfo info;
         std::string base = request.name.empty() ? baseName(path) : request.name;

@@ -38,7 +38,8 @@ class Importer {
     // transaction; throws InputError (naming file and line/offset) on bad input.
     virtual void run(ImportContext& ctx) const = 0;
     // Other files run() reads along with `path` into the same profile (e.g. the sibling ranks of
-    // a Chakra trace set). An import given several of them makes one profile, not one each.
+    // a Chakra trace set), from the name alone (the file is not opened). An import given several
+    // of them makes one profile, not one each.
     virtual std::vector<std::string> companions(const std::string& /*path*/) const { return {}; }
 };
 
