@@ -4,10 +4,13 @@
 #include <QJsonDocument>
 #include <QPainter>
 #include <QPainterPath>
+#include <QStaticText>
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
+#include "sqlite.h"
 #include "timeline_view.h"
 
 namespace stallscope {
@@ -72,6 +75,9 @@ TraceSource::~TraceSource() = default;
 std::unique_ptr<TraceSource::Connection> TraceSource::open() const {
     auto c = std::make_unique<Connection>();
     c->workspace = Workspace::open(workspacePath_, Workspace::Mode::ReadOnly);
+    // Frames read chunk blobs all over the profile: map the file rather than pread() pages
+    // through a 2 MB cache.
+    sql::exec(c->workspace->db(), "PRAGMA mmap_size = 1073741824");
     c->store = std::make_unique<trace::TraceStore>(*c->workspace, profileId_);
     return c;
 }
@@ -316,19 +322,21 @@ void TraceSliceTrack::paint(QPainter& painter, const QRect& rect, const TimeMapp
     const double digit = metrics.horizontalAdvance(QLatin1Char('0'));
     const double times = metrics.horizontalAdvance(QChar(0x00d7));
     std::vector<double> covered(size_t(depthRows_) + 1, -1e300);
+    // Narrow boxes (no outline, no label) are batched per colour and drawn with one call each.
+    std::unordered_map<QRgb, QList<QRectF>> narrow;
+    std::vector<const trace::SliceItem*> instants;
+    auto fillBox = [&](const QRectF& box, const QColor& color) {
+        if (box.width() < 8)
+            narrow[color.rgba()].append(box);
+        else
+            painter.fillRect(box, color);
+    };
     for (const trace::SliceItem& s : frame->items) {
         const int y = rect.top() + kPadding + int(s.depth) * kRowHeight;
         const double x0 = mapping.x(exactStart(s));
         if (s.kind == trace::ItemKind::Instant) {
             if (x0 < left - 5 || x0 > right + 5) continue;
-            const QColor color = traceNameColor(source_->text(s.name)).darker(140);
-            QPainterPath marker;
-            marker.moveTo(x0, y + 2);
-            marker.lineTo(x0 + 4, y + kRowHeight / 2.0);
-            marker.lineTo(x0, y + kRowHeight - 2);
-            marker.lineTo(x0 - 4, y + kRowHeight / 2.0);
-            marker.closeSubpath();
-            painter.fillPath(marker, color);
+            instants.push_back(&s);  // drawn over the boxes, below
             continue;
         }
         // Zero-length and sub-pixel slices stay visible.
@@ -344,7 +352,7 @@ void TraceSliceTrack::paint(QPainter& painter, const QRect& rect, const TimeMapp
         if (s.kind == trace::ItemKind::Folded) {
             // Many slices too narrow to draw: one grey counted block, hatched when wide enough
             // to show it.
-            painter.fillRect(box, QColor(150, 150, 160));
+            fillBox(box, QColor(150, 150, 160));
             if (box.width() >= 8)
                 painter.fillRect(box, QBrush(QColor(110, 110, 120), Qt::BDiagPattern));
             const int digits =
@@ -359,17 +367,46 @@ void TraceSliceTrack::paint(QPainter& painter, const QRect& rect, const TimeMapp
         QColor fill = traceNameColor(name);
         if (!highlighted.empty() && name != highlighted)
             fill = QColor::fromHsl(fill.hslHue(), 20, 225);
-        painter.fillRect(box, fill);
-        if (box.width() >= 4) {
+        fillBox(box, fill);
+        if (box.width() >= 8) {  // outlines separate neighbours; narrower boxes are ticks
             painter.setPen(fill.darker(130));
             painter.drawRect(box.adjusted(0, 0, -1, -1));
         }
         if (box.width() > 24) {
-            const QString label = metrics.elidedText(QString::fromStdString(name), Qt::ElideRight,
-                                                     int(box.width()) - 6);
+            // Labels are laid out once per (name, width in 8 px steps) and reused.
+            const int bucket = std::min(int(box.width() - 6) / 8, 0xffff);
+            const uint64_t key = (uint64_t(s.name) << 16) | uint64_t(bucket);
+            auto label = labels_.find(key);
+            if (label == labels_.end()) {
+                if (labels_.size() > 8192) labels_.clear();
+                QStaticText text(
+                    metrics.elidedText(QString::fromStdString(name), Qt::ElideRight, bucket * 8));
+                text.setTextFormat(Qt::PlainText);
+                text.prepare(QTransform(), painter.font());
+                label = labels_.emplace(key, std::move(text)).first;
+            }
             painter.setPen(textOn(fill));
-            painter.drawText(box.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
+            painter.drawStaticText(
+                QPointF(box.left() + 3,
+                        box.top() + (box.height() - label->second.size().height()) / 2),
+                label->second);
         }
+    }
+    painter.setPen(Qt::NoPen);
+    for (const auto& [rgba, boxes] : narrow) {
+        painter.setBrush(QColor::fromRgba(rgba));
+        painter.drawRects(boxes.constData(), int(boxes.size()));
+    }
+    for (const trace::SliceItem* s : instants) {
+        const double x0 = mapping.x(exactStart(*s));
+        const int y = rect.top() + kPadding + int(s->depth) * kRowHeight;
+        QPainterPath marker;
+        marker.moveTo(x0, y + 2);
+        marker.lineTo(x0 + 4, y + kRowHeight / 2.0);
+        marker.lineTo(x0, y + kRowHeight - 2);
+        marker.lineTo(x0 - 4, y + kRowHeight / 2.0);
+        marker.closeSubpath();
+        painter.fillPath(marker, traceNameColor(source_->text(s->name)).darker(140));
     }
     if (selected) {
         const double x0 = mapping.x(selected->start);
@@ -481,32 +518,28 @@ void TraceCounterTrack::paint(QPainter& painter, const QRect& rect, const TimeMa
     auto yOf = [&](double v) {
         return bottom - (v - frame->low) / (frame->high - frame->low) * (bottom - top);
     };
-    // A step function: each sample holds until the next one.
-    QPainterPath area;
+    // A step function: each sample holds until the next one, drawn as one rectangle per sample
+    // (a path of thousands of steps cost tens of ms to fill). The frame covers about three view
+    // widths: samples outside the view are skipped.
     const double zeroY = yOf(std::clamp(0.0, frame->low, frame->high));
-    const double endX = rect.right() + 1;
-    area.moveTo(std::max(mapping.x(double(frame->items.front().ts)), double(rect.left())), zeroY);
-    for (size_t i = 0; i < frame->items.size(); ++i) {
-        const trace::CounterItem& c = frame->items[i];
-        const double x0 = std::max(mapping.x(double(c.ts)), double(rect.left()) - 1);
-        const double x1 = i + 1 < frame->items.size()
-                              ? std::min(mapping.x(double(frame->items[i + 1].ts)), endX + 1)
-                              : std::min(mapping.x(extent_.end), endX + 1);
-        const double y = yOf(c.value);
-        area.lineTo(x0, y);
-        area.lineTo(std::max(x1, x0), y);
-        if (c.count > 1 && c.max > c.min) {
-            // A bucket of samples: its range as a thin bar.
-            painter.fillRect(
-                QRectF(x0, yOf(c.max), std::max(1.0, x1 - x0), yOf(c.min) - yOf(c.max)),
-                color_.lighter(130));
-        }
-    }
-    area.lineTo(area.currentPosition().x(), zeroY);
-    area.closeSubpath();
+    const double left = rect.left(), endX = rect.right() + 1;
     QColor fill = color_;
     fill.setAlpha(170);
-    painter.fillPath(area, fill);
+    const QColor range = color_.lighter(130);
+    for (size_t i = 0; i < frame->items.size(); ++i) {
+        const trace::CounterItem& c = frame->items[i];
+        const double next = i + 1 < frame->items.size() ? mapping.x(double(frame->items[i + 1].ts))
+                                                        : mapping.x(extent_.end);
+        const double x0 = std::max(mapping.x(double(c.ts)), left - 1);
+        if (x0 > endX) break;
+        const double x1 = std::min(next, endX + 1);
+        if (x1 < left) continue;
+        const double y = yOf(c.value);
+        const double w = std::max(1.0, x1 - x0);
+        if (c.count > 1 && c.max > c.min)  // a bucket of samples: its range as a lighter bar
+            painter.fillRect(QRectF(x0, yOf(c.max), w, yOf(c.min) - yOf(c.max)), range);
+        painter.fillRect(QRectF(x0, std::min(y, zeroY), w, std::abs(zeroY - y)), fill);
+    }
     // Value axis: the top and the bottom of the chart, with the unit the series name implies.
     QFont small = painter.font();
     small.setPointSizeF(small.pointSizeF() * 0.85);
@@ -650,21 +683,23 @@ std::optional<TraceFlowOverlay::FlowArrow> TraceFlowOverlay::arrowFor(const trac
 void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const TimeMapping& mapping,
                              const std::function<QRect(const TimelineTrack*)>& trackRect) const {
     if (byStart_.empty()) return;
-    constexpr int kMaxArrows = 4000;  // beyond this arrows are noise; zoom in to see them
-    constexpr int kSmoothArrows = 200;
+    constexpr int kMaxArrows = 1000;
+    constexpr int kSmoothArrows = 50;
     const int64_t origin = source_->origin();
     const double windowStart = mapping.window.start + double(origin);
     const double windowEnd = mapping.window.end + double(origin);
     auto it = std::lower_bound(
         byStart_.begin(), byStart_.end(), windowStart - double(longest_),
         [](const trace::FlowRow& f, double t) { return double(std::min(f.fromTs, f.toTs)) < t; });
-    // Count what the window holds first: past a few hundred arrows they are drawn without
-    // antialiasing (as fast as lines get), since no single one can be followed anyway.
+    // Count what the window holds first: past kSmoothArrows arrows they are drawn without
+    // antialiasing (a smooth curve costs ~80 us), and past kMaxArrows none is (they would only
+    // hatch the view; zoom in).
     int inWindow = 0;
-    for (auto probe = it; probe != byStart_.end() && inWindow <= kSmoothArrows; ++probe) {
+    for (auto probe = it; probe != byStart_.end() && inWindow <= kMaxArrows; ++probe) {
         if (double(std::min(probe->fromTs, probe->toTs)) > windowEnd) break;
         if (double(std::max(probe->fromTs, probe->toTs)) >= windowStart) ++inWindow;
     }
+    if (inWindow > kMaxArrows) return;
     painter.save();
     painter.setClipRect(dataArea);
     painter.setRenderHint(QPainter::Antialiasing, inWindow <= kSmoothArrows);

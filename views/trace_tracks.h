@@ -9,12 +9,14 @@
 #include <QJsonObject>
 #include <QPainterPath>
 #include <QPolygonF>
+#include <QStaticText>
 #include <QString>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "timeline_track.h"
@@ -162,6 +164,7 @@ class TraceSliceTrack final : public TimelineTrack {
     int indent_;
     std::shared_ptr<const TraceHighlight> highlight_;
     mutable std::shared_ptr<const Frame> lastHitFrame_;
+    mutable std::unordered_map<uint64_t, QStaticText> labels_;  // GUI thread (paint) only
 };
 
 class TraceCounterTrack final : public TimelineTrack {

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
@@ -152,8 +153,9 @@ int main(int argc, char** argv) {
     }
     QTemporaryDir tmp;
     int64_t profileId = 0;
-    if (store.empty()) {
-        store = tmp.filePath("bench.sqlite").toStdString();
+    if (store.empty() || !std::filesystem::exists(store)) {
+        // No store, or a new one: write the synthetic profile (kept when --store names it).
+        if (store.empty()) store = tmp.filePath("bench.sqlite").toStdString();
         auto ws = Workspace::open(store);
         const auto t0 = Clock::now();
         profileId = writeProfile(*ws, slices);
@@ -162,7 +164,7 @@ int main(int argc, char** argv) {
                     double(std::filesystem::file_size(store)) / 1e6);
     } else {
         auto ws = Workspace::open(store, Workspace::Mode::ReadWrite);  // migrates an old schema
-        profileId = ws->resolveProfile(profileArg).id;
+        profileId = ws->resolveProfile(profileArg.empty() ? "bench" : profileArg).id;
     }
     const QSize size(1920, 1080);
     QImage image(size, QImage::Format_ARGB32_Premultiplied);
