@@ -595,7 +595,9 @@ std::shared_ptr<const TrackFrame> UnitTrack::prepare(TimeRange window, double up
     for (; it != completions.end() && *it < window.end;) {
         const size_t c = std::min(columns - 1, static_cast<size_t>((*it - window.start) / upp));
         const double columnEnd = window.start + (c + 1) * upp;
-        const auto next = std::lower_bound(it, completions.end(), columnEnd);
+        auto next = std::lower_bound(it, completions.end(), columnEnd);
+        // The last column is clamped, and rounding can put *it past columnEnd: always advance.
+        if (next == it) next = std::upper_bound(it, completions.end(), *it);
         frame->completions[c] += static_cast<uint32_t>(next - it);
         it = next;
     }
