@@ -478,7 +478,7 @@ void MainWindow::reloadProfiles() {
         watcher->deleteLater();
         onProfilesLoaded(watcher->result());
     });
-    watcher->setFuture(QtConcurrent::run([path, generation]() -> ProfileList {
+    watcher->setFuture(QtConcurrent::run(&quickReads_, [path, generation]() -> ProfileList {
         ProfileList list;
         list.generation = generation;
         try {
@@ -552,7 +552,7 @@ void MainWindow::runWorkspaceEdit(const QString& description,
         }
         reloadProfiles();
     });
-    watcher->setFuture(QtConcurrent::run([path, edit = std::move(edit)]() -> QString {
+    watcher->setFuture(QtConcurrent::run(&quickReads_, [path, edit = std::move(edit)]() -> QString {
         try {
             std::unique_ptr<Workspace> workspace = Workspace::open(path);
             edit(*workspace);
@@ -945,7 +945,7 @@ void MainWindow::compareWithParent(qint64 derivedId) {
         else
             setStatus(tr("The original of this profile is no longer in the workspace"), true);
     });
-    watcher->setFuture(QtConcurrent::run([path, derivedId] {
+    watcher->setFuture(QtConcurrent::run(&quickReads_, [path, derivedId] {
         std::pair<std::optional<ProfileInfo>, std::optional<ProfileInfo>> out;
         try {
             auto workspace = Workspace::open(path.toStdString(), Workspace::Mode::ReadOnly);

@@ -4,6 +4,7 @@
 #include <QHash>
 #include <QMainWindow>
 #include <QStringList>
+#include <QThreadPool>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -160,6 +161,9 @@ class MainWindow : public QMainWindow {
     QByteArray defaultState_;
 
     ImportRunner* runner_;
+    // Short workspace reads (profile lists, renames, a comparison's profiles) on threads of their
+    // own, so they never wait behind analyses running on the global pool.
+    QThreadPool quickReads_;
     WorkspaceDock* workspaceDock_ = nullptr;
     DetailsDock* detailsDock_ = nullptr;
     SuggestionsDock* suggestionsDock_ = nullptr;

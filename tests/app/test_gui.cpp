@@ -472,7 +472,7 @@ void TestGui::applySuggestionThenCompareWithOriginal() {
     // One click on the dock's Compare opens the applied result against its parent.
     const int tabsBefore = window->tabs()->count();
     dock->compareButton()->click();
-    QTRY_COMPARE_WITH_TIMEOUT(window->tabs()->count(), tabsBefore + 1, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(window->tabs()->count(), tabsBefore + 1, 30000);
     auto* view = qobject_cast<ReplayCompareView*>(window->tabs()->currentWidget());
     QVERIFY(view);
     QTRY_VERIFY_WITH_TIMEOUT(view->isLoaded(), 20000);
