@@ -21,6 +21,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <QtConcurrent>
+#include <cmath>
 
 namespace stallscope {
 
@@ -65,6 +66,7 @@ QString csvField(const QString& text) {
 CpiViewData loadCpiViewData(const Workspace& workspace, const ProfileInfo& profile) {
     CpiViewData out;
     out.raw = cpi::loadCpiData(workspace, profile.id);
+    out.metrics = cpi::loadMetricTable(workspace, profile.id);
     out.classes = cpi::toGsiClasses(out.raw);
     out.mape = cpi::computeMape(out.raw);
     out.suggestions = cpi::cpiSuggestions(out.raw);
@@ -77,9 +79,101 @@ CpiViewData loadCpiViewData(const Workspace& workspace, const ProfileInfo& profi
 
 // ---------------------------------------------------------------------------------------------
 
+KernelMetricModel::KernelMetricModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void KernelMetricModel::setTable(const cpi::MetricTable* table) {
+    beginResetModel();
+    table_ = table;
+    order_.resize(table ? table->rows.size() : 0);
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    endResetModel();
+}
+
+int KernelMetricModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() || !table_ ? 0 : static_cast<int>(table_->rows.size());
+}
+
+int KernelMetricModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() || !table_ ? 0 : static_cast<int>(table_->columns() + 2);
+}
+
+QVariant KernelMetricModel::data(const QModelIndex& index, int role) const {
+    if (!table_ || !index.isValid()) return {};
+    const size_t row = order_[static_cast<size_t>(index.row())];
+    const int column = index.column();
+    if (column < 2) {
+        const auto& r = table_->rows[row];
+        if (role == Qt::DisplayRole || role == Qt::ToolTipRole)
+            return q(column == 0 ? r.kernel : r.source);
+        return {};
+    }
+    const size_t metric = static_cast<size_t>(column - 2);
+    switch (role) {
+        case Qt::DisplayRole:
+            return q(table_->cellText(row, metric));
+        case Qt::TextAlignmentRole:
+            return std::isnan(table_->value(row, metric))
+                       ? QVariant(int(Qt::AlignLeft | Qt::AlignVCenter))
+                       : QVariant(int(Qt::AlignRight | Qt::AlignVCenter));
+        case Qt::UserRole: {
+            const double v = table_->value(row, metric);
+            return std::isnan(v) ? QVariant() : QVariant(v);
+        }
+        default:
+            return {};
+    }
+}
+
+QVariant KernelMetricModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || !table_) return {};
+    if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
+    if (section == 0) return "kernel";
+    if (section == 1) return "source";
+    const size_t metric = static_cast<size_t>(section - 2);
+    const QString unit = q(table_->units[metric]);
+    return q(table_->names[metric]) + (unit.isEmpty() ? QString() : " [" + unit + "]");
+}
+
+void KernelMetricModel::sort(int column, Qt::SortOrder order) {
+    if (!table_) return;
+    emit layoutAboutToBeChanged();
+    const bool ascending = order == Qt::AscendingOrder;
+    if (column < 0) {
+        for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;  // file order
+    } else if (column < 2) {
+        std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
+            const auto& ra = table_->rows[a];
+            const auto& rb = table_->rows[b];
+            const std::string& x = column == 0 ? ra.kernel : ra.source;
+            const std::string& y = column == 0 ? rb.kernel : rb.source;
+            return ascending ? x < y : y < x;
+        });
+    } else {
+        const size_t metric = static_cast<size_t>(column - 2);
+        // Numbers by value, then text cells by text, then absent cells, in either order.
+        std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
+            const double va = table_->value(a, metric), vb = table_->value(b, metric);
+            const bool na = std::isnan(va), nb = std::isnan(vb);
+            if (na != nb) return nb;
+            if (!na) return ascending ? va < vb : vb < va;
+            const std::string ta = table_->cellText(a, metric), tb = table_->cellText(b, metric);
+            if (ta.empty() != tb.empty()) return tb.empty();
+            return ascending ? ta < tb : tb < ta;
+        });
+    }
+    emit layoutChanged();
+}
+
+// ---------------------------------------------------------------------------------------------
+
 CpiStackChart::CpiStackChart(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
     setMinimumSize(320, 220);
+}
+
+void CpiStackChart::setNotice(const QString& notice) {
+    notice_ = notice;
+    update();
 }
 
 void CpiStackChart::setData(const cpi::CpiData* data, bool normalized) {
@@ -99,6 +193,7 @@ void CpiStackChart::paintEvent(QPaintEvent*) {
     }
     charts::StackChartOptions options;
     options.normalized = normalized_;
+    options.notice = notice_;
     charts::paintStackChart(painter, rect(), *data_, options, &segments_);
 }
 
@@ -181,15 +276,25 @@ CpiView::CpiView(const ProfileInfo& profile, const QString& workspacePath, QWidg
     charts->setStretchFactor(0, 3);
     charts->setStretchFactor(1, 1);
     auto* tabs = new QTabWidget(split);
+    tabs_ = tabs;
     stacksModel_ = new QStandardItemModel(this);
     mapeModel_ = new QStandardItemModel(this);
     errorsModel_ = new QStandardItemModel(this);
+    metricsModel_ = new KernelMetricModel(this);
     stacksTable_ = makeTable(stacksModel_, tabs);
     mapeTable_ = makeTable(mapeModel_, tabs);
     errorsTable_ = makeTable(errorsModel_, tabs);
+    metricsTable_ = new QTableView(tabs);
+    metricsTable_->setModel(metricsModel_);
+    metricsTable_->setSortingEnabled(true);
+    metricsTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    metricsTable_->verticalHeader()->hide();
+    metricsTable_->setAlternatingRowColors(true);
+    metricsTable_->horizontalHeader()->setSortIndicatorShown(true);
     tabs->addTab(stacksTable_, "Stacks");
     tabs->addTab(mapeTable_, "MAPE");
     tabs->addTab(errorsTable_, "Kernel errors");
+    tabs->addTab(metricsTable_, "Metrics");
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
     layout->addWidget(split, 1);
@@ -240,15 +345,24 @@ void CpiView::onLoaded() {
     if (!data_->error.isEmpty()) {
         status_->setText("Cannot read the profile: " + data_->error);
     } else {
-        QString text = QString("%1 kernels, %2 sources")
+        QString text = QString("%1 kernels, %2 sources, %3 kernels with metrics")
                            .arg(data_->raw.kernels.size())
-                           .arg(data_->raw.sources.size());
+                           .arg(data_->raw.sources.size())
+                           .arg(data_->metrics.rows.size());
         for (const cpi::ModelMape& m : data_->mape.overall)
             text += QString(" · MAPE %1 %2%").arg(q(m.model)).arg(m.mapePct, 0, 'f', 2);
         if (!data_->notice.isEmpty()) text += " · " + data_->notice;
         status_->setText(text);
     }
     mapeChart_->setData(&data_->mape, data_->raw.sources);
+    stackChart_->setNotice(data_->notice);
+    metricsModel_->setTable(&data_->metrics);
+    // Unsorted until the user asks: the file's kernel order.
+    metricsTable_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+    if (data_->metrics.columns() <= 200) metricsTable_->resizeColumnsToContents();
+    // A profile without stacks is its metrics.
+    if (data_->raw.stacks.empty() && !data_->metrics.rows.empty())
+        tabs_->setCurrentWidget(metricsTable_);
     refresh();
     QList<SuggestionItem> items;
     for (const cpi::CpiSuggestion& s : data_->suggestions) items.append({q(s.kind), q(s.text), 0});
@@ -337,13 +451,49 @@ bool CpiView::exportCsv(const QString& path, QString* error) const {
     return true;
 }
 
-void CpiView::paintAll(QPainter& painter, const QRectF& area) const {
-    const QRectF top(area.left(), area.top(), area.width(), area.height() * 0.68);
-    const QRectF bottom(area.left(), top.bottom(), area.width(), area.height() - top.height());
+namespace {
+
+// The stacked bars above the MAPE panel (when there is a MAPE); without stacks, the kernel
+// metrics under the profile's notice.
+void paintCpi(QPainter& painter, const QRectF& area, const CpiViewData& data,
+              const cpi::CpiData& stacks, bool normalized, const QString& title) {
+    if (data.raw.stacks.empty()) {
+        painter.fillRect(area, Qt::white);
+        double noticeHeight = 0;
+        if (!data.notice.isEmpty()) {
+            noticeHeight = 56;
+            painter.setPen(QColor(0x9a, 0x5b, 0x00));
+            painter.drawText(QRectF(area.left() + 10, area.top() + 6, area.width() - 20, 50),
+                             Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                             "No CPI stacks: " + data.notice);
+        }
+        charts::paintMetricTable(painter,
+                                 QRectF(area.left(), area.top() + noticeHeight, area.width(),
+                                        area.height() - noticeHeight),
+                                 data.metrics,
+                                 "Kernel metrics" + (title.isEmpty() ? QString() : ": " + title));
+        return;
+    }
+    const bool withMape = !data.mape.overall.empty();
+    const QRectF top(area.left(), area.top(), area.width(),
+                     withMape ? area.height() * 0.68 : area.height());
     charts::StackChartOptions options;
-    options.normalized = normalized_;
-    charts::paintStackChart(painter, top, current(), options);
-    charts::paintMapeChart(painter, bottom, data_->mape, data_->raw.sources);
+    options.normalized = normalized;
+    options.notice = data.notice;
+    if (!title.isEmpty())
+        options.title =
+            (normalized ? "CPI stacks (share of cycles): " : "CPI stacks (cycles): ") + title;
+    charts::paintStackChart(painter, top, stacks, options);
+    if (withMape)
+        charts::paintMapeChart(
+            painter, QRectF(area.left(), top.bottom(), area.width(), area.height() - top.height()),
+            data.mape, data.raw.sources);
+}
+
+}  // namespace
+
+void CpiView::paintAll(QPainter& painter, const QRectF& area) const {
+    paintCpi(painter, area, *data_, current(), normalized_, q(profile_.name));
 }
 
 bool CpiView::exportPng(const QString& path) const {
@@ -372,21 +522,13 @@ QImage renderCpi(const Workspace& workspace, const ProfileInfo& profile,
     image.fill(Qt::white);
     QPainter painter(&image);
     const QRectF area(0, 0, image.width(), image.height());
-    if (data.raw.stacks.empty()) {
+    if (data.raw.stacks.empty() && data.metrics.rows.empty()) {
         charts::paintMessage(painter, area,
                              "No CPI stacks in profile '" + q(profile.name) + "'." +
                                  (data.notice.isEmpty() ? QString() : "\n\n" + data.notice));
         return image;
     }
-    const bool withMape = !data.mape.overall.empty();
-    const QRectF top(0, 0, area.width(), withMape ? area.height() * 0.68 : area.height());
-    charts::StackChartOptions chartOptions;
-    chartOptions.title = "CPI stacks: " + q(profile.name);
-    charts::paintStackChart(painter, top, data.raw, chartOptions);
-    if (withMape)
-        charts::paintMapeChart(painter,
-                               QRectF(0, top.bottom(), area.width(), area.height() - top.height()),
-                               data.mape, data.raw.sources);
+    paintCpi(painter, area, data, data.raw, false, q(profile.name));
     return image;
 }
 

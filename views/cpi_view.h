@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QAbstractTableModel>
 #include <QFutureWatcher>
 #include <QImage>
 #include <QList>
@@ -15,6 +16,7 @@
 class QComboBox;
 class QLabel;
 class QStandardItemModel;
+class QTabWidget;
 class QTableView;
 
 namespace stallscope {
@@ -25,8 +27,28 @@ struct CpiViewData {
     cpi::CpiData classes;
     cpi::MapeReport mape;
     std::vector<cpi::CpiSuggestion> suggestions;
+    cpi::MetricTable metrics;  // every kernel's stored metrics (Nsight Compute, GPGPU-Sim, Sniper)
     QString notice;
     QString error;
+};
+
+// Kernel x metric table over a MetricTable: one row per (kernel, source), one column per metric
+// with its unit in the header; numeric columns sort by value, absent cells last.
+class KernelMetricModel : public QAbstractTableModel {
+    Q_OBJECT
+  public:
+    explicit KernelMetricModel(QObject* parent = nullptr);
+    void setTable(const cpi::MetricTable* table);
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
+    void sort(int column, Qt::SortOrder order = Qt::AscendingOrder) override;
+
+  private:
+    const cpi::MetricTable* table_ = nullptr;
+    std::vector<size_t> order_;  // display row -> table row
 };
 
 // Reads a profile's stacks and analyses them (SQL: not on the GUI thread).
@@ -39,6 +61,8 @@ class CpiStackChart : public QWidget {
   public:
     explicit CpiStackChart(QWidget* parent = nullptr);
     void setData(const cpi::CpiData* data, bool normalized);
+    // A line under the chart's title (the profile's notice).
+    void setNotice(const QString& notice);
     // Tooltip text at a point of the widget; empty over no bar.
     QString hoverText(const QPointF& point) const;
     const std::vector<charts::StackSegment>& segments() const { return segments_; }
@@ -50,6 +74,7 @@ class CpiStackChart : public QWidget {
   private:
     const cpi::CpiData* data_ = nullptr;
     bool normalized_ = false;
+    QString notice_;
     std::vector<charts::StackSegment> segments_;
 };
 
@@ -84,6 +109,7 @@ class CpiView : public QWidget {
     CpiStackChart* stackChart() const { return stackChart_; }
     QTableView* stacksTable() const { return stacksTable_; }
     QTableView* mapeTable() const { return mapeTable_; }
+    QTableView* metricsTable() const { return metricsTable_; }
     const CpiViewData& viewData() const { return *data_; }
 
     // Export of the current mode; false (with a message) when the file cannot be written.
@@ -117,6 +143,9 @@ class CpiView : public QWidget {
     QTableView* stacksTable_;
     QTableView* mapeTable_;
     QTableView* errorsTable_;
+    QTableView* metricsTable_;
+    QTabWidget* tabs_;
+    KernelMetricModel* metricsModel_;
     QStandardItemModel* stacksModel_;
     QStandardItemModel* mapeModel_;
     QStandardItemModel* errorsModel_;
@@ -124,7 +153,9 @@ class CpiView : public QWidget {
 
 QWidget* createCpiView(const ProfileInfo& profile, const QString& workspacePath);
 
-// `render cpi PROFILE`: the stacked bars above the MAPE panel.
+// `render cpi PROFILE`: the stacked bars above the MAPE panel; for a profile without stacks
+// (an Nsight Compute export without warp-state metrics) the kernel metrics table and the
+// profile's notice.
 QImage renderCpi(const Workspace& workspace, const ProfileInfo& profile,
                  const RenderOptions& options);
 

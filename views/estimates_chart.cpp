@@ -164,7 +164,7 @@ void paintEstimateMape(QPainter& p, const QRectF& area, const estimates::Estimat
     QFont font = p.font();
     font.setPointSizeF(9);
     p.setFont(font);
-    title(p, area, "MAPE per estimator and hardware");
+    title(p, area, "MAPE per estimator and hardware target");
     if (report.byEstimatorHardware.empty()) {
         paintMessage(p, area, "No MAPE: no row has a measured latency.");
         p.restore();
@@ -172,10 +172,15 @@ void paintEstimateMape(QPainter& p, const QRectF& area, const estimates::Estimat
     }
     double max = 0;
     for (const auto& m : report.byEstimatorHardware) max = std::max(max, m.mapePct);
-    const double step = niceStep(max * 1.12, 4);
-    const double axisMax = std::max(1.0, std::ceil(max * 1.12 / step) * step);
-    const QRectF plot(area.left() + 64, area.top() + 30, area.width() - 64 - 16,
-                      area.height() - 30 - 26);
+    const double step = niceStep(max * 1.15, 4);
+    const double axisMax = std::max(1.0, std::ceil(max * 1.15 / step) * step);
+    const QFontMetricsF legendFm(font);
+    double legendWidth = legendFm.horizontalAdvance("estimator");
+    for (const auto& e : data.estimators)
+        legendWidth = std::max(legendWidth, legendFm.horizontalAdvance(QString::fromStdString(e)));
+    legendWidth = std::min(legendWidth + 26, area.width() * 0.3);
+    const QRectF plot(area.left() + 70, area.top() + 36, area.width() - 70 - legendWidth - 24,
+                      area.height() - 36 - 44);
     if (plot.width() < 20 || plot.height() < 20) {
         p.restore();
         return;
@@ -190,6 +195,34 @@ void paintEstimateMape(QPainter& p, const QRectF& area, const estimates::Estimat
     }
     p.setPen(kAxis);
     p.drawLine(plot.bottomLeft(), plot.bottomRight());
+    p.drawLine(plot.bottomLeft(), plot.topLeft());
+    p.save();
+    p.translate(area.left() + 14, plot.center().y());
+    p.rotate(-90);
+    p.setPen(kText);
+    p.drawText(QRectF(-100, -10, 200, 20), Qt::AlignCenter, "MAPE (%)");
+    p.restore();
+    p.setPen(kText);
+    p.drawText(QRectF(plot.left(), plot.bottom() + 22, plot.width(), 16), Qt::AlignCenter,
+               "hardware target");
+    // Legend: estimator colours.
+    {
+        double ly = plot.top();
+        const double lx = plot.right() + 16;
+        QFont bold = font;
+        bold.setBold(true);
+        p.setFont(bold);
+        p.drawText(QRectF(lx, ly - 18, legendWidth, 16), Qt::AlignLeft | Qt::AlignVCenter,
+                   "estimator");
+        p.setFont(font);
+        for (size_t e = 0; e < data.estimators.size(); ++e, ly += 17) {
+            p.fillRect(QRectF(lx, ly + 2, 12, 12), seriesColor(static_cast<int>(e) + 1));
+            p.setPen(kText);
+            p.drawText(QRectF(lx + 18, ly, legendWidth - 18, 16), Qt::AlignLeft | Qt::AlignVCenter,
+                       legendFm.elidedText(QString::fromStdString(data.estimators[e]),
+                                           Qt::ElideRight, legendWidth - 18));
+        }
+    }
     const double groupWidth = plot.width() / static_cast<double>(data.hardware.size());
     const double barWidth = std::min(
         48.0, groupWidth * 0.75 / static_cast<double>(std::max<size_t>(1, data.estimators.size())));
@@ -205,8 +238,8 @@ void paintEstimateMape(QPainter& p, const QRectF& area, const estimates::Estimat
             const QRectF bar(start + e * barWidth, plot.bottom() - height, barWidth - 2, height);
             p.fillRect(bar, seriesColor(e + 1));
             p.setPen(kText);
-            p.drawText(QRectF(bar.left() - 12, bar.top() - 15, bar.width() + 24, 14),
-                       Qt::AlignCenter, QString::number(m.mapePct, 'f', 1));
+            p.drawText(QRectF(bar.left() - 14, bar.top() - 15, bar.width() + 28, 14),
+                       Qt::AlignCenter, QString::number(m.mapePct, 'f', 1) + "%");
         }
         p.setPen(kText);
         p.drawText(QRectF(plot.left() + static_cast<double>(h) * groupWidth, plot.bottom() + 4,
@@ -214,6 +247,111 @@ void paintEstimateMape(QPainter& p, const QRectF& area, const estimates::Estimat
                    Qt::AlignCenter,
                    fm.elidedText(QString::fromStdString(data.hardware[h]), Qt::ElideRight,
                                  groupWidth - 4));
+    }
+    p.restore();
+}
+
+void paintSpeedupTable(QPainter& p, const QRectF& area, const estimates::EstimateReport& report) {
+    p.save();
+    p.fillRect(area, Qt::white);
+    QFont font = p.font();
+    font.setPointSizeF(9);
+    p.setFont(font);
+    const QFontMetricsF fm(font);
+    title(p, area,
+          "Relative speedup error across hardware transitions (Table V): predicted vs. measured "
+          "speedup");
+    if (report.speedupMeans.empty()) {
+        paintMessage(p, area,
+                     "No speedup errors: they need measured latencies of the same workload on at "
+                     "least two hardware targets.");
+        p.restore();
+        return;
+    }
+    // Columns: transition, estimator, workloads, predicted, measured, error, |error|.
+    const QStringList headers{"transition", "estimator", "workloads", "predicted",
+                              "measured",   "error",     "|error|"};
+    const double widths[] = {0.2, 0.18, 0.12, 0.13, 0.13, 0.12, 0.12};
+    const double left = area.left() + 10, width = area.width() - 20;
+    const double rowHeight = 17;
+    double y = area.top() + 32;
+    auto drawRow = [&](const QStringList& cells, bool bold, const QColor& background) {
+        if (background.isValid()) p.fillRect(QRectF(left, y, width, rowHeight), background);
+        QFont f = font;
+        f.setBold(bold);
+        p.setFont(f);
+        double x = left;
+        for (int c = 0; c < cells.size(); ++c) {
+            const double w = widths[c] * width;
+            const Qt::Alignment align = (c < 2 ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter;
+            p.setPen(kText);
+            p.drawText(QRectF(x + 4, y, w - 8, rowHeight), align,
+                       QFontMetricsF(f).elidedText(cells[c], Qt::ElideRight, w - 8));
+            x += w;
+        }
+        y += rowHeight;
+    };
+    drawRow(headers, true, QColor());
+    p.setPen(kAxis);
+    p.drawLine(QPointF(left, y), QPointF(left + width, y));
+    const double bottom = area.bottom() - 8;
+    int row = 0, hidden = 0;
+    auto pct = [](double v, bool sign) {
+        if (std::abs(v) < 0.05) v = 0;  // no "-0.0%"
+        return (sign && v > 0 ? "+" : "") + QString::number(v, 'f', 1) + "%";
+    };
+    for (const auto& s : report.speedupMeans) {
+        if (y + rowHeight * (2 + report.speedupMeanAbs.size()) > bottom) {
+            ++hidden;
+            continue;
+        }
+        drawRow({QString::fromStdString(s.from) + " → " + QString::fromStdString(s.to),
+                 QString::fromStdString(s.estimator), QString::number(s.workloads),
+                 QString::number(s.predictedSpeedup, 'f', 3),
+                 QString::number(s.measuredSpeedup, 'f', 3), pct(s.errorPct, true),
+                 pct(s.absErrorPct, false)},
+                false, row++ % 2 ? QColor(0xf4, 0xf6, 0xf9) : QColor());
+    }
+    p.setPen(kAxis);
+    p.drawLine(QPointF(left, y + 1), QPointF(left + width, y + 1));
+    y += 3;
+    for (const auto& s : report.speedupMeanAbs) {
+        if (y + rowHeight > bottom) break;
+        drawRow({"mean over " + QString::number(s.speedups) + " speedups",
+                 QString::fromStdString(s.estimator), "", "", "", pct(s.meanErrorPct, true),
+                 pct(s.meanAbsErrorPct, false)},
+                true, QColor());
+    }
+    if (hidden > 0) {
+        p.setPen(QColor(0x9a, 0x5b, 0x00));
+        p.setFont(font);
+        p.drawText(QRectF(left, y + 2, width, 16), Qt::AlignLeft | Qt::AlignVCenter,
+                   QString("%1 more transition rows in the Speedup errors table").arg(hidden));
+        y += 18;
+    }
+    // Cost against accuracy, when there is room.
+    if (!report.costs.empty() && y + rowHeight * (2 + report.costs.size()) + 10 < bottom) {
+        y += 10;
+        QFont bold = font;
+        bold.setBold(true);
+        p.setFont(bold);
+        p.setPen(kText);
+        p.drawText(QRectF(left, y, width, rowHeight), Qt::AlignLeft | Qt::AlignVCenter,
+                   "Estimator cost against accuracy");
+        y += rowHeight;
+        p.setFont(font);
+        for (const auto& c : report.costs) {
+            const QString text = QString("%1: %2 s wall over %3 timed rows · MAPE %4")
+                                     .arg(QString::fromStdString(c.estimator))
+                                     .arg(QString::number(c.wallS, 'f', c.wallS < 10 ? 2 : 0))
+                                     .arg(c.timedRows)
+                                     .arg(c.rows ? QString::number(c.mapePct, 'f', 1) + "% over " +
+                                                       QString::number(c.rows) + " rows"
+                                                 : QString("no measurements"));
+            p.drawText(QRectF(left + 4, y, width - 8, rowHeight), Qt::AlignLeft | Qt::AlignVCenter,
+                       fm.elidedText(text, Qt::ElideRight, width - 8));
+            y += rowHeight;
+        }
     }
     p.restore();
 }

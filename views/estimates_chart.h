@@ -20,8 +20,14 @@ void paintEstimateScatter(QPainter& painter, const QRectF& area,
                           const estimates::EstimateData& data,
                           std::vector<ScatterPoint>* points = nullptr);
 
-// MAPE per estimator (bars) on each hardware target (groups).
+// MAPE per estimator (bars, legend) on each hardware target (groups), y axis in percent.
 void paintEstimateMape(QPainter& painter, const QRectF& area, const estimates::EstimateData& data,
+                       const estimates::EstimateReport& report);
+
+// Relative speedup errors across hardware transitions (paper Table V): one row per transition
+// and estimator (mean over workloads), then each estimator's mean absolute error, and its cost
+// (wall time) against its MAPE.
+void paintSpeedupTable(QPainter& painter, const QRectF& area,
                        const estimates::EstimateReport& report);
 
 }  // namespace stallscope::charts

@@ -96,10 +96,11 @@ QString EstimateScatterChart::hoverText(const QPointF& point) const {
     for (const charts::ScatterPoint& p : points_) {
         if (QLineF(p.position, point).length() > 6) continue;
         const auto& r = data_->rows[p.row];
-        return QString("%1 / %2 on %3\n%4: predicted %5 µs, measured %6 µs (%7%)")
+        return QString("%1 / %2 on %3\n%4: predicted %5 µs, measured %6 µs%7 (%8%)")
             .arg(q(r.workload), q(r.region), q(r.hardware), q(r.estimator))
             .arg(r.predictedUs, 0, 'g', 6)
             .arg(r.measuredUs.value_or(0), 0, 'g', 6)
+            .arg(r.measuredShared ? " (from another estimator's row)" : "")
             .arg(r.errorPct().value_or(0), 0, 'f', 1);
     }
     return {};
@@ -228,13 +229,17 @@ void EstimatesView::onLoaded() {
 
     rowsModel_->clear();
     rowsModel_->setHorizontalHeaderLabels({"workload", "region", "hardware", "estimator",
-                                           "predicted µs", "measured µs", "error %", "wall s"});
+                                           "predicted µs", "measured µs", "measured in", "error %",
+                                           "wall s"});
     for (const auto& row : d.rows)
         rowsModel_->appendRow({new QStandardItem(q(row.workload)), new QStandardItem(q(row.region)),
                                new QStandardItem(q(row.hardware)),
                                new QStandardItem(q(row.estimator)), numberItem(row.predictedUs, 3),
-                               optionalItem(row.measuredUs, 3), optionalItem(row.errorPct(), 2),
-                               optionalItem(row.wallS, 3)});
+                               optionalItem(row.measuredUs, 3),
+                               new QStandardItem(!row.measuredUs      ? ""
+                                                 : row.measuredShared ? "another row"
+                                                                      : "this row"),
+                               optionalItem(row.errorPct(), 2), optionalItem(row.wallS, 3)});
     mapeModel_->clear();
     mapeModel_->setHorizontalHeaderLabels({"estimator", "hardware", "rows", "MAPE %"});
     for (const auto& m : r.byEstimatorHardware)
@@ -245,16 +250,20 @@ void EstimatesView::onLoaded() {
                                numberItem(m.rows, 0), numberItem(m.mapePct, 2)});
     speedupModel_->clear();
     speedupModel_->setHorizontalHeaderLabels({"transition", "estimator", "workloads",
-                                              "predicted speedup", "measured speedup", "error %"});
+                                              "predicted speedup", "measured speedup", "error %",
+                                              "|error| %"});
     for (const auto& s : r.speedupMeans)
         speedupModel_->appendRow({new QStandardItem(q(s.from) + " → " + q(s.to)),
                                   new QStandardItem(q(s.estimator)), numberItem(s.workloads, 0),
                                   numberItem(s.predictedSpeedup, 3),
-                                  numberItem(s.measuredSpeedup, 3), numberItem(s.errorPct, 1)});
-    for (const auto& [estimator, value] : r.speedupMeanAbs)
+                                  numberItem(s.measuredSpeedup, 3), numberItem(s.errorPct, 1),
+                                  numberItem(s.absErrorPct, 1)});
+    // Table V's last row: mean of the absolute errors; the signed mean (bias) beside it.
+    for (const auto& s : r.speedupMeanAbs)
         speedupModel_->appendRow({new QStandardItem("mean absolute"),
-                                  new QStandardItem(q(estimator)), new QStandardItem,
-                                  new QStandardItem, new QStandardItem, numberItem(value, 1)});
+                                  new QStandardItem(q(s.estimator)), numberItem(s.speedups, 0),
+                                  new QStandardItem, new QStandardItem,
+                                  numberItem(s.meanErrorPct, 1), numberItem(s.meanAbsErrorPct, 1)});
     costModel_->clear();
     costModel_->setHorizontalHeaderLabels({"estimator", "wall s", "timed rows", "MAPE %"});
     for (const auto& c : r.costs)
@@ -282,21 +291,38 @@ bool EstimatesView::exportCsv(const QString& path, QString* error) const {
         out << csvField(q(r.workload)) << ',' << csvField(q(r.region)) << ','
             << csvField(q(r.hardware)) << ',' << csvField(q(r.estimator)) << ','
             << QString::number(r.predictedUs, 'g', 12) << ',' << opt(r.measuredUs) << ','
-            << opt(r.wallS) << ',' << opt(r.errorPct()) << '\n';
+            << opt(r.wallS) << ',' << opt(r.errorPct()) << '\n';  // measured_us as shared
     out.flush();
     return file.error() == QFile::NoError;
 }
 
+namespace {
+
+// Scatter on the left; MAPE bars above the speedup-error table on the right.
+void paintEstimates(QPainter& painter, const QRectF& area, const EstimatesViewData& data) {
+    const QRectF left(area.left(), area.top(), area.width() * 0.52, area.height());
+    const QRectF right(left.right(), area.top(), area.width() - left.width(), area.height());
+    const double mapeHeight = std::max(220.0, right.height() * 0.5);
+    charts::paintEstimateScatter(painter, left, data.data);
+    charts::paintEstimateMape(painter, QRectF(right.left(), right.top(), right.width(), mapeHeight),
+                              data.data, data.report);
+    charts::paintSpeedupTable(
+        painter,
+        QRectF(right.left(), right.top() + mapeHeight, right.width(), right.height() - mapeHeight),
+        data.report);
+    painter.setPen(QColor(0xd8, 0xd8, 0xd8));
+    painter.drawLine(QPointF(left.right(), area.top() + 8),
+                     QPointF(left.right(), area.bottom() - 8));
+}
+
+}  // namespace
+
 void EstimatesView::paintAll(QPainter& painter, const QRectF& area) const {
-    const QRectF left(area.left(), area.top(), area.width() * 0.58, area.height());
-    charts::paintEstimateScatter(painter, left, data_->data);
-    charts::paintEstimateMape(
-        painter, QRectF(left.right(), area.top(), area.width() - left.width(), area.height()),
-        data_->data, data_->report);
+    paintEstimates(painter, area, *data_);
 }
 
 bool EstimatesView::exportPng(const QString& path) const {
-    QImage image(QSize(1400, 800), QImage::Format_ARGB32_Premultiplied);
+    QImage image(QSize(1500, 900), QImage::Format_ARGB32_Premultiplied);
     image.fill(Qt::white);
     QPainter painter(&image);
     paintAll(painter, QRectF(0, 0, image.width(), image.height()));
@@ -306,7 +332,7 @@ bool EstimatesView::exportPng(const QString& path) const {
 
 bool EstimatesView::exportSvg(const QString& path) const {
     return charts::writeSvg(
-        path, QSize(1400, 800), "Estimates: " + q(profile_.name),
+        path, QSize(1500, 900), "Estimates: " + q(profile_.name),
         [this](QPainter& painter, const QRectF& area) { paintAll(painter, area); });
 }
 
@@ -320,12 +346,7 @@ QImage renderEstimates(const Workspace& workspace, const ProfileInfo& profile,
     QImage image(options.size, QImage::Format_ARGB32_Premultiplied);
     image.fill(Qt::white);
     QPainter painter(&image);
-    const QRectF area(0, 0, image.width(), image.height());
-    const QRectF left(0, 0, area.width() * 0.58, area.height());
-    charts::paintEstimateScatter(painter, left, data.data);
-    charts::paintEstimateMape(painter,
-                              QRectF(left.right(), 0, area.width() - left.width(), area.height()),
-                              data.data, data.report);
+    paintEstimates(painter, QRectF(0, 0, image.width(), image.height()), data);
     return image;
 }
 

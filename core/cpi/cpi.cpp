@@ -3,6 +3,7 @@
 #include <QJsonArray>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <unordered_map>
 
@@ -61,9 +62,11 @@ const CategoryInfo kCategories[] = {
     {"W0_Idle", "Idle", "no valid instruction: idle or control hazard"},
     {"W0_Scoreboard", "MemData", "RAW hazard on the scoreboard, mostly pending loads"},
     {"Stall", "ComStruct", "pipeline stalled (structural hazard)"},
+    {"load dependence", "MemData", "waiting on the result of a pending load"},
     // Sniper CPI-stack items (tools/cpistack_items.py names).
     {"base", "Base", "base CPI: dispatch-limited execution"},
     {"dispatch_width", "Base", "dispatch-width limit"},
+    {"rs_full", "ComStruct", "reservation stations full"},
     {"depend-int", "ComData", "integer dependency chain"},
     {"depend-fp", "ComData", "floating-point dependency chain"},
     {"depend-branch", "ComData", "branch dependency chain"},
@@ -85,6 +88,7 @@ const CategoryInfo kCategories[] = {
     {"mem-l3", "MemData", "L3 accesses: improve L2 locality"},
     {"mem-l4", "MemData", "L4 accesses"},
     {"mem-remote", "MemData", "remote cache accesses"},
+    {"mem-nuca", "MemData", "NUCA cache accesses"},
     {"mem-dram-cache", "MemData", "DRAM cache accesses"},
     {"mem-dram", "MemData", "DRAM accesses: improve locality or prefetch"},
     {"sync-futex", "Sync", "futex waits"},
@@ -327,8 +331,190 @@ std::vector<CpiSuggestion> cpiSuggestions(const CpiData& data, int topKernels) {
     return out;
 }
 
+std::vector<KernelMetrics> loadKernelMetrics(const Workspace& workspace, int64_t profileId) {
+    sql::Statement st(workspace.db(),
+                      "SELECT kernel, source, name, unit, value, text FROM kernel_metrics "
+                      "WHERE profile_id = ? ORDER BY rowid");
+    st.bind(1, profileId);
+    std::vector<KernelMetrics> out;
+    std::unordered_map<std::string, size_t> byKey;
+    std::string key;
+    while (st.step()) {
+        key = st.text(0);
+        key.push_back('\x1f');
+        key += st.text(1);
+        auto [it, inserted] = byKey.emplace(key, out.size());
+        if (inserted) out.push_back({st.text(0), st.text(1), {}});
+        KernelMetric metric{st.text(2), st.text(3), std::nullopt, st.isNull(5) ? "" : st.text(5)};
+        if (!st.isNull(4)) metric.value = st.real(4);
+        out[it->second].metrics.push_back(std::move(metric));
+    }
+    return out;
+}
+
+std::optional<std::pair<std::string, double>> splitUnit(const std::string& unit) {
+    static const std::set<std::string> bases{
+        "byte", "byte/s", "byte/second", "cycle",       "cycle/second", "second", "s",
+        "hz",   "Hz",     "inst",        "inst/second", "flop",         "flop/s"};
+    if (bases.count(unit)) return std::pair{unit, 1.0};
+    if (unit.size() < 2) return std::nullopt;
+    double factor = 0;
+    switch (unit[0]) {
+        case 'K':
+        case 'k':
+            factor = 1e3;
+            break;
+        case 'M':
+            factor = 1e6;
+            break;
+        case 'G':
+            factor = 1e9;
+            break;
+        case 'T':
+            factor = 1e12;
+            break;
+        case 'm':
+            factor = 1e-3;
+            break;
+        case 'u':
+            factor = 1e-6;
+            break;
+        case 'n':
+            factor = 1e-9;
+            break;
+        case 'p':
+            factor = 1e-12;
+            break;
+        default:
+            return std::nullopt;
+    }
+    const std::string base = unit.substr(1);
+    if (!bases.count(base)) return std::nullopt;
+    return std::pair{base, factor};
+}
+
+namespace {
+
+std::string formatNumber(double value) {
+    char buffer[48];
+    if (std::abs(value) < 1e15 && value == std::floor(value))
+        std::snprintf(buffer, sizeof buffer, "%.0f", value);
+    else
+        std::snprintf(buffer, sizeof buffer, "%.6g", value);
+    return buffer;
+}
+
+// Collects kernel_metrics rows cell by cell (names, units and rows interned) and lays them out
+// as a matrix at the end, when every column and its units are known.
+class MetricTableBuilder {
+  public:
+    void add(const std::string& kernel, const std::string& source, const std::string& name,
+             const std::string& unit, std::optional<double> value, const std::string& text) {
+        key_ = kernel;
+        key_.push_back('\x1f');
+        key_ += source;
+        auto [row, newRow] = rows_.emplace(key_, table_.rows.size());
+        if (newRow) table_.rows.push_back({kernel, source});
+        auto [column, newColumn] = columns_.emplace(name, table_.names.size());
+        if (newColumn) table_.names.push_back(name);
+        auto [unitId, newUnit] = units_.emplace(unit, unitNames_.size());
+        if (newUnit) unitNames_.push_back(unit);
+        if (!value) texts_.emplace(cells_.size(), text);
+        cells_.push_back({static_cast<uint32_t>(row->second), static_cast<uint32_t>(column->second),
+                          static_cast<uint32_t>(unitId->second), value.value_or(NAN)});
+    }
+
+    MetricTable finish() {
+        const size_t columns = table_.names.size();
+        // Each column's unit: the most common unit among its numeric cells.
+        std::vector<std::map<uint32_t, size_t>> unitCounts(columns);
+        for (const Cell& c : cells_)
+            if (!std::isnan(c.value)) ++unitCounts[c.column][c.unit];
+        std::vector<uint32_t> columnUnit(columns, 0);
+        table_.units.assign(columns, "");
+        for (size_t c = 0; c < columns; ++c) {
+            size_t best = 0;
+            for (const auto& [unit, count] : unitCounts[c])
+                if (count > best) {
+                    best = count;
+                    columnUnit[c] = unit;
+                    table_.units[c] = unitNames_[unit];
+                }
+        }
+        std::vector<std::optional<std::pair<std::string, double>>> split(unitNames_.size());
+        for (size_t u = 0; u < unitNames_.size(); ++u) split[u] = splitUnit(unitNames_[u]);
+        table_.values.assign(table_.rows.size() * columns, NAN);
+        for (size_t i = 0; i < cells_.size(); ++i) {
+            const Cell& c = cells_[i];
+            const size_t index = static_cast<size_t>(c.row) * columns + c.column;
+            if (std::isnan(c.value)) {
+                table_.texts[index] = texts_[i];
+                table_.values[index] = NAN;
+                continue;
+            }
+            table_.texts.erase(index);
+            const uint32_t want = columnUnit[c.column];
+            if (c.unit == want) {
+                table_.values[index] = c.value;
+            } else if (split[c.unit] && split[want] && split[c.unit]->first == split[want]->first) {
+                table_.values[index] = c.value * split[c.unit]->second / split[want]->second;
+            } else {
+                table_.values[index] = NAN;
+                table_.texts[index] = formatNumber(c.value) + " " + unitNames_[c.unit];
+            }
+        }
+        cells_.clear();
+        return std::move(table_);
+    }
+
+  private:
+    struct Cell {
+        uint32_t row, column, unit;
+        double value;  // NaN: text only
+    };
+    MetricTable table_;
+    std::vector<Cell> cells_;
+    std::unordered_map<size_t, std::string> texts_;
+    std::unordered_map<std::string, size_t> rows_, columns_, units_;
+    std::vector<std::string> unitNames_;
+    std::string key_;
+};
+
+}  // namespace
+
+std::string MetricTable::cellText(size_t row, size_t column) const {
+    const size_t index = row * names.size() + column;
+    if (const auto it = texts.find(index); it != texts.end()) return it->second;
+    const double v = values[index];
+    return std::isnan(v) ? std::string() : formatNumber(v);
+}
+
+MetricTable loadMetricTable(const Workspace& workspace, int64_t profileId) {
+    sql::Statement st(workspace.db(),
+                      "SELECT kernel, source, name, unit, value, text FROM kernel_metrics "
+                      "WHERE profile_id = ? ORDER BY rowid");
+    st.bind(1, profileId);
+    MetricTableBuilder builder;
+    while (st.step()) {
+        std::optional<double> value;
+        if (!st.isNull(4)) value = st.real(4);
+        builder.add(st.text(0), st.text(1), st.text(2), st.text(3), value,
+                    st.isNull(5) ? std::string() : st.text(5));
+    }
+    return builder.finish();
+}
+
+MetricTable buildMetricTable(const std::vector<KernelMetrics>& metrics) {
+    MetricTableBuilder builder;
+    for (const KernelMetrics& k : metrics)
+        for (const KernelMetric& m : k.metrics)
+            builder.add(k.kernel, k.source, m.name, m.unit, m.value, m.text);
+    return builder.finish();
+}
+
 QJsonObject cpiJson(const CpiData& data, const MapeReport& mape,
-                    const std::vector<CpiSuggestion>& suggestions) {
+                    const std::vector<CpiSuggestion>& suggestions,
+                    const std::vector<KernelMetrics>& metrics) {
     auto q = [](const std::string& s) { return QString::fromStdString(s); };
     QJsonArray kernels;
     for (const KernelStack& s : data.stacks) {
@@ -368,13 +554,27 @@ QJsonObject cpiJson(const CpiData& data, const MapeReport& mape,
                                            {"kernel", q(s.kernel)},
                                            {"category", q(s.category)},
                                            {"share_pct", s.sharePct}});
+    QJsonArray kernelMetrics;
+    for (const KernelMetrics& k : metrics) {
+        QJsonArray list;
+        for (const KernelMetric& m : k.metrics) {
+            QJsonObject metric{{"name", q(m.name)},
+                               {"unit", q(m.unit)},
+                               {"value", m.value ? QJsonValue(*m.value) : QJsonValue()}};
+            if (!m.text.empty()) metric.insert("text", q(m.text));
+            list.append(metric);
+        }
+        kernelMetrics.append(
+            QJsonObject{{"kernel", q(k.kernel)}, {"source", q(k.source)}, {"metrics", list}});
+    }
     return QJsonObject{{"kernels", kernels},
                        {"mape", overall},
                        {"mape_by_group", byGroup},
                        {"kernel_errors", errors},
                        {"categories", categories},
                        {"classes", data.classes},
-                       {"suggestions", suggestionArray}};
+                       {"suggestions", suggestionArray},
+                       {"kernel_metrics", kernelMetrics}};
 }
 
 }  // namespace stallscope::cpi

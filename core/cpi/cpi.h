@@ -3,7 +3,9 @@
 #include <QJsonObject>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace stallscope {
@@ -94,9 +96,59 @@ struct CpiSuggestion {
 // kernels of the measured source (or of the first source when there is no "hw").
 std::vector<CpiSuggestion> cpiSuggestions(const CpiData& data, int topKernels = 3);
 
+// One metric of one kernel as its importer stored it (Nsight Compute metrics and launch
+// fields, GPGPU-Sim counters, Sniper statistics).
+struct KernelMetric {
+    std::string name;
+    std::string unit;
+    std::optional<double> value;  // nothing for text values ("n/a", "(32, 4, 1)", rule text)
+    std::string text;
+};
+
+struct KernelMetrics {
+    std::string kernel;
+    std::string source;
+    std::vector<KernelMetric> metrics;  // import order
+};
+
+// Every stored metric per (kernel, source), kernels in import order. SQL: off the GUI thread.
+std::vector<KernelMetrics> loadKernelMetrics(const Workspace& workspace, int64_t profileId);
+
+// A unit as [prefix][base] ("Mbyte" = 1e6 byte, "usecond" = 1e-6 second): the base and the
+// factor to it; nothing for units without a known base ("%", "warp", "").
+std::optional<std::pair<std::string, double>> splitUnit(const std::string& unit);
+
+// Kernel x metric matrix for the metrics table: one row per (kernel, source), one column per
+// metric name (first-appearance order) in one unit. Nsight Compute scales units per kernel
+// ("Kbyte" for one, "Mbyte" for another): values are converted to the column's most common
+// unit when only the prefix differs; a value that cannot be converted keeps its own unit in
+// its text.
+struct MetricTable {
+    struct Row {
+        std::string kernel;
+        std::string source;
+    };
+    std::vector<Row> rows;
+    std::vector<std::string> names;
+    std::vector<std::string> units;  // per column
+    std::vector<double> values;      // rows x names, row-major; NaN where absent or not a number
+    std::unordered_map<size_t, std::string> texts;  // cell index -> text to show instead
+    size_t columns() const { return names.size(); }
+    double value(size_t row, size_t column) const { return values[row * names.size() + column]; }
+    // What a table cell shows: the number, the text, or "" when the kernel lacks the metric.
+    std::string cellText(size_t row, size_t column) const;
+};
+
+// Streams the kernel_metrics rows into a MetricTable without holding them all as strings.
+MetricTable loadMetricTable(const Workspace& workspace, int64_t profileId);
+MetricTable buildMetricTable(const std::vector<KernelMetrics>& metrics);
+
 // `cpi PROFILE --json` (CONTRACT §5): kernels, mape, plus mape_by_group, kernel_errors,
-// categories, classes and suggestions.
+// categories, classes and suggestions; with `metrics`, also kernel_metrics: every kernel's
+// stored metrics ([{kernel, source, metrics: [{name, unit, value, text?}]}]), so a profile
+// without stacks (an Nsight Compute export without warp-state metrics) still lists its kernels.
 QJsonObject cpiJson(const CpiData& data, const MapeReport& mape,
-                    const std::vector<CpiSuggestion>& suggestions);
+                    const std::vector<CpiSuggestion>& suggestions,
+                    const std::vector<KernelMetrics>& metrics = {});
 
 }  // namespace stallscope::cpi

@@ -18,6 +18,18 @@ std::optional<double> EstimateRow::errorPct() const {
 
 EstimateData buildEstimateData(std::vector<EstimateRow> rows) {
     EstimateData data;
+    using RegionKey = std::tuple<std::string, std::string, std::string>;  // workload, region, hw
+    std::map<RegionKey, double> measured;
+    for (const EstimateRow& r : rows)
+        if (r.measuredUs)
+            measured.emplace(RegionKey{r.workload, r.region, r.hardware}, *r.measuredUs);
+    for (EstimateRow& r : rows) {
+        if (r.measuredUs) continue;
+        if (const auto m = measured.find({r.workload, r.region, r.hardware}); m != measured.end()) {
+            r.measuredUs = m->second;
+            r.measuredShared = true;
+        }
+    }
     std::set<std::string> estimators, hardware, workloads;
     for (const EstimateRow& r : rows) {
         if (estimators.insert(r.estimator).second) data.estimators.push_back(r.estimator);
@@ -45,11 +57,6 @@ EstimateData loadEstimates(const Workspace& workspace, int64_t profileId) {
 
 EstimateReport analyzeEstimates(const EstimateData& data) {
     EstimateReport report;
-    using RegionKey = std::tuple<std::string, std::string, std::string>;  // workload, region, hw
-    std::map<RegionKey, double> measured;
-    for (const EstimateRow& r : data.rows)
-        if (r.measuredUs && *r.measuredUs > 0)
-            measured.emplace(RegionKey{r.workload, r.region, r.hardware}, *r.measuredUs);
 
     struct Sum {
         double abs = 0;
@@ -66,16 +73,18 @@ EstimateReport analyzeEstimates(const EstimateData& data) {
             wall[r.estimator].first += *r.wallS;
             ++wall[r.estimator].second;
         }
-        const auto m = measured.find({r.workload, r.region, r.hardware});
-        if (m == measured.end()) continue;
-        const double error = std::abs(r.predictedUs - m->second) / m->second;
+        // The row's measurement, given or shared (buildEstimateData): the same one the row's
+        // error_pct and scatter point use.
+        if (!r.measuredUs || !(*r.measuredUs > 0)) continue;
+        const double measuredUs = *r.measuredUs;
+        const double error = std::abs(r.predictedUs - measuredUs) / measuredUs;
         perPair[{r.estimator, r.hardware}].abs += error;
         ++perPair[{r.estimator, r.hardware}].n;
         perEstimator[r.estimator].abs += error;
         ++perEstimator[r.estimator].n;
         auto& t = totals[{r.estimator, r.workload, r.hardware}];
         t.first += r.predictedUs;
-        t.second += m->second;
+        t.second += measuredUs;
     }
     for (const std::string& e : data.estimators) {
         for (const std::string& h : data.hardware)
@@ -95,8 +104,7 @@ EstimateReport analyzeEstimates(const EstimateData& data) {
 
     // Transitions between consecutive hardware targets, in the order the file introduces them.
     for (const std::string& e : data.estimators) {
-        double absSum = 0;
-        int transitions = 0;
+        SpeedupSummary summary{e, 0, 0, 0};
         for (size_t h = 0; h + 1 < data.hardware.size(); ++h) {
             const std::string& from = data.hardware[h];
             const std::string& to = data.hardware[h + 1];
@@ -116,6 +124,9 @@ EstimateReport analyzeEstimates(const EstimateData& data) {
                 mean.errorPct += error;
                 mean.absErrorPct += std::abs(error);
                 ++mean.workloads;
+                summary.meanErrorPct += error;
+                summary.meanAbsErrorPct += std::abs(error);
+                ++summary.speedups;
             }
             if (mean.workloads == 0) continue;
             mean.predictedSpeedup /= mean.workloads;
@@ -123,10 +134,12 @@ EstimateReport analyzeEstimates(const EstimateData& data) {
             mean.errorPct /= mean.workloads;
             mean.absErrorPct /= mean.workloads;
             report.speedupMeans.push_back(mean);
-            absSum += std::abs(mean.errorPct);
-            ++transitions;
         }
-        if (transitions > 0) report.speedupMeanAbs.push_back({e, absSum / transitions});
+        if (summary.speedups > 0) {
+            summary.meanErrorPct /= summary.speedups;
+            summary.meanAbsErrorPct /= summary.speedups;
+            report.speedupMeanAbs.push_back(summary);
+        }
     }
     return report;
 }
@@ -142,6 +155,7 @@ QJsonObject estimatesJson(const EstimateData& data, const EstimateReport& report
                                 {"estimator", q(r.estimator)},
                                 {"predicted_us", r.predictedUs},
                                 {"measured_us", opt(r.measuredUs)},
+                                {"measured_shared", r.measuredShared},
                                 {"wall_s", opt(r.wallS)},
                                 {"error_pct", opt(r.errorPct())}});
     for (const EstimatorMape& m : report.byEstimatorHardware)
@@ -168,8 +182,13 @@ QJsonObject estimatesJson(const EstimateData& data, const EstimateReport& report
     };
     for (const SpeedupError& s : report.speedupMeans) speedupMeans.append(speedupJson(s));
     for (const SpeedupError& s : report.speedups) speedups.append(speedupJson(s));
-    for (const auto& [estimator, value] : report.speedupMeanAbs)
-        meanAbs.append(QJsonObject{{"estimator", q(estimator)}, {"mean_abs_error_pct", value}});
+    // mean_abs_error_pct: mean of |relative speedup error| over the estimator's (workload,
+    // transition) pairs; mean_error_pct: the signed mean of the same errors (bias).
+    for (const SpeedupSummary& s : report.speedupMeanAbs)
+        meanAbs.append(QJsonObject{{"estimator", q(s.estimator)},
+                                   {"mean_abs_error_pct", s.meanAbsErrorPct},
+                                   {"mean_error_pct", s.meanErrorPct},
+                                   {"speedups", s.speedups}});
     for (const EstimatorCost& c : report.costs)
         costs.append(QJsonObject{{"estimator", q(c.estimator)},
                                  {"wall_s", c.wallS},

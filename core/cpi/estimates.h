@@ -18,6 +18,10 @@ struct EstimateRow {
     double predictedUs = 0;
     std::optional<double> measuredUs;
     std::optional<double> wallS;
+    // buildEstimateData fills an empty measuredUs from another row of the same (workload,
+    // region, hardware): a file may give the measurement once, for one estimator. Error, MAPE,
+    // scatter and JSON all use measuredUs, so every estimator is judged against the same value.
+    bool measuredShared = false;
     // Signed relative error in percent, when measured.
     std::optional<double> errorPct() const;
 };
@@ -29,6 +33,9 @@ struct EstimateData {
     std::vector<std::string> workloads;
 };
 
+// Orders estimators, hardware and workloads by first appearance and shares measurements: a
+// row without measured_us takes the first measurement given for its (workload, region,
+// hardware).
 EstimateData buildEstimateData(std::vector<EstimateRow> rows);
 // SQL: call off the GUI thread.
 EstimateData loadEstimates(const Workspace& workspace, int64_t profileId);
@@ -47,9 +54,19 @@ struct SpeedupError {
     std::string estimator, from, to;
     std::string workload;  // empty: mean over workloads
     double predictedSpeedup = 0, measuredSpeedup = 0;
-    double errorPct = 0;  // signed; for the mean row: mean of the signed errors
-    double absErrorPct = 0;
+    double errorPct = 0;     // signed; for the mean row: mean of the signed errors
+    double absErrorPct = 0;  // for the mean row: mean of the absolute errors
     int workloads = 0;
+};
+
+// Table V's last row for one estimator, over every (workload, transition) speedup it has:
+// mean_abs_error_pct = mean of |error| (errors of opposite sign do not cancel), and
+// mean_error_pct = mean of the signed errors (the bias).
+struct SpeedupSummary {
+    std::string estimator;
+    double meanAbsErrorPct = 0;
+    double meanErrorPct = 0;
+    int speedups = 0;  // (workload, transition) pairs
 };
 
 // Estimator cost against accuracy: total wall time of its runs and its MAPE.
@@ -64,14 +81,13 @@ struct EstimatorCost {
 struct EstimateReport {
     std::vector<EstimatorMape> byEstimatorHardware;
     std::vector<EstimatorMape> byEstimator;
-    std::vector<SpeedupError> speedups;      // per workload and transition
-    std::vector<SpeedupError> speedupMeans;  // per estimator and transition, over workloads
-    std::vector<std::pair<std::string, double>> speedupMeanAbs;  // per estimator (Table V last row)
+    std::vector<SpeedupError> speedups;          // per workload and transition
+    std::vector<SpeedupError> speedupMeans;      // per estimator and transition, over workloads
+    std::vector<SpeedupSummary> speedupMeanAbs;  // per estimator (Table V last row)
     std::vector<EstimatorCost> costs;
 };
 
-// Measured latencies are taken per (workload, region, hardware) from whichever row carries one,
-// so a file may give the reference once.
+// MAPE, speedup errors and cost over the rows with a (given or shared) measurement.
 EstimateReport analyzeEstimates(const EstimateData& data);
 
 // `estimates PROFILE --json` (CONTRACT §5).

@@ -13,11 +13,6 @@ namespace stallscope {
 
 namespace {
 
-std::vector<std::string> sniffHeader(std::string_view head) {
-    const auto end = head.find('\n');
-    return csv::splitLine(head.substr(0, end));
-}
-
 class CpiCsvImporter final : public Importer {
   public:
     std::string format() const override { return "cpi-csv"; }
@@ -26,7 +21,7 @@ class CpiCsvImporter final : public Importer {
         return "CPI stacks, CSV: kernel, source (hw or model), category, cycles[, group]";
     }
     int detect(const Sniff& sniff) const override {
-        const auto header = sniffHeader(sniff.head);
+        const auto header = csv::sniffHeader(sniff.head);
         for (const char* column : {"kernel", "source", "category", "cycles"})
             if (csv::columnIndex(header, column) < 0) return 0;
         return 90;
@@ -53,10 +48,13 @@ class CpiCsvImporter final : public Importer {
         std::set<std::string> kernels, sources;
         while (reader.next(fields)) {
             const long long line = reader.line();
-            if (fields.size() < needed)
+            // Short rows lack a required column; long ones have a field the header does not name
+            // (often an unquoted comma inside a kernel name).
+            if (fields.size() < needed || fields.size() > header.size())
                 throw InputError(atLine(path, line,
                                         "expected " + std::to_string(header.size()) +
-                                            " fields, found " + std::to_string(fields.size())));
+                                            " fields (as in the header), found " +
+                                            std::to_string(fields.size())));
             const std::string_view k = csv::trim(fields[kernel]);
             const std::string_view s = csv::trim(fields[source]);
             const std::string_view c = csv::trim(fields[category]);

@@ -50,7 +50,12 @@ bool RecordReader::next(std::vector<std::string>& fields) {
     fields.clear();
     std::string_view line;
     while (lines_.next(line)) {
+        if (first_) {
+            line = stripBom(line);
+            first_ = false;
+        }
         if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+        if (!skipPrefix_.empty() && line.starts_with(skipPrefix_)) continue;
         recordLine_ = lines_.lineNumber();
         bool open = splitInto(line, fields, false);
         while (open) {
@@ -63,6 +68,16 @@ bool RecordReader::next(std::vector<std::string>& fields) {
         return true;
     }
     return false;
+}
+
+std::string_view stripBom(std::string_view text) {
+    if (text.starts_with(kUtf8Bom)) text.remove_prefix(kUtf8Bom.size());
+    return text;
+}
+
+std::vector<std::string> sniffHeader(std::string_view head) {
+    head = stripBom(head);
+    return splitLine(head.substr(0, head.find('\n')));
 }
 
 std::vector<std::string> splitLine(std::string_view line) {

@@ -14,8 +14,12 @@ namespace stallscope::csv {
 class RecordReader {
   public:
     explicit RecordReader(InputFile& input);
-    // False at the end of the input. Blank lines are skipped.
+    // False at the end of the input. Blank lines are skipped, and so is a UTF-8 byte-order mark
+    // at the start of the file (Excel writes one).
     bool next(std::vector<std::string>& fields);
+    // Lines that start with `prefix` outside a quoted field are not records (e.g. ncu's
+    // `==PROF==` and `==WARNING==` messages, which may hold commas and quotes).
+    void skipLinesStartingWith(std::string prefix) { skipPrefix_ = std::move(prefix); }
     // Line on which the last returned record started (1-based).
     long long line() const { return recordLine_; }
     const std::string& path() const { return input_.path(); }
@@ -24,7 +28,16 @@ class RecordReader {
     InputFile& input_;
     LineReader lines_;
     long long recordLine_ = 0;
+    bool first_ = true;
+    std::string skipPrefix_;
 };
+
+// The UTF-8 byte-order mark, and `text` without it.
+inline constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+std::string_view stripBom(std::string_view text);
+
+// The first line of sniffed bytes, without a byte-order mark, split into fields.
+std::vector<std::string> sniffHeader(std::string_view head);
 
 // Splits one line (no embedded newlines) into fields; used by detection on sniffed bytes.
 std::vector<std::string> splitLine(std::string_view line);

@@ -5,6 +5,8 @@
 // Per kernel we difference the accumulating ones and turn the distribution into a stack.
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "cpi_sink.h"
@@ -24,7 +26,8 @@ struct Cumulative {
     std::map<std::string, double> warpStates;  // "Stall", "W0_Idle", "W0_Scoreboard", "W1".."W32"
     std::map<std::string, double> shdMem;      // "c_mem.bk_conf", ...
     double shdMemTotal = 0;
-    double totalCycles = 0;  // gpu_tot_sim_cycle
+    double totalCycles = 0;                  // gpu_tot_sim_cycle
+    std::map<std::string, double> counters;  // running counts (isRunningCount), by metric name
 };
 
 // One kernel's block as printed.
@@ -41,6 +44,32 @@ struct Block {
 // they are; otherwise the kernel's share is the increase.
 double delta(double now, double before) {
     return now >= before ? now - before : now;
+}
+
+// Whether a printed counter keeps counting across kernels (GPGPU-Sim never resets its shader,
+// cache and memory statistics), so a kernel's own value is the increase since the previous
+// kernel. Not running totals: the per-kernel gpu_sim_* values, the explicit run totals
+// gpu_tot_* (kept as printed, they say what they are), and anything that is a rate, ratio,
+// average, maximum or latency rather than a count.
+bool isRunningCount(std::string_view name) {
+    if (name == "gpu_sim_cycle" || name == "gpu_sim_insn" || name == "gpu_ipc" ||
+        name == "kernel_launch_uid" || name.starts_with("gpu_tot_"))
+        return false;
+    std::string lower(name);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* part : {"latency", "rate", "ipc", "util", "occupancy", "ratio"})
+        if (lower.find(part) != std::string::npos) return false;
+    // Whole words between underscores or brackets: "max_icnt2sh_latency", "avg_...".
+    size_t start = 0;
+    while (start <= lower.size()) {
+        size_t end = lower.find_first_of("_[]", start);
+        if (end == std::string::npos) end = lower.size();
+        const std::string_view word = std::string_view(lower).substr(start, end - start);
+        for (const char* w : {"max", "min", "avg", "average", "bw", "percent", "freq", "frequency"})
+            if (word == w) return false;
+        start = end + 1;
+    }
+    return !lower.starts_with("max") && !lower.starts_with("average");
 }
 
 // "name = value" with a numeric value; false for anything else.
@@ -150,7 +179,14 @@ class GpgpusimLogImporter final : public Importer {
                 if (block.shdMem.count(k)) k += " (2)";
                 block.shdMem[k] = *number;
             }
-            block.counters.emplace_back(name, *number);
+            // A name printed twice in one block (GPGPU-Sim repeats some [l_mem_ld] lines) is
+            // kept as a second metric.
+            std::string metricName = name;
+            for (int n = 2; std::any_of(block.counters.begin(), block.counters.end(),
+                                        [&](const auto& c) { return c.first == metricName; });
+                 ++n)
+                metricName = name + " (" + std::to_string(n) + ")";
+            block.counters.emplace_back(std::move(metricName), *number);
         }
         finish();
         if (kernels == 0)
@@ -165,27 +201,32 @@ class GpgpusimLogImporter final : public Importer {
     }
 
   private:
+    // `Stall:N<tab>W0_Idle:N<tab>W0_Scoreboard:N<tab>W1:N ...`; some builds add entries whose
+    // name has spaces (`load dependence:N`), so a name runs up to its colon and a count up to the
+    // next blank.
     static void parseWarpStates(std::string_view text, Block& block, const std::string& path,
                                 long long lineNo) {
         block.warpStates.clear();
         block.warpLine = lineNo;
-        size_t pos = 0;
-        while (pos < text.size()) {
-            size_t end = text.find_first_of(" \t", pos);
+        size_t pos = text.find_first_not_of(" \t");
+        while (pos != std::string_view::npos && pos < text.size()) {
+            const size_t colon = text.find(':', pos);
+            size_t end =
+                colon == std::string_view::npos ? text.size() : text.find_first_of(" \t", colon);
             if (end == std::string_view::npos) end = text.size();
-            const std::string_view token = text.substr(pos, end - pos);
-            pos = text.find_first_not_of(" \t", end);
-            if (pos == std::string_view::npos) pos = text.size();
-            if (token.empty()) continue;
-            const auto colon = token.find(':');
+            const std::string_view entry = text.substr(pos, end - pos);
+            const std::string_view name = colon == std::string_view::npos
+                                              ? std::string_view()
+                                              : csv::trim(text.substr(pos, colon - pos));
             const auto number = colon == std::string_view::npos
                                     ? std::nullopt
-                                    : csv::parseNumber(token.substr(colon + 1));
-            if (!number || colon == 0)
+                                    : csv::parseNumber(text.substr(colon + 1, end - colon - 1));
+            if (!number || name.empty())
                 throw InputError(
                     atLine(path, lineNo,
-                           "warp-state entry '" + std::string(token) + "' is not NAME:COUNT"));
-            block.warpStates[std::string(token.substr(0, colon))] = *number;
+                           "warp-state entry '" + std::string(entry) + "' is not NAME:COUNT"));
+            block.warpStates[std::string(name)] = *number;
+            pos = text.find_first_not_of(" \t", end);
         }
     }
 
@@ -203,7 +244,17 @@ class GpgpusimLogImporter final : public Importer {
                 atLine(path, b.line, "kernel '" + b.name + "' has no gpu_sim_cycle line"));
         }
         if (b.totCycles) before.totalCycles = *b.totCycles;
-        for (const auto& [name, value] : b.counters) sink.metric(kernel, kSource, name, "", value);
+        // Running counts become this kernel's increase; the rest are stored as printed.
+        for (const auto& [name, value] : b.counters) {
+            if (!isRunningCount(name)) {
+                sink.metric(kernel, kSource, name, "", value);
+                continue;
+            }
+            const auto prior = before.counters.find(name);
+            sink.metric(kernel, kSource, name, "",
+                        delta(value, prior == before.counters.end() ? 0 : prior->second));
+            before.counters[name] = value;
+        }
         sink.metric(kernel, kSource, "cycles", "cycle", cycles);
         if (b.instructions) sink.metric(kernel, kSource, "instructions", "inst", *b.instructions);
 

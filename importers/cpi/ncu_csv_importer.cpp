@@ -110,12 +110,14 @@ struct KernelState {
 struct Summary {
     int64_t kernels = 0;
     int64_t kernelsWithStacks = 0;
-    int64_t kernelsWithoutCycles = 0;
+    int64_t kernelsWithoutCycles = 0;  // warp-state metrics but no elapsed cycles: no stack
     std::map<std::string, int64_t> familyUse;
 };
 
 // Writes the kernel's stack: each reason's share of the warp-state total times the kernel's
-// elapsed cycles, so the stack adds up to the cycles Nsight Compute measured.
+// elapsed cycles, so the stack adds up to the cycles Nsight Compute measured. Without elapsed
+// cycles the warp-state values (ratios or sample counts) are not cycles: no stack is written,
+// they stay in the kernel's metrics and the profile's notice says so.
 void finishKernel(const KernelState& k, CpiSink& sink, Summary& summary) {
     if (k.key.empty()) return;
     ++summary.kernels;
@@ -124,12 +126,13 @@ void finishKernel(const KernelState& k, CpiSink& sink, Summary& summary) {
         double total = 0;
         for (const auto& [reason, value] : reasons) total += value;
         if (reasons.empty() || !(total > 0)) continue;
-        for (const auto& [reason, value] : reasons) {
-            const double cycles = k.cycles ? value / total * *k.cycles : value;
-            sink.stack(k.key, kSource, "", reason, cycles);
+        if (!k.cycles) {
+            ++summary.kernelsWithoutCycles;
+            return;
         }
+        for (const auto& [reason, value] : reasons)
+            sink.stack(k.key, kSource, "", reason, value / total * *k.cycles);
         ++summary.kernelsWithStacks;
-        if (!k.cycles) ++summary.kernelsWithoutCycles;
         ++summary.familyUse[kStallFamilies[f].label];
         return;
     }
@@ -168,7 +171,7 @@ class NcuCsvImporter final : public Importer {
         return "Nsight Compute CSV (ncu --csv --page details or --page raw)";
     }
     int detect(const Sniff& sniff) const override {
-        std::string_view head = sniff.head;
+        std::string_view head = csv::stripBom(sniff.head);
         while (!head.empty()) {
             const auto end = head.find('\n');
             const std::string_view line = head.substr(0, end);
@@ -188,13 +191,11 @@ class NcuCsvImporter final : public Importer {
     void run(ImportContext& ctx) const override {
         const std::string& path = ctx.input.path();
         csv::RecordReader reader(ctx.input);
+        // `==PROF==`, `==WARNING==` and `==ERROR==` lines come from ncu itself, not the table;
+        // they may hold commas and quotes, so they are dropped before CSV parsing.
+        reader.skipLinesStartingWith("==");
         std::vector<std::string> header, fields;
-        // `==PROF==` (and ==WARNING==/==ERROR==) lines come from ncu itself, not the table.
-        auto nextRecord = [&](std::vector<std::string>& out) {
-            while (reader.next(out))
-                if (!(out.size() == 1 && csv::trim(out[0]).starts_with("=="))) return true;
-            return false;
-        };
+        auto nextRecord = [&](std::vector<std::string>& out) { return reader.next(out); };
         if (!nextRecord(header))
             throw InputError(atLine(path, std::max(1LL, reader.line()), "no CSV header row"));
         if (csv::columnIndex(header, "Kernel Name") < 0)
@@ -220,19 +221,27 @@ class NcuCsvImporter final : public Importer {
                 families.insert(QString::fromStdString(label), static_cast<qint64>(count));
             meta.insert("stall_metrics", families);
         }
-        if (summary.kernelsWithStacks == 0) {
+        if (summary.kernelsWithoutCycles > 0) {
+            meta.insert("kernels_without_cycles",
+                        static_cast<qint64>(summary.kernelsWithoutCycles));
+            meta.insert(
+                "notice",
+                QString("%1 of %2 kernels have warp-state metrics but no elapsed-cycle metric "
+                        "(gpc__cycles_elapsed.max, sm__cycles_elapsed.max or 'Elapsed Cycles'): "
+                        "their warp-state values are ratios, not cycles, so they are listed with "
+                        "the kernel metrics and not drawn as CPI stacks. Collect "
+                        "gpc__cycles_elapsed.max (section SpeedOfLight) to get their stacks.")
+                    .arg(summary.kernelsWithoutCycles)
+                    .arg(summary.kernels));
+        } else if (summary.kernelsWithStacks == 0) {
             meta.insert("notice",
                         "No warp-state metrics in this file "
                         "(smsp__average_warp_latency_issue_stalled_*, "
                         "smsp__average_warps_issue_stalled_*_per_issue_active, "
                         "smsp__pcsamp_warps_issue_stalled_*): its kernel metrics were imported "
-                        "but no CPI stack can be built. Profile with --section WarpStateStats "
-                        "(or --metrics for those names) and export with --page raw.");
-        } else if (summary.kernelsWithoutCycles > 0) {
-            meta.insert("notice",
-                        "Some kernels have no elapsed-cycle metric "
-                        "(gpc__cycles_elapsed.max): their stacks hold the raw "
-                        "warp-state values, not cycles.");
+                        "and are listed per kernel, but no CPI stack can be built. Profile with "
+                        "--section WarpStateStats (or --metrics for those names) and export with "
+                        "--page raw.");
         }
         ctx.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
     }

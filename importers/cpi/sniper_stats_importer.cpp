@@ -1,15 +1,22 @@
 // Sniper's sim.stats.sqlite3: counters per (prefix, object.metric, core), where the prefixes are
 // snapshots (start, roi-begin, roi-end, stop) and zeros are left out. The CPI components
 // (`*.cpi*`, femtoseconds) of roi-end minus roi-begin, converted to cycles at the core
-// frequency from the sim.cfg beside the file, grouped the way Sniper's cpistack tool groups them.
+// frequency from the sim.cfg beside the file, then processed and grouped the way Sniper's own
+// tools do (tools/cpistack_data.py and tools/cpistack_items.py): part of Base moves to the
+// critical-path contributors (depend-*, issue-port*, mem-l1d, ...) by the
+// interval_timer.cpContr_* counters, the dispatch-width share of Base becomes dispatch_width,
+// and whatever the slowest core's time leaves unaccounted is imbalance-end. Items are not
+// collapsed below a threshold (`cpistack.py --no-collapse`); the GSI class view aggregates.
 #include <sqlite3.h>
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryFile>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "cpi_sink.h"
 #include "csv_records.h"
@@ -23,12 +30,14 @@ namespace {
 
 constexpr const char* kSource = "sniper";
 
-// Sniper cpistack item of a CPI component (the stat name without its "cpi" prefix), after
-// tools/cpistack_items.py with its defaults (simple memory levels, detailed sync).
+// Sniper cpistack item of a CPI component (the stat name without its "cpi" prefix, or one of
+// the components cpistack_data.py adds: Issue, Path*, Imbalance), after tools/cpistack_items.py
+// with its defaults: simple memory levels (L1_S folded into l1d, ...), detailed sync.
 std::string cpistackItem(const std::string& component) {
     static const std::map<std::string, std::string> exact{
-        {"Issue", "dispatch_width"},
         {"Base", "base"},
+        {"Issue", "dispatch_width"},
+        {"RSFull", "rs_full"},
         {"PathInt", "depend-int"},
         {"PathFP", "depend-fp"},
         {"PathBranch", "depend-branch"},
@@ -39,10 +48,10 @@ std::string cpistackItem(const std::string& component) {
         {"PathP5", "issue-port5"},
         {"PathP05", "issue-port05"},
         {"PathP015", "issue-port015"},
-        {"BranchPredictor", "branch"},
         {"Serialization", "serial"},
         {"LongLatency", "serial"},
         {"SMT", "smt"},
+        {"BranchPredictor", "branch"},
         {"ITLBMiss", "itlb"},
         {"DTLBMiss", "dtlb"},
         {"DataCacheL1I", "ifetch"},
@@ -57,6 +66,7 @@ std::string cpistackItem(const std::string& component) {
         {"DataCacheL4", "mem-l4"},
         {"DataCacheL4_S", "mem-l4"},
         {"DataCachecache-remote", "mem-remote"},
+        {"DataCachenuca-cache", "mem-nuca"},
         {"DataCachedram-cache", "mem-dram-cache"},
         {"DataCachedram", "mem-dram"},
         {"DataCachedram-local", "mem-dram"},
@@ -64,10 +74,8 @@ std::string cpistackItem(const std::string& component) {
         {"DataCachemiss", "mem-dram"},
         {"DataCache????", "mem-dram"},
         {"DataCachepredicate-false", "mem-dram"},
+        {"DataCacheprefetch-no-mapping", "mem-dram"},
         {"DataCacheunknown", "mem-dram"},
-        // Sniper's item list has no entry for these; named here so they stay visible.
-        {"DataCachenuca-cache", "mem-nuca"},
-        {"SyncSyscall", "sync-syscall"},
         {"SyncFutex", "sync-futex"},
         {"SyncPthreadMutex", "sync-mutex"},
         {"SyncPthreadCond", "sync-cond"},
@@ -75,30 +83,59 @@ std::string cpistackItem(const std::string& component) {
         {"SyncJoin", "sync-join"},
         {"SyncPause", "sync-pause"},
         {"SyncSleep", "sync-sleep"},
+        {"SyncSyscall", "sync-syscall"},
         {"SyncUnscheduled", "sync-unscheduled"},
         {"SyncMemAccess", "sync-memaccess"},
         {"Recv", "sync-recv"},
         {"SyncDvfsTransition", "dvfs-transition"},
         {"StartTime", "imbalance-start"},
+        {"Unknown", "imbalance-start"},
+        {"Imbalance", "imbalance-end"},
     };
     if (const auto it = exact.find(component); it != exact.end()) return it->second;
+    // Every instruction-cache level is instruction fetch.
     if (component.starts_with("InstructionCache")) return "ifetch";
-    return "other";
+    return "other";  // cpistack_items.py's catch-all for components it does not list
 }
 
-// perf_model/core/frequency (GHz) from an INI-style sim.cfg; one value or one per core.
-std::vector<double> readFrequencies(const std::filesystem::path& cfg) {
+// The critical-path counters of cpistack_data.py (interval_timer.cpContr_<type>, in millionths
+// of a cycle) and the component each one takes its share of Base to.
+const std::map<std::string, std::string>& criticalPathComponents() {
+    static const std::map<std::string, std::string> map{
+        {"interval_timer.cpContr_generic", "PathInt"},
+        {"interval_timer.cpContr_store", "PathStore"},
+        {"interval_timer.cpContr_load_other", "PathLoadX"},
+        {"interval_timer.cpContr_branch", "PathBranch"},
+        {"interval_timer.cpContr_load_l1", "DataCacheL1"},
+        {"interval_timer.cpContr_load_l2", "DataCacheL2"},
+        {"interval_timer.cpContr_load_l3", "DataCacheL3"},
+        {"interval_timer.cpContr_fp_addsub", "PathFP"},
+        {"interval_timer.cpContr_fp_muldiv", "PathFP"},
+        {"interval_timer.cpContr_port0", "PathP0"},
+        {"interval_timer.cpContr_port1", "PathP1"},
+        {"interval_timer.cpContr_port2", "PathP2"},
+        {"interval_timer.cpContr_port34", "PathP34"},
+        {"interval_timer.cpContr_port5", "PathP5"},
+        {"interval_timer.cpContr_port05", "PathP05"},
+        {"interval_timer.cpContr_port015", "PathP015"},
+    };
+    return map;
+}
+
+// `key` of `[section]` in an INI-style sim.cfg: one value or one per core (comma-separated).
+std::vector<double> readConfigValues(const std::filesystem::path& cfg, std::string_view section,
+                                     std::string_view key) {
     std::ifstream in(cfg);
-    std::string line, section;
+    std::string line, current;
     while (std::getline(in, line)) {
         const std::string_view t = csv::trim(line);
         if (t.starts_with("[") && t.ends_with("]")) {
-            section = std::string(t.substr(1, t.size() - 2));
+            current = std::string(t.substr(1, t.size() - 2));
             continue;
         }
-        if (section != "perf_model/core" || !t.starts_with("frequency")) continue;
+        if (current != section || !t.starts_with(key)) continue;
         const auto eq = t.find('=');
-        if (eq == std::string_view::npos || csv::trim(t.substr(0, eq)) != "frequency") continue;
+        if (eq == std::string_view::npos || csv::trim(t.substr(0, eq)) != key) continue;
         std::vector<double> out;
         for (const std::string& part : csv::splitLine(t.substr(eq + 1)))
             if (const auto v = csv::parseNumber(part); v && *v > 0) out.push_back(*v);
@@ -172,12 +209,16 @@ class SniperStatsImporter final : public Importer {
                                       "no roi-begin/roi-end (or start/stop) snapshots in "
                                       "table 'prefixes'"));
         std::map<int64_t, std::string> names;
+        std::set<std::string> registered;  // every stat Sniper registered, zero or not
         {
             sql::Statement st(db, "SELECT nameid, objectname, metricname FROM names");
-            while (st.step()) names[st.int64(0)] = st.text(1) + "." + st.text(2);
+            while (st.step()) {
+                names[st.int64(0)] = st.text(1) + "." + st.text(2);
+                registered.insert(names[st.int64(0)]);
+            }
         }
-        // core -> stat -> end - begin (absent rows are zero).
-        std::map<int64_t, std::map<std::string, double>> diff;
+        // core -> stat -> value at each snapshot (absent rows are zero).
+        std::map<int64_t, std::map<std::string, double>> atBegin, atEnd;
         {
             sql::Statement st(db,
                               "SELECT prefixid, nameid, core, value FROM `values` "
@@ -187,14 +228,21 @@ class SniperStatsImporter final : public Importer {
             while (st.step()) {
                 const auto name = names.find(st.int64(1));
                 if (name == names.end()) continue;
-                const double value = st.real(3);
-                diff[st.int64(2)][name->second] += st.int64(0) == endId ? value : -value;
+                auto& snapshot = st.int64(0) == endId ? atEnd : atBegin;
+                snapshot[st.int64(2)][name->second] += st.real(3);
             }
         }
+        std::map<int64_t, std::map<std::string, double>> diff;
+        for (const auto& [core, stats] : atEnd)
+            for (const auto& [stat, value] : stats) diff[core][stat] += value;
+        for (const auto& [core, stats] : atBegin)
+            for (const auto& [stat, value] : stats) diff[core][stat] -= value;
         ctx.progress.report(0.5, "reading Sniper statistics");
 
         const auto cfg = std::filesystem::path(path).parent_path() / "sim.cfg";
-        std::vector<double> frequencies = readFrequencies(cfg);
+        std::vector<double> frequencies = readConfigValues(cfg, "perf_model/core", "frequency");
+        const std::vector<double> dispatchWidths =
+            readConfigValues(cfg, "perf_model/core/interval_timer", "dispatch_width");
         QJsonObject meta{{"snapshots", QString::fromStdString(beginName + " .. " + endName)}};
         if (frequencies.empty()) {
             frequencies = {1.0};
@@ -204,48 +252,123 @@ class SniperStatsImporter final : public Importer {
         } else {
             meta.insert("frequency_ghz", frequencies.front());
         }
-        auto frequencyOf = [&](int64_t core) {
-            return frequencies[std::min<size_t>(static_cast<size_t>(core), frequencies.size() - 1)];
+        auto perCore = [](const std::vector<double>& values, int64_t core) {
+            return values[std::min<size_t>(static_cast<size_t>(core), values.size() - 1)];
+        };
+        auto get = [](const std::map<int64_t, std::map<std::string, double>>& snapshot,
+                      int64_t core, const std::string& stat) {
+            const auto c = snapshot.find(core);
+            if (c == snapshot.end()) return 0.0;
+            const auto it = c->second.find(stat);
+            return it == c->second.end() ? 0.0 : it->second;
         };
 
-        // Sniper's Imbalance: each core's share of the slowest core's time it did not account.
-        double maxElapsedCycles = 0;
-        for (auto& [core, stats] : diff)
-            maxElapsedCycles = std::max(maxElapsedCycles, stats["performance_model.elapsed_time"] *
-                                                              frequencyOf(core) * 1e-6);
+        // When the interval begins (cpistack_data.py via sniper_lib): the global barrier time at
+        // the first snapshot, else the latest core's time; each core's time runs from there.
+        double time0Begin = 0;
+        if (registered.count("barrier.global_time")) {
+            time0Begin = get(atBegin, 0, "barrier.global_time");
+        } else {
+            for (const auto& [core, stats] : diff)
+                time0Begin =
+                    std::max(time0Begin, get(atBegin, core, "performance_model.elapsed_time"));
+        }
+        double maxTime = 0;  // fs
+        for (const auto& [core, stats] : diff)
+            maxTime =
+                std::max(maxTime, get(atEnd, core, "performance_model.elapsed_time") - time0Begin);
+        double instructionSum = 0;
+        for (const auto& [core, stats] : diff)
+            instructionSum += get(diff, core, "performance_model.instruction_count");
+
         CpiSink sink(ctx.workspace.db(), ctx.profileId);
         int64_t cores = 0;
         double worstOveraccount = 0;
+        bool criticalPath = false;
         for (const auto& [core, stats] : diff) {
-            const double fsToCycles = frequencyOf(core) * 1e-6;  // fs * GHz * 1e-6 = cycles
-            std::map<std::string, double> stack;
+            const double fsToCycles = perCore(frequencies, core) * 1e-6;  // fs * GHz * 1e-6
+            // Components in cycles, keyed like cpistack_data.py (the stat after ".cpi").
+            std::map<std::string, double> data;
             for (const auto& [stat, value] : stats) {
                 const auto dot = stat.find(".cpi");
                 if (dot == std::string::npos || stat.starts_with("thread.") ||
                     stat == "performance_model.cpiFastforwardTime")
                     continue;
-                stack[cpistackItem(stat.substr(dot + 4))] += value * fsToCycles;
+                data[stat.substr(dot + 4)] += value * fsToCycles;
             }
-            const double elapsed = stats.count("performance_model.elapsed_time")
-                                       ? stats.at("performance_model.elapsed_time") * fsToCycles
-                                       : 0;
-            if (stack.empty() && elapsed == 0) continue;
+            const double elapsed = get(diff, core, "performance_model.elapsed_time") * fsToCycles;
+            if (data.empty() && elapsed == 0) continue;
+            auto value = [&](const char* key) {
+                const auto it = data.find(key);
+                return it == data.end() ? 0.0 : it->second;
+            };
+            // A bug of old iGraphite copied SyncPthreadBarrier into SyncMemAccess.
+            if (value("SyncMemAccess") == value("SyncPthreadBarrier")) data.erase("SyncMemAccess");
+            // Old versions did not report StartTime: it is the idle time no sync explains.
+            if (!registered.count("performance_model.cpiStartTime") &&
+                registered.count("performance_model.idle_elapsed_time"))
+                data["StartTime"] =
+                    get(diff, core, "performance_model.idle_elapsed_time") * fsToCycles -
+                    value("SyncFutex") - value("SyncPthreadMutex") - value("SyncPthreadCond") -
+                    value("SyncPthreadBarrier") - value("Recv");
+            // Base beyond the ideal instructions / dispatch width is split over the
+            // critical-path contributors in proportion to their cpContr counters.
+            const double instructions = instructionSum > 0
+                                            ? get(diff, core, "performance_model.instruction_count")
+                                            : get(diff, core, "core.instructions");
+            bool hasCpContr = false;
+            for (const auto& [stat, v] : stats)
+                if (stat.starts_with("interval_timer.cpContr_")) hasCpContr = true;
+            if (hasCpContr && !dispatchWidths.empty()) {
+                criticalPath = true;
+                const double baseBest = instructions / perCore(dispatchWidths, core);
+                const double baseAct = value("Base");
+                const double scale = (baseAct - baseBest) / (baseAct != 0 ? baseAct : 1);
+                for (const auto& [counter, component] : criticalPathComponents()) {
+                    const double share = get(diff, core, counter) / 1e6 * scale;
+                    data["Base"] -= share;
+                    data[component] += share;
+                }
+            }
+            // Cycles dispatch stopped for the dispatch width (a cycle count, not fs).
+            for (const auto& [stat, v] : stats)
+                if (stat.starts_with("interval_timer.detailed-cpiBase-") &&
+                    stat.find("DispatchWidth") != std::string::npos &&
+                    stat.find("DispatchRate") == std::string::npos) {
+                    data["Base"] -= v;
+                    data["Issue"] += v;
+                }
+            // A sync wait that began before the interval counts cycles from before it.
+            const double coreBegin = get(atBegin, core, "performance_model.elapsed_time");
+            if (coreBegin < time0Begin) {
+                const double extra = (time0Begin - coreBegin) * fsToCycles;
+                double syncTotal = 0;
+                for (const auto& [key, v] : data)
+                    if ((key.starts_with("Sync") || key == "StartTime") && v > extra)
+                        syncTotal += v;
+                if (syncTotal > 0)
+                    for (auto& [key, v] : data)
+                        if ((key.starts_with("Sync") || key == "StartTime") && v > extra)
+                            v -= extra * v / syncTotal;
+            }
+            std::map<std::string, double> stack;
             double accounted = 0;
-            for (const auto& [item, cycles] : stack) accounted += cycles;
-            const double imbalance = maxElapsedCycles - accounted;
+            for (const auto& [key, cycles] : data) {
+                stack[cpistackItem(key)] += cycles;
+                accounted += cycles;
+            }
+            // Imbalance: the slowest core's time this core did not account for.
+            const double imbalance = maxTime * fsToCycles - accounted;
             if (imbalance > 0.5) stack["imbalance-end"] += imbalance;
             worstOveraccount = std::max(worstOveraccount, -imbalance);
 
             const std::string kernel = "core " + std::to_string(core);
             for (const auto& [item, cycles] : stack)
-                if (cycles != 0) sink.stack(kernel, kSource, "", item, cycles);
-            for (const auto& [stat, value] : stats)
+                if (std::abs(cycles) > 1e-9) sink.stack(kernel, kSource, "", item, cycles);
+            for (const auto& [stat, v] : stats)
                 sink.metric(kernel, kSource, stat,
-                            stat.find("time") != std::string::npos ? "fs" : "", value);
-            const double instructions = stats.count("performance_model.instruction_count")
-                                            ? stats.at("performance_model.instruction_count")
-                                            : 0;
-            sink.metric(kernel, kSource, "frequency_ghz", "GHz", frequencyOf(core));
+                            stat.find("time") != std::string::npos ? "fs" : "", v);
+            sink.metric(kernel, kSource, "frequency_ghz", "GHz", perCore(frequencies, core));
             sink.metric(kernel, kSource, "cycles", "cycle", elapsed);
             if (instructions > 0) sink.metric(kernel, kSource, "cpi", "", elapsed / instructions);
             ++cores;
@@ -254,6 +377,10 @@ class SniperStatsImporter final : public Importer {
             throw InputError(atOffset(
                 path, 0, "no per-core statistics between " + beginName + " and " + endName));
         meta.insert("cores", static_cast<qint64>(cores));
+        meta.insert("grouping", criticalPath ? "Sniper cpistack (critical-path split of base by "
+                                               "interval_timer.cpContr_*, no collapse)"
+                                             : "Sniper cpistack (no collapse)");
+        if (!dispatchWidths.empty()) meta.insert("dispatch_width", dispatchWidths.front());
         if (worstOveraccount > 0.5) meta.insert("overaccounted_cycles", worstOveraccount);
         ctx.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
     }

@@ -23,7 +23,7 @@ class EstimatesCsvImporter final : public Importer {
                "measured_us[, wall_s]";
     }
     int detect(const Sniff& sniff) const override {
-        const auto header = csv::splitLine(sniff.head.substr(0, sniff.head.find('\n')));
+        const auto header = csv::sniffHeader(sniff.head);
         for (const char* column : {"workload", "region", "hardware", "estimator", "predicted_us"})
             if (csv::columnIndex(header, column) < 0) return 0;
         return 90;
@@ -65,10 +65,11 @@ class EstimatesCsvImporter final : public Importer {
         std::set<std::string> estimators, hardware;
         while (reader.next(fields)) {
             const long long line = reader.line();
-            if (static_cast<int>(fields.size()) <= needed)
+            if (static_cast<int>(fields.size()) <= needed || fields.size() > header.size())
                 throw InputError(atLine(path, line,
                                         "expected " + std::to_string(header.size()) +
-                                            " fields, found " + std::to_string(fields.size())));
+                                            " fields (as in the header), found " +
+                                            std::to_string(fields.size())));
             for (int i = 0; i < 4; ++i)
                 if (csv::trim(fields[required[i]]).empty())
                     throw InputError(atLine(path, line, std::string("empty ") + names[i]));

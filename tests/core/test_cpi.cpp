@@ -2,6 +2,7 @@
 // hand-computed examples.
 #include <QJsonArray>
 #include <QtTest>
+#include <cmath>
 
 #include "cpi/cpi.h"
 #include "cpi/estimates.h"
@@ -131,6 +132,42 @@ class TestCpi : public QObject {
         QVERIFY(qAbs(mape.value("mape_pct").toDouble() - 40.0 / 3) < 1e-9);
     }
 
+    // Nsight Compute scales units per kernel: a column shows one unit, converted by prefix.
+    void metricTableConvertsUnitPrefixes() {
+        QCOMPARE(cpi::splitUnit("Mbyte")->first, std::string("byte"));
+        QCOMPARE(cpi::splitUnit("Mbyte")->second, 1e6);
+        QCOMPARE(cpi::splitUnit("usecond")->second, 1e-6);
+        QVERIFY(!cpi::splitUnit("%"));
+        QVERIFY(!cpi::splitUnit("warp"));
+        using cpi::KernelMetric;
+        const std::vector<cpi::KernelMetrics> metrics{
+            {"k0", "hw", {KernelMetric{"dram", "Mbyte", 2.0, ""}, {"grid", "", {}, "(80, 1, 1)"}}},
+            {"k1", "hw", {KernelMetric{"dram", "Kbyte", 500.0, ""}}},
+            {"k2", "hw", {KernelMetric{"dram", "Mbyte", 1.5, ""}, {"occupancy", "%", 61.0, ""}}},
+            {"k3", "hw", {KernelMetric{"dram", "warp", 3.0, ""}}},
+        };
+        const cpi::MetricTable table = cpi::buildMetricTable(metrics);
+        QCOMPARE(table.rows.size(), size_t(4));
+        QCOMPARE(table.names, (std::vector<std::string>{"dram", "grid", "occupancy"}));
+        QCOMPARE(table.units[0], std::string("Mbyte"));  // the most common unit of the column
+        QCOMPARE(table.value(0, 0), 2.0);
+        QCOMPARE(table.value(1, 0), 0.5);  // 500 Kbyte
+        QVERIFY(std::isnan(table.value(3, 0)));
+        QCOMPARE(table.cellText(3, 0), std::string("3 warp"));  // not convertible: own unit
+        QCOMPARE(table.cellText(0, 1), std::string("(80, 1, 1)"));
+        QCOMPARE(table.cellText(1, 2), std::string());  // k1 lacks the metric
+        QCOMPARE(table.value(2, 2), 61.0);
+        // cpi --json lists every kernel's metrics, also without stacks.
+        const QJsonObject json = cpi::cpiJson({}, {}, {}, metrics);
+        const QJsonArray listed = json.value("kernel_metrics").toArray();
+        QCOMPARE(listed.size(), 4);
+        const QJsonObject first = listed[0].toObject();
+        QCOMPARE(first.value("kernel").toString(), QString("k0"));
+        QCOMPARE(first.value("metrics").toArray()[0].toObject().value("value").toDouble(), 2.0);
+        QCOMPARE(first.value("metrics").toArray()[1].toObject().value("text").toString(),
+                 QString("(80, 1, 1)"));
+    }
+
     // StableHLO-style estimates: one workload, two regions, two GPUs, two estimators.
     void estimatesHandComputed() {
         using estimates::EstimateRow;
@@ -167,7 +204,9 @@ class TestCpi : public QObject {
         QVERIFY(qAbs(analytical.errorPct + 20) < 1e-9);
         QVERIFY(qAbs(report.speedupMeans[1].errorPct - (450.0 / 220 / 2 - 1) * 100) < 1e-9);
         QCOMPARE(report.speedupMeanAbs.size(), size_t(2));
-        QVERIFY(qAbs(report.speedupMeanAbs[0].second - 20) < 1e-9);
+        QVERIFY(qAbs(report.speedupMeanAbs[0].meanAbsErrorPct - 20) < 1e-9);
+        QVERIFY(qAbs(report.speedupMeanAbs[0].meanErrorPct + 20) < 1e-9);
+        QCOMPARE(report.speedupMeanAbs[0].speedups, 1);
         // Cost against accuracy.
         QCOMPARE(report.costs[0].wallS, 6.0);
         QCOMPARE(report.costs[1].wallS, 240.0);
@@ -178,7 +217,12 @@ class TestCpi : public QObject {
                  QString("analytical"));
         QCOMPARE(json.value("speedup_errors").toArray()[0].toObject().value("error_pct").toDouble(),
                  analytical.errorPct);
-        QVERIFY(json.value("rows").toArray()[4].toObject().value("measured_us").isNull());
+        // The profiling rows carry no measurement: they share the analytical rows' one.
+        const QJsonObject shared = json.value("rows").toArray()[4].toObject();
+        QCOMPARE(shared.value("measured_us").toDouble(), 100.0);
+        QVERIFY(shared.value("measured_shared").toBool());
+        QVERIFY(!json.value("rows").toArray()[0].toObject().value("measured_shared").toBool());
+        QCOMPARE(shared.value("error_pct").toDouble(), 20.0);
     }
 };
 

@@ -96,10 +96,14 @@ class TestCpiViews : public QObject {
         charts::paintStackChart(painter, QRectF(0, 0, 1200, 800 * 0.68), data, {}, &segments);
         painter.end();
         QCOMPARE(segments.size(), size_t(10));  // one per stored row
+        const charts::Palette palette = charts::categoryPalette(data.categories);
         for (const auto& s : segments) {
-            const QPoint centre = s.rect.center().toPoint();
-            QVERIFY2(sameColor(image.pixelColor(centre), charts::categoryColor(s.category)),
-                     s.category.c_str());
+            // Inside the bottom-left corner: the centre carries the share label, the edges the
+            // hw outline and the white gap between segments.
+            const QPoint inside(int(s.rect.left()) + 6, int(s.rect.bottom()) - 4);
+            QVERIFY(s.rect.height() > 12);
+            QCOMPARE(s.color.rgb(), palette.at(s.category).rgb());
+            QVERIFY2(sameColor(image.pixelColor(inside), s.color), s.category.c_str());
         }
         // Absolute scale: ele1 hw (200 cycles) is twice as tall as gemm hw (100 cycles).
         double gemmHw = 0, ele1Hw = 0;
@@ -121,7 +125,15 @@ class TestCpiViews : public QObject {
         QCOMPARE(charts::categoryColor("long_scoreboard"),
                  charts::categoryColor("long_scoreboard"));
         QVERIFY(charts::categoryColor("long_scoreboard") != charts::categoryColor("selected"));
-        QCOMPARE(charts::categoryColor("MemData").name(), QString("#3a78c9"));
+        QCOMPARE(charts::categoryColor("MemData").name(), QString("#3572c6"));
+        // Categories of one class drawn together get distinct shades of the class hue.
+        const charts::Palette palette =
+            charts::categoryPalette({"lg_throttle", "mio_throttle", "long_scoreboard"});
+        QCOMPARE(palette.size(), size_t(3));
+        QVERIFY(palette.at("lg_throttle") != palette.at("mio_throttle"));
+        // A class alone keeps its plain colour.
+        QCOMPARE(charts::categoryPalette({"long_scoreboard"}).at("long_scoreboard").rgb(),
+                 charts::categoryColor("long_scoreboard").rgb());
     }
 
     void cpiViewLoadsOnWorkerAndHovers() {
