@@ -466,8 +466,12 @@ StackChartLayout paintStackChart(QPainter& p, const QRectF& area, const cpi::Cpi
         if (!options.normalized && barWidth >= 14) {
             p.setPen(kText);
             const QString label = shortNumber(total);
-            if (smallFm.horizontalAdvance(label) <= barWidth + hwGap * barWidth + 6)
-                p.drawText(QRectF(x - 8, y - 14, barWidth + 16, 13),
+            // Room of its own: the hw bar has the gap beside it, model bars touch their
+            // neighbours, so their totals must fit the bar itself or they run together.
+            const bool hw = s.source == cpi::kHardwareSource;
+            const double room = barWidth + (hw ? hwGap * barWidth : 2);
+            if (smallFm.horizontalAdvance(label) <= room)
+                p.drawText(QRectF(x + barWidth / 2 - room / 2, y - 14, room, 13),
                            Qt::AlignHCenter | Qt::AlignBottom, label);
         }
         if (sourceLabels) {
@@ -475,9 +479,11 @@ StackChartLayout paintStackChart(QPainter& p, const QRectF& area, const cpi::Cpi
             f.setBold(s.source == cpi::kHardwareSource);
             p.setFont(f);
             p.setPen(s.source == cpi::kHardwareSource ? kText : kMuted);
-            p.drawText(QRectF(x - 6, plot.bottom() + 2, barWidth + 12, 13), Qt::AlignCenter,
+            const double room = barWidth + 2;  // neighbouring labels must not run together
+            p.drawText(QRectF(x + barWidth / 2 - room / 2, plot.bottom() + 2, room, 13),
+                       Qt::AlignCenter,
                        QFontMetricsF(f).elidedText(QString::fromStdString(s.source), Qt::ElideRight,
-                                                   barWidth + 12));
+                                                   room));
             p.setFont(small);
         }
     }
@@ -492,7 +498,8 @@ StackChartLayout paintStackChart(QPainter& p, const QRectF& area, const cpi::Cpi
             const double width = labelWidth - 6;
             p.drawText(QRectF(centre - width / 2, labelTop, width, 16),
                        Qt::AlignHCenter | Qt::AlignTop,
-                       fm.elidedText(labels[k], Qt::ElideRight, width));
+                       // Middle: names of one family differ at either end (shapes, suffixes).
+                       fm.elidedText(labels[k], Qt::ElideMiddle, width));
         } else {
             // Slanted up to the bar; no longer than the room left of it.
             const double room = std::min(slantLength, (centre + 3 - area.left() - 4) / 0.766);
@@ -500,7 +507,7 @@ StackChartLayout paintStackChart(QPainter& p, const QRectF& area, const cpi::Cpi
             p.translate(centre + 3, labelTop + 2);
             p.rotate(-40);
             p.drawText(QRectF(-room, -8, room, 16), Qt::AlignRight | Qt::AlignVCenter,
-                       fm.elidedText(labels[k], Qt::ElideRight, room));
+                       fm.elidedText(labels[k], Qt::ElideMiddle, room));
             p.restore();
         }
     }
