@@ -119,7 +119,11 @@ void ReplayOverview::paintContent(QPainter& p, QSize size) const {
     const Areas a = areasFor(size);
     const double total = static_cast<double>(sim.totalCycles);
     uint64_t slack = 0;
-    for (const auto& t : sim.dmas) slack += t.slack;
+    size_t dmasWithSlack = 0;
+    for (const auto& t : sim.dmas) {
+        slack += t.slack;
+        if (t.slack > 0) ++dmasWithSlack;
+    }
 
     // Headline cards.
     struct Card {
@@ -140,7 +144,11 @@ void ReplayOverview::paintContent(QPainter& p, QSize size) const {
          tr("%1 of stalls").arg(pct(double(sim.transferStallCycles), double(sim.stallCycles))),
          replaycolors::transferStall()},
         {tr("Slack"), tr("%1 cycles").arg(num(double(slack))),
-         tr("WAITs later than needed, %1 DMAs").arg(num(double(sim.dmas.size()))),
+         dmasWithSlack == 0
+             ? tr("no WAIT later than needed (%1 DMAs)").arg(num(double(sim.dmas.size())))
+             : tr("WAITs later than needed: %1 of %2 DMAs")
+                   .arg(num(double(dmasWithSlack)))
+                   .arg(num(double(sim.dmas.size()))),
          replaycolors::slack()}};
     const int cardWidth = (a.cards.width() - 12 * int(cards.size() - 1)) / int(cards.size());
     QFont big = p.font();

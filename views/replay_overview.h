@@ -15,8 +15,8 @@ namespace stallscope {
 class ReplayOverview : public QWidget {
     Q_OBJECT
   public:
-    static constexpr int kTopDmas = 10;
-    static constexpr int kTopSuggestions = 8;
+    static constexpr int kTopDmas = 60;  // as many as the panel's height shows
+    static constexpr int kTopSuggestions = 40;
     static constexpr int kRowHeight = 22;
 
     explicit ReplayOverview(QWidget* parent = nullptr);
