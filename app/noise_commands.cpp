@@ -131,14 +131,15 @@ bool runNoiseCommand(const std::vector<std::string>& args, const std::string& st
     return false;
 }
 
-std::string writeNoiseDemoCsv(const std::string& directory) {
-    QFile resource(":/demo/noise-probe-demo.csv");
-    if (!resource.open(QIODevice::ReadOnly)) throw Failure("the bundled noise demo is missing");
-    const std::string path = directory + "/noise-probe.csv";
+std::string writeDemoResource(const std::string& name, const std::string& directory) {
+    QFile resource(QString::fromStdString(":/demo/" + name));
+    if (!resource.open(QIODevice::ReadOnly))
+        throw Failure("the bundled demo file " + name + " is missing");
+    const std::string path = directory + "/" + name;
     std::ofstream file(path, std::ios::binary);
     const QByteArray bytes = resource.readAll();
     file.write(bytes.constData(), bytes.size());
-    if (!file) throw Failure(path + ": cannot write the noise demo");
+    if (!file) throw Failure(path + ": cannot write the demo file");
     return path;
 }
 

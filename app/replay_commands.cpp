@@ -250,7 +250,10 @@ void ensureDemoWorkspace(const std::string& storePath) {
         files.push_back(path);
     }
     Progress progress;
-    files.push_back(writeNoiseDemoCsv(dir.path().toStdString()));
+    // Measured and hand-made examples of the other kinds, so every view has something to show.
+    for (const char* name :
+         {"noise-probe-demo.csv", "cpi-demo.csv", "estimates-demo.csv", "train-step-trace.json"})
+        files.push_back(writeDemoResource(name, dir.path().toStdString()));
     importFiles(*workspace, ImportRequest{files, "", ""}, progress);
 }
 

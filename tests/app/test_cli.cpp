@@ -235,6 +235,35 @@ class TestCli : public QObject {
     }
 
     // info --json carries CONTRACT §5's keys for table kinds too, with their meaning per kind.
+    // The README's first command: `demo` builds the bundled workspace (every kind of profile)
+    // and, without a display, prints its summary.
+    void demoWorkspaceHasEveryKind() {
+        const QString store = dir_.path() + "/demo.sqlite";
+        const Run r = run({"demo"}, store);
+        QCOMPARE(r.status, 0);
+        QVERIFY2(r.out.contains("8 profile(s)"), qPrintable(r.out));
+        QVERIFY(r.out.contains("[1] allgather (replay): 1647 instructions, 60 DMAs, 56344 cycles"));
+        const Run list = run({"list", "--json"}, store);
+        QStringList kinds;
+        for (const QJsonValue p :
+             QJsonDocument::fromJson(list.out.toUtf8()).object().value("profiles").toArray())
+            kinds << p.toObject().value("kind").toString();
+        QCOMPARE(kinds, (QStringList{"replay", "replay", "replay", "replay", "noise", "cpi",
+                                     "estimates", "trace"}));
+        // The trace demo: four profiler steps with their kernels and launch flows.
+        const Run info = run({"info", "train-step-trace", "--json"}, store);
+        const QJsonObject trace = QJsonDocument::fromJson(info.out.toUtf8()).object();
+        QCOMPARE(trace.value("flows").toInt(), 384);  // 4 steps x 2 phases x 12 layers x 4
+        // Running it again keeps the workspace as it is.
+        QCOMPARE(run({"demo"}, store).status, 0);
+        QCOMPARE(QJsonDocument::fromJson(run({"list", "--json"}, store).out.toUtf8())
+                     .object()
+                     .value("profiles")
+                     .toArray()
+                     .size(),
+                 8);
+    }
+
     void infoKeysForEveryKind() {
         const QString store = dir_.path() + "/kinds.sqlite";
         const QString cpi = write(dir_.path() + "/stacks.csv",
