@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cpi/metric_store.h"
 #include "errors.h"
 #include "sqlite.h"
 
@@ -166,6 +167,28 @@ const char* const kMigrations[] = {
         p95_ns INTEGER NOT NULL,
         PRIMARY KEY(profile_id, name_id)
     ) WITHOUT ROWID;
+    )sql",
+    // 4 -> 5: kernel metrics packed per (kernel, source) against a per-profile dictionary of
+    // (name, unit) pairs (cpi/metric_store.h); migrate() then moves the old rows over. The sets
+    // are a rowid table: kilobyte rows in a WITHOUT ROWID b-tree spill into mostly empty
+    // overflow pages.
+    R"sql(
+    CREATE TABLE kernel_metric_names(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        id INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        PRIMARY KEY(profile_id, id)
+    ) WITHOUT ROWID;
+    CREATE TABLE kernel_metric_sets(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        kernel TEXT NOT NULL,
+        source TEXT NOT NULL,
+        metrics INTEGER NOT NULL,
+        data BLOB NOT NULL
+    );
+    CREATE INDEX kernel_metric_sets_profile ON kernel_metric_sets(profile_id, seq);
     )sql",
 };
 static_assert(std::size(kMigrations) == Workspace::kSchemaVersion);
@@ -340,7 +363,11 @@ void Workspace::migrate(int targetVersion) {
     if (version >= targetVersion) return;
     sql::Transaction tx(db_);
     if (version == 0) sql::exec(db_, "PRAGMA application_id = " + std::to_string(kApplicationId));
-    for (; version < targetVersion; ++version) sql::exec(db_, kMigrations[version]);
+    for (; version < targetVersion; ++version) {
+        sql::exec(db_, kMigrations[version]);
+        // What SQL alone cannot do: pack the one-row-per-metric table into sets.
+        if (version == 4) cpi::convertKernelMetricRowsToSets(db_);
+    }
     sql::exec(db_, "PRAGMA user_version = " + std::to_string(targetVersion));
     tx.commit();
 }

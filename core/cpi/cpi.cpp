@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "metric_store.h"
 #include "sqlite.h"
 #include "workspace.h"
 
@@ -332,23 +333,17 @@ std::vector<CpiSuggestion> cpiSuggestions(const CpiData& data, int topKernels) {
 }
 
 std::vector<KernelMetrics> loadKernelMetrics(const Workspace& workspace, int64_t profileId) {
-    sql::Statement st(workspace.db(),
-                      "SELECT kernel, source, name, unit, value, text FROM kernel_metrics "
-                      "WHERE profile_id = ? ORDER BY rowid");
-    st.bind(1, profileId);
     std::vector<KernelMetrics> out;
-    std::unordered_map<std::string, size_t> byKey;
+    std::unordered_map<std::string, size_t> byKey;  // kernel '\x1f' source -> index in out
     std::string key;
-    while (st.step()) {
-        key = st.text(0);
+    forEachKernelMetric(workspace.db(), profileId, [&](const StoredMetric& m) {
+        key = m.kernel;
         key.push_back('\x1f');
-        key += st.text(1);
+        key += m.source;
         auto [it, inserted] = byKey.emplace(key, out.size());
-        if (inserted) out.push_back({st.text(0), st.text(1), {}});
-        KernelMetric metric{st.text(2), st.text(3), std::nullopt, st.isNull(5) ? "" : st.text(5)};
-        if (!st.isNull(4)) metric.value = st.real(4);
-        out[it->second].metrics.push_back(std::move(metric));
-    }
+        if (inserted) out.push_back({m.kernel, m.source, {}});
+        out[it->second].metrics.push_back({m.name, m.unit, m.value, std::string(m.text)});
+    });
     return out;
 }
 
@@ -409,7 +404,7 @@ std::string formatNumber(double value) {
 class MetricTableBuilder {
   public:
     void add(const std::string& kernel, const std::string& source, const std::string& name,
-             const std::string& unit, std::optional<double> value, const std::string& text) {
+             const std::string& unit, std::optional<double> value, std::string_view text) {
         key_ = kernel;
         key_.push_back('\x1f');
         key_ += source;
@@ -419,7 +414,7 @@ class MetricTableBuilder {
         if (newColumn) table_.names.push_back(name);
         auto [unitId, newUnit] = units_.emplace(unit, unitNames_.size());
         if (newUnit) unitNames_.push_back(unit);
-        if (!value) texts_.emplace(cells_.size(), text);
+        if (!value) texts_.emplace(cells_.size(), std::string(text));
         cells_.push_back({static_cast<uint32_t>(row->second), static_cast<uint32_t>(column->second),
                           static_cast<uint32_t>(unitId->second), value.value_or(NAN)});
     }
@@ -490,17 +485,10 @@ std::string MetricTable::cellText(size_t row, size_t column) const {
 }
 
 MetricTable loadMetricTable(const Workspace& workspace, int64_t profileId) {
-    sql::Statement st(workspace.db(),
-                      "SELECT kernel, source, name, unit, value, text FROM kernel_metrics "
-                      "WHERE profile_id = ? ORDER BY rowid");
-    st.bind(1, profileId);
     MetricTableBuilder builder;
-    while (st.step()) {
-        std::optional<double> value;
-        if (!st.isNull(4)) value = st.real(4);
-        builder.add(st.text(0), st.text(1), st.text(2), st.text(3), value,
-                    st.isNull(5) ? std::string() : st.text(5));
-    }
+    forEachKernelMetric(workspace.db(), profileId, [&](const StoredMetric& m) {
+        builder.add(m.kernel, m.source, m.name, m.unit, m.value, m.text);
+    });
     return builder.finish();
 }
 

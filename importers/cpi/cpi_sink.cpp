@@ -14,9 +14,7 @@ CpiSink::CpiSink(sqlite3* db, int64_t profileId)
       stack_(db,
              "INSERT INTO cpi_stacks(profile_id, kernel, source, grp, category, cycles) "
              "VALUES(?, ?, ?, ?, ?, ?)"),
-      metric_(db,
-              "INSERT INTO kernel_metrics(profile_id, kernel, source, name, unit, value, text) "
-              "VALUES(?, ?, ?, ?, ?, ?, ?)") {}
+      metrics_(db, profileId) {}
 
 void CpiSink::stack(std::string_view kernel, std::string_view source, std::string_view group,
                     std::string_view category, double cycles) {
@@ -33,21 +31,7 @@ void CpiSink::stack(std::string_view kernel, std::string_view source, std::strin
 void CpiSink::metric(std::string_view kernel, std::string_view source, std::string_view name,
                      std::string_view unit, std::optional<double> value,
                      std::optional<std::string_view> text) {
-    metric_.bind(1, profileId_)
-        .bind(2, orEmpty(kernel))
-        .bind(3, orEmpty(source))
-        .bind(4, orEmpty(name))
-        .bind(5, orEmpty(unit));
-    if (value)
-        metric_.bind(6, *value);
-    else
-        metric_.bindNull(6);
-    if (text)
-        metric_.bind(7, orEmpty(*text));
-    else
-        metric_.bindNull(7);
-    metric_.exec();
-    ++metricRows_;
+    metrics_.add(kernel, source, name, unit, value, text);
 }
 
 }  // namespace stallscope

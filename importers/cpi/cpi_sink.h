@@ -5,12 +5,13 @@
 #include <string>
 #include <string_view>
 
+#include "cpi/metric_store.h"
 #include "sqlite.h"
 
 namespace stallscope {
 
-// Prepared inserts into cpi_stacks and kernel_metrics for one profile (inside the import's
-// transaction).
+// Prepared inserts into cpi_stacks and the kernel metric sets for one profile (inside the
+// import's transaction). Call finish() after the last row.
 class CpiSink {
   public:
     CpiSink(sqlite3* db, int64_t profileId);
@@ -21,15 +22,17 @@ class CpiSink {
                 std::string_view unit, std::optional<double> value,
                 std::optional<std::string_view> text = std::nullopt);
 
+    // Writes what is still buffered (the last kernel's metrics).
+    void finish() { metrics_.finish(); }
+
     int64_t stackRows() const { return stackRows_; }
-    int64_t metricRows() const { return metricRows_; }
+    int64_t metricRows() const { return metrics_.metrics(); }
 
   private:
     int64_t profileId_;
     sql::Statement stack_;
-    sql::Statement metric_;
+    cpi::MetricSetWriter metrics_;
     int64_t stackRows_ = 0;
-    int64_t metricRows_ = 0;
 };
 
 }  // namespace stallscope

@@ -189,6 +189,7 @@ class GpgpusimLogImporter final : public Importer {
             block.counters.emplace_back(std::move(metricName), *number);
         }
         finish();
+        sink.finish();
         if (kernels == 0)
             throw InputError(atLine(path, std::max(1LL, lines.lineNumber()),
                                     "no kernel statistics found (no 'kernel_name = ' block): "

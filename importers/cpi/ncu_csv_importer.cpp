@@ -208,6 +208,7 @@ class NcuCsvImporter final : public Importer {
             readDetails(ctx, reader, nextRecord, header, fields, sink, summary);
         else
             readRaw(ctx, reader, nextRecord, header, fields, sink, summary);
+        sink.finish();
         if (summary.kernels == 0)
             throw InputError(atLine(path, reader.line(), "no kernel rows after the header"));
 

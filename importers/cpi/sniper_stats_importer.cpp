@@ -373,6 +373,7 @@ class SniperStatsImporter final : public Importer {
             if (instructions > 0) sink.metric(kernel, kSource, "cpi", "", elapsed / instructions);
             ++cores;
         }
+        sink.finish();
         if (cores == 0)
             throw InputError(atOffset(
                 path, 0, "no per-core statistics between " + beginName + " and " + endName));

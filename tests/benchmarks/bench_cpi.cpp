@@ -107,7 +107,7 @@ int benchImport(double megabytes, const std::string& dir) {
     t = Clock::now();
     const auto imported = importFiles(*ws, {{csv}, "", "ncu-csv"}, progress);
     const double seconds = secondsSince(t);
-    sql::Statement metrics(ws->db(), "SELECT COUNT(*) FROM kernel_metrics");
+    sql::Statement metrics(ws->db(), "SELECT COALESCE(SUM(metrics), 0) FROM kernel_metric_sets");
     metrics.step();
     sql::Statement stacks(ws->db(), "SELECT COUNT(DISTINCT kernel) FROM cpi_stacks");
     stacks.step();

@@ -5,6 +5,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "cpi/cpi.h"
 #include "errors.h"
 #include "sqlite.h"
 #include "workspace.h"
@@ -61,14 +62,68 @@ class TestWorkspace : public QObject {
         QCOMPARE(ws->schemaVersion(), Workspace::kSchemaVersion);
         QCOMPARE(scalar(ws->db(),
                         "SELECT count(*) FROM sqlite_master WHERE name IN "
-                        "('noise_runs','cpi_stacks','kernel_metrics','estimates')"),
-                 4);
+                        "('noise_runs','cpi_stacks','kernel_metric_sets','kernel_metric_names',"
+                        "'estimates')"),
+                 5);
+        // The old one-row-per-metric table is gone after 4 -> 5.
+        QCOMPARE(
+            scalar(ws->db(), "SELECT count(*) FROM sqlite_master WHERE name = 'kernel_metrics'"),
+            0);
         const auto profiles = ws->profiles();
         QCOMPARE(profiles.size(), size_t(1));
         QCOMPARE(QString::fromStdString(profiles[0].name), QString("old run"));
         QVERIFY(!profiles[0].parentId.has_value());
         ws->appendBlob(profiles[0].id, "replay", 0, "xyz", 3);
         QCOMPARE(ws->readBlobs(profiles[0].id, "replay").at(0), std::string("xyz"));
+    }
+
+    // Schema 4 kept one row per kernel metric; 5 packs them per kernel. The rows of a version-4
+    // workspace come back through the loaders unchanged and in order.
+    void migratesKernelMetricRowsToSets() {
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/v4.sqlite").toStdString();
+        Workspace::createAtVersion(path, 4);
+        {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+            sql::exec(
+                db,
+                "INSERT INTO profiles(id, name, kind, imported_at) VALUES"
+                "(1, 'ncu a', 'cpi', '2026-01-01T00:00:00Z'),"
+                "(2, 'ncu b', 'cpi', '2026-01-01T00:00:00Z');"
+                "INSERT INTO kernel_metrics(profile_id, kernel, source, name, unit, value, text)"
+                " VALUES"
+                "(1, '#0 gemm', 'hw', 'Elapsed Cycles', 'cycle', 13485, NULL),"
+                "(1, '#0 gemm', 'hw', 'Grid Size', '', NULL, '(224, 1, 1)'),"
+                "(2, '#0 relu', 'hw', 'Elapsed Cycles', 'cycle', 2000, NULL),"
+                "(1, '#1 relu', 'hw', 'Elapsed Cycles', 'cycle', 512, NULL),"
+                "(1, '#1 relu', 'hw', 'rule: Occupancy', 'OPT', 80.34, 'long text');");
+            sqlite3_close(db);
+        }
+        auto ws = Workspace::open(path);
+        QCOMPARE(ws->schemaVersion(), 5);
+        const auto a = cpi::loadKernelMetrics(*ws, 1);
+        QCOMPARE(a.size(), size_t(2));
+        QCOMPARE(a[0].kernel, std::string("#0 gemm"));
+        QCOMPARE(a[0].metrics.size(), size_t(2));
+        QCOMPARE(a[0].metrics[0].name, std::string("Elapsed Cycles"));
+        QCOMPARE(a[0].metrics[0].unit, std::string("cycle"));
+        QCOMPARE(a[0].metrics[0].value.value(), 13485.0);
+        QVERIFY(!a[0].metrics[1].value);
+        QCOMPARE(a[0].metrics[1].text, std::string("(224, 1, 1)"));
+        QCOMPARE(a[1].kernel, std::string("#1 relu"));
+        QCOMPARE(a[1].metrics[1].value.value(), 80.34);
+        QCOMPARE(a[1].metrics[1].text, std::string("long text"));
+        const auto b = cpi::loadKernelMetrics(*ws, 2);
+        QCOMPARE(b.size(), size_t(1));
+        QCOMPARE(b[0].metrics[0].value.value(), 2000.0);
+        // Profile 1 names three (name, unit) pairs: Elapsed Cycles, Grid Size, the rule.
+        QCOMPARE(scalar(ws->db(), "SELECT count(*) FROM kernel_metric_names WHERE profile_id = 1"),
+                 3);
+        // Deleting a profile takes its sets and names along.
+        ws->deleteProfile(1);
+        QCOMPARE(scalar(ws->db(), "SELECT count(*) FROM kernel_metric_sets"), 1);
+        QCOMPARE(scalar(ws->db(), "SELECT count(*) FROM kernel_metric_names"), 1);
     }
 
     void refusesNewerSchemaUntouched() {

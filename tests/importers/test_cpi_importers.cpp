@@ -7,6 +7,7 @@
 #include <QtTest>
 #include <map>
 
+#include "cpi/cpi.h"
 #include "errors.h"
 #include "import_service.h"
 #include "registry.h"
@@ -105,16 +106,30 @@ class TestCpiImporters : public QObject {
         return sum;
     }
 
+    // The stored metric `name` of `kernel` (first of that name), as the loaders return it.
+    std::optional<cpi::KernelMetric> storedMetric(int64_t profile, const std::string& kernel,
+                                                  const std::string& name) {
+        for (const cpi::KernelMetrics& k : cpi::loadKernelMetrics(*ws_, profile)) {
+            if (k.kernel != kernel) continue;
+            for (const cpi::KernelMetric& m : k.metrics)
+                if (m.name == name) return m;
+        }
+        return std::nullopt;
+    }
+
     std::optional<double> metric(int64_t profile, const std::string& kernel,
                                  const std::string& name, std::string* text = nullptr) {
-        sql::Statement st(ws_->db(),
-                          "SELECT value, text FROM kernel_metrics WHERE profile_id = ? AND "
-                          "kernel = ? AND name = ?");
-        st.bind(1, profile).bind(2, kernel).bind(3, name);
-        if (!st.step()) return std::nullopt;
-        if (text) *text = st.text(1);
-        if (st.isNull(0)) return std::nullopt;
-        return st.real(0);
+        const auto m = storedMetric(profile, kernel, name);
+        if (!m) return std::nullopt;
+        if (text) *text = m->text;
+        return m->value;
+    }
+
+    int64_t metricCount(int64_t profile) {
+        int64_t n = 0;
+        for (const cpi::KernelMetrics& k : cpi::loadKernelMetrics(*ws_, profile))
+            n += static_cast<int64_t>(k.metrics.size());
+        return n;
     }
 
     QJsonObject metadata(int64_t profile) {
@@ -167,7 +182,10 @@ class TestCpiImporters : public QObject {
         QCOMPARE(metric(p.id, kernel, "rule: SchedulerStats / IssueSlotUtilization").value(),
                  80.34);
         // 44 metric rows + 4 rule rows + 10 launch fields (ID to CC without the name).
-        QCOMPARE(count("kernel_metrics", p.id), 44 + 4 + 10);
+        QCOMPARE(metricCount(p.id), 44 + 4 + 10);
+        // Stored as one set against a dictionary of the 58 (name, unit) pairs.
+        QCOMPARE(count("kernel_metric_sets", p.id), 1);
+        QCOMPARE(count("kernel_metric_names", p.id), 58);
         // No warp-state metrics in these exports: no stack, and the profile says why.
         QCOMPARE(count("cpi_stacks", p.id), 0);
         QVERIFY(metadata(p.id).value("notice").toString().contains("No warp-state metrics"));
@@ -178,13 +196,10 @@ class TestCpiImporters : public QObject {
         if (path.isEmpty()) QSKIP("../shared/samples/ncu is absent");
         const auto p = importOne(path);
         const std::string prefix = "#0 ";
-        sql::Statement st(ws_->db(),
-                          "SELECT DISTINCT kernel FROM kernel_metrics WHERE profile_id = ?");
-        st.bind(1, p.id);
-        QVERIFY(st.step());
-        const std::string kernel = st.text(0);
+        const auto kernels = cpi::loadKernelMetrics(*ws_, p.id);
+        QCOMPARE(kernels.size(), size_t(1));
+        const std::string kernel = kernels[0].kernel;
         QVERIFY(kernel.starts_with(prefix));
-        QVERIFY(!st.step());
         QCOMPARE(metric(p.id, kernel, "gpu__time_duration.sum").value(), 18.34);
         QCOMPARE(metric(p.id, kernel, "GPU Speed Of Light Throughput / Duration").value(), 18.34);
         QCOMPARE(metric(p.id, kernel, "dram__bytes_read.sum").value(), 17.57);
@@ -253,12 +268,7 @@ class TestCpiImporters : public QObject {
         const std::string gemm = "#0 gemm_kernel(float*, float const*)";
         QCOMPARE(metric(p.id, gemm, "gpc__cycles_elapsed.max").value(), 10000.0);
         QCOMPARE(metric(p.id, gemm, "sm__inst_executed.sum").value(), 1234567.0);
-        sql::Statement unit(ws_->db(),
-                            "SELECT unit FROM kernel_metrics WHERE profile_id = ? AND "
-                            "name = 'dram__bytes_read.sum' AND kernel = ?");
-        unit.bind(1, p.id).bind(2, gemm);
-        QVERIFY(unit.step());
-        QCOMPARE(unit.text(0), std::string("Mbyte"));
+        QCOMPARE(storedMetric(p.id, gemm, "dram__bytes_read.sum")->unit, std::string("Mbyte"));
         // selected 1 + long_scoreboard 3 + wait 0.5 + barrier 0.5 = 5 warps per issue: shares
         // of 10,000 cycles.
         const auto s = stack(p.id, gemm);
