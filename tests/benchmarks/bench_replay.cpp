@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
     t0 = Clock::now();
     const replay::Analysis analysis = replay::analyze(loaded);
     const double analyzeSeconds = secondsSince(t0);
+    const long analysisPeakMb = peakRssMb();  // before the what-if's edited copy of the trace
 
     // One what-if: materialize and fully re-simulate the best suggestion's edit.
     double whatifSeconds = 0;
@@ -96,11 +97,12 @@ int main(int argc, char** argv) {
         "instructions=%llu format=%s file_mb=%.1f import_s=%.2f import_instr_per_s=%.0f "
         "import_mb_per_s=%.1f load_s=%.2f analyze_s=%.2f (suggestions=%zu dmas=%zu) "
         "simulate_s=%.3f whatif_s=%.3f import_plus_analysis_instr_per_s=%.0f "
-        "stored_bytes_per_instr=%.2f peak_rss_mb=%ld total_cycles=%llu\n",
+        "stored_bytes_per_instr=%.2f peak_rss_after_analysis_mb=%ld peak_rss_mb=%ld "
+        "total_cycles=%llu\n",
         static_cast<unsigned long long>(n), format.c_str(), fileMb, importSeconds,
         double(n) / importSeconds, fileMb / importSeconds, loadSeconds, analyzeSeconds,
         analysis.suggestions.size(), loaded.dmas.size(), simulateSeconds, whatifSeconds,
-        double(n) / (importSeconds + analyzeSeconds), double(stored) / double(n), peakRssMb(),
-        static_cast<unsigned long long>(fullSim.totalCycles));
+        double(n) / (importSeconds + analyzeSeconds), double(stored) / double(n), analysisPeakMb,
+        peakRssMb(), static_cast<unsigned long long>(fullSim.totalCycles));
     return 0;
 }
