@@ -633,15 +633,33 @@ void UnitTrack::paint(QPainter& painter, const QRect& rect, const TimeMapping& m
         }
         c = d;
     }
-    // DMA completions along the top edge.
+    // DMA completions along the top edge: a tick each while they stand apart; when they crowd
+    // (closer than 4 px on average) a thin strip whose opacity follows the count per pixel, so
+    // thousands of completions do not paint a solid red bar over the chart.
     QVector<QLineF> ticks;
+    std::vector<std::pair<int, uint32_t>> perPixel;  // x, completions
     for (size_t k = first; k < last; ++k) {
         if (frame->completions[k] == 0) continue;
         const double x = mapping.x(frame->window.start + (k + 0.5) * upp);
         ticks.append(QLineF(x, rect.top() + 1, x, rect.top() + 7));
+        const int px = static_cast<int>(std::floor(x));
+        if (!perPixel.empty() && perPixel.back().first == px)
+            perPixel.back().second += frame->completions[k];
+        else
+            perPixel.push_back({px, frame->completions[k]});
     }
-    painter.setPen(QPen(replaycolors::completion(), 1.5));
-    painter.drawLines(ticks);
+    if (static_cast<double>(ticks.size()) * 4 <= rect.width()) {
+        painter.setPen(QPen(replaycolors::completion(), 1.5));
+        painter.drawLines(ticks);
+    } else {
+        uint32_t most = 1;
+        for (const auto& [x, n] : perPixel) most = std::max(most, n);
+        QColor c = replaycolors::completion();
+        for (const auto& [x, n] : perPixel) {
+            c.setAlphaF(static_cast<float>(0.25 + 0.75 * std::sqrt(double(n) / double(most))));
+            painter.fillRect(QRectF(x, rect.top() + 2, 1, 4), c);
+        }
+    }
     if (selected) {
         QColor band(0, 0, 0, 40);
         painter.fillRect(
