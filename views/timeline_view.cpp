@@ -37,7 +37,7 @@ double niceStep(double rough) {
 }  // namespace
 
 TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
-    format_.primary = defaultTime;
+    setTimeFormat({});
     setFocusPolicy(Qt::StrongFocus);
     setMouseTracking(true);
     viewport()->setMouseTracking(true);
@@ -85,6 +85,17 @@ void TimelineView::addOverlay(std::shared_ptr<TimelineOverlay> overlay) {
 
 void TimelineView::setTimeFormat(TimeFormat format) {
     if (!format.primary) format.primary = defaultTime;
+    // Times before zero (a comparison shifted to align an op) get a true minus sign.
+    const auto withMinus = [](std::function<QString(double)> f) -> std::function<QString(double)> {
+        if (!f) return f;
+        return [f = std::move(f)](double t) {
+            QString text = f(t);
+            if (text.startsWith(QLatin1Char('-'))) text[0] = QChar(0x2212);
+            return text;
+        };
+    };
+    format.primary = withMinus(std::move(format.primary));
+    format.secondary = withMinus(std::move(format.secondary));
     format_ = std::move(format);
     viewport()->update();
 }

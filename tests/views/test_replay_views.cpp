@@ -82,6 +82,8 @@ class TestReplayViews : public QObject {
     void previewStacksTheResimulatedTimeline();
     void applyStoresADerivedProfile();
     void renderCommandWritesRequestedSize();
+    void crowdedCompletionsBecomeAStrip();
+    void negativeTimesGetAMinusSign();
 
   private:
     QTemporaryDir dir_;
@@ -508,4 +510,40 @@ void TestReplayViews::renderCommandWritesRequestedSize() {
 }
 
 QTEST_MAIN(TestReplayViews)
+// 499 DMAs complete over the fragmentation workload: at 1000 px they would be ticks closer than
+// 4 px, so each unit track shows a 4 px strip at its top instead (nothing below it is red).
+void TestReplayViews::crowdedCompletionsBecomeAStrip() {
+    const ReplayDocumentPtr doc =
+        buildReplayDocument(replay::generateWorkload("fragmentation"), std::nullopt);
+    RenderOptions options;
+    options.size = QSize(1000, 400);
+    const QImage image = renderTimelineImage(doc, options, {false, false, true});
+    TimelineView view;
+    const ReplayTracks tracks = installReplayTracks(view, doc, {false, false, true});
+    view.setWindow({0, doc->totalCycles()});
+    const QRect mxu = view.trackRect(tracks.units[0].get(), options.size);
+    const auto reddish = [](QColor c) {
+        return c.red() > 150 && c.green() < 140 && c.blue() < 140;
+    };
+    int stripPixels = 0, tickTails = 0;
+    for (int x = mxu.left(); x <= mxu.right(); ++x) {
+        if (reddish(image.pixelColor(x, mxu.top() + 3))) ++stripPixels;
+        if (reddish(image.pixelColor(x, mxu.top() + 6))) ++tickTails;
+    }
+    QVERIFY2(stripPixels > 200, qPrintable(QString::number(stripPixels)));
+    QCOMPARE(tickTails, 0);
+    // The tiny trace's three completions stay ticks (checked at known pixels above).
+}
+
+void TestReplayViews::negativeTimesGetAMinusSign() {
+    TimelineView view;
+    TimeFormat format;
+    format.primary = [](double t) { return QString::number(t); };
+    format.secondary = [](double t) { return QString::number(t / 1000) + " µs"; };
+    view.setTimeFormat(format);
+    QCOMPARE(view.timeFormat().primary(-1500), QString::fromUtf8("−1500"));
+    QCOMPARE(view.timeFormat().secondary(-1500), QString::fromUtf8("−1.5 µs"));
+    QCOMPARE(view.timeFormat().primary(1500), QString("1500"));
+}
+
 #include "test_replay_views.moc"
