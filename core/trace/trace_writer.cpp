@@ -215,65 +215,34 @@ class CounterFolder {
     CounterItem item_;
 };
 
-// Inserts rows `kRows` at a time with one multi-row INSERT: per-row statement overhead (bind,
-// step, reset, the foreign-key check's setup) dominated writing a profile's strings, flows and
-// op statistics when there are hundreds of thousands of them (Chakra node names).
-class RowBatch {
+// Collects packed entries of one blob stream (strings, flows, op statistics) and stores them
+// kPackedRows to a zstd-compressed blob: a row per entry cost about a microsecond each.
+class PackedSink {
   public:
-    static constexpr int kRows = 64;
-    RowBatch(sqlite3* db, std::string head, int columns)
-        : db_(db), head_(std::move(head)), columns_(columns) {}
-    RowBatch& value(int64_t v) {
-        values_.push_back(Value{v, {}, false});
-        return *this;
-    }
-    RowBatch& value(std::string_view text) {
-        values_.push_back(Value{0, text, true});
-        return *this;
-    }
-    void endRow() {
-        if (int(values_.size()) == kRows * columns_) flush();
+    PackedSink(Workspace& workspace, int64_t profile, std::string stream)
+        : workspace_(workspace), profile_(profile), stream_(std::move(stream)) {}
+    ByteWriter& buffer() { return raw_; }
+    bool startsChunk() const { return entries_ == 0; }
+    void endEntry() {
+        if (++entries_ == kPackedRows) flush();
     }
     void finish() { flush(); }
 
   private:
-    struct Value {
-        int64_t number;
-        std::string_view text;  // must outlive the next flush
-        bool isText;
-    };
-    sql::Statement& statementFor(int rows) {
-        std::unique_ptr<sql::Statement>& st = rows == kRows ? full_ : partial_;
-        if (!st || (rows != kRows && partialRows_ != rows)) {
-            std::string sql = head_ + " VALUES ";
-            std::string row = "(";
-            for (int c = 0; c < columns_; ++c) row += c ? ",?" : "?";
-            row += ")";
-            for (int r = 0; r < rows; ++r) sql += (r ? "," : "") + row;
-            st = std::make_unique<sql::Statement>(db_, sql);
-            if (rows != kRows) partialRows_ = rows;
-        }
-        return *st;
-    }
     void flush() {
-        const int rows = int(values_.size()) / columns_;
-        if (rows == 0) return;
-        sql::Statement& st = statementFor(rows);
-        for (size_t i = 0; i < values_.size(); ++i) {
-            if (values_[i].isText)
-                st.bind(int(i) + 1, values_[i].text);
-            else
-                st.bind(int(i) + 1, values_[i].number);
-        }
-        st.exec();
-        values_.clear();
+        if (entries_ == 0) return;
+        packChunk(raw_.bytes(), packed_);
+        workspace_.appendBlob(profile_, stream_, seq_++, packed_.data(), packed_.size());
+        raw_.clear();
+        entries_ = 0;
     }
-    sqlite3* db_;
-    std::string head_;
-    int columns_;
-    std::vector<Value> values_;
-    std::unique_ptr<sql::Statement> full_, partial_;
-    int partialRows_ = 0;
+    Workspace& workspace_;
+    int64_t profile_;
+    std::string stream_;
+    ByteWriter raw_;
+    std::string packed_;
+    size_t entries_ = 0;
+    int64_t seq_ = 0;
 };
 
 // Chains folders: what folder k emits goes to `visit(k, item)` and on into folder k + 1.
@@ -915,30 +884,34 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
         track.exec();
     }
 
-    RowBatch str(db, "INSERT INTO trace_strings(profile_id, id, text)", 3);
-    for (uint32_t i = 0; i < strings_.size(); ++i) {
-        str.value(profileId_).value(int64_t(i)).value(strings_[i]);
-        str.endRow();
+    PackedSink strings(workspace_, profileId_, kStringsStream);
+    for (std::string_view text : strings_) {
+        encodeString(text, strings.buffer());
+        strings.endEntry();
     }
-    str.finish();
+    strings.finish();
 
-    RowBatch flow(db,
-                  "INSERT INTO trace_flows(profile_id, id, name_id, from_track, from_ns, "
-                  "from_depth, to_track, to_ns, to_depth)",
-                  9);
+    PackedSink flows(workspace_, profileId_, kFlowsStream);
+    PackedFlow previous;
     for (size_t i = 0; i < flows_.size(); ++i) {
         const FlowRecord& f = flows_[i];
-        flow.value(profileId_).value(int64_t(i)).value(int64_t(f.name));
-        flow.value(int64_t(f.from.track)).value(f.fromTs).value(int64_t(f.fromDepth));
-        flow.value(int64_t(f.to.track)).value(f.toTs).value(int64_t(f.toDepth));
-        flow.endRow();
+        PackedFlow packed;
+        packed.name = f.name;
+        packed.fromTrack = int64_t(f.from.track);
+        packed.fromTs = f.fromTs;
+        packed.fromDepth = f.fromDepth;
+        packed.toTrack = int64_t(f.to.track);
+        packed.toTs = f.toTs;
+        packed.toDepth = f.toDepth;
+        // Each chunk decodes on its own: deltas restart from zero.
+        if (flows.startsChunk()) previous = PackedFlow{};
+        encodeFlow(packed, previous, flows.buffer());
+        flows.endEntry();
+        previous = packed;
     }
-    flow.finish();
+    flows.finish();
 
-    RowBatch op(db,
-                "INSERT INTO trace_ops(profile_id, name_id, count, total_ns, self_ns, min_ns, "
-                "max_ns, p50_ns, p95_ns)",
-                9);
+    PackedSink ops(workspace_, profileId_, kOpsStream);
     for (uint32_t name = 0; name < nameStats_->size(); ++name) {
         NameStats& s = (*nameStats_)[name];
         if (s.count == 0) continue;
@@ -969,12 +942,10 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
             }
         }
         const int64_t total = s.total + int64_t((s.totalPs + 500) / 1000);
-        op.value(profileId_).value(int64_t(name)).value(int64_t(s.count));
-        op.value(total).value(s.self).value(s.min).value(s.max);
-        op.value(p50).value(p95);
-        op.endRow();
+        encodeOp({name, s.count, total, s.self, s.min, s.max, p50, p95}, ops.buffer());
+        ops.endEntry();
     }
-    op.finish();
+    ops.finish();
 }
 
 }  // namespace stallscope::trace
