@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <queue>
 
@@ -468,12 +469,46 @@ void TraceWriter::ZstdFree::operator()(void* c) const {
 }
 
 uint32_t TraceWriter::intern(std::string_view text) {
-    auto it = stringIds_.find(text);
-    if (it != stringIds_.end()) return it->second;
+    if (stringSlots_.empty()) stringSlots_.assign(1024, 0);
+    const uint64_t hash = std::hash<std::string_view>{}(text);
+    const size_t mask = stringSlots_.size() - 1;
+    size_t slot = size_t(hash) & mask;
+    while (const uint32_t entry = stringSlots_[slot]) {
+        if (stringHashes_[entry - 1] == hash && strings_[entry - 1] == text) return entry - 1;
+        slot = (slot + 1) & mask;
+    }
     const uint32_t id = uint32_t(strings_.size());
-    auto [inserted, ok] = stringIds_.emplace(std::string(text), id);
-    strings_.push_back(inserted->first);
+    strings_.push_back(storeString(text));
+    stringHashes_.push_back(hash);
+    stringSlots_[slot] = id + 1;
+    if (strings_.size() * 2 > stringSlots_.size()) growStringSlots();
     return id;
+}
+
+std::string_view TraceWriter::storeString(std::string_view text) {
+    if (text.empty()) return {};
+    if (text.size() > arenaLeft_) {
+        const size_t block = std::max<size_t>(text.size(), size_t(1) << 20);
+        stringArena_.push_back(std::make_unique<char[]>(block));
+        arenaNext_ = stringArena_.back().get();
+        arenaLeft_ = block;
+    }
+    std::memcpy(arenaNext_, text.data(), text.size());
+    const std::string_view stored(arenaNext_, text.size());
+    arenaNext_ += text.size();
+    arenaLeft_ -= text.size();
+    return stored;
+}
+
+void TraceWriter::growStringSlots() {
+    std::vector<uint32_t> slots(stringSlots_.size() * 2, 0);
+    const size_t mask = slots.size() - 1;
+    for (uint32_t id = 0; id < strings_.size(); ++id) {
+        size_t slot = size_t(stringHashes_[id]) & mask;
+        while (slots[slot]) slot = (slot + 1) & mask;
+        slots[slot] = id + 1;
+    }
+    stringSlots_.swap(slots);
 }
 
 uint32_t TraceWriter::addTrack(TrackSpec spec) {
