@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <mutex>
 #include <queue>
+#include <thread>
 
 #include "errors.h"
 #include "sqlite.h"
@@ -437,6 +441,96 @@ class TraceWriter::SpillSorter {
     uint64_t total_ = 0;
 };
 
+// Compresses args chunks on a worker thread while the importer goes on parsing (compression
+// was an eighth of an XProf import); chunks are stored in order on the importer's thread, which
+// owns the SQLite connection.
+class TraceWriter::ArgsCompressor {
+  public:
+    explicit ArgsCompressor(std::function<void(int64_t, const std::string&)> store)
+        : store_(std::move(store)), worker_([this] { work(); }) {}
+    ~ArgsCompressor() {
+        {
+            std::lock_guard lock(mutex_);
+            stop_ = true;
+        }
+        changed_.notify_all();
+        worker_.join();
+    }
+    void submit(int64_t seq, std::string raw) {
+        auto job = std::make_unique<Job>();
+        job->seq = seq;
+        job->raw = std::move(raw);
+        {
+            std::lock_guard lock(mutex_);
+            jobs_.push_back(std::move(job));
+        }
+        changed_.notify_all();
+        storeDone(kMaxPending);
+    }
+    // Stores every chunk submitted so far.
+    void finish() { storeDone(0); }
+
+  private:
+    static constexpr size_t kMaxPending = 4;
+    struct Job {
+        int64_t seq = 0;
+        std::string raw, packed, error;
+        bool started = false, done = false;
+    };
+    // Stores finished chunks from the front, waiting while more than `pending` are queued.
+    void storeDone(size_t pending) {
+        for (;;) {
+            std::unique_ptr<Job> job;
+            {
+                std::unique_lock lock(mutex_);
+                if (jobs_.empty()) return;
+                if (!jobs_.front()->done) {
+                    if (jobs_.size() <= pending) return;
+                    changed_.wait(lock, [this] { return jobs_.front()->done; });
+                }
+                job = std::move(jobs_.front());
+                jobs_.pop_front();
+            }
+            if (!job->error.empty()) throw Failure("zstd: " + job->error);
+            store_(job->seq, job->packed);
+        }
+    }
+    void work() {
+        std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            Job* job = nullptr;
+            changed_.wait(lock, [&] {
+                for (auto& j : jobs_)
+                    if (!j->started) {
+                        job = j.get();
+                        return true;
+                    }
+                return stop_;
+            });
+            if (!job) return;
+            job->started = true;
+            lock.unlock();
+            job->packed.resize(ZSTD_compressBound(job->raw.size()));
+            const size_t n = ZSTD_compressCCtx(cctx.get(), job->packed.data(), job->packed.size(),
+                                               job->raw.data(), job->raw.size(), 1);
+            if (ZSTD_isError(n))
+                job->error = ZSTD_getErrorName(n);
+            else
+                job->packed.resize(n);
+            lock.lock();
+            job->done = true;
+            changed_.notify_all();
+        }
+    }
+    std::function<void(int64_t, const std::string&)> store_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<std::unique_ptr<Job>> jobs_;
+    bool stop_ = false;
+    std::thread worker_;
+};
+
 struct TraceWriter::NameStats {
     uint64_t count = 0;
     int64_t total = 0, self = 0;
@@ -462,10 +556,6 @@ TraceWriter::~TraceWriter() = default;
 TraceWriter::NameStats& TraceWriter::statsOf(uint32_t name) {
     if (name >= nameStats_->size()) nameStats_->resize(std::max<size_t>(name + 1, strings_.size()));
     return (*nameStats_)[name];
-}
-
-void TraceWriter::ZstdFree::operator()(void* c) const {
-    ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(c));
 }
 
 uint32_t TraceWriter::intern(std::string_view text) {
@@ -543,21 +633,20 @@ uint64_t TraceWriter::addArgsOver(uint64_t base, std::string_view own) {
 
 void TraceWriter::flushArgs() {
     if (argsChunk_.size() == 0) return;
-    const std::string& raw = argsChunk_.bytes();
-    // One compression context and buffer for the whole import: creating a context per chunk
-    // cost as much as compressing.
-    if (!zstd_) zstd_.reset(ZSTD_createCCtx());
-    argsPacked_.resize(ZSTD_compressBound(raw.size()));
-    const size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_.get()), argsPacked_.data(),
-                                       argsPacked_.size(), raw.data(), raw.size(), 1);
-    if (ZSTD_isError(n)) throw Failure(std::string("zstd: ") + ZSTD_getErrorName(n));
+    if (!argsCompressor_)
+        argsCompressor_ = std::make_unique<ArgsCompressor>(
+            [this](int64_t seq, const std::string& packed) { insertArgsChunk(seq, packed); });
+    argsCompressor_->submit(int64_t((argsCount_ - 1) / kArgsPerChunk), argsChunk_.bytes());
+    argsChunk_.clear();
+}
+
+void TraceWriter::insertArgsChunk(int64_t seq, const std::string& packed) {
     if (!argsInsert_)
         argsInsert_ = std::make_unique<sql::Statement>(
             workspace_.db(), "INSERT INTO trace_args(profile_id, seq, data) VALUES(?,?,?)");
-    argsInsert_->bind(1, profileId_).bind(2, int64_t((argsCount_ - 1) / kArgsPerChunk));
-    argsInsert_->bindBlob(3, argsPacked_.data(), n);
+    argsInsert_->bind(1, profileId_).bind(2, seq);
+    argsInsert_->bindBlob(3, packed.data(), packed.size());
     argsInsert_->exec();
-    argsChunk_.clear();
 }
 
 void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args,
@@ -837,6 +926,7 @@ void TraceWriter::writeCounterTrack(uint32_t trackId) {
 
 TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     flushArgs();
+    if (argsCompressor_) argsCompressor_->finish();
     slices_->seal();
     samples_->seal();
 

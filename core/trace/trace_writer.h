@@ -172,12 +172,10 @@ class TraceWriter {
     uint64_t slicesAdded_ = 0, samplesAdded_ = 0;
     uint64_t argsCount_ = 0;
     ByteWriter argsChunk_;
-    struct ZstdFree {
-        void operator()(void* c) const;
-    };
-    std::unique_ptr<void, ZstdFree> zstd_;  // ZSTD_CCtx, kept out of this header
-    std::string argsPacked_;
+    class ArgsCompressor;
+    std::unique_ptr<ArgsCompressor> argsCompressor_;
     std::unique_ptr<sql::Statement> argsInsert_;
+    void insertArgsChunk(int64_t seq, const std::string& packed);
     std::unique_ptr<std::vector<NameStats>> nameStats_;
     uint64_t exactDurations_ = 0;
     bool percentilesExact_ = true;
