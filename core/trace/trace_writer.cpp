@@ -561,16 +561,18 @@ TraceWriter::NameStats& TraceWriter::statsOf(uint32_t name) {
 uint32_t TraceWriter::intern(std::string_view text) {
     if (stringSlots_.empty()) stringSlots_.assign(1024, 0);
     const uint64_t hash = std::hash<std::string_view>{}(text);
+    const uint64_t tag = hash >> 32 << 32;
     const size_t mask = stringSlots_.size() - 1;
     size_t slot = size_t(hash) & mask;
-    while (const uint32_t entry = stringSlots_[slot]) {
-        if (stringHashes_[entry - 1] == hash && strings_[entry - 1] == text) return entry - 1;
+    while (const uint64_t entry = stringSlots_[slot]) {
+        const uint32_t id = uint32_t(entry) - 1;
+        if ((entry >> 32 << 32) == tag && strings_[id] == text) return id;
         slot = (slot + 1) & mask;
     }
     const uint32_t id = uint32_t(strings_.size());
     strings_.push_back(storeString(text));
     stringHashes_.push_back(hash);
-    stringSlots_[slot] = id + 1;
+    stringSlots_[slot] = tag | (uint64_t(id) + 1);
     if (strings_.size() * 2 > stringSlots_.size()) growStringSlots();
     return id;
 }
@@ -591,12 +593,12 @@ std::string_view TraceWriter::storeString(std::string_view text) {
 }
 
 void TraceWriter::growStringSlots() {
-    std::vector<uint32_t> slots(stringSlots_.size() * 2, 0);
+    std::vector<uint64_t> slots(stringSlots_.size() * 2, 0);
     const size_t mask = slots.size() - 1;
     for (uint32_t id = 0; id < strings_.size(); ++id) {
         size_t slot = size_t(stringHashes_[id]) & mask;
         while (slots[slot]) slot = (slot + 1) & mask;
-        slots[slot] = id + 1;
+        slots[slot] = (stringHashes_[id] >> 32 << 32) | (uint64_t(id) + 1);
     }
     stringSlots_.swap(slots);
 }

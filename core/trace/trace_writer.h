@@ -162,7 +162,9 @@ class TraceWriter {
     char* arenaNext_ = nullptr;
     std::vector<std::string_view> strings_;  // by id
     std::vector<uint64_t> stringHashes_;     // by id
-    std::vector<uint32_t> stringSlots_;      // id + 1, 0 when free; a power of two long
+    // (upper 32 bits of the hash) << 32 | (id + 1), 0 when free; a power of two long. The hash
+    // bits in the slot spare a cache miss per occupied slot probed.
+    std::vector<uint64_t> stringSlots_;
     std::string_view storeString(std::string_view text);
     void growStringSlots();
     std::vector<TrackState> tracks_;
