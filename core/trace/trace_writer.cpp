@@ -726,10 +726,16 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
             listFor(f.from.binding).push_back({f.from.ts, i, true, f.from.args});
         if (f.to.track == trackId) listFor(f.to.binding).push_back({f.to.ts, i, false, f.to.args});
     }
-    auto byTs = [](const EndRef& a, const EndRef& b) { return a.ts < b.ts; };
-    std::stable_sort(enclosing.begin(), enclosing.end(), byTs);
-    std::stable_sort(next.begin(), next.end(), byTs);
-    std::stable_sort(exact.begin(), exact.end(), byTs);
+    // By time, ties in the order the ends were listed (flow, then source before destination):
+    // the order a stable sort by time gives, but the keys are unique, so a plain sort does.
+    auto byTs = [](const EndRef& a, const EndRef& b) {
+        if (a.ts != b.ts) return a.ts < b.ts;
+        if (a.flow != b.flow) return a.flow < b.flow;
+        return a.source && !b.source;
+    };
+    std::sort(enclosing.begin(), enclosing.end(), byTs);
+    std::sort(next.begin(), next.end(), byTs);
+    std::sort(exact.begin(), exact.end(), byTs);
     std::vector<bool> exactBound(exact.size(), false);
     size_t nextEnclosing = 0, nextNext = 0, nextExact = 0;
     // A source attaches at its slice's end, a destination at its slice's start.
