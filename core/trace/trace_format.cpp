@@ -1,5 +1,7 @@
 #include "trace_format.h"
 
+#include <zstd.h>
+
 #include <algorithm>
 
 #include "errors.h"
@@ -111,6 +113,80 @@ void decodeCounters(std::string_view data, std::vector<CounterItem>& out) {
         }
         out.push_back(it);
     }
+}
+
+void encodeString(std::string_view text, ByteWriter& out) {
+    out.varint(text.size());
+    out.bytesAppend(text);
+}
+
+void decodeStrings(std::string_view data, std::vector<std::string>& out) {
+    ByteReader in(data);
+    while (!in.atEnd()) out.emplace_back(in.take(in.varint()));
+}
+
+void encodeFlow(const PackedFlow& f, const PackedFlow& previous, ByteWriter& out) {
+    out.varint(f.name);
+    out.varint(uint64_t(f.fromTrack));
+    out.zigzag(f.fromTs - previous.fromTs);
+    out.zigzag(f.fromDepth);
+    out.varint(uint64_t(f.toTrack));
+    out.zigzag(f.toTs - f.fromTs);
+    out.zigzag(f.toDepth);
+}
+
+void decodeFlows(std::string_view data, std::vector<PackedFlow>& out) {
+    ByteReader in(data);
+    PackedFlow previous;
+    while (!in.atEnd()) {
+        PackedFlow f;
+        f.name = uint32_t(in.varint());
+        f.fromTrack = int64_t(in.varint());
+        f.fromTs = previous.fromTs + in.zigzag();
+        f.fromDepth = int32_t(in.zigzag());
+        f.toTrack = int64_t(in.varint());
+        f.toTs = f.fromTs + in.zigzag();
+        f.toDepth = int32_t(in.zigzag());
+        out.push_back(f);
+        previous = f;
+    }
+}
+
+void encodeOp(const PackedOp& op, ByteWriter& out) {
+    out.varint(op.name);
+    out.varint(op.count);
+    for (int64_t v : {op.total, op.self, op.min, op.max, op.p50, op.p95}) out.zigzag(v);
+}
+
+void decodeOps(std::string_view data, std::vector<PackedOp>& out) {
+    ByteReader in(data);
+    while (!in.atEnd()) {
+        PackedOp op;
+        op.name = uint32_t(in.varint());
+        op.count = in.varint();
+        for (int64_t* v : {&op.total, &op.self, &op.min, &op.max, &op.p50, &op.p95})
+            *v = in.zigzag();
+        out.push_back(op);
+    }
+}
+
+void packChunk(std::string_view raw, std::string& packed) {
+    packed.resize(ZSTD_compressBound(raw.size()));
+    const size_t n = ZSTD_compress(packed.data(), packed.size(), raw.data(), raw.size(), 1);
+    if (ZSTD_isError(n)) throw Failure(std::string("zstd: ") + ZSTD_getErrorName(n));
+    packed.resize(n);
+}
+
+std::string unpackChunk(std::string_view packed) {
+    const unsigned long long size = ZSTD_getFrameContentSize(packed.data(), packed.size());
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ull << 32))
+        throw Failure("trace chunk: not a zstd frame");
+    std::string raw(size_t(size), '\0');
+    const size_t n = ZSTD_decompress(raw.data(), raw.size(), packed.data(), packed.size());
+    if (ZSTD_isError(n) || n != raw.size())
+        throw Failure(std::string("trace chunk: ") +
+                      (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size"));
+    return raw;
 }
 
 }  // namespace stallscope::trace

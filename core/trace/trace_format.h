@@ -128,6 +128,40 @@ class ByteReader {
     const char* end_;
 };
 
+// Strings, flows and op statistics of a profile are stored packed in the workspace's `blobs`
+// table (one zstd frame per kPackedRows entries) instead of one SQLite row each: at about a
+// microsecond per row, rows bound imports with a unique name or a flow per node. Profiles
+// written before keep their trace_strings/trace_flows/trace_ops rows; readers take either.
+constexpr size_t kPackedRows = 65536;
+constexpr const char* kStringsStream = "trace_strings";
+constexpr const char* kFlowsStream = "trace_flows";
+constexpr const char* kOpsStream = "trace_ops";
+
+struct PackedFlow {
+    uint32_t name = 0;
+    int64_t fromTrack = 0, fromTs = 0;
+    int32_t fromDepth = -1;
+    int64_t toTrack = 0, toTs = 0;
+    int32_t toDepth = -1;
+};
+struct PackedOp {
+    uint32_t name = 0;
+    uint64_t count = 0;
+    int64_t total = 0, self = 0, min = 0, max = 0, p50 = 0, p95 = 0;
+};
+
+void encodeString(std::string_view text, ByteWriter& out);
+void decodeStrings(std::string_view data, std::vector<std::string>& out);
+// Times are deltas from the previous flow's (flows are written in creation order, mostly
+// ascending), so a chunk must be decoded from its start.
+void encodeFlow(const PackedFlow& flow, const PackedFlow& previous, ByteWriter& out);
+void decodeFlows(std::string_view data, std::vector<PackedFlow>& out);
+void encodeOp(const PackedOp& op, ByteWriter& out);
+void decodeOps(std::string_view data, std::vector<PackedOp>& out);
+// zstd level 1 frame of `raw` (with its size, so unpack needs no guess), and back.
+void packChunk(std::string_view raw, std::string& packed);
+std::string unpackChunk(std::string_view packed);
+
 void encodeSlices(const std::vector<SliceItem>& items, ByteWriter& out);
 void decodeSlices(std::string_view data, std::vector<SliceItem>& out);
 void encodeCounters(const std::vector<CounterItem>& items, ByteWriter& out);

@@ -54,6 +54,10 @@ TraceStore::TraceStore(const Workspace& workspace, int64_t profileId)
         if (t.levels.empty()) t.levels.push_back(0);
         tracks_.push_back(std::move(t));
     }
+    // Packed strings (ids in order), or the rows of profiles written before them.
+    for (const std::string& chunk : workspace.readBlobs(profileId, kStringsStream))
+        decodeStrings(unpackChunk(chunk), strings_);
+    if (!strings_.empty()) return;
     sql::Statement strings(db,
                            "SELECT id, text FROM trace_strings WHERE profile_id = ? ORDER BY id");
     strings.bind(1, profileId);
@@ -155,6 +159,16 @@ std::vector<CounterItem> TraceStore::counters(int64_t trackId, int64_t from, int
 const std::vector<FlowRow>& TraceStore::flows() const {
     if (flows_) return *flows_;
     flows_.emplace();
+    const std::vector<std::string> chunks = workspace_.readBlobs(profileId_, kFlowsStream);
+    if (!chunks.empty()) {
+        std::vector<PackedFlow> packed;
+        for (const std::string& chunk : chunks) decodeFlows(unpackChunk(chunk), packed);
+        flows_->reserve(packed.size());
+        for (const PackedFlow& p : packed)
+            flows_->push_back({int64_t(flows_->size()), p.name, p.fromTrack, p.fromTs, p.fromDepth,
+                               p.toTrack, p.toTs, p.toDepth});
+        return *flows_;
+    }
     sql::Statement st(workspace_.db(),
                       "SELECT id, name_id, from_track, from_ns, from_depth, to_track, to_ns, "
                       "to_depth FROM trace_flows WHERE profile_id = ? ORDER BY id");
@@ -186,12 +200,21 @@ const QJsonObject& TraceStore::metadata() const {
 }
 
 std::vector<OpStat> TraceStore::opStats() const {
+    std::vector<OpStat> out;
+    const std::vector<std::string> chunks = workspace_.readBlobs(profileId_, kOpsStream);
+    std::vector<PackedOp> packed;
+    for (const std::string& chunk : chunks) decodeOps(unpackChunk(chunk), packed);
+    // The order the rows were read in: total descending, then name id.
+    std::sort(packed.begin(), packed.end(), [](const PackedOp& a, const PackedOp& b) {
+        return a.total != b.total ? a.total > b.total : a.name < b.name;
+    });
+    for (const PackedOp& p : packed)
+        out.push_back({text(p.name), p.count, 0, p.total, p.self, p.min, p.max, p.p50, p.p95});
     sql::Statement st(workspace_.db(),
                       "SELECT name_id, count, total_ns, self_ns, min_ns, max_ns, p50_ns, p95_ns "
                       "FROM trace_ops WHERE profile_id = ? ORDER BY total_ns DESC, name_id");
     st.bind(1, profileId_);
-    std::vector<OpStat> out;
-    while (st.step()) {
+    while (chunks.empty() && st.step()) {
         OpStat s;
         s.name = text(uint32_t(st.int64(0)));
         s.count = uint64_t(st.int64(1));

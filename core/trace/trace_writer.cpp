@@ -6,8 +6,13 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
 #include <map>
+#include <mutex>
 #include <queue>
+#include <thread>
 
 #include "errors.h"
 #include "sqlite.h"
@@ -215,65 +220,34 @@ class CounterFolder {
     CounterItem item_;
 };
 
-// Inserts rows `kRows` at a time with one multi-row INSERT: per-row statement overhead (bind,
-// step, reset, the foreign-key check's setup) dominated writing a profile's strings, flows and
-// op statistics when there are hundreds of thousands of them (Chakra node names).
-class RowBatch {
+// Collects packed entries of one blob stream (strings, flows, op statistics) and stores them
+// kPackedRows to a zstd-compressed blob: a row per entry cost about a microsecond each.
+class PackedSink {
   public:
-    static constexpr int kRows = 64;
-    RowBatch(sqlite3* db, std::string head, int columns)
-        : db_(db), head_(std::move(head)), columns_(columns) {}
-    RowBatch& value(int64_t v) {
-        values_.push_back(Value{v, {}, false});
-        return *this;
-    }
-    RowBatch& value(std::string_view text) {
-        values_.push_back(Value{0, text, true});
-        return *this;
-    }
-    void endRow() {
-        if (int(values_.size()) == kRows * columns_) flush();
+    PackedSink(Workspace& workspace, int64_t profile, std::string stream)
+        : workspace_(workspace), profile_(profile), stream_(std::move(stream)) {}
+    ByteWriter& buffer() { return raw_; }
+    bool startsChunk() const { return entries_ == 0; }
+    void endEntry() {
+        if (++entries_ == kPackedRows) flush();
     }
     void finish() { flush(); }
 
   private:
-    struct Value {
-        int64_t number;
-        std::string_view text;  // must outlive the next flush
-        bool isText;
-    };
-    sql::Statement& statementFor(int rows) {
-        std::unique_ptr<sql::Statement>& st = rows == kRows ? full_ : partial_;
-        if (!st || (rows != kRows && partialRows_ != rows)) {
-            std::string sql = head_ + " VALUES ";
-            std::string row = "(";
-            for (int c = 0; c < columns_; ++c) row += c ? ",?" : "?";
-            row += ")";
-            for (int r = 0; r < rows; ++r) sql += (r ? "," : "") + row;
-            st = std::make_unique<sql::Statement>(db_, sql);
-            if (rows != kRows) partialRows_ = rows;
-        }
-        return *st;
-    }
     void flush() {
-        const int rows = int(values_.size()) / columns_;
-        if (rows == 0) return;
-        sql::Statement& st = statementFor(rows);
-        for (size_t i = 0; i < values_.size(); ++i) {
-            if (values_[i].isText)
-                st.bind(int(i) + 1, values_[i].text);
-            else
-                st.bind(int(i) + 1, values_[i].number);
-        }
-        st.exec();
-        values_.clear();
+        if (entries_ == 0) return;
+        packChunk(raw_.bytes(), packed_);
+        workspace_.appendBlob(profile_, stream_, seq_++, packed_.data(), packed_.size());
+        raw_.clear();
+        entries_ = 0;
     }
-    sqlite3* db_;
-    std::string head_;
-    int columns_;
-    std::vector<Value> values_;
-    std::unique_ptr<sql::Statement> full_, partial_;
-    int partialRows_ = 0;
+    Workspace& workspace_;
+    int64_t profile_;
+    std::string stream_;
+    ByteWriter raw_;
+    std::string packed_;
+    size_t entries_ = 0;
+    int64_t seq_ = 0;
 };
 
 // Chains folders: what folder k emits goes to `visit(k, item)` and on into folder k + 1.
@@ -467,6 +441,96 @@ class TraceWriter::SpillSorter {
     uint64_t total_ = 0;
 };
 
+// Compresses args chunks on a worker thread while the importer goes on parsing (compression
+// was an eighth of an XProf import); chunks are stored in order on the importer's thread, which
+// owns the SQLite connection.
+class TraceWriter::ArgsCompressor {
+  public:
+    explicit ArgsCompressor(std::function<void(int64_t, const std::string&)> store)
+        : store_(std::move(store)), worker_([this] { work(); }) {}
+    ~ArgsCompressor() {
+        {
+            std::lock_guard lock(mutex_);
+            stop_ = true;
+        }
+        changed_.notify_all();
+        worker_.join();
+    }
+    void submit(int64_t seq, std::string raw) {
+        auto job = std::make_unique<Job>();
+        job->seq = seq;
+        job->raw = std::move(raw);
+        {
+            std::lock_guard lock(mutex_);
+            jobs_.push_back(std::move(job));
+        }
+        changed_.notify_all();
+        storeDone(kMaxPending);
+    }
+    // Stores every chunk submitted so far.
+    void finish() { storeDone(0); }
+
+  private:
+    static constexpr size_t kMaxPending = 4;
+    struct Job {
+        int64_t seq = 0;
+        std::string raw, packed, error;
+        bool started = false, done = false;
+    };
+    // Stores finished chunks from the front, waiting while more than `pending` are queued.
+    void storeDone(size_t pending) {
+        for (;;) {
+            std::unique_ptr<Job> job;
+            {
+                std::unique_lock lock(mutex_);
+                if (jobs_.empty()) return;
+                if (!jobs_.front()->done) {
+                    if (jobs_.size() <= pending) return;
+                    changed_.wait(lock, [this] { return jobs_.front()->done; });
+                }
+                job = std::move(jobs_.front());
+                jobs_.pop_front();
+            }
+            if (!job->error.empty()) throw Failure("zstd: " + job->error);
+            store_(job->seq, job->packed);
+        }
+    }
+    void work() {
+        std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            Job* job = nullptr;
+            changed_.wait(lock, [&] {
+                for (auto& j : jobs_)
+                    if (!j->started) {
+                        job = j.get();
+                        return true;
+                    }
+                return stop_;
+            });
+            if (!job) return;
+            job->started = true;
+            lock.unlock();
+            job->packed.resize(ZSTD_compressBound(job->raw.size()));
+            const size_t n = ZSTD_compressCCtx(cctx.get(), job->packed.data(), job->packed.size(),
+                                               job->raw.data(), job->raw.size(), 1);
+            if (ZSTD_isError(n))
+                job->error = ZSTD_getErrorName(n);
+            else
+                job->packed.resize(n);
+            lock.lock();
+            job->done = true;
+            changed_.notify_all();
+        }
+    }
+    std::function<void(int64_t, const std::string&)> store_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<std::unique_ptr<Job>> jobs_;
+    bool stop_ = false;
+    std::thread worker_;
+};
+
 struct TraceWriter::NameStats {
     uint64_t count = 0;
     int64_t total = 0, self = 0;
@@ -494,17 +558,49 @@ TraceWriter::NameStats& TraceWriter::statsOf(uint32_t name) {
     return (*nameStats_)[name];
 }
 
-void TraceWriter::ZstdFree::operator()(void* c) const {
-    ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(c));
+uint32_t TraceWriter::intern(std::string_view text) {
+    if (stringSlots_.empty()) stringSlots_.assign(1024, 0);
+    const uint64_t hash = std::hash<std::string_view>{}(text);
+    const uint64_t tag = hash >> 32 << 32;
+    const size_t mask = stringSlots_.size() - 1;
+    size_t slot = size_t(hash) & mask;
+    while (const uint64_t entry = stringSlots_[slot]) {
+        const uint32_t id = uint32_t(entry) - 1;
+        if ((entry >> 32 << 32) == tag && strings_[id] == text) return id;
+        slot = (slot + 1) & mask;
+    }
+    const uint32_t id = uint32_t(strings_.size());
+    strings_.push_back(storeString(text));
+    stringHashes_.push_back(hash);
+    stringSlots_[slot] = tag | (uint64_t(id) + 1);
+    if (strings_.size() * 2 > stringSlots_.size()) growStringSlots();
+    return id;
 }
 
-uint32_t TraceWriter::intern(std::string_view text) {
-    auto it = stringIds_.find(text);
-    if (it != stringIds_.end()) return it->second;
-    const uint32_t id = uint32_t(strings_.size());
-    auto [inserted, ok] = stringIds_.emplace(std::string(text), id);
-    strings_.push_back(inserted->first);
-    return id;
+std::string_view TraceWriter::storeString(std::string_view text) {
+    if (text.empty()) return {};
+    if (text.size() > arenaLeft_) {
+        const size_t block = std::max<size_t>(text.size(), size_t(1) << 20);
+        stringArena_.push_back(std::make_unique<char[]>(block));
+        arenaNext_ = stringArena_.back().get();
+        arenaLeft_ = block;
+    }
+    std::memcpy(arenaNext_, text.data(), text.size());
+    const std::string_view stored(arenaNext_, text.size());
+    arenaNext_ += text.size();
+    arenaLeft_ -= text.size();
+    return stored;
+}
+
+void TraceWriter::growStringSlots() {
+    std::vector<uint64_t> slots(stringSlots_.size() * 2, 0);
+    const size_t mask = slots.size() - 1;
+    for (uint32_t id = 0; id < strings_.size(); ++id) {
+        size_t slot = size_t(stringHashes_[id]) & mask;
+        while (slots[slot]) slot = (slot + 1) & mask;
+        slots[slot] = (stringHashes_[id] >> 32 << 32) | (uint64_t(id) + 1);
+    }
+    stringSlots_.swap(slots);
 }
 
 uint32_t TraceWriter::addTrack(TrackSpec spec) {
@@ -539,21 +635,20 @@ uint64_t TraceWriter::addArgsOver(uint64_t base, std::string_view own) {
 
 void TraceWriter::flushArgs() {
     if (argsChunk_.size() == 0) return;
-    const std::string& raw = argsChunk_.bytes();
-    // One compression context and buffer for the whole import: creating a context per chunk
-    // cost as much as compressing.
-    if (!zstd_) zstd_.reset(ZSTD_createCCtx());
-    argsPacked_.resize(ZSTD_compressBound(raw.size()));
-    const size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_.get()), argsPacked_.data(),
-                                       argsPacked_.size(), raw.data(), raw.size(), 1);
-    if (ZSTD_isError(n)) throw Failure(std::string("zstd: ") + ZSTD_getErrorName(n));
+    if (!argsCompressor_)
+        argsCompressor_ = std::make_unique<ArgsCompressor>(
+            [this](int64_t seq, const std::string& packed) { insertArgsChunk(seq, packed); });
+    argsCompressor_->submit(int64_t((argsCount_ - 1) / kArgsPerChunk), argsChunk_.bytes());
+    argsChunk_.clear();
+}
+
+void TraceWriter::insertArgsChunk(int64_t seq, const std::string& packed) {
     if (!argsInsert_)
         argsInsert_ = std::make_unique<sql::Statement>(
             workspace_.db(), "INSERT INTO trace_args(profile_id, seq, data) VALUES(?,?,?)");
-    argsInsert_->bind(1, profileId_).bind(2, int64_t((argsCount_ - 1) / kArgsPerChunk));
-    argsInsert_->bindBlob(3, argsPacked_.data(), n);
+    argsInsert_->bind(1, profileId_).bind(2, seq);
+    argsInsert_->bindBlob(3, packed.data(), packed.size());
     argsInsert_->exec();
-    argsChunk_.clear();
 }
 
 void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args,
@@ -631,10 +726,16 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
             listFor(f.from.binding).push_back({f.from.ts, i, true, f.from.args});
         if (f.to.track == trackId) listFor(f.to.binding).push_back({f.to.ts, i, false, f.to.args});
     }
-    auto byTs = [](const EndRef& a, const EndRef& b) { return a.ts < b.ts; };
-    std::stable_sort(enclosing.begin(), enclosing.end(), byTs);
-    std::stable_sort(next.begin(), next.end(), byTs);
-    std::stable_sort(exact.begin(), exact.end(), byTs);
+    // By time, ties in the order the ends were listed (flow, then source before destination):
+    // the order a stable sort by time gives, but the keys are unique, so a plain sort does.
+    auto byTs = [](const EndRef& a, const EndRef& b) {
+        if (a.ts != b.ts) return a.ts < b.ts;
+        if (a.flow != b.flow) return a.flow < b.flow;
+        return a.source && !b.source;
+    };
+    std::sort(enclosing.begin(), enclosing.end(), byTs);
+    std::sort(next.begin(), next.end(), byTs);
+    std::sort(exact.begin(), exact.end(), byTs);
     std::vector<bool> exactBound(exact.size(), false);
     size_t nextEnclosing = 0, nextNext = 0, nextExact = 0;
     // A source attaches at its slice's end, a destination at its slice's start.
@@ -833,6 +934,7 @@ void TraceWriter::writeCounterTrack(uint32_t trackId) {
 
 TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     flushArgs();
+    if (argsCompressor_) argsCompressor_->finish();
     slices_->seal();
     samples_->seal();
 
@@ -915,30 +1017,34 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
         track.exec();
     }
 
-    RowBatch str(db, "INSERT INTO trace_strings(profile_id, id, text)", 3);
-    for (uint32_t i = 0; i < strings_.size(); ++i) {
-        str.value(profileId_).value(int64_t(i)).value(strings_[i]);
-        str.endRow();
+    PackedSink strings(workspace_, profileId_, kStringsStream);
+    for (std::string_view text : strings_) {
+        encodeString(text, strings.buffer());
+        strings.endEntry();
     }
-    str.finish();
+    strings.finish();
 
-    RowBatch flow(db,
-                  "INSERT INTO trace_flows(profile_id, id, name_id, from_track, from_ns, "
-                  "from_depth, to_track, to_ns, to_depth)",
-                  9);
+    PackedSink flows(workspace_, profileId_, kFlowsStream);
+    PackedFlow previous;
     for (size_t i = 0; i < flows_.size(); ++i) {
         const FlowRecord& f = flows_[i];
-        flow.value(profileId_).value(int64_t(i)).value(int64_t(f.name));
-        flow.value(int64_t(f.from.track)).value(f.fromTs).value(int64_t(f.fromDepth));
-        flow.value(int64_t(f.to.track)).value(f.toTs).value(int64_t(f.toDepth));
-        flow.endRow();
+        PackedFlow packed;
+        packed.name = f.name;
+        packed.fromTrack = int64_t(f.from.track);
+        packed.fromTs = f.fromTs;
+        packed.fromDepth = f.fromDepth;
+        packed.toTrack = int64_t(f.to.track);
+        packed.toTs = f.toTs;
+        packed.toDepth = f.toDepth;
+        // Each chunk decodes on its own: deltas restart from zero.
+        if (flows.startsChunk()) previous = PackedFlow{};
+        encodeFlow(packed, previous, flows.buffer());
+        flows.endEntry();
+        previous = packed;
     }
-    flow.finish();
+    flows.finish();
 
-    RowBatch op(db,
-                "INSERT INTO trace_ops(profile_id, name_id, count, total_ns, self_ns, min_ns, "
-                "max_ns, p50_ns, p95_ns)",
-                9);
+    PackedSink ops(workspace_, profileId_, kOpsStream);
     for (uint32_t name = 0; name < nameStats_->size(); ++name) {
         NameStats& s = (*nameStats_)[name];
         if (s.count == 0) continue;
@@ -969,12 +1075,10 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
             }
         }
         const int64_t total = s.total + int64_t((s.totalPs + 500) / 1000);
-        op.value(profileId_).value(int64_t(name)).value(int64_t(s.count));
-        op.value(total).value(s.self).value(s.min).value(s.max);
-        op.value(p50).value(p95);
-        op.endRow();
+        encodeOp({name, s.count, total, s.self, s.min, s.max, p50, p95}, ops.buffer());
+        ops.endEntry();
     }
-    op.finish();
+    ops.finish();
 }
 
 }  // namespace stallscope::trace

@@ -53,12 +53,6 @@ struct TraceSummary {
     bool percentilesExact = true;
 };
 
-// Heterogeneous lookup so interning a string_view allocates only for new strings.
-struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
 // Collects a trace as importers read it and writes it into the workspace (inside the import's
 // transaction). Memory stays bounded: slices and counter samples are kept in a fixed-size
 // buffer that is sorted and spilled to an anonymous temporary file as sorted runs, merged per
@@ -160,8 +154,19 @@ class TraceWriter {
 
     Workspace& workspace_;
     int64_t profileId_;
-    std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> stringIds_;
-    std::vector<std::string_view> strings_;  // views into the map's keys, by id
+    // Interned strings: texts in arena blocks (no allocation per string), looked up through an
+    // open-addressing table of ids; a node-based map cost more than parsing with a unique name
+    // per node (Chakra).
+    std::vector<std::unique_ptr<char[]>> stringArena_;
+    size_t arenaLeft_ = 0;
+    char* arenaNext_ = nullptr;
+    std::vector<std::string_view> strings_;  // by id
+    std::vector<uint64_t> stringHashes_;     // by id
+    // (upper 32 bits of the hash) << 32 | (id + 1), 0 when free; a power of two long. The hash
+    // bits in the slot spare a cache miss per occupied slot probed.
+    std::vector<uint64_t> stringSlots_;
+    std::string_view storeString(std::string_view text);
+    void growStringSlots();
     std::vector<TrackState> tracks_;
     std::unique_ptr<SpillSorter<RawSlice, SliceOrder>> slices_;
     std::unique_ptr<SpillSorter<RawSample, SampleOrder>> samples_;
@@ -169,12 +174,10 @@ class TraceWriter {
     uint64_t slicesAdded_ = 0, samplesAdded_ = 0;
     uint64_t argsCount_ = 0;
     ByteWriter argsChunk_;
-    struct ZstdFree {
-        void operator()(void* c) const;
-    };
-    std::unique_ptr<void, ZstdFree> zstd_;  // ZSTD_CCtx, kept out of this header
-    std::string argsPacked_;
+    class ArgsCompressor;
+    std::unique_ptr<ArgsCompressor> argsCompressor_;
     std::unique_ptr<sql::Statement> argsInsert_;
+    void insertArgsChunk(int64_t seq, const std::string& packed);
     std::unique_ptr<std::vector<NameStats>> nameStats_;
     uint64_t exactDurations_ = 0;
     bool percentilesExact_ = true;

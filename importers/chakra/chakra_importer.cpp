@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -210,10 +211,39 @@ struct NodeRecord {
     uint64_t id;
     uint32_t name;
     uint64_t args;
-    int64_t start;               // ns; -1 until scheduled
-    int64_t dur;                 // ns
-    std::vector<uint64_t> deps;  // data then control
-    size_t dataDeps;
+    int64_t start;    // ns; -1 until scheduled
+    int64_t dur;      // ns
+    size_t firstDep;  // into the rank's flat list of dependency ids: data then control
+    uint32_t dataDeps, deps;
+};
+
+// Node id -> position of its first occurrence. Ids are dense in practice (0..n-1): a vector
+// then, a hash map otherwise.
+class NodeIndex {
+  public:
+    static constexpr size_t kNone = SIZE_MAX;
+    explicit NodeIndex(const std::vector<NodeRecord>& nodes) {
+        uint64_t maxId = 0;
+        for (const NodeRecord& r : nodes) maxId = std::max(maxId, r.id);
+        dense_ = maxId < 4 * uint64_t(nodes.size()) + 1024;
+        if (dense_) positions_.assign(size_t(maxId) + 1, kNone);
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            if (!dense_)
+                sparse_.emplace(nodes[i].id, i);
+            else if (positions_[size_t(nodes[i].id)] == kNone)
+                positions_[size_t(nodes[i].id)] = i;
+        }
+    }
+    size_t find(uint64_t id) const {
+        if (dense_) return id < positions_.size() ? positions_[size_t(id)] : kNone;
+        const auto it = sparse_.find(id);
+        return it == sparse_.end() ? kNone : it->second;
+    }
+
+  private:
+    bool dense_ = false;
+    std::vector<size_t> positions_;
+    std::unordered_map<uint64_t, size_t> sparse_;
 };
 
 struct RankResult {
@@ -257,7 +287,7 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
         result.version = versionFromSchema(result.schema);
 
     std::vector<NodeRecord> nodes;
-    std::unordered_map<uint64_t, size_t> index;
+    std::vector<uint64_t> depIds;
     bool anyStart = false;
     chakra::Node node;
     std::string args;
@@ -319,30 +349,47 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
         r.start = int64_t(node.start_time_micros()) * 1000;
         r.dur = int64_t(node.duration_micros()) * 1000;
         anyStart = anyStart || node.start_time_micros() != 0;
-        r.deps.assign(node.data_deps().begin(), node.data_deps().end());
-        r.dataDeps = r.deps.size();
-        r.deps.insert(r.deps.end(), node.ctrl_deps().begin(), node.ctrl_deps().end());
-        index.emplace(r.id, nodes.size());
-        nodes.push_back(std::move(r));
+        r.firstDep = depIds.size();
+        depIds.insert(depIds.end(), node.data_deps().begin(), node.data_deps().end());
+        r.dataDeps = uint32_t(depIds.size() - r.firstDep);
+        depIds.insert(depIds.end(), node.ctrl_deps().begin(), node.ctrl_deps().end());
+        r.deps = uint32_t(depIds.size() - r.firstDep);
+        nodes.push_back(r);
         if (progress && (nodes.size() & 0xffff) == 0)
             progress->report(in.fraction(), "reading nodes");
     }
     result.nodes = nodes.size();
+    const NodeIndex index(nodes);
+    // Positions of each node's dependencies, NodeIndex::kNone when missing.
+    std::vector<size_t> depPositions(depIds.size());
+    for (size_t k = 0; k < depIds.size(); ++k) depPositions[k] = index.find(depIds[k]);
+    std::vector<uint64_t>().swap(depIds);
 
     if (!anyStart) {
         // ASAP: a node starts when the last of its dependencies ends (iterative, in dependency
         // order; nodes in a cycle or with missing dependencies start at their ready ones).
         result.scheduled = true;
+        // Dependents of each node as one flat list (offsets per node), in node order.
         std::vector<int> pending(nodes.size(), 0);
-        std::vector<std::vector<size_t>> dependents(nodes.size());
+        std::vector<size_t> dependentsBegin(nodes.size() + 1, 0);
         for (size_t i = 0; i < nodes.size(); ++i) {
             nodes[i].start = 0;
-            for (uint64_t d : nodes[i].deps) {
-                auto it = index.find(d);
-                if (it == index.end()) continue;
+            for (uint32_t k = 0; k < nodes[i].deps; ++k) {
+                const size_t d = depPositions[nodes[i].firstDep + k];
+                if (d == NodeIndex::kNone) continue;
                 ++pending[i];
-                dependents[it->second].push_back(i);
+                ++dependentsBegin[d + 1];
             }
+        }
+        for (size_t i = 0; i < nodes.size(); ++i) dependentsBegin[i + 1] += dependentsBegin[i];
+        std::vector<size_t> dependents(dependentsBegin.back());
+        {
+            std::vector<size_t> fill(dependentsBegin.begin(), dependentsBegin.end() - 1);
+            for (size_t i = 0; i < nodes.size(); ++i)
+                for (uint32_t k = 0; k < nodes[i].deps; ++k) {
+                    const size_t d = depPositions[nodes[i].firstDep + k];
+                    if (d != NodeIndex::kNone) dependents[fill[d]++] = i;
+                }
         }
         std::vector<size_t> ready;
         for (size_t i = 0; i < nodes.size(); ++i)
@@ -351,7 +398,8 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
             const size_t i = ready.back();
             ready.pop_back();
             const int64_t end = nodes[i].start + nodes[i].dur;
-            for (size_t j : dependents[i]) {
+            for (size_t k = dependentsBegin[i]; k < dependentsBegin[i + 1]; ++k) {
+                const size_t j = dependents[k];
                 nodes[j].start = std::max(nodes[j].start, end);
                 if (--pending[j] == 0) ready.push_back(j);
             }
@@ -361,15 +409,15 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
     const uint32_t dataName = writer.intern("data dependency");
     const uint32_t ctrlName = writer.intern("control dependency");
     for (const NodeRecord& r : nodes) {
-        for (size_t k = 0; k < r.deps.size(); ++k) {
-            auto it = index.find(r.deps[k]);
-            if (it == index.end()) {
+        for (uint32_t k = 0; k < r.deps; ++k) {
+            const size_t d = depPositions[r.firstDep + k];
+            if (d == NodeIndex::kNone) {
                 ++result.missingDependencies;
                 continue;
             }
             ++result.dependencies;
             // Each end binds to its own node's slice (several nodes may start together).
-            const NodeRecord& from = nodes[it->second];
+            const NodeRecord& from = nodes[d];
             writer.addFlow(FlowEnd{track, from.start, FlowBinding::Slice, from.args},
                            FlowEnd{track, r.start, FlowBinding::Slice, r.args},
                            k < r.dataDeps ? dataName : ctrlName);

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
@@ -179,23 +180,120 @@ std::optional<std::string> decompressStat(std::string_view packed) {
     return out;
 }
 
-// The whole (decompressed) file in one buffer sized up front, read in large blocks.
-std::string readWhole(InputFile& in) {
-    std::string out;
-    size_t size = 0;
-    out.resize(
-        std::max<size_t>(size_t(in.fileSize()) * (in.compression() == Compression::None ? 1 : 4),
-                         1 << 16) +
-        1);
-    for (;;) {
-        if (size == out.size()) out.resize(out.size() * 2);
-        const size_t got = in.read(out.data() + size, out.size() - size);
-        if (got == 0) break;
-        size += got;
+// Reads an XSpace's top-level fields from the (decompressed) stream, holding one field's bytes
+// at a time: a plane is parsed from its own buffer, never the whole file (an XSpace is one
+// message, but its planes are independent).
+class SpaceReader {
+  public:
+    explicit SpaceReader(InputFile& in) : in_(in), buf_(size_t(1) << 16) {}
+
+    // The next top-level field; for length-delimited ones `bytes` stays valid until the next
+    // call. False at a clean end of input.
+    bool next(WireReader::Field& f) {
+        if (!available(1)) return false;
+        f.offset = offset_;
+        const uint64_t tag = varint();
+        f.number = uint32_t(tag >> 3);
+        f.wireType = uint32_t(tag & 7);
+        f.bytes = {};
+        f.varint = 0;
+        switch (f.wireType) {
+            case 0:
+                f.varint = varint();
+                break;
+            case 1:
+            case 5:
+                if (!take(f.wireType == 1 ? 8 : 4, f.bytes))
+                    fail(f.offset, "a fixed-size field runs past the end");
+                break;
+            case 2:
+                if (!take(varint(), f.bytes))
+                    fail(f.offset, "a length-delimited field runs past the end (truncated file?)");
+                break;
+            default:
+                fail(f.offset, "invalid protobuf wire type " + std::to_string(f.wireType));
+        }
+        return true;
     }
-    out.resize(size);
-    return out;
-}
+    // Offset in the decompressed stream of the bytes last returned.
+    size_t bytesOffset() const { return bytesOffset_; }
+
+  private:
+    // At least n bytes buffered after pos_, unless the input ends first.
+    bool available(size_t n) {
+        if (end_ - pos_ >= n) return true;
+        std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+        end_ -= pos_;
+        pos_ = 0;
+        while (end_ < n) {
+            const size_t got = in_.read(buf_.data() + end_, buf_.size() - end_);
+            if (got == 0) return false;
+            end_ += got;
+        }
+        return true;
+    }
+    uint64_t varint() {
+        uint64_t v = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            if (!available(1)) fail(offset_, "truncated varint (truncated file?)");
+            const uint8_t b = uint8_t(buf_[pos_++]);
+            ++offset_;
+            v |= uint64_t(b & 0x7f) << shift;
+            if (!(b & 0x80)) return v;
+        }
+        fail(offset_, "varint too long");
+    }
+    // n bytes: from the header buffer when they fit, else into the field buffer (grown as
+    // needed, never zero-filled) straight from the input.
+    bool take(uint64_t n, std::string_view& out) {
+        bytesOffset_ = offset_;
+        if (n <= buf_.size() / 2) {
+            if (!available(size_t(n))) return false;
+            out = std::string_view(buf_.data() + pos_, size_t(n));
+            pos_ += size_t(n);
+            offset_ += size_t(n);
+            return true;
+        }
+        // A length past the end of an uncompressed file is refused before allocating; for
+        // compressed input the buffer grows as bytes arrive, so a corrupt length fails at the
+        // end of the input, not in the allocator.
+        if (in_.compression() == Compression::None &&
+            n > in_.fileSize() - std::min(in_.fileSize(), uint64_t(offset_)))
+            return false;
+        size_t have = std::min<size_t>(size_t(n), end_ - pos_);
+        reserveField(std::min<uint64_t>(n, std::max<uint64_t>(have, uint64_t(64) << 20)), 0);
+        std::memcpy(field_.get(), buf_.data() + pos_, have);
+        pos_ += have;
+        while (have < n) {
+            if (have == fieldCapacity_)
+                reserveField(std::min<uint64_t>(n, uint64_t(fieldCapacity_) * 2), have);
+            const size_t room = std::min<size_t>(fieldCapacity_, size_t(n)) - have;
+            const size_t got = in_.read(field_.get() + have, room);
+            if (got == 0) return false;
+            have += got;
+        }
+        offset_ += size_t(n);
+        out = std::string_view(field_.get(), size_t(n));
+        return true;
+    }
+    // Field buffer of at least `capacity` bytes keeping its first `keep`.
+    void reserveField(uint64_t capacity, size_t keep) {
+        if (capacity <= fieldCapacity_) return;
+        std::unique_ptr<char[]> grown(new char[size_t(capacity)]);
+        if (keep > 0) std::memcpy(grown.get(), field_.get(), keep);
+        field_ = std::move(grown);
+        fieldCapacity_ = size_t(capacity);
+    }
+    [[noreturn]] void fail(size_t offset, const std::string& what) const {
+        throw InputError(atOffset(in_.path(), static_cast<long long>(offset), "XSpace: " + what));
+    }
+    InputFile& in_;
+    std::vector<char> buf_;
+    size_t pos_ = 0, end_ = 0;
+    size_t offset_ = 0, bytesOffset_ = 0;
+    std::unique_ptr<char[]> field_;
+    size_t fieldCapacity_ = 0;
+};
 
 int64_t floorDiv(int64_t a, int64_t b) {
     const int64_t q = a / b;
@@ -674,22 +772,17 @@ class XSpaceImporter : public Importer {
 
     void run(ImportContext& ctx) const override {
         ctx.progress.report(0.0, "reading XSpace");
-        // An XSpace is a single message; planes are parsed one at a time from this buffer.
-        const std::string data = readWhole(ctx.input);
         TraceWriter writer(ctx.workspace, ctx.profileId);
         PlaneReader planes(writer, ctx.input.path());
-        WireReader space(data, 0, ctx.input.path());
+        SpaceReader space(ctx.input);
         WireReader::Field f;
         QJsonArray planeInfo, hostnames, errors, warnings;
         int64_t index = 0;
         while (space.next(f)) {
             if (f.wireType != 2) continue;
             if (f.number == 1) {
-                planeInfo.append(
-                    planes.read(f.bytes, size_t(f.bytes.data() - data.data()), index++));
-                ctx.progress.report(0.6 * double(f.bytes.data() - data.data() + f.bytes.size()) /
-                                        double(data.size() + 1),
-                                    "reading planes");
+                planeInfo.append(planes.read(f.bytes, space.bytesOffset(), index++));
+                ctx.progress.report(0.6 * ctx.input.fraction(), "reading planes");
             } else if (f.number == 2) {
                 errors.append(QString::fromStdString(std::string(f.bytes)));
             } else if (f.number == 3) {

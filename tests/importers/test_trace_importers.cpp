@@ -706,6 +706,85 @@ class TestTraceImporters : public QObject {
         QCOMPARE(flow->toDepth, 1);
     }
 
+    // Profiles imported before strings, flows and op statistics were packed into blobs hold
+    // them as rows (trace_strings, trace_flows, trace_ops): they read the same.
+    void rowStoredProfilesReadTheSame() {
+        const QString file = sample("chakra/custom_allreduce.0.et");
+        if (file.isEmpty()) QSKIP("samples not available");
+        const Imported imp = importOne(*ws_, file);
+        const int64_t id = imp.profile.id;
+        std::vector<std::string> texts;
+        std::vector<trace::FlowRow> flows;
+        std::vector<trace::OpStat> ops;
+        QJsonObject info;
+        {
+            TraceStore packed(*ws_, id);
+            for (uint32_t i = 0; !packed.text(i).empty() || i == 0; ++i)
+                texts.push_back(packed.text(i));
+            flows = packed.flows();
+            ops = packed.opStats();
+            info = packed.infoJson();
+        }
+        QVERIFY(texts.size() > 10);
+        QCOMPARE(flows.size(), size_t(272));
+        sql::Statement str(ws_->db(),
+                           "INSERT INTO trace_strings(profile_id, id, text) VALUES(?,?,?)");
+        for (size_t i = 0; i < texts.size(); ++i)
+            str.bind(1, id).bind(2, int64_t(i)).bind(3, texts[i]).exec();
+        sql::Statement flow(ws_->db(),
+                            "INSERT INTO trace_flows(profile_id, id, name_id, from_track, from_ns, "
+                            "from_depth, to_track, to_ns, to_depth) VALUES(?,?,?,?,?,?,?,?,?)");
+        for (const trace::FlowRow& f : flows)
+            flow.bind(1, id)
+                .bind(2, f.id)
+                .bind(3, int64_t(f.name))
+                .bind(4, f.fromTrack)
+                .bind(5, f.fromTs)
+                .bind(6, int64_t(f.fromDepth))
+                .bind(7, f.toTrack)
+                .bind(8, f.toTs)
+                .bind(9, int64_t(f.toDepth))
+                .exec();
+        sql::Statement op(ws_->db(),
+                          "INSERT INTO trace_ops(profile_id, name_id, count, total_ns, self_ns, "
+                          "min_ns, max_ns, p50_ns, p95_ns) VALUES(?,?,?,?,?,?,?,?,?)");
+        for (const trace::OpStat& o : ops) {
+            const auto name = std::find(texts.begin(), texts.end(), o.name) - texts.begin();
+            op.bind(1, id)
+                .bind(2, int64_t(name))
+                .bind(3, int64_t(o.count))
+                .bind(4, o.total)
+                .bind(5, o.self)
+                .bind(6, o.min)
+                .bind(7, o.max)
+                .bind(8, o.p50)
+                .bind(9, o.p95)
+                .exec();
+        }
+        sql::exec(ws_->db(), "DELETE FROM blobs WHERE profile_id = " + std::to_string(id));
+        TraceStore rows(*ws_, id);
+        for (size_t i = 0; i < texts.size(); ++i) QCOMPARE(rows.text(uint32_t(i)), texts[i]);
+        QCOMPARE(rows.flows().size(), flows.size());
+        for (size_t i = 0; i < flows.size(); ++i) {
+            const trace::FlowRow& a = flows[i];
+            const trace::FlowRow& b = rows.flows()[i];
+            QCOMPARE(std::tie(a.id, a.name, a.fromTrack, a.fromTs, a.fromDepth, a.toTrack, a.toTs,
+                              a.toDepth),
+                     std::tie(b.id, b.name, b.fromTrack, b.fromTs, b.fromDepth, b.toTrack, b.toTs,
+                              b.toDepth));
+        }
+        const std::vector<trace::OpStat> rowOps = rows.opStats();
+        QCOMPARE(rowOps.size(), ops.size());
+        for (size_t i = 0; i < ops.size(); ++i) {
+            QCOMPARE(rowOps[i].name, ops[i].name);
+            QCOMPARE(std::tie(rowOps[i].count, rowOps[i].total, rowOps[i].self, rowOps[i].min,
+                              rowOps[i].max, rowOps[i].p50, rowOps[i].p95),
+                     std::tie(ops[i].count, ops[i].total, ops[i].self, ops[i].min, ops[i].max,
+                              ops[i].p50, ops[i].p95));
+        }
+        QCOMPARE(rows.infoJson(), info);
+    }
+
     void chakraGzipAndRankSetOnce() {
         // A gzip rank set imports like the plain one.
         QStringList plain;
