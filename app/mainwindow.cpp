@@ -113,7 +113,14 @@ MainWindow::MainWindow(const QString& workspacePath, QWidget* parent)
     tabs_->setUsesScrollButtons(true);
     tabs_->setElideMode(Qt::ElideRight);
     connect(tabs_, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
-    connect(tabs_, &QTabWidget::currentChanged, this, [this] { updateActions(); });
+    connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
+        updateActions();
+        // The workspace tree follows the tab, and with it the details and suggestions docks.
+        if (QWidget* page = tabs_->widget(index)) {
+            const QVariant id = page->property(kProfileIdProperty);
+            if (id.isValid() && workspaceDock_) workspaceDock_->selectProfile(id.toLongLong());
+        }
+    });
 
     central_->addWidget(welcome_);
     central_->addWidget(tabs_);
@@ -130,17 +137,25 @@ MainWindow::MainWindow(const QString& workspacePath, QWidget* parent)
     });
     // Views of the other kinds load their data on workers; those that derive suggestions from
     // it hand them to the dock when they are ready.
-    registerView(QStringLiteral("noise"), [this](const ProfileInfo& profile, const QString& path) {
-        QWidget* view = createNoiseView(profile, path);
-        if (auto* absorption = qobject_cast<AbsorptionView*>(view))
-            connect(absorption, &AbsorptionView::suggestionsReady, this,
-                    &MainWindow::setSuggestions);
-        return view;
-    });
-    registerView(QStringLiteral("cpi"), [this](const ProfileInfo& profile, const QString& path) {
+    const auto keepViewSuggestions = [this](qint64 id) {
+        return [this, id](const QList<SuggestionItem>& suggestions) {
+            viewSuggestions_[id] = suggestions;
+            if (dockProfileId_ == id) setSuggestions(suggestions);
+        };
+    };
+    registerView(QStringLiteral("noise"),
+                 [this, keepViewSuggestions](const ProfileInfo& profile, const QString& path) {
+                     QWidget* view = createNoiseView(profile, path);
+                     if (auto* absorption = qobject_cast<AbsorptionView*>(view))
+                         connect(absorption, &AbsorptionView::suggestionsReady, this,
+                                 keepViewSuggestions(profile.id));
+                     return view;
+                 });
+    registerView(QStringLiteral("cpi"), [this, keepViewSuggestions](const ProfileInfo& profile,
+                                                                    const QString& path) {
         QWidget* view = createCpiView(profile, path);
         if (auto* cpi = qobject_cast<CpiView*>(view))
-            connect(cpi, &CpiView::suggestionsChanged, this, &MainWindow::setSuggestions);
+            connect(cpi, &CpiView::suggestionsChanged, this, keepViewSuggestions(profile.id));
         return view;
     });
     registerView(QStringLiteral("estimates"), [](const ProfileInfo& profile, const QString& path) {
@@ -813,8 +828,12 @@ void MainWindow::loadSuggestionsFor(const std::optional<ProfileInfo>& profile) {
     const quint64 generation = ++suggestionsGeneration_;
     suggestionsProfile_.reset();
     suggestionsDocument_.reset();
+    dockProfileId_.reset();
+    if (profile) dockProfileId_ = profile->id;
     if (!profile || profile->kind != "replay") {
-        suggestionsDock_->setSuggestions({});
+        // Other kinds: what their open view derived (nothing until it has loaded).
+        suggestionsDock_->setSuggestions(profile ? viewSuggestions_.value(profile->id)
+                                                 : QList<SuggestionItem>{});
         return;
     }
     suggestionsProfile_ = profile;

@@ -164,6 +164,10 @@ class MainWindow : public QMainWindow {
     // Short workspace reads (profile lists, renames, a comparison's profiles) on threads of their
     // own, so they never wait behind analyses running on the global pool.
     QThreadPool quickReads_;
+    // Suggestions the CPI and absorption views derived, by profile, so the dock shows them again
+    // when their profile becomes current.
+    QHash<qint64, QList<SuggestionItem>> viewSuggestions_;
+    std::optional<qint64> dockProfileId_;  // the profile the suggestions dock is showing
     WorkspaceDock* workspaceDock_ = nullptr;
     DetailsDock* detailsDock_ = nullptr;
     SuggestionsDock* suggestionsDock_ = nullptr;

@@ -555,6 +555,21 @@ void TestGui::eachKindOpensItsOwnView() {
     QVERIFY(qobject_cast<CpiView*>(window->openProfile(*cpiProfile)));
     QVERIFY(qobject_cast<AbsorptionView*>(window->openProfile(*noiseProfile)));
     QCOMPARE(window->tabs()->count(), 2);
+    // The tree follows the current tab, and the suggestions dock shows what that tab's view
+    // derived (kept per profile, so switching back brings them back).
+    QCOMPARE(window->profileTree()->currentItem()->text(0), QString("noise"));
+    window->tabs()->setCurrentIndex(0);
+    QCOMPARE(window->profileTree()->currentItem()->text(0), QString("stacks"));
+    const auto showsCpiSuggestions = [&] {
+        const auto items = window->suggestionsDock()->suggestions();
+        return !items.isEmpty() && items.front().text.contains("long_scoreboard");
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(showsCpiSuggestions(), 20000);
+    window->tabs()->setCurrentIndex(1);
+    QCOMPARE(window->profileTree()->currentItem()->text(0), QString("noise"));
+    QVERIFY(!showsCpiSuggestions());
+    window->tabs()->setCurrentIndex(0);
+    QVERIFY(showsCpiSuggestions());
 
     // Two profiles of either kind open side by side (loaded on a worker).
     const QString cpi2 = dir_->path() + "/stacks2.csv";
