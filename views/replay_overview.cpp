@@ -144,11 +144,10 @@ void ReplayOverview::paintContent(QPainter& p, QSize size) const {
          tr("%1 of stalls").arg(pct(double(sim.transferStallCycles), double(sim.stallCycles))),
          replaycolors::transferStall()},
         {tr("Slack"), tr("%1 cycles").arg(num(double(slack))),
-         dmasWithSlack == 0
-             ? tr("no WAIT later than needed (%1 DMAs)").arg(num(double(sim.dmas.size())))
-             : tr("WAITs later than needed: %1 of %2 DMAs")
-                   .arg(num(double(dmasWithSlack)))
-                   .arg(num(double(sim.dmas.size()))),
+         dmasWithSlack == 0 ? tr("no WAIT is late")
+                            : tr("late WAITs: %1 of %2 DMAs")
+                                  .arg(num(double(dmasWithSlack)))
+                                  .arg(num(double(sim.dmas.size()))),
          replaycolors::slack()}};
     const int cardWidth = (a.cards.width() - 12 * int(cards.size() - 1)) / int(cards.size());
     QFont big = p.font();
@@ -168,7 +167,10 @@ void ReplayOverview::paintContent(QPainter& p, QSize size) const {
         p.drawText(r.adjusted(14, 26, -8, 0), Qt::AlignLeft | Qt::AlignTop, cards[i].value);
         p.setFont(QFont());
         p.setPen(QColor(90, 90, 90));
-        p.drawText(r.adjusted(14, 0, -8, -8), Qt::AlignLeft | Qt::AlignBottom, cards[i].detail);
+        // Narrow cards (docks open): an ellipsis rather than text cut mid-letter.
+        const QRect detail = r.adjusted(14, 0, -8, -8);
+        p.drawText(detail, Qt::AlignLeft | Qt::AlignBottom,
+                   p.fontMetrics().elidedText(cards[i].detail, Qt::ElideRight, detail.width()));
     }
     // Stall split bar under the cards' row is implied by the cards; units next.
     p.fillRect(a.units, Qt::white);
