@@ -619,8 +619,12 @@ void paintMapeChart(QPainter& p, const QRectF& area, const cpi::MapeReport& mape
     for (const auto& m : mape.byGroup) max = std::max(max, m.mapePct);
     const double axisMax =
         std::max(1.0, std::ceil(max * 1.15 / niceStep(max * 1.15, 4)) * niceStep(max * 1.15, 4));
-    const QRectF plot(area.left() + 74, area.top() + 34, area.width() - 74 - 200,
-                      area.height() - 34 - 28);
+    // Narrow (a chart beside tables): the legend goes in one row under the title and the plot
+    // takes the whole width.
+    const bool legendOnTop = area.width() < 560;
+    const double plotTop = area.top() + (legendOnTop ? 52 : 34);
+    const QRectF plot(area.left() + 74, plotTop, area.width() - 74 - (legendOnTop ? 12 : 200),
+                      area.bottom() - 28 - plotTop);
     if (plot.width() < 20 || plot.height() < 20) {
         p.restore();
         return;
@@ -641,15 +645,34 @@ void paintMapeChart(QPainter& p, const QRectF& area, const cpi::MapeReport& mape
             const QRectF bar(start + static_cast<double>(m) * barWidth, plot.bottom() - h,
                              barWidth - 3, h);
             p.fillRect(bar, seriesColor(static_cast<int>(m) + 1));
-            p.setPen(kText);
-            p.drawText(QRectF(bar.left() - 14, bar.top() - 15, bar.width() + 28, 14),
-                       Qt::AlignCenter, QString::number(entry->mapePct, 'f', 1) + "%");
+            // The value over its bar when it fits there; neighbours' labels must not collide.
+            const QString value = QString::number(entry->mapePct, 'f', 1) + "%";
+            if (fm.horizontalAdvance(value) <= barWidth + 1) {
+                p.setPen(kText);
+                p.drawText(QRectF(bar.center().x() - barWidth / 2, bar.top() - 15, barWidth, 14),
+                           Qt::AlignCenter, value);
+            }
         }
         p.setPen(kText);
         const QString label =
             groups[g].empty() ? "all kernels" : "group " + QString::fromStdString(groups[g]);
         p.drawText(QRectF(plot.left() + g * groupWidth, plot.bottom() + 4, groupWidth, 16),
                    Qt::AlignCenter, fm.elidedText(label, Qt::ElideRight, groupWidth - 4));
+    }
+    if (legendOnTop) {
+        double lx = plot.left();
+        const double ly = area.top() + 30;
+        for (size_t m = 0; m < shown.size(); ++m) {
+            const QString text = QString::fromStdString(shown[m]);
+            const double width = 18 + fm.horizontalAdvance(text) + 14;
+            if (lx + width > area.right()) break;
+            p.fillRect(QRectF(lx, ly + 2, 12, 12), seriesColor(static_cast<int>(m) + 1));
+            p.setPen(kText);
+            p.drawText(QRectF(lx + 16, ly, width - 16, 16), Qt::AlignLeft | Qt::AlignVCenter, text);
+            lx += width;
+        }
+        p.restore();
+        return;
     }
     double ly = plot.top();
     QFont bold = font;

@@ -34,10 +34,12 @@ QString q(const std::string& s) {
 QStandardItem* numberItem(double value, int decimals = 0) {
     auto* item = new QStandardItem;
     // The number itself is the display role so columns sort numerically.
-    item->setData(decimals == 0
-                      ? std::round(value)
-                      : std::round(value * std::pow(10, decimals)) / std::pow(10, decimals),
-                  Qt::DisplayRole);
+    // Whole numbers as integers: a double would be shown as "1.20187e+06".
+    if (decimals == 0)
+        item->setData(static_cast<qlonglong>(std::llround(value)), Qt::DisplayRole);
+    else
+        item->setData(std::round(value * std::pow(10, decimals)) / std::pow(10, decimals),
+                      Qt::DisplayRole);
     item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     return item;
 }
@@ -297,6 +299,10 @@ CpiView::CpiView(const ProfileInfo& profile, const QString& workspacePath, QWidg
     tabs->addTab(metricsTable_, "Metrics");
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    // Stretch factors only share space beyond the size hints, and wide tables hint wide: give
+    // the charts three fifths outright (QSplitter scales these to the real width).
+    split->setSizes({600, 400});
+    charts->setSizes({700, 300});
     layout->addWidget(split, 1);
 
     connect(categoryMode_, &QComboBox::currentIndexChanged, this,

@@ -169,6 +169,8 @@ EstimatesView::EstimatesView(const ProfileInfo& profile, const QString& workspac
     tabs->addTab(rowsTable_, "Rows");
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    split->setSizes({600, 400});  // the charts get three fifths whatever the tables hint
+    charts->setSizes({600, 400});
     layout->addWidget(split, 1);
 
     connect(menu->addAction("CSV…"), &QAction::triggered, this, [this] {

@@ -13,7 +13,8 @@ namespace stallscope {
 SuggestionsDock::SuggestionsDock(QWidget* parent)
     : QWidget(parent),
       stack_(new QStackedWidget(this)),
-      placeholder_(new QLabel(tr("Suggestions appear here for replay profiles"), stack_)),
+      placeholder_(
+          new QLabel(tr("Suggestions appear here for replay, CPI and noise profiles"), stack_)),
       list_(new QListWidget(stack_)),
       previewButton_(new QPushButton(tr("Preview"), this)),
       applyButton_(new QPushButton(tr("Apply"), this)),
@@ -80,9 +81,10 @@ void SuggestionsDock::setSuggestions(const QList<SuggestionItem>& suggestions) {
     list_->clear();
     const QLocale locale;
     for (const SuggestionItem& suggestion : suggestions) {
-        const QString saving =
-            tr("saves %1 cycles").arg(locale.toString(suggestion.savingCycles, 'f', 0));
-        QString text = tr("%1 — %2 (%3)").arg(suggestion.kind, suggestion.text, saving);
+        QString text = tr("%1 — %2").arg(suggestion.kind, suggestion.text);
+        // CPI and absorption advice has no cycle saving to promise; replay suggestions do.
+        if (suggestion.savingCycles > 0)
+            text += tr(" (saves %1 cycles)").arg(locale.toString(suggestion.savingCycles, 'f', 0));
         if (!suggestion.dmas.isEmpty()) {
             QStringList ids;
             for (qint64 id : suggestion.dmas) ids << QString::number(id);

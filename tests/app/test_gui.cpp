@@ -421,7 +421,8 @@ void TestGui::staleListResultsAreDropped() {
 void TestGui::suggestionsDockShowsEmptyStateAndItems() {
     auto window = makeWindow();
     SuggestionsDock* dock = window->suggestionsDock();
-    QCOMPARE(dock->emptyMessage(), QString("Suggestions appear here for replay profiles"));
+    QCOMPARE(dock->emptyMessage(),
+             QString("Suggestions appear here for replay, CPI and noise profiles"));
     QVERIFY(!dock->list()->isVisible());
     window->setSuggestions({{"hoist-dma", "Issue DMA 3 before instruction 0", 1200}});
     QCOMPARE(dock->list()->count(), 1);
