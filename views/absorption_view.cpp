@@ -442,8 +442,13 @@ QString curvesCsv(const AbsorptionReport& report, const CurveGroup& group) {
 
 QList<SuggestionItem> absorptionSuggestionItems(const AbsorptionReport& report) {
     QList<SuggestionItem> items;
-    for (const noise::NoiseSuggestion& s : noise::noiseSuggestions(report))
-        items.append({qs(s.kind), qs(s.text), 0.0});
+    for (const noise::NoiseSuggestion& s : noise::noiseSuggestions(report)) {
+        // The dock shows "kind — text": the text's own leading "kind: " would say it twice.
+        QString text = qs(s.text);
+        if (const QString prefix = qs(s.kind) + QStringLiteral(": "); text.startsWith(prefix))
+            text.remove(0, prefix.size());
+        items.append({qs(s.kind), text, 0.0});
+    }
     return items;
 }
 
