@@ -413,7 +413,8 @@ void TimelineView::paintAxis(QPainter& painter, const Layout& layout,
     painter.setFont(small);
     painter.setPen(palette().color(QPalette::Text));
     painter.drawText(QRect(6, r.top() + 2, kGutterWidth - 12, r.height() / 2),
-                     Qt::AlignVCenter | Qt::AlignLeft, format_.unit);
+                     Qt::AlignVCenter | Qt::AlignLeft,
+                     format_.unit.isEmpty() ? tr("time") : format_.unit);
     const double step = niceStep(mapping.unitsPerPixel() * 110);
     const double first = std::ceil(window_.start / step) * step;
     for (double t = first; t <= window_.end; t += step) {
@@ -584,7 +585,8 @@ void TimelineView::paintLegend(QPainter& painter, const Layout& layout) const {
 
 QString TimelineView::measurementText(TimeRange range) const {
     const double delta = range.length();
-    QString text = QStringLiteral("Δ %1 %2").arg(format_.primary(delta), format_.unit);
+    // An empty unit: the primary text carries its own ("1.50 ms").
+    QString text = QStringLiteral("Δ %1 %2").arg(format_.primary(delta), format_.unit).trimmed();
     if (format_.secondary) text += QStringLiteral(" · Δ %1").arg(format_.secondary(delta));
     return text;
 }
@@ -709,7 +711,7 @@ bool TimelineView::viewportEvent(QEvent* event) {
             const Layout layout = layoutFor(viewport()->size());
             if (layout.axis.contains(help->pos()) && help->pos().x() >= kGutterWidth) {
                 const double t = mappingFor(viewport()->size()).time(help->pos().x());
-                QString text = format_.primary(t) + QLatin1Char(' ') + format_.unit;
+                QString text = (format_.primary(t) + QLatin1Char(' ') + format_.unit).trimmed();
                 if (format_.secondary) text += QStringLiteral(" · ") + format_.secondary(t);
                 QToolTip::showText(help->globalPos(), text, viewport());
             } else {

@@ -797,7 +797,7 @@ TraceTimelineTracks makeTraceTracks(const TraceSourcePtr& source,
 
 void setTraceTimeFormat(TimelineView& view) {
     TimeFormat format;
-    format.unit = QStringLiteral("ns");
+    format.unit.clear();  // each label carries its own unit ("12.5 µs", "3.00 ms")
     format.primary = [](double t) { return formatNanoseconds(t); };
     view.setTimeFormat(format);
 }

@@ -152,6 +152,14 @@ class TestTraceViews : public QObject {
                  4096);
     }
 
+    // Trace times carry their own unit: the measurement and the axis say it once.
+    void measurementNamesItsUnitOnce() {
+        TimelineView view;
+        setTraceTimeFormat(view);
+        QCOMPARE(view.measurementText({1000, 1501000}), QString::fromUtf8("Δ 1.50 ms"));
+        QVERIFY(view.timeFormat().unit.isEmpty());
+    }
+
     void foldedItemsAreCounted() {
         // 2000 slices of 1 µs every 2 µs: at 1000 pixels for 4 ms they fold into counted blocks
         // whose counts add up to the slices in the window.
