@@ -338,22 +338,7 @@ void CompareView::setData(TraceComparisonData data) {
     bindingB_->show(traceTracksInOrder(data_.b->store()));
     // Minimaps: each profile's busy time over the shared extent.
     auto minimap = [](const trace::TraceDurations& d) {
-        return [density = d.busyDensity, span = double(d.span)](QPainter& painter, const QRect& r,
-                                                                TimeRange all) {
-            if (density.empty() || all.length() <= 0) return;
-            const double binWidth = std::max(1.0, span) / double(density.size());
-            const double peak = *std::max_element(density.begin(), density.end());
-            if (!(peak > 0)) return;
-            const double w = binWidth / all.length() * r.width();
-            for (size_t b = 0; b < density.size(); ++b) {
-                const double h = density[b] / peak * (r.height() - 2);
-                if (h <= 0) continue;
-                const double x =
-                    r.left() + (double(b) * binWidth - all.start) / all.length() * r.width();
-                painter.fillRect(QRectF(x, r.bottom() - h, std::max(1.0, w), h),
-                                 QColor(90, 120, 180, 170));
-            }
-        };
+        return densityOverview(d.busyDensity, TimeRange{0, std::max(1.0, double(d.span))});
     };
     timelineA_->setOverviewPainter(minimap(data_.comparison.a));
     timelineB_->setOverviewPainter(minimap(data_.comparison.b));

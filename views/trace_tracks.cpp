@@ -121,6 +121,55 @@ QString formatNanoseconds(double ns) {
     return QString::number(ps / 1000.0, 'f', 3) + " ns";
 }
 
+std::vector<double> trackBusyDensity(const trace::TraceStore& store, size_t bins) {
+    std::vector<double> density(bins, 0.0);
+    const int64_t origin = store.start();
+    const double span = std::max(1.0, double(store.end() - origin));
+    const double binWidth = span / double(bins);
+    for (const trace::TrackRow& track : store.tracks()) {
+        if (track.slices == 0) continue;
+        // Items folded at a quarter bin are plenty for a strip a few pixels per bin wide.
+        for (const trace::SliceItem& item :
+             store.slices(track.id, store.start(), store.end(), binWidth / 4)) {
+            if (item.depth != 0 || item.kind == trace::ItemKind::Instant) continue;
+            const double s = double(item.start - origin), e = double(item.end() - origin);
+            for (auto bin = size_t(std::max(0.0, s / binWidth));
+                 bin < bins && double(bin) * binWidth < e; ++bin) {
+                const double lo = std::max(s, double(bin) * binWidth);
+                const double hi = std::min(e, double(bin + 1) * binWidth);
+                if (hi > lo) density[bin] += (hi - lo) / binWidth;
+            }
+        }
+    }
+    return density;
+}
+
+std::function<void(QPainter&, const QRect&, TimeRange)> densityOverview(std::vector<double> density,
+                                                                        TimeRange extent) {
+    return [density = std::move(density), extent](QPainter& painter, const QRect& r,
+                                                  TimeRange all) {
+        if (density.empty() || all.length() <= 0 || extent.length() <= 0) return;
+        const double peak = *std::max_element(density.begin(), density.end());
+        if (!(peak > 0)) return;
+        // One column per pixel (the busiest bin under it), so the profile has no seams.
+        const double binsPerNs = double(density.size()) / extent.length();
+        const QColor colour(90, 120, 180, 170);
+        for (int x = r.left(); x <= r.right(); ++x) {
+            const double t0 = all.start + double(x - r.left()) / r.width() * all.length();
+            const double t1 = t0 + all.length() / r.width();
+            const auto b0 =
+                static_cast<std::ptrdiff_t>(std::floor((t0 - extent.start) * binsPerNs));
+            const auto b1 = static_cast<std::ptrdiff_t>(std::ceil((t1 - extent.start) * binsPerNs));
+            double value = 0;
+            for (auto b = std::max<std::ptrdiff_t>(0, b0);
+                 b < std::min<std::ptrdiff_t>(b1, std::ptrdiff_t(density.size())); ++b)
+                value = std::max(value, density[size_t(b)]);
+            const double h = value / peak * (r.height() - 2);
+            if (h > 0) painter.fillRect(QRectF(x, r.bottom() - h, 1, h), colour);
+        }
+    };
+}
+
 QString counterUnit(const std::string& seriesName) {
     QString name = QString::fromStdString(seriesName).toLower();
     if (name.contains("bytes") || name.endsWith(" mem") || name.contains("memory")) return "B";

@@ -90,6 +90,13 @@ QString formatCounterValue(double value, const QString& unit);
 // The unit a counter series name implies: "bytes" for memory in bytes, "%" for percentages.
 QString counterUnit(const std::string& seriesName);
 
+// The minimap's density: per bin of [start, end), how many tracks are inside a top-level slice on
+// average (0..tracks), read from a coarse LOD level so it costs a few thousand items a track.
+std::vector<double> trackBusyDensity(const trace::TraceStore& store, size_t bins);
+// Draws such a density as a filled profile into the timeline's overview strip.
+std::function<void(QPainter&, const QRect&, TimeRange)> densityOverview(std::vector<double> density,
+                                                                        TimeRange extent);
+
 // What the slice tracks dim everything but (the op selected in the op table); GUI thread only.
 struct TraceHighlight {
     std::string name;  // empty: nothing highlighted

@@ -35,8 +35,11 @@ constexpr int kSortRole = Qt::UserRole + 2;
 struct Opened {
     TraceSourcePtr source;
     std::vector<trace::OpStat> ops;
+    std::vector<double> density;  // the minimap's, over the profile's time range
     QString error;
 };
+
+constexpr size_t kOverviewBins = 1024;
 
 QStandardItem* numberItem(double sortValue, const QString& text) {
     auto* item = new QStandardItem(text);
@@ -178,7 +181,10 @@ void TraceView::open(const std::string& workspacePath, int64_t profileId) {
             return;
         }
         status_->clear();
+        const TraceSourcePtr source = opened.source;
         setSource(std::move(opened.source), std::move(opened.ops));
+        const TimeRange extent{double(source->store().start()), double(source->store().end())};
+        timeline_->setOverviewPainter(densityOverview(std::move(opened.density), extent));
     });
     // Opening reads the track list and string table and the op statistics: not on the GUI thread.
     watcher->setFuture(QtConcurrent::run([workspacePath, profileId] {
@@ -186,6 +192,8 @@ void TraceView::open(const std::string& workspacePath, int64_t profileId) {
         try {
             auto source = std::make_shared<TraceSource>(workspacePath, profileId);
             out.ops = source->query([](const trace::TraceStore& s) { return s.opStats(); });
+            out.density = source->query(
+                [](const trace::TraceStore& s) { return trackBusyDensity(s, kOverviewBins); });
             out.source = std::move(source);
         } catch (const std::exception& e) {
             out.error = QString::fromUtf8(e.what());

@@ -152,6 +152,32 @@ class TestTraceViews : public QObject {
                  4096);
     }
 
+    // The overview strip shows where the tracks are busy: a slice over 0-100 µs and one over
+    // 300-400 µs leave the middle half empty.
+    void minimapShowsBusyTime() {
+        const int64_t id = importFile(
+            write("gaps.json",
+                  R"({"traceEvents":[{"ph":"X","pid":1,"tid":1,"ts":0,"dur":100,"name":"a"},)"
+                  R"({"ph":"X","pid":1,"tid":1,"ts":300,"dur":100,"name":"b"}]})"));
+        const auto density = TraceSource(wsPath_, id).query([](const trace::TraceStore& s) {
+            return trackBusyDensity(s, 8);
+        });
+        QCOMPARE(density, (std::vector<double>{1, 1, 0, 0, 0, 0, 1, 1}));
+        TraceView view;
+        QSignalSpy loaded(&view, &TraceView::loaded);
+        view.open(wsPath_, id);
+        QVERIFY(loaded.wait(10000));
+        const QSize size(1000, 400);
+        const QImage image = view.timeline()->renderImage(size);
+        const TimelineView::Layout layout = view.timeline()->layoutFor(size);
+        const auto stripColour = [&](double ns) {
+            const double x = layout.dataArea.left() + ns / 400000.0 * layout.dataArea.width();
+            return image.pixelColor(int(x), layout.minimap.center().y());
+        };
+        QVERIFY(stripColour(50000) != stripColour(200000));
+        QCOMPARE(stripColour(350000), stripColour(50000));
+    }
+
     // Trace times carry their own unit: the measurement and the axis say it once.
     void measurementNamesItsUnitOnce() {
         TimelineView view;
