@@ -35,7 +35,6 @@ constexpr int kSortRole = Qt::UserRole + 2;
 struct Opened {
     TraceSourcePtr source;
     std::vector<trace::OpStat> ops;
-    std::vector<double> density;  // the minimap's, over the profile's time range
     QString error;
 };
 
@@ -183,8 +182,22 @@ void TraceView::open(const std::string& workspacePath, int64_t profileId) {
         status_->clear();
         const TraceSourcePtr source = opened.source;
         setSource(std::move(opened.source), std::move(opened.ops));
-        const TimeRange extent{double(source->store().start()), double(source->store().end())};
-        timeline_->setOverviewPainter(densityOverview(std::move(opened.density), extent));
+        // The minimap's density comes after the first frame, from its own worker.
+        auto* density = new QFutureWatcher<std::vector<double>>(this);
+        connect(density, &QFutureWatcherBase::finished, this, [this, density, source] {
+            density->deleteLater();
+            if (source != source_) return;  // another profile was opened since
+            const TimeRange extent{double(source->store().start()), double(source->store().end())};
+            timeline_->setOverviewPainter(densityOverview(density->result(), extent));
+        });
+        density->setFuture(QtConcurrent::run([source] {
+            try {
+                return source->query(
+                    [](const trace::TraceStore& s) { return trackBusyDensity(s, kOverviewBins); });
+            } catch (const std::exception&) {
+                return std::vector<double>{};  // no minimap; the timeline itself still works
+            }
+        }));
     });
     // Opening reads the track list and string table and the op statistics: not on the GUI thread.
     watcher->setFuture(QtConcurrent::run([workspacePath, profileId] {
@@ -192,8 +205,6 @@ void TraceView::open(const std::string& workspacePath, int64_t profileId) {
         try {
             auto source = std::make_shared<TraceSource>(workspacePath, profileId);
             out.ops = source->query([](const trace::TraceStore& s) { return s.opStats(); });
-            out.density = source->query(
-                [](const trace::TraceStore& s) { return trackBusyDensity(s, kOverviewBins); });
             out.source = std::move(source);
         } catch (const std::exception& e) {
             out.error = QString::fromUtf8(e.what());
