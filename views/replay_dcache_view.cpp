@@ -157,16 +157,25 @@ DcacheView::Stats DcacheView::stats() const {
     return s;
 }
 
+void DcacheView::setCompact(int left, int right) {
+    compact_ = true;
+    left_ = left;
+    right_ = right;
+    statsHeight_ = 64;
+    update();
+}
+
 DcacheView::Layout DcacheView::layoutFor(QSize size) const {
     Layout l;
     l.header = QRect(0, 0, size.width(), kHeaderHeight);
-    l.stats = QRect(kLeft, kHeaderHeight + 6, size.width() - kLeft - kRight, kStatsHeight);
+    l.stats = QRect(left_, kHeaderHeight + 6, size.width() - left_ - right_, statsHeight_);
     const int heatTop = l.stats.bottom() + 12;
     l.heatmap =
-        QRect(kLeft, heatTop, l.stats.width(), std::max(20, size.height() - heatTop - kAxisHeight));
-    l.axis = QRect(kLeft, l.heatmap.bottom() + 1, l.stats.width(), kAxisHeight);
+        QRect(left_, heatTop, l.stats.width(), std::max(20, size.height() - heatTop - kAxisHeight));
+    l.axis = QRect(left_, l.heatmap.bottom() + 1, l.stats.width(), kAxisHeight);
+    if (compact_) return l;
     // The scale's title sits above it, inside the right margin, clear of the statistics chart.
-    l.scale = QRect(size.width() - kRight + 14, heatTop + 18, 14, l.heatmap.height() - 18);
+    l.scale = QRect(size.width() - right_ + 14, heatTop + 18, 14, l.heatmap.height() - 18);
     return l;
 }
 
@@ -264,7 +273,7 @@ void DcacheView::paintContent(QPainter& painter, QSize size) const {
     paintStats(painter, layout, mapping);
     paintHeatmap(painter, layout, mapping);
     paintAxis(painter, layout, mapping);
-    paintScale(painter, layout);
+    if (!compact_) paintScale(painter, layout);
 }
 
 void DcacheView::paintStats(QPainter& painter, const Layout& layout,
@@ -277,7 +286,7 @@ void DcacheView::paintStats(QPainter& painter, const Layout& layout,
     const auto y = [&](double pct) { return r.bottom() - pct / 100.0 * (r.height() - 1); };
     painter.setPen(palette().color(QPalette::Text));
     for (int pct : {0, 50, 100}) {
-        painter.drawText(QRect(kLeft - 44, int(y(pct)) - 8, 38, 16),
+        painter.drawText(QRect(left_ - 44, int(y(pct)) - 8, 38, 16),
                          Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("%1%").arg(pct));
         painter.setPen(QPen(palette().color(QPalette::Midlight), 1, Qt::DotLine));
         painter.drawLine(QPointF(r.left(), y(pct)), QPointF(r.right(), y(pct)));
@@ -339,7 +348,7 @@ void DcacheView::paintStats(QPainter& painter, const Layout& layout,
         painter.drawText(box.adjusted(22, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
         x += box.width() + 8;
     }
-    painter.drawText(QRect(6, r.top(), kLeft - 54, r.height()),
+    painter.drawText(QRect(6, r.top(), left_ - 54, r.height()),
                      Qt::AlignVCenter | Qt::AlignLeft | Qt::TextWordWrap, tr("free space"));
     painter.setFont(QFont());
 }
@@ -384,7 +393,7 @@ void DcacheView::paintHeatmap(QPainter& painter, const Layout& layout,
     painter.setFont(small);
     for (uint32_t bucket = 0; bucket < dc.buckets; bucket += every) {
         const double y = r.bottom() - (bucket + 0.5) * rowHeight;
-        painter.drawText(QRectF(kLeft - 48, y - 8, 42, 16), Qt::AlignRight | Qt::AlignVCenter,
+        painter.drawText(QRectF(left_ - 48, y - 8, 42, 16), Qt::AlignRight | Qt::AlignVCenter,
                          QString::number(bucket));
     }
     painter.save();
@@ -404,7 +413,7 @@ void DcacheView::paintAxis(QPainter& painter, const Layout& layout,
     QFont small = painter.font();
     small.setPointSizeF(small.pointSizeF() * 0.85);
     painter.setFont(small);
-    painter.drawText(QRect(6, r.top(), kLeft - 12, r.height() / 2),
+    painter.drawText(QRect(6, r.top(), left_ - 12, r.height() / 2),
                      Qt::AlignLeft | Qt::AlignVCenter, tr("cycles"));
     for (double t = std::ceil(window_.start / step) * step; t <= window_.end; t += step) {
         const int x = static_cast<int>(std::lround(mapping.x(t)));
@@ -440,7 +449,7 @@ void DcacheView::paintScale(QPainter& painter, const Layout& layout) const {
         painter.drawText(QRect(r.right() + 3, y - 8, 40, 16), Qt::AlignLeft | Qt::AlignVCenter,
                          QString::number(static_cast<int>(std::lround(f * dc.bucketPages))));
     }
-    painter.drawText(QRect(r.left() - 8, r.top() - 18, kRight - 8, 14), Qt::AlignLeft,
+    painter.drawText(QRect(r.left() - 8, r.top() - 18, right_ - 8, 14), Qt::AlignLeft,
                      tr("used pages"));
     if (wastedOverlay_) {
         painter.fillRect(QRect(r.left(), r.bottom() + 8, 14, 10), QColor(255, 40, 40));
@@ -503,7 +512,7 @@ void DcacheView::mouseMoveEvent(QMouseEvent* event) {
         const double a = mapping.time(pressPos_.x()), b = mapping.time(pos.x());
         setSelection(TimeRange{std::min(a, b), std::max(a, b)});
     }
-    if (pos.x() >= kLeft) {
+    if (pos.x() >= left_) {
         const double t = mapping.time(pos.x());
         setCursorTime(t);
         emit cursorMoved(t);

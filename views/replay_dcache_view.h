@@ -36,6 +36,10 @@ class DcacheView : public QWidget {
     void setSelection(std::optional<TimeRange> range);
     void setWastedOverlay(bool on);
     bool wastedOverlay() const { return wastedOverlay_; }
+    // Compact form for a strip under a timeline: the plots span [left, width - right) so they
+    // line up with the timeline's data area, the statistics chart is shorter and the colour
+    // scale is left out (the full view keeps it).
+    void setCompact(int left, int right);
 
     // Statistics of the selection (or the whole trace): medians over bins in range, weighted by
     // their overlap with it (the whole-trace ones are the analysis's exact time-weighted medians).
@@ -50,7 +54,7 @@ class DcacheView : public QWidget {
     struct Layout {
         QRect header, stats, heatmap, axis, scale;
     };
-    Layout layoutFor(QSize size) const;
+    Layout layoutFor(QSize size) const;  // scale is empty in the compact form
     TimeMapping mappingFor(QSize size) const;
     // Heatmap cell under a point: bin and bucket.
     std::optional<std::pair<uint32_t, uint32_t>> cellAt(const QPoint& pos, QSize size) const;
@@ -90,6 +94,8 @@ class DcacheView : public QWidget {
     TimeRange window_{0, 1};
     std::optional<double> cursor_;
     std::optional<TimeRange> selection_;
+    int left_ = kLeft, right_ = kRight, statsHeight_ = kStatsHeight;
+    bool compact_ = false;
     bool wastedOverlay_ = true;
     enum class Drag { None, Pan, Select } drag_ = Drag::None;
     QPoint pressPos_;

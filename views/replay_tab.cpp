@@ -11,6 +11,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QPainter>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QSvgGenerator>
 #include <QTabWidget>
@@ -140,6 +141,22 @@ void ReplayProfileTab::build() {
     previewLayout->addWidget(previewLabel_);
     previewLayout->addWidget(preview_, 1);
     previewBox_->hide();
+    // The data cache under the timeline on one time axis, so a stall can be read against the
+    // fragmentation at that moment; the Data cache tab shows the same at full size.
+    dcacheStrip_ = new DcacheView(stack);
+    // Plots under the timeline's data area: its gutter on the left, its margin (and scroll bar
+    // when shown) on the right.
+    const auto alignStrip = [this] {
+        const QScrollBar* bar = timeline_->verticalScrollBar();
+        const int frame = timeline_->frameWidth();
+        dcacheStrip_->setCompact(TimelineView::kGutterWidth + frame,
+                                 8 + (bar->isVisible() ? bar->width() : 0) + frame);
+    };
+    alignStrip();
+    connect(timeline_->verticalScrollBar(), &QScrollBar::rangeChanged, this, alignStrip);
+    stack->setStretchFactor(0, 3);
+    stack->setStretchFactor(1, 2);
+    stack->setStretchFactor(2, 2);
     details_ = new QTreeWidget(split);
     details_->setColumnCount(2);
     details_->setHeaderLabels({tr("Field"), tr("Value")});
@@ -154,6 +171,11 @@ void ReplayProfileTab::build() {
     layout->addWidget(pages_, 1);
 
     connect(wasted, &QCheckBox::toggled, dcache_, &DcacheView::setWastedOverlay);
+    connect(wasted, &QCheckBox::toggled, dcacheStrip_, &DcacheView::setWastedOverlay);
+    connect(dcacheStrip_, &DcacheView::windowChanged, this,
+            [this](TimeRange w) { syncWindow(w, dcacheStrip_); });
+    connect(dcacheStrip_, &DcacheView::cursorMoved, this,
+            [this](double t) { timeline_->setCursorTime(t); });
     connect(timeline_, &TimelineView::windowChanged, this,
             [this](TimeRange w) { syncWindow(w, timeline_); });
     connect(preview_, &TimelineView::windowChanged, this,
@@ -162,6 +184,7 @@ void ReplayProfileTab::build() {
             [this](TimeRange w) { syncWindow(w, dcache_); });
     connect(timeline_, &TimelineView::cursorMoved, this, [this](double t) {
         dcache_->setCursorTime(t);
+        dcacheStrip_->setCursorTime(t);
         preview_->setCursorTime(t);
     });
     connect(dcache_, &DcacheView::cursorMoved, this,
@@ -174,6 +197,7 @@ void ReplayProfileTab::build() {
         if (auto m = timeline_->measurement(); m && m->length() > 0) {
             status_->setText(timeline_->measurementText(*m));
             dcache_->setSelection(*m);
+            dcacheStrip_->setSelection(*m);
         }
     });
     connect(overview_, &ReplayOverview::dmaActivated, this, &ReplayProfileTab::showDma);
@@ -190,6 +214,7 @@ void ReplayProfileTab::setDocument(ReplayDocumentPtr document) {
         static_cast<DependencyOverlay::Mode>(dependencyMode_->currentIndex()));
     overview_->setDocument(doc_);
     dcache_->setDocument(doc_);
+    dcacheStrip_->setDocument(doc_);
     const auto& sim = doc_->analysis.sim;
     status_->setText(
         tr("%1 instructions, %2 DMAs, %3 cycles, %4% stalled")
@@ -208,6 +233,7 @@ void ReplayProfileTab::syncWindow(TimeRange window, QObject* from) {
     if (from != timeline_) timeline_->setWindow(window);
     if (from != preview_ && previewBox_->isVisible()) preview_->setWindow(window);
     if (from != dcache_) dcache_->setWindow(window);
+    if (from != dcacheStrip_) dcacheStrip_->setWindow(window);
     syncing_ = false;
 }
 

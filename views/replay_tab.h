@@ -40,6 +40,7 @@ class ReplayProfileTab : public QWidget {
     TimelineView* timeline() const { return timeline_; }
     TimelineView* previewTimeline() const { return preview_; }
     DcacheView* dcache() const { return dcache_; }
+    DcacheView* dcacheStrip() const { return dcacheStrip_; }  // under the timeline
     QTreeWidget* detailsPanel() const { return details_; }
     QLabel* previewLabel() const { return previewLabel_; }
     const ReplayTracks& tracks() const { return tracks_; }
@@ -88,6 +89,7 @@ class ReplayProfileTab : public QWidget {
     QWidget* previewBox_ = nullptr;
     QLabel* previewLabel_ = nullptr;
     DcacheView* dcache_ = nullptr;
+    DcacheView* dcacheStrip_ = nullptr;
     QTreeWidget* details_ = nullptr;
     QLineEdit* findEdit_ = nullptr;
     QComboBox* dependencyMode_ = nullptr;

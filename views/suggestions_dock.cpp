@@ -82,8 +82,9 @@ void SuggestionsDock::setSuggestions(const QList<SuggestionItem>& suggestions) {
     const QLocale locale;
     for (const SuggestionItem& suggestion : suggestions) {
         QString text = tr("%1 — %2").arg(suggestion.kind, suggestion.text);
-        // CPI and absorption advice has no cycle saving to promise; replay suggestions do.
-        if (suggestion.savingCycles > 0)
+        // CPI and absorption advice has no cycle saving to promise; replay suggestions do, and
+        // usually say it in their text already.
+        if (suggestion.savingCycles > 0 && !suggestion.text.contains(QLatin1String("saving")))
             text += tr(" (saves %1 cycles)").arg(locale.toString(suggestion.savingCycles, 'f', 0));
         if (!suggestion.dmas.isEmpty()) {
             QStringList ids;

@@ -1,9 +1,11 @@
 // Replay views: DMA geometry per WAIT case and backtails, hit-testing, suggestion ghosts,
 // heatmap colours, rendered images at known pixels, level-of-detail folding and `render`.
+#include <QApplication>
 #include <QImage>
 #include <QLabel>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
@@ -83,6 +85,7 @@ class TestReplayViews : public QObject {
     void applyStoresADerivedProfile();
     void renderCommandWritesRequestedSize();
     void crowdedCompletionsBecomeAStrip();
+    void dcacheStripLinesUpWithTheTimeline();
     void negativeTimesGetAMinusSign();
 
   private:
@@ -533,6 +536,35 @@ void TestReplayViews::crowdedCompletionsBecomeAStrip() {
     QVERIFY2(stripPixels > 200, qPrintable(QString::number(stripPixels)));
     QCOMPARE(tickTails, 0);
     // The tiny trace's three completions stay ticks (checked at known pixels above).
+}
+
+// The data-cache strip under the timeline shares its window and its x positions: a cycle is
+// drawn at the same x in both (within a pixel), and zooming one zooms the other.
+void TestReplayViews::dcacheStripLinesUpWithTheTimeline() {
+    const auto doc = buildReplayDocument(replay::generateWorkload("fragmentation"), std::nullopt);
+    ReplayProfileTab tab(doc);
+    tab.resize(1400, 900);
+    tab.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&tab));
+    tab.pages()->setCurrentIndex(1);  // the Timeline page, laid out
+    QApplication::processEvents();
+    tab.timeline()->setWindow({100000, 200000});
+    DcacheView* strip = tab.dcacheStrip();
+    QCOMPARE(strip->window().start, 100000.0);
+    QCOMPARE(strip->window().end, 200000.0);
+    const TimeMapping onTimeline = tab.timeline()->mappingFor(tab.timeline()->viewport()->size());
+    const TimeMapping onStrip = strip->mappingFor(strip->size());
+    for (double t : {120000.0, 150000.0, 190000.0}) {
+        const QPoint a =
+            tab.timeline()->viewport()->mapTo(&tab, QPoint(int(std::lround(onTimeline.x(t))), 0));
+        const QPoint b = strip->mapTo(&tab, QPoint(int(std::lround(onStrip.x(t))), 0));
+        QVERIFY2(std::abs(a.x() - b.x()) <= 1,
+                 qPrintable(QString("%1 vs %2").arg(a.x()).arg(b.x())));
+    }
+    // Compact: no colour scale, the statistics chart shorter than in the full view.
+    QVERIFY(strip->layoutFor(strip->size()).scale.isEmpty());
+    QVERIFY(strip->layoutFor(strip->size()).stats.height() <
+            tab.dcache()->layoutFor(tab.dcache()->size()).stats.height());
 }
 
 void TestReplayViews::negativeTimesGetAMinusSign() {
