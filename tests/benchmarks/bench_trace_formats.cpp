@@ -369,6 +369,8 @@ int main(int argc, char** argv) {
             "(%.1f MB/s), peak RSS %ld MB\n",
             nodes, static_cast<long long>(r.meta.value("dependencies").toInteger()), r.seconds,
             nodes / r.seconds, double(bytes) / 1e6 / r.seconds, peakRssMb());
+        std::printf("  CPU %.2f s = %.0f nodes/s; stages: %s\n", r.cpu, nodes / r.cpu,
+                    r.stages.c_str());
         std::fflush(stdout);
     }
     return 0;
