@@ -407,7 +407,11 @@ class TraceWriter::SpillSorter {
         size_t pos_ = 0;
     };
 
-    void sortBuffer() { std::sort(buffer_.begin(), buffer_.end(), less_); }
+    // Importers often add records in order already (a track at a time, by time).
+    void sortBuffer() {
+        if (!std::is_sorted(buffer_.begin(), buffer_.end(), less_))
+            std::sort(buffer_.begin(), buffer_.end(), less_);
+    }
     void spill() {
         sortBuffer();
         if (!file_) {
@@ -694,13 +698,20 @@ void TraceWriter::addAggregate(uint32_t name, uint64_t occurrences, int64_t tota
 }
 
 void TraceWriter::addFlow(FlowEnd from, FlowEnd to, uint32_t name) {
-    FlowRecord f;
-    f.from = from;
-    f.to = to;
-    f.name = name;
+    if ((flowCount_ >> kFlowBlockBits) == flowBlocks_.size())
+        flowBlocks_.push_back(
+            std::make_unique_for_overwrite<FlowRecord[]>(size_t(1) << kFlowBlockBits));
+    FlowRecord& f = flow(flowCount_++);
     f.fromTs = from.ts;
     f.toTs = to.ts;
-    flows_.push_back(f);
+    f.fromArgs = from.args;
+    f.toArgs = to.args;
+    f.fromTrack = from.track;
+    f.toTrack = to.track;
+    f.name = name;
+    f.fromDepth = f.toDepth = -1;
+    f.fromBinding = from.binding;
+    f.toBinding = to.binding;
 }
 
 void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(double)>& step) {
@@ -709,38 +720,42 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
                           "INSERT INTO trace_chunks(profile_id, track_id, level, seq, first_ns, "
                           "end_ns, count, data) VALUES(?,?,?,?,?,?,?,?)");
 
-    // Flow ends on this track, by time: enclosing ones, next-slice ones and exact ones.
+    // Flow ends on this track, by time: enclosing ones, next-slice ones and exact ones. Their
+    // times are still the ones added: ends are bound only while their own track is written.
     struct EndRef {
         int64_t ts;
-        size_t flow;
-        bool source;
         uint64_t args;
+        uint32_t flow;
+        bool source;
     };
     std::vector<EndRef> enclosing, next, exact;
     auto listFor = [&](FlowBinding b) -> std::vector<EndRef>& {
         return b == FlowBinding::Enclosing ? enclosing : b == FlowBinding::NextSlice ? next : exact;
     };
-    for (size_t i = 0; i < flows_.size(); ++i) {
-        const FlowRecord& f = flows_[i];
-        if (f.from.track == trackId)
-            listFor(f.from.binding).push_back({f.from.ts, i, true, f.from.args});
-        if (f.to.track == trackId) listFor(f.to.binding).push_back({f.to.ts, i, false, f.to.args});
+    for (size_t k = flowEndsBegin_[trackId]; k < flowEndsBegin_[trackId + 1]; ++k) {
+        const uint32_t i = flowEnds_[k] >> 1;
+        const FlowRecord& f = flow(i);
+        if (flowEnds_[k] & 1)
+            listFor(f.fromBinding).push_back({f.fromTs, f.fromArgs, i, true});
+        else
+            listFor(f.toBinding).push_back({f.toTs, f.toArgs, i, false});
     }
     // By time, ties in the order the ends were listed (flow, then source before destination):
     // the order a stable sort by time gives, but the keys are unique, so a plain sort does.
+    // Ends often come in time order already (Chakra's dependencies by node).
     auto byTs = [](const EndRef& a, const EndRef& b) {
         if (a.ts != b.ts) return a.ts < b.ts;
         if (a.flow != b.flow) return a.flow < b.flow;
         return a.source && !b.source;
     };
-    std::sort(enclosing.begin(), enclosing.end(), byTs);
-    std::sort(next.begin(), next.end(), byTs);
-    std::sort(exact.begin(), exact.end(), byTs);
+    for (std::vector<EndRef>* ends : {&enclosing, &next, &exact})
+        if (!std::is_sorted(ends->begin(), ends->end(), byTs))
+            std::sort(ends->begin(), ends->end(), byTs);
     std::vector<bool> exactBound(exact.size(), false);
     size_t nextEnclosing = 0, nextNext = 0, nextExact = 0;
     // A source attaches at its slice's end, a destination at its slice's start.
     auto bind = [this](const EndRef& e, int64_t start, int64_t end, int32_t depth) {
-        FlowRecord& f = flows_[e.flow];
+        FlowRecord& f = flow(e.flow);
         if (e.source) {
             f.fromTs = end;
             f.fromDepth = depth;
@@ -938,6 +953,7 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     slices_->seal();
     samples_->seal();
 
+    indexFlowEnds();
     const double totalRecords = double(slices_->records() + samples_->records()) + 1.0;
     double done = 0;
     TraceSummary summary;
@@ -973,9 +989,30 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     summary.start = start == INT64_MAX ? 0 : start;
     summary.end = end == INT64_MIN ? 0 : end;
     summary.tracks = uint64_t(std::count(kept.begin(), kept.end(), true));
-    summary.flows = flows_.size();
+    summary.flows = flowCount_;
     progress(1.0);
     return summary;
+}
+
+// Flow ends grouped by track (a counting sort, flow order kept within a track), so writing a
+// track visits its own ends instead of every flow.
+void TraceWriter::indexFlowEnds() {
+    if (flowCount_ >= (size_t(1) << 31))
+        throw Failure("trace import: more than 2^31 flows are not supported");
+    flowEndsBegin_.assign(tracks_.size() + 1, 0);
+    for (size_t i = 0; i < flowCount_; ++i) {
+        const FlowRecord& f = flow(i);
+        ++flowEndsBegin_[f.fromTrack + 1];
+        ++flowEndsBegin_[f.toTrack + 1];
+    }
+    for (size_t t = 0; t < tracks_.size(); ++t) flowEndsBegin_[t + 1] += flowEndsBegin_[t];
+    flowEnds_.resize(flowEndsBegin_.back());
+    std::vector<size_t> fill(flowEndsBegin_.begin(), flowEndsBegin_.end() - 1);
+    for (size_t i = 0; i < flowCount_; ++i) {
+        const FlowRecord& f = flow(i);
+        flowEnds_[fill[f.fromTrack]++] = uint32_t(i) << 1 | 1;  // low bit: the source end
+        flowEnds_[fill[f.toTrack]++] = uint32_t(i) << 1;
+    }
 }
 
 // Tracks holding data, and the tracks enclosing them; empty ones (metadata only) are dropped.
@@ -1026,14 +1063,14 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
 
     PackedSink flows(workspace_, profileId_, kFlowsStream);
     PackedFlow previous;
-    for (size_t i = 0; i < flows_.size(); ++i) {
-        const FlowRecord& f = flows_[i];
+    for (size_t i = 0; i < flowCount_; ++i) {
+        const FlowRecord& f = flow(i);
         PackedFlow packed;
         packed.name = f.name;
-        packed.fromTrack = int64_t(f.from.track);
+        packed.fromTrack = int64_t(f.fromTrack);
         packed.fromTs = f.fromTs;
         packed.fromDepth = f.fromDepth;
-        packed.toTrack = int64_t(f.to.track);
+        packed.toTrack = int64_t(f.toTrack);
         packed.toTs = f.toTs;
         packed.toDepth = f.toDepth;
         // Each chunk decodes on its own: deltas restart from zero.
