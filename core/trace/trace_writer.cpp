@@ -291,6 +291,10 @@ std::vector<int> chooseLevels(uint64_t levelZeroItems, const std::vector<uint64_
     return levels;
 }
 
+// Tracks with at most this many slices keep level 0 in memory (48 bytes an item) while their
+// higher levels are built.
+constexpr uint64_t kLevelZeroInMemory = uint64_t(1) << 20;
+
 int topLevelFor(int64_t span) {
     int k = 1;
     while (k < kMaxLevel && lodWidth(k) < span) ++k;
@@ -808,6 +812,12 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
         counters, [&](size_t k, const SliceItem&) { ++levelCounts[k + 1]; });
 
     ChunkSink levelZero(insert, profileId_, trackId, 0);
+    // Level 0 stays in memory for building the higher levels when the track is not too large
+    // (reading it back from SQLite and decoding it was a tenth of writing a track).
+    const bool levelZeroInMemory =
+        !counters.empty() && track.slices + track.instants <= kLevelZeroInMemory;
+    std::vector<SliceItem> levelZeroItems;
+    if (levelZeroInMemory) levelZeroItems.reserve(size_t(track.slices + track.instants));
     uint64_t seen = 0;
     slices_->forEach(trackId, [&](const RawSlice& r) {
         resolveEnclosingBefore(r.start, false);
@@ -864,6 +874,7 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
         }
         track.maxDepth = std::max(track.maxDepth, item.depth);
         levelZero.add(item);
+        if (levelZeroInMemory) levelZeroItems.push_back(item);
         if (!counters.empty()) counters[0].add(item, count.at(0));
         if ((++seen & 0xffff) == 0) step(double(seen));
     });
@@ -875,24 +886,28 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
     track.levels = chooseLevels(track.slices + track.instants, levelCounts);
     if (track.levels.size() <= 1) return;
 
-    // Second pass over the stored level 0 builds the kept levels.
+    // Second pass over level 0 (in memory, or as stored) builds the kept levels.
     std::vector<SliceFolder> folders;
     std::vector<std::unique_ptr<ChunkSink>> sinks;
     for (size_t i = 1; i < track.levels.size(); ++i) {
         folders.emplace_back(lodWidth(track.levels[i]));
         sinks.push_back(std::make_unique<ChunkSink>(insert, profileId_, trackId, track.levels[i]));
     }
-    sql::Statement read(workspace_.db(),
-                        "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
-                        "level = 0 ORDER BY seq");
-    read.bind(1, profileId_).bind(2, int64_t(trackId));
     Cascade<SliceFolder, SliceItem> build(
         folders, [&](size_t i, const SliceItem& out) { sinks[i]->add(out); });
-    std::vector<SliceItem> items;
-    while (read.step()) {
-        items.clear();
-        decodeSlices(read.blob(0), items);
-        for (const SliceItem& item : items) folders[0].add(item, build.at(0));
+    if (levelZeroInMemory) {
+        for (const SliceItem& item : levelZeroItems) folders[0].add(item, build.at(0));
+    } else {
+        sql::Statement read(workspace_.db(),
+                            "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? "
+                            "AND level = 0 ORDER BY seq");
+        read.bind(1, profileId_).bind(2, int64_t(trackId));
+        std::vector<SliceItem> items;
+        while (read.step()) {
+            items.clear();
+            decodeSlices(read.blob(0), items);
+            for (const SliceItem& item : items) folders[0].add(item, build.at(0));
+        }
     }
     for (size_t i = 0; i < folders.size(); ++i) {
         folders[i].finish(build.at(i));
