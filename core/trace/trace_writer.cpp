@@ -646,8 +646,7 @@ void TraceWriter::flushArgs() {
     if (!argsCompressor_)
         argsCompressor_ = std::make_unique<ArgsCompressor>(
             [this](int64_t seq, const std::string& packed) { insertArgsChunk(seq, packed); });
-    argsCompressor_->submit(int64_t((argsCount_ - 1) / kArgsPerChunk), argsChunk_.bytes());
-    argsChunk_.clear();
+    argsCompressor_->submit(int64_t((argsCount_ - 1) / kArgsPerChunk), argsChunk_.release());
 }
 
 void TraceWriter::insertArgsChunk(int64_t seq, const std::string& packed) {
