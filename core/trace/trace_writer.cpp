@@ -348,12 +348,21 @@ class TraceWriter::SpillSorter {
         std::priority_queue<size_t, std::vector<size_t>, decltype(greater)> heap(greater);
         for (size_t i = 0; i < cursors.size(); ++i)
             if (cursors[i].peek()) heap.push(i);
+        // Runs often hold long stretches of a track (importers add a line or a rank at a
+        // time): a cursor keeps going without heap operations while it stays the smallest.
         while (!heap.empty()) {
             const size_t i = heap.top();
             heap.pop();
-            visit(*cursors[i].peek());
-            cursors[i].pop();
-            if (cursors[i].peek()) heap.push(i);
+            for (;;) {
+                visit(*cursors[i].peek());
+                cursors[i].pop();
+                const T* next = cursors[i].peek();
+                if (!next) break;
+                if (!heap.empty() && less_(*cursors[heap.top()].peek(), *next)) {
+                    heap.push(i);
+                    break;
+                }
+            }
         }
     }
 
