@@ -85,6 +85,8 @@ class WireReader {
 
   private:
     uint64_t varint() {
+        // Tags and small values are one byte: most of the varints of an XSpace.
+        if (pos_ < data_.size() && !(uint8_t(data_[pos_]) & 0x80)) return uint8_t(data_[pos_++]);
         uint64_t v = 0;
         for (int shift = 0; shift < 64; shift += 7) {
             if (pos_ >= data_.size()) fail(base_ + pos_, "truncated varint (truncated file?)");
