@@ -825,8 +825,27 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
         if (a.flow != b.flow) return a.flow < b.flow;
         return a.source && !b.source;
     };
+    // Exact ends bind to the first slice, in order, that carries their args id and starts at
+    // their time. When the ids are dense (Chakra: one per node), they are grouped by id with a
+    // counting sort instead of sorted by time: a slice looks up its own id's ends.
+    uint64_t minArgs = UINT64_MAX, maxArgs = 0;
+    for (const EndRef& e : exact) {
+        minArgs = std::min(minArgs, e.args);
+        maxArgs = std::max(maxArgs, e.args);
+    }
+    const bool exactByArgs = !exact.empty() && maxArgs - minArgs < 4 * uint64_t(exact.size());
+    std::vector<uint32_t> exactBegin, exactByArgsOrder;  // ends of id minArgs + g: [g], [g + 1]
+    if (exactByArgs) {
+        exactBegin.assign(size_t(maxArgs - minArgs) + 2, 0);
+        for (const EndRef& e : exact) ++exactBegin[size_t(e.args - minArgs) + 1];
+        for (size_t g = 1; g < exactBegin.size(); ++g) exactBegin[g] += exactBegin[g - 1];
+        exactByArgsOrder.resize(exact.size());
+        std::vector<uint32_t> fill(exactBegin.begin(), exactBegin.end() - 1);
+        for (size_t k = 0; k < exact.size(); ++k)
+            exactByArgsOrder[fill[size_t(exact[k].args - minArgs)]++] = uint32_t(k);
+    }
     for (std::vector<EndRef>* ends : {&enclosing, &next, &exact})
-        if (!std::is_sorted(ends->begin(), ends->end(), byTs))
+        if ((ends != &exact || !exactByArgs) && !std::is_sorted(ends->begin(), ends->end(), byTs))
             std::sort(ends->begin(), ends->end(), byTs);
     std::vector<bool> exactBound(exact.size(), false);
     size_t nextEnclosing = 0, nextNext = 0, nextExact = 0;
@@ -938,11 +957,23 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
             while (nextNext < next.size() && next[nextNext].ts <= r.start)
                 bind(next[nextNext++], r.start, item.end(), int32_t(item.depth));
             // Exact ends: the slice starting at their time with their args id.
-            while (nextExact < exact.size() && exact[nextExact].ts < r.start) ++nextExact;
-            for (size_t k = nextExact; k < exact.size() && exact[k].ts == r.start; ++k) {
-                if (exactBound[k] || exact[k].args != r.args) continue;
-                exactBound[k] = true;
-                bind(exact[k], r.start, item.end(), int32_t(item.depth));
+            if (exactByArgs) {
+                if (r.args >= minArgs && r.args <= maxArgs) {
+                    const size_t g = size_t(r.args - minArgs);
+                    for (size_t k = exactBegin[g]; k < exactBegin[g + 1]; ++k) {
+                        const uint32_t e = exactByArgsOrder[k];
+                        if (exactBound[e] || exact[e].ts != r.start) continue;
+                        exactBound[e] = true;
+                        bind(exact[e], r.start, item.end(), int32_t(item.depth));
+                    }
+                }
+            } else {
+                while (nextExact < exact.size() && exact[nextExact].ts < r.start) ++nextExact;
+                for (size_t k = nextExact; k < exact.size() && exact[k].ts == r.start; ++k) {
+                    if (exactBound[k] || exact[k].args != r.args) continue;
+                    exactBound[k] = true;
+                    bind(exact[k], r.start, item.end(), int32_t(item.depth));
+                }
             }
         }
         track.maxDepth = std::max(track.maxDepth, item.depth);
