@@ -308,8 +308,10 @@ int topLevelFor(int64_t span) {
 template <class T, class Less>
 class TraceWriter::SpillSorter {
   public:
+    // The whole budget is reserved at once: pages are only committed as records arrive, and
+    // growing by doubling copied the buffer several times on its way to the budget.
     explicit SpillSorter(size_t budget) : budget_(std::max<size_t>(budget, 1024)) {
-        buffer_.reserve(std::min<size_t>(budget_, 1 << 16));
+        buffer_.reserve(budget_);
     }
     ~SpillSorter() {
         if (file_) std::fclose(file_);
