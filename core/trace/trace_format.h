@@ -102,6 +102,13 @@ class ByteWriter {
     }
     void bytesAppend(std::string_view b) { bytes_.append(b.data(), b.size()); }
     const std::string& bytes() const { return bytes_; }
+    // Hands the bytes over without a copy; the writer starts empty with the same capacity.
+    std::string release() {
+        std::string out;
+        out.reserve(bytes_.capacity());
+        out.swap(bytes_);
+        return out;
+    }
     void clear() { bytes_.clear(); }
     size_t size() const { return bytes_.size(); }
 

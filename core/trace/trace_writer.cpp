@@ -291,6 +291,10 @@ std::vector<int> chooseLevels(uint64_t levelZeroItems, const std::vector<uint64_
     return levels;
 }
 
+// Tracks with at most this many slices keep level 0 in memory (48 bytes an item) while their
+// higher levels are built.
+constexpr uint64_t kLevelZeroInMemory = uint64_t(1) << 20;
+
 int topLevelFor(int64_t span) {
     int k = 1;
     while (k < kMaxLevel && lodWidth(k) < span) ++k;
@@ -304,19 +308,32 @@ int topLevelFor(int64_t span) {
 template <class T, class Less>
 class TraceWriter::SpillSorter {
   public:
+    // The whole budget is reserved at once: pages are only committed as records arrive, and
+    // growing by doubling copied the buffer several times on its way to the budget.
     explicit SpillSorter(size_t budget) : budget_(std::max<size_t>(budget, 1024)) {
-        buffer_.reserve(std::min<size_t>(budget_, 1 << 16));
+        buffer_.reserve(budget_);
     }
     ~SpillSorter() {
         if (file_) std::fclose(file_);
     }
     void push(const T& record) {
+        // Whether each track's records still come in order (lines and ranks are usually added
+        // in time order, tracks interleaved): then a run needs grouping by track, not a sort.
+        if (record.track >= lastOfTrack_.size()) {
+            lastOfTrack_.resize(size_t(record.track) + 1, kNone);
+            countOfTrack_.resize(size_t(record.track) + 1, 0);
+        }
+        size_t& last = lastOfTrack_[record.track];
+        if (last != kNone && less_(record, buffer_[last])) tracksInOrder_ = false;
+        last = buffer_.size();
+        ++countOfTrack_[record.track];
         buffer_.push_back(record);
         if (buffer_.size() >= budget_) spill();
     }
     uint64_t records() const { return total_ + buffer_.size(); }
 
-    // Call once, after the last push: sorts what is still in memory.
+    // Call once, after the last push: sorts what is still in memory (spilling it grouped
+    // instead was slower: one more run to write, read and merge).
     void seal() { sortBuffer(); }
 
     // Visits the records of one track in order.
@@ -344,12 +361,21 @@ class TraceWriter::SpillSorter {
         std::priority_queue<size_t, std::vector<size_t>, decltype(greater)> heap(greater);
         for (size_t i = 0; i < cursors.size(); ++i)
             if (cursors[i].peek()) heap.push(i);
+        // Runs often hold long stretches of a track (importers add a line or a rank at a
+        // time): a cursor keeps going without heap operations while it stays the smallest.
         while (!heap.empty()) {
             const size_t i = heap.top();
             heap.pop();
-            visit(*cursors[i].peek());
-            cursors[i].pop();
-            if (cursors[i].peek()) heap.push(i);
+            for (;;) {
+                visit(*cursors[i].peek());
+                cursors[i].pop();
+                const T* next = cursors[i].peek();
+                if (!next) break;
+                if (!heap.empty() && less_(*cursors[heap.top()].peek(), *next)) {
+                    heap.push(i);
+                    break;
+                }
+            }
         }
     }
 
@@ -407,13 +433,70 @@ class TraceWriter::SpillSorter {
         size_t pos_ = 0;
     };
 
-    void sortBuffer() { std::sort(buffer_.begin(), buffer_.end(), less_); }
+    // Importers often add records in order already (a track at a time, by time).
+    void sortBuffer() {
+        if (!std::is_sorted(buffer_.begin(), buffer_.end(), less_))
+            std::sort(buffer_.begin(), buffer_.end(), less_);
+    }
     void spill() {
-        sortBuffer();
         if (!file_) {
             file_ = std::tmpfile();
             if (!file_) throw Failure("trace import: cannot create a temporary spill file");
         }
+        if (tracksInOrder_ && !std::is_sorted(buffer_.begin(), buffer_.end(), less_))
+            spillGrouped();
+        else
+            spillSorted();
+        buffer_.clear();
+        std::fill(lastOfTrack_.begin(), lastOfTrack_.end(), kNone);
+        std::fill(countOfTrack_.begin(), countOfTrack_.end(), 0);
+        tracksInOrder_ = true;
+    }
+    // Each track's records are in order: they go to their track's segment of the run through
+    // a small buffer per track, in one pass (sorting a million records cost more).
+    void spillGrouped() {
+        Run run;
+        run.offset = fileEnd_;
+        std::vector<uint64_t> next(countOfTrack_.size(), 0);  // next record's place in the run
+        uint64_t first = 0;
+        for (uint32_t t = 0; t < countOfTrack_.size(); ++t) {
+            if (countOfTrack_[t] == 0) continue;
+            run.segments[t] = {first, countOfTrack_[t]};
+            next[t] = first;
+            first += countOfTrack_[t];
+        }
+        constexpr size_t kScatter = 1024;
+        std::vector<std::vector<T>> pending(countOfTrack_.size());
+        auto flush = [&](uint32_t t) {
+            std::vector<T>& p = pending[t];
+            writeAt(run.offset + next[t] * sizeof(T), p.data(), p.size() * sizeof(T));
+            next[t] += p.size();
+            p.clear();
+        };
+        for (const T& r : buffer_) {
+            std::vector<T>& p = pending[r.track];
+            if (p.capacity() == 0) p.reserve(kScatter);
+            p.push_back(r);
+            if (p.size() == kScatter) flush(r.track);
+        }
+        for (uint32_t t = 0; t < pending.size(); ++t)
+            if (!pending[t].empty()) flush(t);
+        fileEnd_ += buffer_.size() * sizeof(T);
+        total_ += buffer_.size();
+        runs_.push_back(std::move(run));
+    }
+    void writeAt(uint64_t offset, const T* data, size_t bytes) {
+        size_t done = 0;
+        while (done < bytes) {
+            const ssize_t n = ::pwrite(fileno(file_), reinterpret_cast<const char*>(data) + done,
+                                       bytes - done, off_t(offset + done));
+            if (n <= 0)
+                throw Failure("trace import: cannot write the temporary spill file (disk full?)");
+            done += size_t(n);
+        }
+    }
+    void spillSorted() {
+        sortBuffer();
         Run run;
         run.offset = fileEnd_;
         for (size_t i = 0; i < buffer_.size();) {
@@ -423,18 +506,19 @@ class TraceWriter::SpillSorter {
             i = j;
         }
         const size_t bytes = buffer_.size() * sizeof(T);
-        if (std::fseek(file_, long(fileEnd_), SEEK_SET) != 0 ||
-            std::fwrite(buffer_.data(), 1, bytes, file_) != bytes || std::fflush(file_) != 0)
-            throw Failure("trace import: cannot write the temporary spill file (disk full?)");
+        writeAt(fileEnd_, buffer_.data(), bytes);
         fileEnd_ += bytes;
         total_ += buffer_.size();
         runs_.push_back(std::move(run));
-        buffer_.clear();
     }
 
+    static constexpr size_t kNone = SIZE_MAX;
     size_t budget_;
     Less less_;
     std::vector<T> buffer_;
+    std::vector<size_t> lastOfTrack_;     // index in buffer_ of each track's last record
+    std::vector<uint64_t> countOfTrack_;  // records of each track in buffer_
+    bool tracksInOrder_ = true;
     std::vector<Run> runs_;
     FILE* file_ = nullptr;
     uint64_t fileEnd_ = 0;
@@ -638,8 +722,7 @@ void TraceWriter::flushArgs() {
     if (!argsCompressor_)
         argsCompressor_ = std::make_unique<ArgsCompressor>(
             [this](int64_t seq, const std::string& packed) { insertArgsChunk(seq, packed); });
-    argsCompressor_->submit(int64_t((argsCount_ - 1) / kArgsPerChunk), argsChunk_.bytes());
-    argsChunk_.clear();
+    argsCompressor_->submit(int64_t((argsCount_ - 1) / kArgsPerChunk), argsChunk_.release());
 }
 
 void TraceWriter::insertArgsChunk(int64_t seq, const std::string& packed) {
@@ -694,13 +777,20 @@ void TraceWriter::addAggregate(uint32_t name, uint64_t occurrences, int64_t tota
 }
 
 void TraceWriter::addFlow(FlowEnd from, FlowEnd to, uint32_t name) {
-    FlowRecord f;
-    f.from = from;
-    f.to = to;
-    f.name = name;
+    if ((flowCount_ >> kFlowBlockBits) == flowBlocks_.size())
+        flowBlocks_.push_back(
+            std::make_unique_for_overwrite<FlowRecord[]>(size_t(1) << kFlowBlockBits));
+    FlowRecord& f = flow(flowCount_++);
     f.fromTs = from.ts;
     f.toTs = to.ts;
-    flows_.push_back(f);
+    f.fromArgs = from.args;
+    f.toArgs = to.args;
+    f.fromTrack = from.track;
+    f.toTrack = to.track;
+    f.name = name;
+    f.fromDepth = f.toDepth = -1;
+    f.fromBinding = from.binding;
+    f.toBinding = to.binding;
 }
 
 void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(double)>& step) {
@@ -709,38 +799,61 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
                           "INSERT INTO trace_chunks(profile_id, track_id, level, seq, first_ns, "
                           "end_ns, count, data) VALUES(?,?,?,?,?,?,?,?)");
 
-    // Flow ends on this track, by time: enclosing ones, next-slice ones and exact ones.
+    // Flow ends on this track, by time: enclosing ones, next-slice ones and exact ones. Their
+    // times are still the ones added: ends are bound only while their own track is written.
     struct EndRef {
         int64_t ts;
-        size_t flow;
-        bool source;
         uint64_t args;
+        uint32_t flow;
+        bool source;
     };
     std::vector<EndRef> enclosing, next, exact;
     auto listFor = [&](FlowBinding b) -> std::vector<EndRef>& {
         return b == FlowBinding::Enclosing ? enclosing : b == FlowBinding::NextSlice ? next : exact;
     };
-    for (size_t i = 0; i < flows_.size(); ++i) {
-        const FlowRecord& f = flows_[i];
-        if (f.from.track == trackId)
-            listFor(f.from.binding).push_back({f.from.ts, i, true, f.from.args});
-        if (f.to.track == trackId) listFor(f.to.binding).push_back({f.to.ts, i, false, f.to.args});
+    for (size_t k = flowEndsBegin_[trackId]; k < flowEndsBegin_[trackId + 1]; ++k) {
+        const uint32_t i = flowEnds_[k] >> 1;
+        const FlowRecord& f = flow(i);
+        if (flowEnds_[k] & 1)
+            listFor(f.fromBinding).push_back({f.fromTs, f.fromArgs, i, true});
+        else
+            listFor(f.toBinding).push_back({f.toTs, f.toArgs, i, false});
     }
     // By time, ties in the order the ends were listed (flow, then source before destination):
     // the order a stable sort by time gives, but the keys are unique, so a plain sort does.
+    // Ends often come in time order already (Chakra's dependencies by node).
     auto byTs = [](const EndRef& a, const EndRef& b) {
         if (a.ts != b.ts) return a.ts < b.ts;
         if (a.flow != b.flow) return a.flow < b.flow;
         return a.source && !b.source;
     };
-    std::sort(enclosing.begin(), enclosing.end(), byTs);
-    std::sort(next.begin(), next.end(), byTs);
-    std::sort(exact.begin(), exact.end(), byTs);
+    // Exact ends bind to the first slice, in order, that carries their args id and starts at
+    // their time. When the ids are dense (Chakra: one per node), they are grouped by id with a
+    // counting sort instead of sorted by time: a slice looks up its own id's ends.
+    uint64_t minArgs = UINT64_MAX, maxArgs = 0;
+    for (const EndRef& e : exact) {
+        minArgs = std::min(minArgs, e.args);
+        maxArgs = std::max(maxArgs, e.args);
+    }
+    const bool exactByArgs = !exact.empty() && maxArgs - minArgs < 4 * uint64_t(exact.size());
+    std::vector<uint32_t> exactBegin, exactByArgsOrder;  // ends of id minArgs + g: [g], [g + 1]
+    if (exactByArgs) {
+        exactBegin.assign(size_t(maxArgs - minArgs) + 2, 0);
+        for (const EndRef& e : exact) ++exactBegin[size_t(e.args - minArgs) + 1];
+        for (size_t g = 1; g < exactBegin.size(); ++g) exactBegin[g] += exactBegin[g - 1];
+        exactByArgsOrder.resize(exact.size());
+        std::vector<uint32_t> fill(exactBegin.begin(), exactBegin.end() - 1);
+        for (size_t k = 0; k < exact.size(); ++k)
+            exactByArgsOrder[fill[size_t(exact[k].args - minArgs)]++] = uint32_t(k);
+    }
+    for (std::vector<EndRef>* ends : {&enclosing, &next, &exact})
+        if ((ends != &exact || !exactByArgs) && !std::is_sorted(ends->begin(), ends->end(), byTs))
+            std::sort(ends->begin(), ends->end(), byTs);
     std::vector<bool> exactBound(exact.size(), false);
     size_t nextEnclosing = 0, nextNext = 0, nextExact = 0;
     // A source attaches at its slice's end, a destination at its slice's start.
     auto bind = [this](const EndRef& e, int64_t start, int64_t end, int32_t depth) {
-        FlowRecord& f = flows_[e.flow];
+        FlowRecord& f = flow(e.flow);
         if (e.source) {
             f.fromTs = end;
             f.fromDepth = depth;
@@ -793,6 +906,12 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
         counters, [&](size_t k, const SliceItem&) { ++levelCounts[k + 1]; });
 
     ChunkSink levelZero(insert, profileId_, trackId, 0);
+    // Level 0 stays in memory for building the higher levels when the track is not too large
+    // (reading it back from SQLite and decoding it was a tenth of writing a track).
+    const bool levelZeroInMemory =
+        !counters.empty() && track.slices + track.instants <= kLevelZeroInMemory;
+    std::vector<SliceItem> levelZeroItems;
+    if (levelZeroInMemory) levelZeroItems.reserve(size_t(track.slices + track.instants));
     uint64_t seen = 0;
     slices_->forEach(trackId, [&](const RawSlice& r) {
         resolveEnclosingBefore(r.start, false);
@@ -840,15 +959,28 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
             while (nextNext < next.size() && next[nextNext].ts <= r.start)
                 bind(next[nextNext++], r.start, item.end(), int32_t(item.depth));
             // Exact ends: the slice starting at their time with their args id.
-            while (nextExact < exact.size() && exact[nextExact].ts < r.start) ++nextExact;
-            for (size_t k = nextExact; k < exact.size() && exact[k].ts == r.start; ++k) {
-                if (exactBound[k] || exact[k].args != r.args) continue;
-                exactBound[k] = true;
-                bind(exact[k], r.start, item.end(), int32_t(item.depth));
+            if (exactByArgs) {
+                if (r.args >= minArgs && r.args <= maxArgs) {
+                    const size_t g = size_t(r.args - minArgs);
+                    for (size_t k = exactBegin[g]; k < exactBegin[g + 1]; ++k) {
+                        const uint32_t e = exactByArgsOrder[k];
+                        if (exactBound[e] || exact[e].ts != r.start) continue;
+                        exactBound[e] = true;
+                        bind(exact[e], r.start, item.end(), int32_t(item.depth));
+                    }
+                }
+            } else {
+                while (nextExact < exact.size() && exact[nextExact].ts < r.start) ++nextExact;
+                for (size_t k = nextExact; k < exact.size() && exact[k].ts == r.start; ++k) {
+                    if (exactBound[k] || exact[k].args != r.args) continue;
+                    exactBound[k] = true;
+                    bind(exact[k], r.start, item.end(), int32_t(item.depth));
+                }
             }
         }
         track.maxDepth = std::max(track.maxDepth, item.depth);
         levelZero.add(item);
+        if (levelZeroInMemory) levelZeroItems.push_back(item);
         if (!counters.empty()) counters[0].add(item, count.at(0));
         if ((++seen & 0xffff) == 0) step(double(seen));
     });
@@ -860,24 +992,28 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
     track.levels = chooseLevels(track.slices + track.instants, levelCounts);
     if (track.levels.size() <= 1) return;
 
-    // Second pass over the stored level 0 builds the kept levels.
+    // Second pass over level 0 (in memory, or as stored) builds the kept levels.
     std::vector<SliceFolder> folders;
     std::vector<std::unique_ptr<ChunkSink>> sinks;
     for (size_t i = 1; i < track.levels.size(); ++i) {
         folders.emplace_back(lodWidth(track.levels[i]));
         sinks.push_back(std::make_unique<ChunkSink>(insert, profileId_, trackId, track.levels[i]));
     }
-    sql::Statement read(workspace_.db(),
-                        "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
-                        "level = 0 ORDER BY seq");
-    read.bind(1, profileId_).bind(2, int64_t(trackId));
     Cascade<SliceFolder, SliceItem> build(
         folders, [&](size_t i, const SliceItem& out) { sinks[i]->add(out); });
-    std::vector<SliceItem> items;
-    while (read.step()) {
-        items.clear();
-        decodeSlices(read.blob(0), items);
-        for (const SliceItem& item : items) folders[0].add(item, build.at(0));
+    if (levelZeroInMemory) {
+        for (const SliceItem& item : levelZeroItems) folders[0].add(item, build.at(0));
+    } else {
+        sql::Statement read(workspace_.db(),
+                            "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? "
+                            "AND level = 0 ORDER BY seq");
+        read.bind(1, profileId_).bind(2, int64_t(trackId));
+        std::vector<SliceItem> items;
+        while (read.step()) {
+            items.clear();
+            decodeSlices(read.blob(0), items);
+            for (const SliceItem& item : items) folders[0].add(item, build.at(0));
+        }
     }
     for (size_t i = 0; i < folders.size(); ++i) {
         folders[i].finish(build.at(i));
@@ -938,6 +1074,7 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     slices_->seal();
     samples_->seal();
 
+    indexFlowEnds();
     const double totalRecords = double(slices_->records() + samples_->records()) + 1.0;
     double done = 0;
     TraceSummary summary;
@@ -973,9 +1110,30 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     summary.start = start == INT64_MAX ? 0 : start;
     summary.end = end == INT64_MIN ? 0 : end;
     summary.tracks = uint64_t(std::count(kept.begin(), kept.end(), true));
-    summary.flows = flows_.size();
+    summary.flows = flowCount_;
     progress(1.0);
     return summary;
+}
+
+// Flow ends grouped by track (a counting sort, flow order kept within a track), so writing a
+// track visits its own ends instead of every flow.
+void TraceWriter::indexFlowEnds() {
+    if (flowCount_ >= (size_t(1) << 31))
+        throw Failure("trace import: more than 2^31 flows are not supported");
+    flowEndsBegin_.assign(tracks_.size() + 1, 0);
+    for (size_t i = 0; i < flowCount_; ++i) {
+        const FlowRecord& f = flow(i);
+        ++flowEndsBegin_[f.fromTrack + 1];
+        ++flowEndsBegin_[f.toTrack + 1];
+    }
+    for (size_t t = 0; t < tracks_.size(); ++t) flowEndsBegin_[t + 1] += flowEndsBegin_[t];
+    flowEnds_.resize(flowEndsBegin_.back());
+    std::vector<size_t> fill(flowEndsBegin_.begin(), flowEndsBegin_.end() - 1);
+    for (size_t i = 0; i < flowCount_; ++i) {
+        const FlowRecord& f = flow(i);
+        flowEnds_[fill[f.fromTrack]++] = uint32_t(i) << 1 | 1;  // low bit: the source end
+        flowEnds_[fill[f.toTrack]++] = uint32_t(i) << 1;
+    }
 }
 
 // Tracks holding data, and the tracks enclosing them; empty ones (metadata only) are dropped.
@@ -1026,14 +1184,14 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
 
     PackedSink flows(workspace_, profileId_, kFlowsStream);
     PackedFlow previous;
-    for (size_t i = 0; i < flows_.size(); ++i) {
-        const FlowRecord& f = flows_[i];
+    for (size_t i = 0; i < flowCount_; ++i) {
+        const FlowRecord& f = flow(i);
         PackedFlow packed;
         packed.name = f.name;
-        packed.fromTrack = int64_t(f.from.track);
+        packed.fromTrack = int64_t(f.fromTrack);
         packed.fromTs = f.fromTs;
         packed.fromDepth = f.fromDepth;
-        packed.toTrack = int64_t(f.to.track);
+        packed.toTrack = int64_t(f.toTrack);
         packed.toTs = f.toTs;
         packed.toDepth = f.toDepth;
         // Each chunk decodes on its own: deltas restart from zero.

@@ -6,7 +6,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <algorithm>
-#include <cmath>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +14,7 @@
 #include <regex>
 #include <unordered_map>
 
+#include "chakra_wire.h"
 #include "errors.h"
 #include "et_def.pb.h"
 #include "import_service.h"
@@ -25,6 +26,8 @@ namespace stallscope {
 
 namespace {
 
+using chakra_wire::appendAttributeJson;
+using chakra_wire::appendJsonString;
 using trace::FlowBinding;
 using trace::FlowEnd;
 using trace::TraceWriter;
@@ -107,106 +110,6 @@ class FrameReader {
     uint64_t offset_ = 0;
 };
 
-void appendJsonString(std::string& out, std::string_view s) {
-    out.push_back('"');
-    for (const char c : s) {
-        if (c == '"' || c == '\\') {
-            out.push_back('\\');
-            out.push_back(c);
-        } else if (uint8_t(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out.push_back(c);
-        }
-    }
-    out.push_back('"');
-}
-
-void appendNumber(std::string& out, double v) {
-    if (!std::isfinite(v)) {
-        out += "null";
-        return;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    out += buf;
-}
-
-template <class List, class Append>
-void appendList(std::string& out, const List& values, Append&& append) {
-    out.push_back('[');
-    bool first = true;
-    for (const auto& v : values) {
-        if (!first) out.push_back(',');
-        first = false;
-        append(v);
-    }
-    out.push_back(']');
-}
-
-// An attribute's value as JSON text.
-void appendAttribute(std::string& out, const chakra::AttributeProto& a) {
-    using A = chakra::AttributeProto;
-    auto integer = [&](auto v) { out += std::to_string(v); };
-    switch (a.value_case()) {
-        case A::kDoubleVal:
-            return appendNumber(out, a.double_val());
-        case A::kFloatVal:
-            return appendNumber(out, double(a.float_val()));
-        case A::kInt32Val:
-            return integer(a.int32_val());
-        case A::kInt64Val:
-            return integer(a.int64_val());
-        case A::kUint32Val:
-            return integer(a.uint32_val());
-        case A::kUint64Val:
-            return integer(a.uint64_val());
-        case A::kSint32Val:
-            return integer(a.sint32_val());
-        case A::kSint64Val:
-            return integer(a.sint64_val());
-        case A::kFixed32Val:
-            return integer(a.fixed32_val());
-        case A::kFixed64Val:
-            return integer(a.fixed64_val());
-        case A::kSfixed32Val:
-            return integer(a.sfixed32_val());
-        case A::kSfixed64Val:
-            return integer(a.sfixed64_val());
-        case A::kBoolVal:
-            out += a.bool_val() ? "true" : "false";
-            return;
-        case A::kStringVal:
-            return appendJsonString(out, a.string_val());
-        case A::kBytesVal:
-            return appendJsonString(out, "<" + std::to_string(a.bytes_val().size()) + " bytes>");
-        case A::kDoubleList:
-            return appendList(out, a.double_list().values(),
-                              [&](double v) { appendNumber(out, v); });
-        case A::kFloatList:
-            return appendList(out, a.float_list().values(),
-                              [&](float v) { appendNumber(out, double(v)); });
-        case A::kInt64List:
-            return appendList(out, a.int64_list().values(), integer);
-        case A::kUint64List:
-            return appendList(out, a.uint64_list().values(), integer);
-        case A::kInt32List:
-            return appendList(out, a.int32_list().values(), integer);
-        case A::kUint32List:
-            return appendList(out, a.uint32_list().values(), integer);
-        case A::kBoolList:
-            return appendList(out, a.bool_list().values(),
-                              [&](bool v) { out += v ? "true" : "false"; });
-        case A::kStringList:
-            return appendList(out, a.string_list().values(),
-                              [&](const std::string& v) { appendJsonString(out, v); });
-        default:
-            out += "null";
-    }
-}
-
 struct NodeRecord {
     uint64_t id;
     uint32_t name;
@@ -268,19 +171,23 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
     FrameReader frames(in);
     std::string_view frame;
     if (!frames.next(frame)) throw InputError(in.path() + ": empty Chakra ET file");
-    chakra::GlobalMetadata meta;
-    if (!meta.ParseFromArray(frame.data(), int(frame.size())))
+    std::string_view version;
+    std::vector<chakra_wire::Attribute> attributes;
+    try {
+        chakra_wire::parseGlobalMetadata(frame, version, attributes);
+    } catch (const chakra_wire::Malformed&) {
         throw InputError(atOffset(in.path(), 0, "Chakra ET: malformed GlobalMetadata"));
-    result.version = meta.version();
-    for (const auto& a : meta.attr()) {
-        if (a.name() == "schema" && a.value_case() == chakra::AttributeProto::kStringVal)
-            result.schema = a.string_val();
+    }
+    result.version = std::string(version);
+    for (const chakra_wire::Attribute& a : attributes) {
+        if (a.name == "schema" && a.value == chakra_wire::kStringVal)
+            result.schema = std::string(a.bytes);
         std::string value;
-        appendAttribute(value, a);
+        appendAttributeJson(value, a);
         // Long attributes (e.g. the input file a trace was converted from) are only sized.
         if (value.size() > 512) value = "\"<" + std::to_string(value.size()) + " characters>\"";
         result.globalAttributes.insert(
-            QString::fromStdString(a.name()),
+            QString::fromUtf8(a.name.data(), qsizetype(a.name.size())),
             QJsonDocument::fromJson(QByteArray::fromStdString("[" + value + "]")).array().at(0));
     }
     if (result.version.empty() && !result.schema.empty())
@@ -289,75 +196,93 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
     std::vector<NodeRecord> nodes;
     std::vector<uint64_t> depIds;
     bool anyStart = false;
-    chakra::Node node;
+    chakra_wire::Node node;
     std::string args;
+    // Node type names and counts by type value (NodeType_Name is a descriptor lookup).
+    std::vector<const std::string*> typeNames(16, nullptr);
+    std::map<int32_t, uint64_t> typeCounts;
+    const auto typeNameOf = [&](int32_t type) -> const std::string& {
+        if (type < 0 || size_t(type) >= typeNames.size())
+            return chakra::NodeType_Name(chakra::NodeType(type));
+        if (!typeNames[size_t(type)])
+            typeNames[size_t(type)] = &chakra::NodeType_Name(chakra::NodeType(type));
+        return *typeNames[size_t(type)];
+    };
     for (;;) {
         const uint64_t at = frames.offset();
         if (!frames.next(frame)) break;
-        if (!node.ParseFromArray(frame.data(), int(frame.size())))
+        try {
+            chakra_wire::parseNode(frame, node);
+        } catch (const chakra_wire::Malformed&) {
             throw InputError(atOffset(in.path(), static_cast<long long>(at),
                                       "Chakra ET: malformed Node message"));
-        const std::string& typeName = chakra::NodeType_Name(node.type());
-        const bool collective = node.type() == chakra::COMM_COLL_NODE;
+        }
+        const std::string& typeName = typeNameOf(node.type);
+        const bool collective = node.type == chakra::COMM_COLL_NODE;
         args.assign("{\"type\":");
         appendJsonString(args, typeName);
-        args += ",\"id\":" + std::to_string(node.id());
-        std::string commType, commSize;
-        for (const auto& a : node.attr()) {
-            std::string value;
+        args += ",\"id\":";
+        char digits[24];
+        args.append(digits, std::to_chars(digits, digits + sizeof digits, node.id).ptr);
+        // Where comm_type's and comm_size's values sit in `args` (the last of each wins).
+        size_t commTypeAt = 0, commTypeEnd = 0, commSizeAt = 0, commSizeEnd = 0;
+        for (const chakra_wire::Attribute& a : node.attributes) {
+            args.push_back(',');
+            appendJsonString(args, a.name);
+            args.push_back(':');
+            const size_t valueAt = args.size();
+            int64_t number = 0;
             // Only collectives have a collective type; send/recv nodes carry their own
             // number in comm_type, kept as it is.
-            if (collective && a.name() == "comm_type" &&
-                (a.value_case() == chakra::AttributeProto::kInt64Val ||
-                 a.value_case() == chakra::AttributeProto::kInt32Val) &&
-                chakra::CollectiveCommType_IsValid(
-                    int(a.value_case() == chakra::AttributeProto::kInt64Val ? a.int64_val()
-                                                                            : a.int32_val()))) {
-                appendJsonString(value, chakra::CollectiveCommType_Name(chakra::CollectiveCommType(
-                                            a.value_case() == chakra::AttributeProto::kInt64Val
-                                                ? a.int64_val()
-                                                : a.int32_val())));
-            } else {
-                appendAttribute(value, a);
+            if (collective && a.name == "comm_type" && a.integer(number) &&
+                chakra::CollectiveCommType_IsValid(int(number)))
+                appendJsonString(
+                    args, chakra::CollectiveCommType_Name(chakra::CollectiveCommType(number)));
+            else
+                appendAttributeJson(args, a);
+            if (a.name == "comm_type") {
+                commTypeAt = valueAt;
+                commTypeEnd = args.size();
+            } else if (a.name == "comm_size") {
+                commSizeAt = valueAt;
+                commSizeEnd = args.size();
             }
-            if (a.name() == "comm_type") commType = value;
-            if (a.name() == "comm_size") commSize = value;
-            args.push_back(',');
-            appendJsonString(args, a.name());
-            args.push_back(':');
-            args += value;
         }
         args.push_back('}');
-        ++result.types[typeName];
+        ++typeCounts[node.type];
         if (collective) {
-            const auto json = [](const std::string& v) {
-                return v.empty() ? QJsonValue()
-                                 : QJsonDocument::fromJson(QByteArray::fromStdString("[" + v + "]"))
-                                       .array()
-                                       .at(0);
+            const auto json = [&](size_t from, size_t to) {
+                return from == to
+                           ? QJsonValue()
+                           : QJsonDocument::fromJson(QByteArray::fromStdString(
+                                                         "[" + args.substr(from, to - from) + "]"))
+                                 .array()
+                                 .at(0);
             };
-            result.collectives.append(QJsonObject{{"rank", rank},
-                                                  {"node", qint64(node.id())},
-                                                  {"name", QString::fromStdString(node.name())},
-                                                  {"comm_type", json(commType)},
-                                                  {"comm_size", json(commSize)}});
+            result.collectives.append(QJsonObject{
+                {"rank", rank},
+                {"node", qint64(node.id)},
+                {"name", QString::fromUtf8(node.name.data(), qsizetype(node.name.size()))},
+                {"comm_type", json(commTypeAt, commTypeEnd)},
+                {"comm_size", json(commSizeAt, commSizeEnd)}});
         }
         NodeRecord r;
-        r.id = node.id();
-        r.name = writer.intern(node.name().empty() ? typeName : node.name());
+        r.id = node.id;
+        r.name = writer.intern(node.name.empty() ? std::string_view(typeName) : node.name);
         r.args = writer.addArgs(args);
-        r.start = int64_t(node.start_time_micros()) * 1000;
-        r.dur = int64_t(node.duration_micros()) * 1000;
-        anyStart = anyStart || node.start_time_micros() != 0;
+        r.start = int64_t(node.startMicros) * 1000;
+        r.dur = int64_t(node.durationMicros) * 1000;
+        anyStart = anyStart || node.startMicros != 0;
         r.firstDep = depIds.size();
-        depIds.insert(depIds.end(), node.data_deps().begin(), node.data_deps().end());
+        depIds.insert(depIds.end(), node.dataDeps.begin(), node.dataDeps.end());
         r.dataDeps = uint32_t(depIds.size() - r.firstDep);
-        depIds.insert(depIds.end(), node.ctrl_deps().begin(), node.ctrl_deps().end());
+        depIds.insert(depIds.end(), node.ctrlDeps.begin(), node.ctrlDeps.end());
         r.deps = uint32_t(depIds.size() - r.firstDep);
         nodes.push_back(r);
         if (progress && (nodes.size() & 0xffff) == 0)
             progress->report(in.fraction(), "reading nodes");
     }
+    for (const auto& [type, count] : typeCounts) result.types[typeNameOf(type)] += count;
     result.nodes = nodes.size();
     const NodeIndex index(nodes);
     // Positions of each node's dependencies, NodeIndex::kNone when missing.

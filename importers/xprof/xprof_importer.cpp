@@ -85,6 +85,8 @@ class WireReader {
 
   private:
     uint64_t varint() {
+        // Tags and small values are one byte: most of the varints of an XSpace.
+        if (pos_ < data_.size() && !(uint8_t(data_[pos_]) & 0x80)) return uint8_t(data_[pos_++]);
         uint64_t v = 0;
         for (int shift = 0; shift < 64; shift += 7) {
             if (pos_ >= data_.size()) fail(base_ + pos_, "truncated varint (truncated file?)");
@@ -579,14 +581,16 @@ class PlaneReader {
     // An event's arguments: its own stats, then its metadata's stats it does not override
     // (the event's own win), then the full name when a display name is shown. The metadata's
     // part is stored once per metadata id; an event with stats stores only its own over it.
-    uint64_t eventArgs(EventInfo& info, std::string_view event, size_t base) {
+    // `stats`: the event from its first stat (field 4) on, found while reading its times, so
+    // the fields before it are not walked twice; empty when it has none.
+    uint64_t eventArgs(EventInfo& info, std::string_view stats, size_t base) {
         if (!info.sharedArgsMade) {
             info.sharedArgsMade = true;
             info.sharedArgs =
                 info.tailText.empty() ? 0 : writer_.addArgs("{" + info.tailText.substr(1) + "}");
         }
         args_.assign("{");
-        WireReader r(event, base, path_);
+        WireReader r(stats, base, path_);
         WireReader::Field f;
         while (r.next(f)) {
             if (f.number != 4 || f.wireType != 2) continue;
@@ -646,13 +650,18 @@ class PlaneReader {
         laneTrack(lineId, lineName, order->second, 0);
 
         // Timed events in start order (longer first), each with its exact start and end.
+        // Each event is walked once: its times, and where its stats are.
+        // 48 bytes: the end is computed when needed (a line may hold millions of events).
         struct Timed {
-            PreciseTime start, end;
+            PreciseTime start;
             int64_t durNs;
             int64_t metadataId;
             int durPs;
             uint32_t index;
+            uint32_t statsFrom;  // offset of the first stat in the event, kNoStats without
+            PreciseTime end() const { return PreciseTime::sum(start.ns, start.ps, durNs, durPs); }
         };
+        constexpr uint32_t kNoStats = UINT32_MAX;
         std::vector<Timed> timed;
         timed.reserve(eventBytes.size());
         bool sorted = true;
@@ -661,10 +670,15 @@ class PlaneReader {
             ++events;
             int64_t metadataId = 0, offsetPs = 0, durationPs = 0, occurrences = 0;
             bool aggregated = false;
+            uint32_t statsFrom = kNoStats;
             WireReader r(event, at, path_);
             WireReader::Field f;
             while (r.next(f)) {
-                if (f.wireType != 0) continue;
+                if (f.wireType != 0) {
+                    if (f.number == 4 && f.wireType == 2 && statsFrom == kNoStats)
+                        statsFrom = uint32_t(f.offset - at);
+                    continue;
+                }
                 if (f.number == 1) {
                     metadataId = int64_t(f.varint);
                 } else if (f.number == 2) {
@@ -684,7 +698,8 @@ class PlaneReader {
                 a.occurrences += uint64_t(std::max<int64_t>(0, occurrences));
                 a.durationPs += std::max<int64_t>(0, durationPs);
                 ++a.events;
-                WireReader stats(event, at, path_);
+                if (statsFrom == kNoStats) continue;
+                WireReader stats(event.substr(statsFrom), at + statsFrom, path_);
                 while (stats.next(f)) {
                     if (f.number != 4 || f.wireType != 2) continue;
                     const StatView stat = parseStat(f.bytes, f.offset);
@@ -701,18 +716,18 @@ class PlaneReader {
                        int32_t(offsetPs - floorDiv(offsetPs, 1000) * 1000)};
             t.durNs = durPs / 1000;
             t.durPs = int(durPs % 1000);
-            t.end = PreciseTime::sum(t.start.ns, t.start.ps, t.durNs, t.durPs);
             t.metadataId = metadataId;
             t.index = i;
+            t.statsFrom = statsFrom;
             if (!timed.empty() && (t.start < timed.back().start ||
-                                   (t.start == timed.back().start && t.end > timed.back().end)))
+                                   (t.start == timed.back().start && t.end() > timed.back().end())))
                 sorted = false;
             timed.push_back(t);
         }
         if (!sorted)
             std::sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) {
                 if (a.start != b.start) return a.start < b.start;
-                if (a.end != b.end) return a.end > b.end;
+                if (a.end() != b.end()) return a.end() > b.end();
                 return a.index < b.index;
             });
         // Events of a line nest; ones that overlap without nesting (async copies) would be drawn
@@ -728,15 +743,19 @@ class PlaneReader {
                 }
                 std::vector<PreciseTime>& stack = laneStacks[lane];
                 while (!stack.empty() && stack.back() <= t.start) stack.pop_back();
-                if (stack.empty() || t.end <= stack.back()) {
-                    stack.push_back(t.end);
+                if (stack.empty() || t.end() <= stack.back()) {
+                    stack.push_back(t.end());
                     break;
                 }
             }
             EventInfo& info = eventInfo(t.metadataId);
             const auto& [event, at] = eventBytes[t.index];
-            writer_.addSlice(laneTracks[lane], t.start.ns, t.durNs, info.name,
-                             eventArgs(info, event, at), uint16_t(t.start.ps), uint16_t(t.durPs));
+            const uint64_t args =
+                t.statsFrom == kNoStats
+                    ? eventArgs(info, {}, at)
+                    : eventArgs(info, event.substr(t.statsFrom), at + t.statsFrom);
+            writer_.addSlice(laneTracks[lane], t.start.ns, t.durNs, info.name, args,
+                             uint16_t(t.start.ps), uint16_t(t.durPs));
         }
     }
 

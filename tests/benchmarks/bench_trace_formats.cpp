@@ -264,6 +264,7 @@ void writeChakraRank(const std::string& path, uint64_t nodes, int rank, int rank
 
 struct Imported {
     double seconds = 0, cpu = 0;
+    long importPeakMb = 0;  // peak RSS when the import returns (before reading it back)
     std::string stages;
     QJsonObject meta;
     QJsonObject info;
@@ -290,6 +291,7 @@ Imported importTimed(const std::string& store, const std::string& file) {
     Imported r;
     r.seconds = double(timer.nsecsElapsed()) / 1e9;
     r.cpu = cpuSeconds() - cpu0;
+    r.importPeakMb = peakRssMb();
     if (!stage.empty()) stages.emplace_back(stage, r.seconds - stageStart);
     for (const auto& [name, seconds] : stages)
         if (seconds >= 0.01 && name.rfind("imported", 0) != 0)
@@ -346,7 +348,9 @@ int main(int argc, char** argv) {
             mb, r.seconds, mb / r.seconds, double(events) / r.seconds,
             static_cast<long long>(r.info.value("slices").toInteger()),
             static_cast<long long>(r.info.value("tracks").toInteger()), peakRssMb());
-        std::printf("  CPU %.2f s = %.1f MB/s; stages: %s\n", r.cpu, mb / r.cpu, r.stages.c_str());
+        std::printf(
+            "  CPU %.2f s = %.1f MB/s; peak RSS at the end of the import %ld MB; stages: %s\n",
+            r.cpu, mb / r.cpu, r.importPeakMb, r.stages.c_str());
         std::fflush(stdout);
     }
     if (chakraNodes > 0) {
@@ -369,6 +373,9 @@ int main(int argc, char** argv) {
             "(%.1f MB/s), peak RSS %ld MB\n",
             nodes, static_cast<long long>(r.meta.value("dependencies").toInteger()), r.seconds,
             nodes / r.seconds, double(bytes) / 1e6 / r.seconds, peakRssMb());
+        std::printf(
+            "  CPU %.2f s = %.0f nodes/s; peak RSS at the end of the import %ld MB; stages: %s\n",
+            r.cpu, nodes / r.cpu, r.importPeakMb, r.stages.c_str());
         std::fflush(stdout);
     }
     return 0;

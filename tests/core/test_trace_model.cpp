@@ -53,6 +53,36 @@ int64_t writeTrace(Workspace& ws, size_t budget, int slicesPerTrack, TraceSummar
     return id;
 }
 
+// Three tracks whose slices come interleaved but each track in time order (as XProf lines and
+// their lanes do): spilled runs are grouped by track instead of sorted.
+int64_t writeInterleaved(Workspace& ws, size_t budget) {
+    sql::Transaction tx(ws.db());
+    ProfileInfo info;
+    info.name = ws.uniqueName("interleaved");
+    info.kind = "trace";
+    const int64_t id = ws.insertProfile(info);
+    TraceWriter writer(ws, id, budget);
+    std::vector<uint32_t> tracks;
+    for (int t = 0; t < 3; ++t) {
+        TrackSpec thread;
+        thread.name = "t" + std::to_string(t);
+        tracks.push_back(writer.addTrack(thread));
+    }
+    std::mt19937_64 rng(11);
+    std::vector<int64_t> next(3, 0);
+    for (int i = 0; i < 9000; ++i) {
+        const size_t t = rng() % 3;
+        const int64_t start = next[t];
+        // A parent and, every other time, a child starting with it (same start, shorter).
+        writer.addSlice(tracks[t], start, 500, writer.intern("parent"), 0, uint16_t(i % 7));
+        if (i % 2 == 0) writer.addSlice(tracks[t], start, 200, writer.intern("child"));
+        next[t] = start + 500 + int64_t(rng() % 100);
+    }
+    writer.finish([](double) {});
+    tx.commit();
+    return id;
+}
+
 }  // namespace
 
 class TestTraceModel : public QObject {
@@ -102,6 +132,26 @@ class TestTraceModel : public QObject {
         for (const auto& s : ops)
             if (s.name == "even" || s.name == "odd") parentSelf += s.self;
         QCOMPARE(parentSelf, int64_t(20000) * 1000 - childTotal);
+    }
+
+    void interleavedTracksSpillGrouped() {
+        auto ws = Workspace::open(dir_.filePath("i.sqlite").toStdString());
+        const int64_t a = writeInterleaved(*ws, size_t(1) << 20);
+        const int64_t b = writeInterleaved(*ws, 1024);  // many runs, each grouped by track
+        TraceStore sa(*ws, a), sb(*ws, b);
+        for (int64_t track = 0; track < 3; ++track) {
+            const auto ta = sa.slices(track, 0, INT64_MAX / 2, 0);
+            const auto tb = sb.slices(track, 0, INT64_MAX / 2, 0);
+            QVERIFY(ta.size() > 2000);
+            QCOMPARE(tb.size(), ta.size());
+            for (size_t i = 0; i < ta.size(); ++i) {
+                QCOMPARE(tb[i].start, ta[i].start);
+                QCOMPARE(tb[i].dur, ta[i].dur);
+                QCOMPARE(tb[i].startPs, ta[i].startPs);
+                QCOMPARE(tb[i].depth, ta[i].depth);
+                QCOMPARE(sb.text(tb[i].name), sa.text(ta[i].name));
+            }
+        }
     }
 
     void lodPreservesCountsAndBoundsItems() {
