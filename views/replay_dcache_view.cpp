@@ -66,6 +66,10 @@ QColor DcacheView::colorFor(double fraction) {
                   static_cast<int>(std::lround(a.blue() + (b.blue() - a.blue()) * t)));
 }
 
+double DcacheView::scalePosition(double usedFraction) {
+    return std::sqrt(std::clamp(usedFraction, 0.0, 1.0));
+}
+
 void DcacheView::setDocument(ReplayDocumentPtr doc) {
     doc_ = std::move(doc);
     rebuildImage();
@@ -86,7 +90,8 @@ void DcacheView::rebuildImage() {
         for (uint32_t bucket = 0; bucket < dc.buckets; ++bucket) {
             const double used = dc.bucketUsed[size_t(bin) * dc.buckets + bucket];
             const int y = static_cast<int>(dc.buckets - 1 - bucket);
-            heat_.setPixelColor(static_cast<int>(bin), y, colorFor(used / dc.bucketPages));
+            heat_.setPixelColor(static_cast<int>(bin), y,
+                                colorFor(scalePosition(used / dc.bucketPages)));
             const size_t cell = size_t(bin) * dc.buckets + bucket;
             if (cell < doc_->wastedPages.size() && doc_->wastedPages[cell] > 0)
                 wasted_.setPixelColor(static_cast<int>(bin), y, QColor(255, 40, 40, 190));
@@ -444,10 +449,12 @@ void DcacheView::paintScale(QPainter& painter, const Layout& layout) const {
     QFont small = painter.font();
     small.setPointSizeF(small.pointSizeF() * 0.85);
     painter.setFont(small);
-    for (double f : {0.0, 0.5, 1.0}) {
+    // Labels at pages that are round on the square-root scale: 0, 1/16, 1/4 and all.
+    for (double pages : {0.0, 1.0 / 16, 0.25, 1.0}) {
+        const double f = scalePosition(pages);
         const int y = std::max(r.top() + 7, static_cast<int>(r.bottom() - f * (r.height() - 1)));
         painter.drawText(QRect(r.right() + 3, y - 8, 40, 16), Qt::AlignLeft | Qt::AlignVCenter,
-                         QString::number(static_cast<int>(std::lround(f * dc.bucketPages))));
+                         QString::number(static_cast<int>(std::lround(pages * dc.bucketPages))));
     }
     painter.drawText(QRect(r.left() - 8, r.top() - 18, right_ - 8, 14), Qt::AlignLeft,
                      tr("used pages"));

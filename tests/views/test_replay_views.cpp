@@ -364,8 +364,11 @@ void TestReplayViews::heatmapCellColours() {
     const uint32_t liveBin = static_cast<uint32_t>(700 / dc.binCycles);
     const double used = dc.bucketUsed[size_t(liveBin) * dc.buckets + 0];
     QCOMPARE(used, 1.0);
-    QCOMPARE(pixel(image, cellCentre(liveBin, 0)), DcacheView::colorFor(used / 256.0));
-    QCOMPARE(pixel(image, cellCentre(liveBin, 5)), QColor(68, 1, 84));  // nothing up there
+    // One page of 256 sits at sqrt(1/256) = 1/16 of the scale (square-root scale).
+    QCOMPARE(DcacheView::scalePosition(used / 256.0), 1.0 / 16);
+    QCOMPARE(pixel(image, cellCentre(liveBin, 0)), DcacheView::colorFor(1.0 / 16));
+    QVERIFY(pixel(image, cellCentre(liveBin, 0)) != QColor(68, 1, 84));  // not like empty
+    QCOMPARE(pixel(image, cellCentre(liveBin, 5)), QColor(68, 1, 84));   // nothing up there
     const auto cell = view.cellAt(cellCentre(liveBin, 0).toPoint(), size);
     QVERIFY(cell && cell->first == liveBin && cell->second == 0);
     QVERIFY(view.hoverText(cellCentre(liveBin, 0).toPoint(), size).contains("bucket 0"));
