@@ -337,6 +337,25 @@ void DcacheView::paintStats(QPainter& painter, const Layout& layout,
     small.setPointSizeF(small.pointSizeF() * 0.9);
     painter.setFont(small);
     const QFontMetrics metrics(small);
+    if (compact_) {
+        // The strip's chart is short: the legend goes in the gutter, clear of the lines.
+        int y = r.top();
+        for (const auto& [label, colour] :
+             {std::pair{tr("unused, med. %1%").arg(s.medianUnusedPct, 0, 'f', 1), unusedColour()},
+              std::pair{tr("largest free, %1%").arg(s.medianLargestFreePct, 0, 'f', 1),
+                        largestColour()}}) {
+            // Clear of the axis labels at the gutter's right end.
+            const QRect line(6, y, left_ - 56, metrics.height() + 2);
+            painter.setPen(QPen(colour, 2));
+            painter.drawLine(line.left(), line.center().y(), line.left() + 14, line.center().y());
+            painter.setPen(palette().color(QPalette::Text));
+            painter.drawText(line.adjusted(18, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                             metrics.elidedText(label, Qt::ElideRight, line.width() - 18));
+            y += line.height() + 2;
+        }
+        painter.setFont(QFont());
+        return;
+    }
     const QString unusedLabel = tr("unused %  (median %1%)").arg(s.medianUnusedPct, 0, 'f', 1);
     const QString largestLabel =
         tr("largest contiguous unused %  (median %1%)").arg(s.medianLargestFreePct, 0, 'f', 1);
