@@ -166,6 +166,7 @@ void ReplayProfileTab::build() {
     split->setStretchFactor(0, 4);
     split->setStretchFactor(1, 1);
     pages_->addTab(split, tr("Timeline"));
+    updateDetails();  // the hint until something is selected
     dcache_ = new DcacheView(pages_);
     pages_->addTab(dcache_, tr("Data cache"));
     layout->addWidget(pages_, 1);
@@ -240,7 +241,12 @@ void ReplayProfileTab::syncWindow(TimeRange window, QObject* from) {
 void ReplayProfileTab::updateDetails() {
     details_->clear();
     const auto& selection = timeline_->selection();
-    if (!selection) return;
+    if (!selection) {
+        auto* hint = new QTreeWidgetItem(details_, {tr("Click a DMA, an op or a unit track")});
+        hint->setForeground(0, palette().brush(QPalette::PlaceholderText));
+        hint->setFirstColumnSpanned(true);
+        return;
+    }
     for (const auto& [field, value] : selection->track->details(selection->item))
         new QTreeWidgetItem(details_, {field, value});
 }
