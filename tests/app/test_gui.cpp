@@ -147,7 +147,7 @@ class TestGui : public QObject {
         auto window = std::make_unique<MainWindow>(workspacePath());
         QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
         window->show();
-        if (reloaded.isEmpty()) reloaded.wait(10000);
+        if (reloaded.isEmpty()) reloaded.wait(30000);
         return window;
     }
     static bool importInto(MainWindow& window, const QStringList& files) {
@@ -156,7 +156,7 @@ class TestGui : public QObject {
         window.importFiles(files);
         if (!finished.wait(30000)) return false;
         if (!finished.front().at(0).toBool()) return false;
-        return reloaded.count() > 0 || reloaded.wait(10000);
+        return reloaded.count() > 0 || reloaded.wait(30000);
     }
 
     std::unique_ptr<QTemporaryDir> settingsDir_;
@@ -207,7 +207,7 @@ void TestGui::importShowsProfileWhileEventLoopRuns() {
     QVERIFY(finished.front().at(1).toString().contains("toy"));
     QVERIFY(!window->isImporting());
     QVERIFY(!progressBar->isVisible());
-    QTRY_VERIFY_WITH_TIMEOUT(reloaded.count() > 0, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(reloaded.count() > 0, 30000);
     QVERIFY(ticks > 0);
 
     QCOMPARE(treeLabels(tree), QStringList({"replay", "replay/toy"}));
@@ -273,7 +273,7 @@ void TestGui::cancelFromWindowStoresNothing() {
 
     window->reloadProfiles();
     QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
-    QVERIFY(reloaded.wait(10000));
+    QVERIFY(reloaded.wait(30000));
     QCOMPARE(window->profileTree()->topLevelItemCount(), 0);
     auto workspace = Workspace::open(workspacePath().toStdString(), Workspace::Mode::ReadOnly);
     QVERIFY(workspace->profiles().empty());
@@ -325,7 +325,7 @@ void TestGui::dropOfLocalFileImports() {
     QVERIFY(window->isImporting());
     QVERIFY(finished.wait(30000));
     QVERIFY(finished.front().at(0).toBool());
-    QTRY_VERIFY_WITH_TIMEOUT(reloaded.count() > 0, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(reloaded.count() > 0, 30000);
     QCOMPARE(treeLabels(window->profileTree()), QStringList({"replay", "replay/dropped"}));
 }
 
@@ -350,7 +350,7 @@ void TestGui::openRenameDeleteProfile() {
     // Rename runs on a worker, then the tree and the tab follow.
     QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
     window->renameProfile(item->data(0, WorkspaceDock::kProfileIdRole).toLongLong(), "step 1");
-    QVERIFY(reloaded.wait(10000));
+    QVERIFY(reloaded.wait(30000));
     QCOMPARE(treeLabels(tree), QStringList({"replay", "replay/step 1"}));
     QCOMPARE(tabs->tabText(0), QString("step 1"));
 
@@ -364,7 +364,7 @@ void TestGui::openRenameDeleteProfile() {
     editor->selectAll();
     QTest::keyClicks(editor, "step 2");
     QTest::keyClick(editor, Qt::Key_Return);
-    QVERIFY(reloaded.wait(10000));
+    QVERIFY(reloaded.wait(30000));
     QCOMPARE(treeLabels(tree), QStringList({"replay", "replay/step 2"}));
     QCOMPARE(tabs->tabText(0), QString("step 2"));
 
@@ -398,7 +398,7 @@ void TestGui::openRenameDeleteProfile() {
 
     answer("Delete");
     window->workspaceDock()->deleteAction()->trigger();
-    QVERIFY(reloaded.wait(10000));
+    QVERIFY(reloaded.wait(30000));
     QCOMPARE(tree->topLevelItemCount(), 0);
     QCOMPARE(tabs->count(), 0);  // the deleted profile's tab closed
     QVERIFY(!window->detailsDock()->profileId().has_value());
@@ -412,7 +412,7 @@ void TestGui::staleListResultsAreDropped() {
     window->reloadProfiles();
     window->reloadProfiles();
     window->reloadProfiles();
-    QVERIFY(reloaded.wait(10000));
+    QVERIFY(reloaded.wait(30000));
     QTest::qWait(200);
     QCOMPARE(reloaded.count(), 1);
     QCOMPARE(treeLabels(window->profileTree()), QStringList({"replay", "replay/toy"}));
@@ -651,7 +651,7 @@ void TestGui::renderedDockShowsTheTree() {
         QSignalSpy freshLoaded(&fresh, &MainWindow::profilesReloaded);
         fresh.resize(1280, 800);
         fresh.show();
-        QVERIFY(freshLoaded.wait(10000));
+        QVERIFY(freshLoaded.wait(30000));
         QTest::qWait(50);
         QVERIFY(fresh.grab().save(base + "-empty.png"));
 
@@ -664,7 +664,7 @@ void TestGui::renderedDockShowsTheTree() {
         QSignalSpy progress(window->importRunner(), &ImportRunner::progressChanged);
         QSignalSpy finished(window.get(), &MainWindow::importFinished);
         window->importFiles({big});
-        progress.wait(10000);
+        progress.wait(30000);
         QVERIFY(window->grab().save(base + "-importing.png"));
         window->cancelImport();
         QVERIFY(finished.wait(30000));
@@ -704,7 +704,7 @@ void TestGui::recentWorkspacesPersist() {
     const QString other = dir_->filePath("other.sqlite");
     QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
     QVERIFY(window->openWorkspace(other));
-    QVERIFY(reloaded.wait(10000));
+    QVERIFY(reloaded.wait(30000));
     QCOMPARE(MainWindow::recentWorkspaces().front(), other);
     QVERIFY(window->windowTitle().contains("other.sqlite"));
 }
