@@ -187,7 +187,8 @@ void TraceView::open(const std::string& workspacePath, int64_t profileId) {
         connect(density, &QFutureWatcherBase::finished, this, [this, density, source] {
             density->deleteLater();
             if (source != source_) return;  // another profile was opened since
-            const TimeRange extent{double(source->store().start()), double(source->store().end())};
+            // Timeline times are relative to the profile's start (the source's origin).
+            const TimeRange extent{0, double(source->store().end() - source->origin())};
             timeline_->setOverviewPainter(densityOverview(density->result(), extent));
         });
         density->setFuture(QtConcurrent::run([source] {
@@ -625,6 +626,12 @@ QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOption
     view.setAsynchronous(false);
     TraceTimelineBinding binding(view, source);
     binding.show(traceTracksInOrder(source->store()));
+    // The same minimap as the GUI's (here on the calling thread: this is the headless path).
+    view.setOverviewPainter(
+        densityOverview(source->query([](const trace::TraceStore& s) {
+            return trackBusyDensity(s, kOverviewBins);
+        }),
+                        TimeRange{0, double(source->store().end() - source->origin())}));
     if (options.from && options.to)
         view.setWindow({*options.from, *options.to});
     else

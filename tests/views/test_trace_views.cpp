@@ -157,8 +157,9 @@ class TestTraceViews : public QObject {
     void minimapShowsBusyTime() {
         const int64_t id = importFile(
             write("gaps.json",
-                  R"({"traceEvents":[{"ph":"X","pid":1,"tid":1,"ts":0,"dur":100,"name":"a"},)"
-                  R"({"ph":"X","pid":1,"tid":1,"ts":300,"dur":100,"name":"b"}]})"));
+                  // Starting late (5 ms): timeline times are relative to the profile's start.
+                  R"({"traceEvents":[{"ph":"X","pid":1,"tid":1,"ts":5000,"dur":100,"name":"a"},)"
+                  R"({"ph":"X","pid":1,"tid":1,"ts":5300,"dur":100,"name":"b"}]})"));
         const auto density = TraceSource(wsPath_, id).query([](const trace::TraceStore& s) {
             return trackBusyDensity(s, 8);
         });
@@ -180,6 +181,13 @@ class TestTraceViews : public QObject {
             return stripColour(50000) != stripColour(200000);
         };
         QTRY_VERIFY_WITH_TIMEOUT(busyShown(), 10000);
+        QCOMPARE(stripColour(350000), stripColour(50000));
+        // The headless render draws the same strip.
+        RenderOptions options;
+        options.size = size;
+        options.sizeGiven = true;
+        image = renderTraceTimelineImage(std::make_shared<TraceSource>(wsPath_, id), options);
+        QVERIFY(stripColour(50000) != stripColour(200000));
         QCOMPARE(stripColour(350000), stripColour(50000));
     }
 
