@@ -330,7 +330,29 @@ class TraceWriter::SpillSorter {
         buffer_.push_back(record);
         if (buffer_.size() >= budget_) spill();
     }
-    uint64_t records() const { return total_ + buffer_.size(); }
+    uint64_t records() const { return total_ + drained_ + buffer_.size(); }
+
+    // Whether every record held, in memory or spilled, belongs to a track below `end`.
+    bool onlyBefore(uint32_t end) const {
+        for (size_t t = end; t < countOfTrack_.size(); ++t)
+            if (countOfTrack_[t] > 0) return false;
+        for (const Run& run : runs_)
+            if (!run.segments.empty() && run.segments.rbegin()->first >= end) return false;
+        return true;
+    }
+    // Sorts what is in memory so that forEach can visit it before the end of the input.
+    void sealEarly() { sortBuffer(); }
+    // Forgets every record held (they have been visited): the buffer and the spill file are
+    // reused from the start. records() still counts them.
+    void drop() {
+        drained_ += buffer_.size();
+        buffer_.clear();
+        runs_.clear();
+        fileEnd_ = 0;
+        std::fill(lastOfTrack_.begin(), lastOfTrack_.end(), kNone);
+        std::fill(countOfTrack_.begin(), countOfTrack_.end(), 0);
+        tracksInOrder_ = true;
+    }
 
     // Call once, after the last push: sorts what is still in memory (spilling it grouped
     // instead was slower: one more run to write, read and merge).
@@ -522,7 +544,8 @@ class TraceWriter::SpillSorter {
     std::vector<Run> runs_;
     FILE* file_ = nullptr;
     uint64_t fileEnd_ = 0;
-    uint64_t total_ = 0;
+    uint64_t total_ = 0;    // records spilled
+    uint64_t drained_ = 0;  // records dropped from memory after an early visit
 };
 
 // Compresses args chunks on a worker thread while the importer goes on parsing (compression
@@ -777,6 +800,9 @@ void TraceWriter::addAggregate(uint32_t name, uint64_t occurrences, int64_t tota
 }
 
 void TraceWriter::addFlow(FlowEnd from, FlowEnd to, uint32_t name) {
+    if ((from.track < tracks_.size() && tracks_[from.track].slicesWritten) ||
+        (to.track < tracks_.size() && tracks_[to.track].slicesWritten))
+        throw Failure("trace import: a flow ends on a track already written");
     if ((flowCount_ >> kFlowBlockBits) == flowBlocks_.size())
         flowBlocks_.push_back(
             std::make_unique_for_overwrite<FlowRecord[]>(size_t(1) << kFlowBlockBits));
@@ -1068,6 +1094,20 @@ void TraceWriter::writeCounterTrack(uint32_t trackId) {
     }
 }
 
+void TraceWriter::finishTracksBefore(uint32_t end) {
+    end = std::min<uint32_t>(end, uint32_t(tracks_.size()));
+    if (flowCount_ > 0 || !slices_->onlyBefore(end)) return;
+    slices_->sealEarly();
+    indexFlowEnds();
+    for (uint32_t t = 0; t < end; ++t) {
+        TrackState& track = tracks_[t];
+        if (track.slicesWritten || track.slices + track.instants == 0) continue;
+        writeSliceTrack(t, [](double) {});
+        track.slicesWritten = true;
+    }
+    slices_->drop();
+}
+
 TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     flushArgs();
     if (argsCompressor_) argsCompressor_->finish();
@@ -1083,7 +1123,9 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
         TrackState& track = tracks_[t];
         if (track.slices + track.instants > 0) {
             const double base = done;
-            writeSliceTrack(t, [&](double seen) { progress(0.95 * (base + seen) / totalRecords); });
+            if (!track.slicesWritten)
+                writeSliceTrack(
+                    t, [&](double seen) { progress(0.95 * (base + seen) / totalRecords); });
             done += double(track.slices + track.instants);
         }
         if (track.samples > 0) {

@@ -90,6 +90,13 @@ class TraceWriter {
 
     uint64_t slicesAdded() const { return slicesAdded_; }
 
+    // Writes the slice tracks below `end` now, for an importer that adds nothing more to them
+    // (XProf: a plane's lines once the plane is read), and forgets their records, so the
+    // buffer and the spill file start over for the next tracks. Does nothing when flows were
+    // added (their ends bind while their tracks are written) or records of later tracks are
+    // held. A flow added afterwards must not end on these tracks.
+    void finishTracksBefore(uint32_t end);
+
     // Sorts and nests slices per track, resolves flow ends, builds the level-of-detail chunks
     // and op statistics and writes them. progress(fraction) may throw Cancelled.
     TraceSummary finish(const std::function<void(double)>& progress);
@@ -135,6 +142,7 @@ class TraceWriter {
         uint32_t maxDepth = 0;
         int64_t start = INT64_MAX, end = INT64_MIN;
         std::vector<int> levels;
+        bool slicesWritten = false;  // by finishTracksBefore
         bool hasData() const { return slices + instants + samples > 0; }
     };
     // A flow as added, its ends' times replaced by where they attach once their track is

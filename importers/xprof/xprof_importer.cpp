@@ -801,6 +801,8 @@ class XSpaceImporter : public Importer {
             if (f.wireType != 2) continue;
             if (f.number == 1) {
                 planeInfo.append(planes.read(f.bytes, space.bytesOffset(), index++));
+                // A plane's lines are complete: written now, their records need not be spilled.
+                writer.finishTracksBefore(uint32_t(writer.trackCount()));
                 ctx.progress.report(0.6 * ctx.input.fraction(), "reading planes");
             } else if (f.number == 2) {
                 errors.append(QString::fromStdString(std::string(f.bytes)));
