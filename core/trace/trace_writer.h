@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -90,11 +91,11 @@ class TraceWriter {
 
     uint64_t slicesAdded() const { return slicesAdded_; }
 
-    // Writes the slice tracks below `end` now, for an importer that adds nothing more to them
-    // (XProf: a plane's lines once the plane is read), and forgets their records, so the
-    // buffer and the spill file start over for the next tracks. Does nothing when flows were
-    // added (their ends bind while their tracks are written) or records of later tracks are
-    // held. A flow added afterwards must not end on these tracks.
+    // Writes the slice tracks below `end` on a worker thread while the importer goes on, for
+    // an importer that adds nothing more to them (XProf: a plane's lines once the plane is
+    // read); the buffer and the spill file start over for the next tracks. Does nothing when
+    // flows were added (their ends bind while their tracks are written) or records of later
+    // tracks are held. A flow added afterwards must not end on these tracks.
     void finishTracksBefore(uint32_t end);
 
     // Sorts and nests slices per track, resolves flow ends, builds the level-of-detail chunks
@@ -166,7 +167,11 @@ class TraceWriter {
     void flushArgs();
     NameStats& statsOf(uint32_t name);
     void indexFlowEnds();
-    void writeSliceTrack(uint32_t track, const std::function<void(double)>& step);
+    void writeSliceTrack(uint32_t trackId, TrackState& track,
+                         SpillSorter<RawSlice, SliceOrder>& slices,
+                         const std::function<void(double)>& step);
+    struct PendingTracks;
+    void waitPendingTracks();
     void writeCounterTrack(uint32_t track);
     std::vector<bool> keptTracks() const;
     void writeRows(const std::vector<bool>& kept);
@@ -187,7 +192,14 @@ class TraceWriter {
     std::string_view storeString(std::string_view text);
     void growStringSlots();
     std::vector<TrackState> tracks_;
+    size_t recordBudget_;
     std::unique_ptr<SpillSorter<RawSlice, SliceOrder>> slices_;
+    uint64_t slicesHandedOff_ = 0;  // records of tracks written by finishTracksBefore
+    // Tracks being written on a worker; until it is joined, it alone touches the statistics.
+    std::unique_ptr<PendingTracks> pending_;
+    // The connection is opened without SQLite's mutex: the worker writing tracks and the
+    // importer storing args chunks take turns through this one.
+    std::mutex dbMutex_;
     std::unique_ptr<SpillSorter<RawSample, SampleOrder>> samples_;
     std::vector<std::unique_ptr<FlowRecord[]>> flowBlocks_;
     size_t flowCount_ = 0;
