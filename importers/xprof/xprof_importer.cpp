@@ -323,6 +323,7 @@ class PlaneReader {
         eventInfo_.clear();
         eventInfoIndex_.clear();
         statKeys_.clear();
+        statKeyIndex_.clear();
         lineTracks_.clear();
         lineOrder_.clear();
         std::vector<std::pair<std::string_view, size_t>> lineBytes, statBytes;
@@ -452,12 +453,22 @@ class PlaneReader {
 
     // "\"name\":" of a stat, escaped once per plane.
     const std::string& statKey(int64_t id) {
+        // Stat metadata ids are small in practice: a direct index first.
+        const bool indexed = id >= 0 && id < 4096;
+        if (indexed && size_t(id) < statKeyIndex_.size() && statKeyIndex_[size_t(id)])
+            return *statKeyIndex_[size_t(id)];
         auto it = statKeys_.find(id);
-        if (it != statKeys_.end()) return it->second;
-        std::string key;
-        appendJsonString(key, statName(id));
-        key.push_back(':');
-        return statKeys_.emplace(id, std::move(key)).first->second;
+        if (it == statKeys_.end()) {
+            std::string key;
+            appendJsonString(key, statName(id));
+            key.push_back(':');
+            it = statKeys_.emplace(id, std::move(key)).first;
+        }
+        if (indexed) {
+            if (size_t(id) >= statKeyIndex_.size()) statKeyIndex_.resize(size_t(id) + 1, nullptr);
+            statKeyIndex_[size_t(id)] = &it->second;  // map nodes do not move
+        }
+        return it->second;
     }
 
     // A stat as read from the wire (events are parsed by hand: building protobuf objects for
@@ -578,6 +589,58 @@ class PlaneReader {
         }
     }
 
+    // A varint within [p, end); false when it does not end there.
+    static bool smallVarint(const char*& p, const char* end, uint64_t& v) {
+        v = 0;
+        for (int shift = 0; shift < 64 && p < end; shift += 7) {
+            const uint8_t b = uint8_t(*p++);
+            v |= uint64_t(b & 0x7f) << shift;
+            if (!(b & 0x80)) return true;
+        }
+        return false;
+    }
+    // The stats of an event in their usual shape (each a metadata id then one value, nothing
+    // else after the first stat) appended to args_ without the general walk: most events are
+    // this. False, with args_ to be rebuilt, for anything else: the general walk takes it
+    // (and reports what is malformed).
+    bool fastStats(std::string_view stats) {
+        const char* p = stats.data();
+        const char* const end = p + stats.size();
+        while (p < end) {
+            if (*p++ != 0x22) return false;  // field 4, length-delimited
+            uint64_t n;
+            if (!smallVarint(p, end, n) || n > uint64_t(end - p)) return false;
+            const char* q = p;
+            const char* const statEnd = p + n;
+            p = statEnd;
+            StatView stat;
+            if (q == statEnd || *q++ != 0x08) return false;  // metadata_id
+            uint64_t id;
+            if (!smallVarint(q, statEnd, id) || q == statEnd) return false;
+            const uint8_t tag = uint8_t(*q++);
+            if (tag == 0x11) {  // double
+                if (statEnd - q != 8) return false;
+                std::memcpy(&stat.number, q, 8);
+                stat.field = 2;
+            } else if (tag == 0x18 || tag == 0x20 || tag == 0x38) {  // uint64, int64, ref
+                if (!smallVarint(q, statEnd, stat.number) || q != statEnd) return false;
+                stat.field = tag >> 3;
+            } else if (tag == 0x2a) {  // str_value
+                uint64_t len;
+                if (!smallVarint(q, statEnd, len) || len != uint64_t(statEnd - q)) return false;
+                stat.bytes = std::string_view(q, size_t(len));
+                stat.field = 5;
+            } else {
+                return false;
+            }
+            stat.metadataId = int64_t(id);
+            if (args_.size() > 1) args_.push_back(',');
+            args_ += statKey(stat.metadataId);
+            appendStatValue(args_, stat);
+        }
+        return true;
+    }
+
     // An event's arguments: its own stats, then its metadata's stats it does not override
     // (the event's own win), then the full name when a display name is shown. The metadata's
     // part is stored once per metadata id; an event with stats stores only its own over it.
@@ -588,6 +651,12 @@ class PlaneReader {
             info.sharedArgsMade = true;
             info.sharedArgs =
                 info.tailText.empty() ? 0 : writer_.addArgs("{" + info.tailText.substr(1) + "}");
+        }
+        args_.assign("{");
+        if (fastStats(stats)) {
+            if (args_.size() == 1) return info.sharedArgs;
+            args_.push_back('}');
+            return writer_.addArgsOver(info.sharedArgs, args_);
         }
         args_.assign("{");
         WireReader r(stats, base, path_);
@@ -768,6 +837,7 @@ class PlaneReader {
     std::unordered_map<int64_t, EventInfo> eventInfo_;
     std::vector<EventInfo*> eventInfoIndex_;
     std::unordered_map<int64_t, std::string> statKeys_;
+    std::vector<const std::string*> statKeyIndex_;
     std::unordered_map<int64_t, std::vector<uint32_t>> lineTracks_;  // line id -> lane tracks
     std::unordered_map<int64_t, size_t> lineOrder_;
     std::string args_;
@@ -791,7 +861,8 @@ class XSpaceImporter : public Importer {
 
     void run(ImportContext& ctx) const override {
         ctx.progress.report(0.0, "reading XSpace");
-        TraceWriter writer(ctx.workspace, ctx.profileId);
+        // Room for a large plane's events: its tracks are then written without a spill file.
+        TraceWriter writer(ctx.workspace, ctx.profileId, size_t(1) << 21);
         PlaneReader planes(writer, ctx.input.path());
         SpaceReader space(ctx.input);
         WireReader::Field f;
