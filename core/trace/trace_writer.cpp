@@ -337,6 +337,17 @@ class TraceWriter::SpillSorter {
     }
     uint64_t records() const { return total_ + buffer_.size(); }
 
+    // Forgets every record, keeping the buffer's pages and the spill file for the next ones.
+    void clear() {
+        buffer_.clear();
+        std::fill(lastOfTrack_.begin(), lastOfTrack_.end(), kNone);
+        std::fill(countOfTrack_.begin(), countOfTrack_.end(), 0);
+        tracksInOrder_ = true;
+        runs_.clear();
+        fileEnd_ = 0;
+        total_ = 0;
+    }
+
     // Whether every record held, in memory or spilled, belongs to a track below `end`.
     bool onlyBefore(uint32_t end) const {
         for (size_t t = end; t < countOfTrack_.size(); ++t)
@@ -1152,8 +1163,10 @@ void TraceWriter::finishTracksBefore(uint32_t end) {
     }
     if (job->tracks.empty()) return;
     slicesHandedOff_ += records;
-    job->slices =
-        std::exchange(slices_, std::make_unique<SpillSorter<RawSlice, SliceOrder>>(recordBudget_));
+    // The buffer the worker before used, when there is one: its pages are already mapped.
+    job->slices = std::exchange(
+        slices_, spareSlices_ ? std::move(spareSlices_)
+                              : std::make_unique<SpillSorter<RawSlice, SliceOrder>>(recordBudget_));
     PendingTracks* j = job.get();
     job->worker = std::thread([this, j] {
         try {
@@ -1165,7 +1178,7 @@ void TraceWriter::finishTracksBefore(uint32_t end) {
         } catch (...) {
             j->error = std::current_exception();
         }
-        j->slices.reset();
+        j->slices->clear();
     });
     pending_ = std::move(job);
 }
@@ -1175,6 +1188,7 @@ void TraceWriter::waitPendingTracks() {
     pending_->worker.join();
     const std::unique_ptr<PendingTracks> job = std::move(pending_);
     if (job->error) std::rethrow_exception(job->error);
+    spareSlices_ = std::move(job->slices);
     for (const auto& [id, state] : job->tracks) {
         tracks_[id].levels = state.levels;
         tracks_[id].maxDepth = state.maxDepth;

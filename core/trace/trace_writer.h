@@ -194,6 +194,7 @@ class TraceWriter {
     std::vector<TrackState> tracks_;
     size_t recordBudget_;
     std::unique_ptr<SpillSorter<RawSlice, SliceOrder>> slices_;
+    std::unique_ptr<SpillSorter<RawSlice, SliceOrder>> spareSlices_;  // cleared, for reuse
     uint64_t slicesHandedOff_ = 0;  // records of tracks written by finishTracksBefore
     // Tracks being written on a worker; until it is joined, it alone touches the statistics.
     std::unique_ptr<PendingTracks> pending_;

@@ -689,11 +689,26 @@ class PlaneReader {
         return lanes[lane];
     }
 
+    // A timed event of a line, in start order (longer first) once sorted, with its exact start
+    // and end. Each event is walked once: its times, and where its stats are.
+    // 48 bytes: the end is computed when needed (a line may hold millions of events).
+    struct Timed {
+        PreciseTime start;
+        int64_t durNs;
+        int64_t metadataId;
+        int durPs;
+        uint32_t index;
+        uint32_t statsFrom;  // offset of the first stat in the event, kNoStats without
+        PreciseTime end() const { return PreciseTime::sum(start.ns, start.ps, durNs, durPs); }
+    };
+
     void readLine(std::string_view bytes, size_t offset) {
         int64_t lineId = 0, timestampNs = 0;
         std::string_view name, displayName;
-        // Events: their bytes and offsets, parsed below.
-        std::vector<std::pair<std::string_view, size_t>> eventBytes;
+        // Events: their bytes and offsets, parsed below. Kept across lines: a line may hold
+        // millions of events, and fresh pages for each cost page faults.
+        std::vector<std::pair<std::string_view, size_t>>& eventBytes = eventBytes_;
+        eventBytes.clear();
         {
             WireReader r(bytes, offset, path_);
             WireReader::Field f;
@@ -718,20 +733,9 @@ class PlaneReader {
         const auto order = lineOrder_.try_emplace(lineId, lineOrder_.size()).first;
         laneTrack(lineId, lineName, order->second, 0);
 
-        // Timed events in start order (longer first), each with its exact start and end.
-        // Each event is walked once: its times, and where its stats are.
-        // 48 bytes: the end is computed when needed (a line may hold millions of events).
-        struct Timed {
-            PreciseTime start;
-            int64_t durNs;
-            int64_t metadataId;
-            int durPs;
-            uint32_t index;
-            uint32_t statsFrom;  // offset of the first stat in the event, kNoStats without
-            PreciseTime end() const { return PreciseTime::sum(start.ns, start.ps, durNs, durPs); }
-        };
         constexpr uint32_t kNoStats = UINT32_MAX;
-        std::vector<Timed> timed;
+        std::vector<Timed>& timed = timed_;
+        timed.clear();
         timed.reserve(eventBytes.size());
         bool sorted = true;
         for (uint32_t i = 0; i < eventBytes.size(); ++i) {
@@ -841,6 +845,8 @@ class PlaneReader {
     std::unordered_map<int64_t, std::vector<uint32_t>> lineTracks_;  // line id -> lane tracks
     std::unordered_map<int64_t, size_t> lineOrder_;
     std::string args_;
+    std::vector<std::pair<std::string_view, size_t>> eventBytes_;  // of the line being read
+    std::vector<Timed> timed_;                                     // of the line being read
 };
 
 class XSpaceImporter : public Importer {
