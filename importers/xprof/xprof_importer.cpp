@@ -702,6 +702,53 @@ class PlaneReader {
         PreciseTime end() const { return PreciseTime::sum(start.ns, start.ps, durNs, durPs); }
     };
 
+    static constexpr uint32_t kNoStats = UINT32_MAX;
+    // What the timeline needs of an event.
+    struct EventFields {
+        int64_t metadataId = 0, offsetPs = 0, durationPs = 0, occurrences = 0;
+        bool aggregated = false;
+        uint32_t statsFrom = kNoStats;  // offset of the first stat in the event
+        void set(uint32_t number, uint64_t v) {
+            if (number == 1) {
+                metadataId = int64_t(v);
+            } else if (number == 2) {
+                offsetPs = int64_t(v);
+                aggregated = false;  // one of offset_ps and num_occurrences: the last wins
+            } else if (number == 3) {
+                durationPs = int64_t(v);
+            } else if (number == 5) {
+                occurrences = int64_t(v);
+                aggregated = true;
+            }
+        }
+    };
+    // An event whose fields all have one-byte tags and are varints or length-delimited (what
+    // XProf writes) read without the general walk; false for anything else, which the general
+    // walk takes (and reports when malformed).
+    static bool fastEvent(std::string_view event, EventFields& ev) {
+        const char* p = event.data();
+        const char* const end = p + event.size();
+        while (p < end) {
+            const char* const field = p;
+            const uint8_t tag = uint8_t(*p);
+            if (tag & 0x80) return false;
+            ++p;
+            uint64_t v;
+            if (!smallVarint(p, end, v)) return false;
+            if ((tag & 7) == 0) {
+                ev.set(tag >> 3, v);
+            } else if ((tag & 7) == 2) {
+                if (v > uint64_t(end - p)) return false;
+                if (tag == 0x22 && ev.statsFrom == kNoStats)
+                    ev.statsFrom = uint32_t(field - event.data());
+                p += v;
+            } else {
+                return false;
+            }
+        }
+        return true;
+    }
+
     void readLine(std::string_view bytes, size_t offset) {
         int64_t lineId = 0, timestampNs = 0;
         std::string_view name, displayName;
@@ -733,7 +780,6 @@ class PlaneReader {
         const auto order = lineOrder_.try_emplace(lineId, lineOrder_.size()).first;
         laneTrack(lineId, lineName, order->second, 0);
 
-        constexpr uint32_t kNoStats = UINT32_MAX;
         std::vector<Timed>& timed = timed_;
         timed.clear();
         timed.reserve(eventBytes.size());
@@ -741,29 +787,20 @@ class PlaneReader {
         for (uint32_t i = 0; i < eventBytes.size(); ++i) {
             const auto& [event, at] = eventBytes[i];
             ++events;
-            int64_t metadataId = 0, offsetPs = 0, durationPs = 0, occurrences = 0;
-            bool aggregated = false;
-            uint32_t statsFrom = kNoStats;
-            WireReader r(event, at, path_);
-            WireReader::Field f;
-            while (r.next(f)) {
-                if (f.wireType != 0) {
-                    if (f.number == 4 && f.wireType == 2 && statsFrom == kNoStats)
-                        statsFrom = uint32_t(f.offset - at);
-                    continue;
-                }
-                if (f.number == 1) {
-                    metadataId = int64_t(f.varint);
-                } else if (f.number == 2) {
-                    offsetPs = int64_t(f.varint);
-                    aggregated = false;  // one of offset_ps and num_occurrences: the last wins
-                } else if (f.number == 3) {
-                    durationPs = int64_t(f.varint);
-                } else if (f.number == 5) {
-                    occurrences = int64_t(f.varint);
-                    aggregated = true;
+            EventFields ev;
+            if (!fastEvent(event, ev)) {
+                ev = EventFields{};
+                WireReader r(event, at, path_);
+                WireReader::Field f;
+                while (r.next(f)) {
+                    if (f.wireType == 0)
+                        ev.set(f.number, f.varint);
+                    else if (f.number == 4 && f.wireType == 2 && ev.statsFrom == kNoStats)
+                        ev.statsFrom = uint32_t(f.offset - at);
                 }
             }
+            const auto [metadataId, offsetPs, durationPs, occurrences, aggregated, statsFrom] = ev;
+            WireReader::Field f;
             if (aggregated) {
                 ++aggregatedEvents;
                 const EventInfo& info = eventInfo(metadataId);
