@@ -678,9 +678,9 @@ TraceWriter::~TraceWriter() {
 
 // Statistics by name id (ids are dense: the string table's).
 TraceWriter::NameStats& TraceWriter::statsOf(uint32_t name) {
-    // Not sized by strings_: the worker writing tracks may call this while names are interned.
-    if (name >= nameStats_->size())
-        nameStats_->resize(std::max<size_t>(name + 1, nameStats_->size() * 2));
+    // Sized by the names known when the tracks were handed over, not by strings_: a worker
+    // writing tracks may call this while the importer interns more.
+    if (name >= nameStats_->size()) nameStats_->resize(std::max<size_t>(name + 1, namesKnown_));
     return (*nameStats_)[name];
 }
 
@@ -814,6 +814,7 @@ void TraceWriter::addCounter(uint32_t track, int64_t ts, double value) {
 void TraceWriter::addAggregate(uint32_t name, uint64_t occurrences, int64_t totalNs,
                                int64_t selfNs) {
     waitPendingTracks();  // the worker owns the statistics until then
+    namesKnown_ = strings_.size();
     NameStats& s = statsOf(name);
     s.count += occurrences;
     s.total += totalNs;
@@ -1163,6 +1164,7 @@ void TraceWriter::finishTracksBefore(uint32_t end) {
     }
     if (job->tracks.empty()) return;
     slicesHandedOff_ += records;
+    namesKnown_ = strings_.size();
     // The buffer the worker before used, when there is one: its pages are already mapped.
     job->slices = std::exchange(
         slices_, spareSlices_ ? std::move(spareSlices_)
@@ -1197,6 +1199,7 @@ void TraceWriter::waitPendingTracks() {
 
 TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     waitPendingTracks();
+    namesKnown_ = strings_.size();
     flushArgs();
     if (argsCompressor_) argsCompressor_->finish();
     slices_->seal();

@@ -195,7 +195,9 @@ class TraceWriter {
     size_t recordBudget_;
     std::unique_ptr<SpillSorter<RawSlice, SliceOrder>> slices_;
     std::unique_ptr<SpillSorter<RawSlice, SliceOrder>> spareSlices_;  // cleared, for reuse
-    uint64_t slicesHandedOff_ = 0;  // records of tracks written by finishTracksBefore
+    uint64_t slicesHandedOff_ = 0;
+    size_t namesKnown_ = 0;  // how far statsOf sizes the statistics  // records of tracks written
+                             // by finishTracksBefore
     // Tracks being written on a worker; until it is joined, it alone touches the statistics.
     std::unique_ptr<PendingTracks> pending_;
     // The connection is opened without SQLite's mutex: the worker writing tracks and the
