@@ -459,9 +459,22 @@ class TraceWriter::SpillSorter {
     };
 
     // Importers often add records in order already (a track at a time, by time).
+    // Often all but a stretch is (XProf: a line's lanes interleaved, the other lines in order):
+    // only the part that is out of place is sorted. Records comparing equal are identical, so
+    // the result is the full sort's.
     void sortBuffer() {
-        if (!std::is_sorted(buffer_.begin(), buffer_.end(), less_))
-            std::sort(buffer_.begin(), buffer_.end(), less_);
+        const auto begin = buffer_.begin(), end = buffer_.end();
+        const auto first = std::is_sorted_until(begin, end, less_);  // the first descent
+        if (first == end) return;
+        auto last = end - 1;  // the last descent
+        while (!less_(*last, *(last - 1))) --last;
+        // Sorted before `first` and from `last` on; what lies between, and what of either side
+        // it overlaps, is sorted.
+        const T& low = *std::min_element(first, last + 1, less_);
+        const T& high = *std::max_element(first - 1, last, less_);
+        const auto from = std::upper_bound(begin, first, low, less_);
+        const auto to = std::lower_bound(last, end, high, less_);
+        std::sort(from, to, less_);
     }
     void spill() {
         if (!file_) {
