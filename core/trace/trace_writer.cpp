@@ -4,6 +4,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <condition_variable>
@@ -11,8 +12,10 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <thread>
+#include <utility>
 
 #include "errors.h"
 #include "sqlite.h"
@@ -62,8 +65,8 @@ int64_t histogramValue(int64_t key) {
 // Writes the items of one (track, level) as chunks of kChunkItems.
 class ChunkSink {
   public:
-    ChunkSink(sql::Statement& insert, int64_t profile, uint32_t track, int level)
-        : insert_(insert), profile_(profile), track_(track), level_(level) {}
+    ChunkSink(sql::Statement& insert, std::mutex& db, int64_t profile, uint32_t track, int level)
+        : insert_(insert), db_(db), profile_(profile), track_(track), level_(level) {}
     void add(const SliceItem& item) {
         slices_.push_back(item);
         note(item.start, item.end());
@@ -80,6 +83,7 @@ class ChunkSink {
         bytes_.clear();
         if (!slices_.empty()) encodeSlices(slices_, bytes_);
         if (!samples_.empty()) encodeCounters(samples_, bytes_);
+        std::lock_guard lock(db_);
         insert_.bind(1, profile_).bind(2, int64_t(track_)).bind(3, level_).bind(4, seq_++);
         insert_.bind(5, first_).bind(6, last_).bind(7, int64_t(n));
         insert_.bindBlob(8, bytes_.bytes().data(), bytes_.size());
@@ -97,6 +101,7 @@ class ChunkSink {
         last_ = std::max(last_, end);
     }
     sql::Statement& insert_;
+    std::mutex& db_;
     int64_t profile_;
     uint32_t track_;
     int level_;
@@ -332,6 +337,26 @@ class TraceWriter::SpillSorter {
     }
     uint64_t records() const { return total_ + buffer_.size(); }
 
+    // Forgets every record, keeping the buffer's pages and the spill file for the next ones.
+    void clear() {
+        buffer_.clear();
+        std::fill(lastOfTrack_.begin(), lastOfTrack_.end(), kNone);
+        std::fill(countOfTrack_.begin(), countOfTrack_.end(), 0);
+        tracksInOrder_ = true;
+        runs_.clear();
+        fileEnd_ = 0;
+        total_ = 0;
+    }
+
+    // Whether every record held, in memory or spilled, belongs to a track below `end`.
+    bool onlyBefore(uint32_t end) const {
+        for (size_t t = end; t < countOfTrack_.size(); ++t)
+            if (countOfTrack_[t] > 0) return false;
+        for (const Run& run : runs_)
+            if (!run.segments.empty() && run.segments.rbegin()->first >= end) return false;
+        return true;
+    }
+
     // Call once, after the last push: sorts what is still in memory (spilling it grouped
     // instead was slower: one more run to write, read and merge).
     void seal() { sortBuffer(); }
@@ -434,9 +459,22 @@ class TraceWriter::SpillSorter {
     };
 
     // Importers often add records in order already (a track at a time, by time).
+    // Often all but a stretch is (XProf: a line's lanes interleaved, the other lines in order):
+    // only the part that is out of place is sorted. Records comparing equal are identical, so
+    // the result is the full sort's.
     void sortBuffer() {
-        if (!std::is_sorted(buffer_.begin(), buffer_.end(), less_))
-            std::sort(buffer_.begin(), buffer_.end(), less_);
+        const auto begin = buffer_.begin(), end = buffer_.end();
+        const auto first = std::is_sorted_until(begin, end, less_);  // the first descent
+        if (first == end) return;
+        auto last = end - 1;  // the last descent
+        while (!less_(*last, *(last - 1))) --last;
+        // Sorted before `first` and from `last` on; what lies between, and what of either side
+        // it overlaps, is sorted.
+        const T& low = *std::min_element(first, last + 1, less_);
+        const T& high = *std::max_element(first - 1, last, less_);
+        const auto from = std::upper_bound(begin, first, low, less_);
+        const auto to = std::lower_bound(last, end, high, less_);
+        std::sort(from, to, less_);
     }
     void spill() {
         if (!file_) {
@@ -625,20 +663,37 @@ struct TraceWriter::NameStats {
     std::map<int64_t, uint64_t> histogram;  // after it
 };
 
+// Tracks written on a worker while the importer goes on (finishTracksBefore).
+struct TraceWriter::PendingTracks {
+    std::unique_ptr<SpillSorter<RawSlice, SliceOrder>> slices;
+    std::vector<std::pair<uint32_t, TrackState>> tracks;  // copies: tracks_ may grow meanwhile
+    std::exception_ptr error;
+    std::atomic<bool> abandon = false;
+    std::thread worker;
+};
+
 TraceWriter::TraceWriter(Workspace& workspace, int64_t profileId, size_t recordBudget)
     : workspace_(workspace),
       profileId_(profileId),
+      recordBudget_(recordBudget),
       slices_(std::make_unique<SpillSorter<RawSlice, SliceOrder>>(recordBudget)),
       samples_(std::make_unique<SpillSorter<RawSample, SampleOrder>>(recordBudget / 4)),
       nameStats_(std::make_unique<std::vector<NameStats>>()) {
     intern("");  // id 0: no name
 }
 
-TraceWriter::~TraceWriter() = default;
+TraceWriter::~TraceWriter() {
+    if (pending_) {
+        pending_->abandon = true;
+        pending_->worker.join();
+    }
+}
 
 // Statistics by name id (ids are dense: the string table's).
 TraceWriter::NameStats& TraceWriter::statsOf(uint32_t name) {
-    if (name >= nameStats_->size()) nameStats_->resize(std::max<size_t>(name + 1, strings_.size()));
+    // Sized by the names known when the tracks were handed over, not by strings_: a worker
+    // writing tracks may call this while the importer interns more.
+    if (name >= nameStats_->size()) nameStats_->resize(std::max<size_t>(name + 1, namesKnown_));
     return (*nameStats_)[name];
 }
 
@@ -726,6 +781,7 @@ void TraceWriter::flushArgs() {
 }
 
 void TraceWriter::insertArgsChunk(int64_t seq, const std::string& packed) {
+    std::lock_guard lock(dbMutex_);
     if (!argsInsert_)
         argsInsert_ = std::make_unique<sql::Statement>(
             workspace_.db(), "INSERT INTO trace_args(profile_id, seq, data) VALUES(?,?,?)");
@@ -770,6 +826,8 @@ void TraceWriter::addCounter(uint32_t track, int64_t ts, double value) {
 
 void TraceWriter::addAggregate(uint32_t name, uint64_t occurrences, int64_t totalNs,
                                int64_t selfNs) {
+    waitPendingTracks();  // the worker owns the statistics until then
+    namesKnown_ = strings_.size();
     NameStats& s = statsOf(name);
     s.count += occurrences;
     s.total += totalNs;
@@ -777,6 +835,10 @@ void TraceWriter::addAggregate(uint32_t name, uint64_t occurrences, int64_t tota
 }
 
 void TraceWriter::addFlow(FlowEnd from, FlowEnd to, uint32_t name) {
+    waitPendingTracks();
+    if ((from.track < tracks_.size() && tracks_[from.track].slicesWritten) ||
+        (to.track < tracks_.size() && tracks_[to.track].slicesWritten))
+        throw Failure("trace import: a flow ends on a track already written");
     if ((flowCount_ >> kFlowBlockBits) == flowBlocks_.size())
         flowBlocks_.push_back(
             std::make_unique_for_overwrite<FlowRecord[]>(size_t(1) << kFlowBlockBits));
@@ -793,11 +855,33 @@ void TraceWriter::addFlow(FlowEnd from, FlowEnd to, uint32_t name) {
     f.toBinding = to.binding;
 }
 
-void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(double)>& step) {
-    TrackState& track = tracks_[trackId];
-    sql::Statement insert(workspace_.db(),
-                          "INSERT INTO trace_chunks(profile_id, track_id, level, seq, first_ns, "
-                          "end_ns, count, data) VALUES(?,?,?,?,?,?,?,?)");
+// A statement prepared and finalized under the writer's connection lock.
+class LockedStatement {
+  public:
+    LockedStatement(std::mutex& db, sqlite3* connection, std::string_view sql) : db_(db) {
+        std::lock_guard lock(db_);
+        statement_.emplace(connection, sql);
+    }
+    ~LockedStatement() {
+        std::lock_guard lock(db_);
+        statement_.reset();
+    }
+    LockedStatement(const LockedStatement&) = delete;
+    LockedStatement& operator=(const LockedStatement&) = delete;
+    sql::Statement& operator*() { return *statement_; }
+    sql::Statement* operator->() { return &*statement_; }
+
+  private:
+    std::mutex& db_;
+    std::optional<sql::Statement> statement_;
+};
+
+void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track,
+                                  SpillSorter<RawSlice, SliceOrder>& slices,
+                                  const std::function<void(double)>& step) {
+    LockedStatement insert(dbMutex_, workspace_.db(),
+                           "INSERT INTO trace_chunks(profile_id, track_id, level, seq, first_ns, "
+                           "end_ns, count, data) VALUES(?,?,?,?,?,?,?,?)");
 
     // Flow ends on this track, by time: enclosing ones, next-slice ones and exact ones. Their
     // times are still the ones added: ends are bound only while their own track is written.
@@ -811,7 +895,10 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
     auto listFor = [&](FlowBinding b) -> std::vector<EndRef>& {
         return b == FlowBinding::Enclosing ? enclosing : b == FlowBinding::NextSlice ? next : exact;
     };
-    for (size_t k = flowEndsBegin_[trackId]; k < flowEndsBegin_[trackId + 1]; ++k) {
+    // Without flows (tracks written early) the ends are not indexed.
+    const size_t endsFrom = trackId + 1 < flowEndsBegin_.size() ? flowEndsBegin_[trackId] : 0;
+    const size_t endsTo = trackId + 1 < flowEndsBegin_.size() ? flowEndsBegin_[trackId + 1] : 0;
+    for (size_t k = endsFrom; k < endsTo; ++k) {
         const uint32_t i = flowEnds_[k] >> 1;
         const FlowRecord& f = flow(i);
         if (flowEnds_[k] & 1)
@@ -905,7 +992,7 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
     Cascade<SliceFolder, SliceItem> count(
         counters, [&](size_t k, const SliceItem&) { ++levelCounts[k + 1]; });
 
-    ChunkSink levelZero(insert, profileId_, trackId, 0);
+    ChunkSink levelZero(*insert, dbMutex_, profileId_, trackId, 0);
     // Level 0 stays in memory for building the higher levels when the track is not too large
     // (reading it back from SQLite and decoding it was a tenth of writing a track).
     const bool levelZeroInMemory =
@@ -913,7 +1000,7 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
     std::vector<SliceItem> levelZeroItems;
     if (levelZeroInMemory) levelZeroItems.reserve(size_t(track.slices + track.instants));
     uint64_t seen = 0;
-    slices_->forEach(trackId, [&](const RawSlice& r) {
+    slices.forEach(trackId, [&](const RawSlice& r) {
         resolveEnclosingBefore(r.start, false);
         popUntil(PreciseTime{r.start, r.startPs});
         SliceItem item;
@@ -997,23 +1084,28 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, const std::function<void(dou
     std::vector<std::unique_ptr<ChunkSink>> sinks;
     for (size_t i = 1; i < track.levels.size(); ++i) {
         folders.emplace_back(lodWidth(track.levels[i]));
-        sinks.push_back(std::make_unique<ChunkSink>(insert, profileId_, trackId, track.levels[i]));
+        sinks.push_back(
+            std::make_unique<ChunkSink>(*insert, dbMutex_, profileId_, trackId, track.levels[i]));
     }
     Cascade<SliceFolder, SliceItem> build(
         folders, [&](size_t i, const SliceItem& out) { sinks[i]->add(out); });
     if (levelZeroInMemory) {
         for (const SliceItem& item : levelZeroItems) folders[0].add(item, build.at(0));
     } else {
-        sql::Statement read(workspace_.db(),
-                            "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? "
-                            "AND level = 0 ORDER BY seq");
-        read.bind(1, profileId_).bind(2, int64_t(trackId));
+        LockedStatement read(dbMutex_, workspace_.db(),
+                             "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? "
+                             "AND level = 0 ORDER BY seq");
+        std::unique_lock lock(dbMutex_);
+        read->bind(1, profileId_).bind(2, int64_t(trackId));
         std::vector<SliceItem> items;
-        while (read.step()) {
+        while (read->step()) {
             items.clear();
-            decodeSlices(read.blob(0), items);
+            decodeSlices(read->blob(0), items);
+            lock.unlock();  // the sinks take it to write
             for (const SliceItem& item : items) folders[0].add(item, build.at(0));
+            lock.lock();
         }
+        read->reset();
     }
     for (size_t i = 0; i < folders.size(); ++i) {
         folders[i].finish(build.at(i));
@@ -1030,7 +1122,7 @@ void TraceWriter::writeCounterTrack(uint32_t trackId) {
     std::vector<CounterFolder> counting;
     std::vector<uint64_t> levelCounts(size_t(top) + 1, 0);
     for (int k = 1; k <= top; ++k) counting.emplace_back(lodWidth(k));
-    ChunkSink levelZero(insert, profileId_, trackId, 0);
+    ChunkSink levelZero(insert, dbMutex_, profileId_, trackId, 0);
     samples_->forEach(trackId, [&](const RawSample& r) {
         CounterItem item;
         item.ts = r.ts;
@@ -1048,7 +1140,8 @@ void TraceWriter::writeCounterTrack(uint32_t trackId) {
     std::vector<std::unique_ptr<ChunkSink>> sinks;
     for (size_t i = 1; i < track.levels.size(); ++i) {
         folders.emplace_back(lodWidth(track.levels[i]));
-        sinks.push_back(std::make_unique<ChunkSink>(insert, profileId_, trackId, track.levels[i]));
+        sinks.push_back(
+            std::make_unique<ChunkSink>(insert, dbMutex_, profileId_, trackId, track.levels[i]));
     }
     sql::Statement read(workspace_.db(),
                         "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
@@ -1068,14 +1161,66 @@ void TraceWriter::writeCounterTrack(uint32_t trackId) {
     }
 }
 
+void TraceWriter::finishTracksBefore(uint32_t end) {
+    end = std::min<uint32_t>(end, uint32_t(tracks_.size()));
+    if (flowCount_ > 0 || !slices_->onlyBefore(end)) return;
+    // One batch at a time: at most two record buffers are held.
+    waitPendingTracks();
+    auto job = std::make_unique<PendingTracks>();
+    uint64_t records = 0;
+    for (uint32_t t = 0; t < end; ++t) {
+        TrackState& track = tracks_[t];
+        if (track.slicesWritten || track.slices + track.instants == 0) continue;
+        job->tracks.emplace_back(t, track);
+        track.slicesWritten = true;
+        records += track.slices + track.instants;
+    }
+    if (job->tracks.empty()) return;
+    slicesHandedOff_ += records;
+    namesKnown_ = strings_.size();
+    // The buffer the worker before used, when there is one: its pages are already mapped.
+    job->slices = std::exchange(
+        slices_, spareSlices_ ? std::move(spareSlices_)
+                              : std::make_unique<SpillSorter<RawSlice, SliceOrder>>(recordBudget_));
+    PendingTracks* j = job.get();
+    job->worker = std::thread([this, j] {
+        try {
+            j->slices->seal();
+            for (auto& [id, state] : j->tracks)
+                writeSliceTrack(id, state, *j->slices, [j](double) {
+                    if (j->abandon) throw Failure("trace import: abandoned");
+                });
+        } catch (...) {
+            j->error = std::current_exception();
+        }
+        j->slices->clear();
+    });
+    pending_ = std::move(job);
+}
+
+void TraceWriter::waitPendingTracks() {
+    if (!pending_) return;
+    pending_->worker.join();
+    const std::unique_ptr<PendingTracks> job = std::move(pending_);
+    if (job->error) std::rethrow_exception(job->error);
+    spareSlices_ = std::move(job->slices);
+    for (const auto& [id, state] : job->tracks) {
+        tracks_[id].levels = state.levels;
+        tracks_[id].maxDepth = state.maxDepth;
+    }
+}
+
 TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
+    waitPendingTracks();
+    namesKnown_ = strings_.size();
     flushArgs();
     if (argsCompressor_) argsCompressor_->finish();
     slices_->seal();
     samples_->seal();
 
     indexFlowEnds();
-    const double totalRecords = double(slices_->records() + samples_->records()) + 1.0;
+    const double totalRecords =
+        double(slicesHandedOff_ + slices_->records() + samples_->records()) + 1.0;
     double done = 0;
     TraceSummary summary;
 
@@ -1083,7 +1228,10 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
         TrackState& track = tracks_[t];
         if (track.slices + track.instants > 0) {
             const double base = done;
-            writeSliceTrack(t, [&](double seen) { progress(0.95 * (base + seen) / totalRecords); });
+            if (!track.slicesWritten)
+                writeSliceTrack(t, track, *slices_, [&](double seen) {
+                    progress(0.95 * (base + seen) / totalRecords);
+                });
             done += double(track.slices + track.instants);
         }
         if (track.samples > 0) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -90,6 +91,13 @@ class TraceWriter {
 
     uint64_t slicesAdded() const { return slicesAdded_; }
 
+    // Writes the slice tracks below `end` on a worker thread while the importer goes on, for
+    // an importer that adds nothing more to them (XProf: a plane's lines once the plane is
+    // read); the buffer and the spill file start over for the next tracks. Does nothing when
+    // flows were added (their ends bind while their tracks are written) or records of later
+    // tracks are held. A flow added afterwards must not end on these tracks.
+    void finishTracksBefore(uint32_t end);
+
     // Sorts and nests slices per track, resolves flow ends, builds the level-of-detail chunks
     // and op statistics and writes them. progress(fraction) may throw Cancelled.
     TraceSummary finish(const std::function<void(double)>& progress);
@@ -135,6 +143,7 @@ class TraceWriter {
         uint32_t maxDepth = 0;
         int64_t start = INT64_MAX, end = INT64_MIN;
         std::vector<int> levels;
+        bool slicesWritten = false;  // by finishTracksBefore
         bool hasData() const { return slices + instants + samples > 0; }
     };
     // A flow as added, its ends' times replaced by where they attach once their track is
@@ -158,7 +167,11 @@ class TraceWriter {
     void flushArgs();
     NameStats& statsOf(uint32_t name);
     void indexFlowEnds();
-    void writeSliceTrack(uint32_t track, const std::function<void(double)>& step);
+    void writeSliceTrack(uint32_t trackId, TrackState& track,
+                         SpillSorter<RawSlice, SliceOrder>& slices,
+                         const std::function<void(double)>& step);
+    struct PendingTracks;
+    void waitPendingTracks();
     void writeCounterTrack(uint32_t track);
     std::vector<bool> keptTracks() const;
     void writeRows(const std::vector<bool>& kept);
@@ -179,7 +192,17 @@ class TraceWriter {
     std::string_view storeString(std::string_view text);
     void growStringSlots();
     std::vector<TrackState> tracks_;
+    size_t recordBudget_;
     std::unique_ptr<SpillSorter<RawSlice, SliceOrder>> slices_;
+    std::unique_ptr<SpillSorter<RawSlice, SliceOrder>> spareSlices_;  // cleared, for reuse
+    uint64_t slicesHandedOff_ = 0;
+    size_t namesKnown_ = 0;  // how far statsOf sizes the statistics  // records of tracks written
+                             // by finishTracksBefore
+    // Tracks being written on a worker; until it is joined, it alone touches the statistics.
+    std::unique_ptr<PendingTracks> pending_;
+    // The connection is opened without SQLite's mutex: the worker writing tracks and the
+    // importer storing args chunks take turns through this one.
+    std::mutex dbMutex_;
     std::unique_ptr<SpillSorter<RawSample, SampleOrder>> samples_;
     std::vector<std::unique_ptr<FlowRecord[]>> flowBlocks_;
     size_t flowCount_ = 0;

@@ -323,6 +323,7 @@ class PlaneReader {
         eventInfo_.clear();
         eventInfoIndex_.clear();
         statKeys_.clear();
+        statKeyIndex_.clear();
         lineTracks_.clear();
         lineOrder_.clear();
         std::vector<std::pair<std::string_view, size_t>> lineBytes, statBytes;
@@ -452,12 +453,22 @@ class PlaneReader {
 
     // "\"name\":" of a stat, escaped once per plane.
     const std::string& statKey(int64_t id) {
+        // Stat metadata ids are small in practice: a direct index first.
+        const bool indexed = id >= 0 && id < 4096;
+        if (indexed && size_t(id) < statKeyIndex_.size() && statKeyIndex_[size_t(id)])
+            return *statKeyIndex_[size_t(id)];
         auto it = statKeys_.find(id);
-        if (it != statKeys_.end()) return it->second;
-        std::string key;
-        appendJsonString(key, statName(id));
-        key.push_back(':');
-        return statKeys_.emplace(id, std::move(key)).first->second;
+        if (it == statKeys_.end()) {
+            std::string key;
+            appendJsonString(key, statName(id));
+            key.push_back(':');
+            it = statKeys_.emplace(id, std::move(key)).first;
+        }
+        if (indexed) {
+            if (size_t(id) >= statKeyIndex_.size()) statKeyIndex_.resize(size_t(id) + 1, nullptr);
+            statKeyIndex_[size_t(id)] = &it->second;  // map nodes do not move
+        }
+        return it->second;
     }
 
     // A stat as read from the wire (events are parsed by hand: building protobuf objects for
@@ -578,6 +589,58 @@ class PlaneReader {
         }
     }
 
+    // A varint within [p, end); false when it does not end there.
+    static bool smallVarint(const char*& p, const char* end, uint64_t& v) {
+        v = 0;
+        for (int shift = 0; shift < 64 && p < end; shift += 7) {
+            const uint8_t b = uint8_t(*p++);
+            v |= uint64_t(b & 0x7f) << shift;
+            if (!(b & 0x80)) return true;
+        }
+        return false;
+    }
+    // The stats of an event in their usual shape (each a metadata id then one value, nothing
+    // else after the first stat) appended to args_ without the general walk: most events are
+    // this. False, with args_ to be rebuilt, for anything else: the general walk takes it
+    // (and reports what is malformed).
+    bool fastStats(std::string_view stats) {
+        const char* p = stats.data();
+        const char* const end = p + stats.size();
+        while (p < end) {
+            if (*p++ != 0x22) return false;  // field 4, length-delimited
+            uint64_t n;
+            if (!smallVarint(p, end, n) || n > uint64_t(end - p)) return false;
+            const char* q = p;
+            const char* const statEnd = p + n;
+            p = statEnd;
+            StatView stat;
+            if (q == statEnd || *q++ != 0x08) return false;  // metadata_id
+            uint64_t id;
+            if (!smallVarint(q, statEnd, id) || q == statEnd) return false;
+            const uint8_t tag = uint8_t(*q++);
+            if (tag == 0x11) {  // double
+                if (statEnd - q != 8) return false;
+                std::memcpy(&stat.number, q, 8);
+                stat.field = 2;
+            } else if (tag == 0x18 || tag == 0x20 || tag == 0x38) {  // uint64, int64, ref
+                if (!smallVarint(q, statEnd, stat.number) || q != statEnd) return false;
+                stat.field = tag >> 3;
+            } else if (tag == 0x2a) {  // str_value
+                uint64_t len;
+                if (!smallVarint(q, statEnd, len) || len != uint64_t(statEnd - q)) return false;
+                stat.bytes = std::string_view(q, size_t(len));
+                stat.field = 5;
+            } else {
+                return false;
+            }
+            stat.metadataId = int64_t(id);
+            if (args_.size() > 1) args_.push_back(',');
+            args_ += statKey(stat.metadataId);
+            appendStatValue(args_, stat);
+        }
+        return true;
+    }
+
     // An event's arguments: its own stats, then its metadata's stats it does not override
     // (the event's own win), then the full name when a display name is shown. The metadata's
     // part is stored once per metadata id; an event with stats stores only its own over it.
@@ -588,6 +651,12 @@ class PlaneReader {
             info.sharedArgsMade = true;
             info.sharedArgs =
                 info.tailText.empty() ? 0 : writer_.addArgs("{" + info.tailText.substr(1) + "}");
+        }
+        args_.assign("{");
+        if (fastStats(stats)) {
+            if (args_.size() == 1) return info.sharedArgs;
+            args_.push_back('}');
+            return writer_.addArgsOver(info.sharedArgs, args_);
         }
         args_.assign("{");
         WireReader r(stats, base, path_);
@@ -620,11 +689,73 @@ class PlaneReader {
         return lanes[lane];
     }
 
+    // A timed event of a line, in start order (longer first) once sorted, with its exact start
+    // and end. Each event is walked once: its times, and where its stats are.
+    // 48 bytes: the end is computed when needed (a line may hold millions of events).
+    struct Timed {
+        PreciseTime start;
+        int64_t durNs;
+        int64_t metadataId;
+        int durPs;
+        uint32_t index;
+        uint32_t statsFrom;  // offset of the first stat in the event, kNoStats without
+        PreciseTime end() const { return PreciseTime::sum(start.ns, start.ps, durNs, durPs); }
+    };
+
+    static constexpr uint32_t kNoStats = UINT32_MAX;
+    // What the timeline needs of an event.
+    struct EventFields {
+        int64_t metadataId = 0, offsetPs = 0, durationPs = 0, occurrences = 0;
+        bool aggregated = false;
+        uint32_t statsFrom = kNoStats;  // offset of the first stat in the event
+        void set(uint32_t number, uint64_t v) {
+            if (number == 1) {
+                metadataId = int64_t(v);
+            } else if (number == 2) {
+                offsetPs = int64_t(v);
+                aggregated = false;  // one of offset_ps and num_occurrences: the last wins
+            } else if (number == 3) {
+                durationPs = int64_t(v);
+            } else if (number == 5) {
+                occurrences = int64_t(v);
+                aggregated = true;
+            }
+        }
+    };
+    // An event whose fields all have one-byte tags and are varints or length-delimited (what
+    // XProf writes) read without the general walk; false for anything else, which the general
+    // walk takes (and reports when malformed).
+    static bool fastEvent(std::string_view event, EventFields& ev) {
+        const char* p = event.data();
+        const char* const end = p + event.size();
+        while (p < end) {
+            const char* const field = p;
+            const uint8_t tag = uint8_t(*p);
+            if (tag & 0x80) return false;
+            ++p;
+            uint64_t v;
+            if (!smallVarint(p, end, v)) return false;
+            if ((tag & 7) == 0) {
+                ev.set(tag >> 3, v);
+            } else if ((tag & 7) == 2) {
+                if (v > uint64_t(end - p)) return false;
+                if (tag == 0x22 && ev.statsFrom == kNoStats)
+                    ev.statsFrom = uint32_t(field - event.data());
+                p += v;
+            } else {
+                return false;
+            }
+        }
+        return true;
+    }
+
     void readLine(std::string_view bytes, size_t offset) {
         int64_t lineId = 0, timestampNs = 0;
         std::string_view name, displayName;
-        // Events: their bytes and offsets, parsed below.
-        std::vector<std::pair<std::string_view, size_t>> eventBytes;
+        // Events: their bytes and offsets, parsed below. Kept across lines: a line may hold
+        // millions of events, and fresh pages for each cost page faults.
+        std::vector<std::pair<std::string_view, size_t>>& eventBytes = eventBytes_;
+        eventBytes.clear();
         {
             WireReader r(bytes, offset, path_);
             WireReader::Field f;
@@ -649,48 +780,27 @@ class PlaneReader {
         const auto order = lineOrder_.try_emplace(lineId, lineOrder_.size()).first;
         laneTrack(lineId, lineName, order->second, 0);
 
-        // Timed events in start order (longer first), each with its exact start and end.
-        // Each event is walked once: its times, and where its stats are.
-        // 48 bytes: the end is computed when needed (a line may hold millions of events).
-        struct Timed {
-            PreciseTime start;
-            int64_t durNs;
-            int64_t metadataId;
-            int durPs;
-            uint32_t index;
-            uint32_t statsFrom;  // offset of the first stat in the event, kNoStats without
-            PreciseTime end() const { return PreciseTime::sum(start.ns, start.ps, durNs, durPs); }
-        };
-        constexpr uint32_t kNoStats = UINT32_MAX;
-        std::vector<Timed> timed;
+        std::vector<Timed>& timed = timed_;
+        timed.clear();
         timed.reserve(eventBytes.size());
         bool sorted = true;
         for (uint32_t i = 0; i < eventBytes.size(); ++i) {
             const auto& [event, at] = eventBytes[i];
             ++events;
-            int64_t metadataId = 0, offsetPs = 0, durationPs = 0, occurrences = 0;
-            bool aggregated = false;
-            uint32_t statsFrom = kNoStats;
-            WireReader r(event, at, path_);
-            WireReader::Field f;
-            while (r.next(f)) {
-                if (f.wireType != 0) {
-                    if (f.number == 4 && f.wireType == 2 && statsFrom == kNoStats)
-                        statsFrom = uint32_t(f.offset - at);
-                    continue;
-                }
-                if (f.number == 1) {
-                    metadataId = int64_t(f.varint);
-                } else if (f.number == 2) {
-                    offsetPs = int64_t(f.varint);
-                    aggregated = false;  // one of offset_ps and num_occurrences: the last wins
-                } else if (f.number == 3) {
-                    durationPs = int64_t(f.varint);
-                } else if (f.number == 5) {
-                    occurrences = int64_t(f.varint);
-                    aggregated = true;
+            EventFields ev;
+            if (!fastEvent(event, ev)) {
+                ev = EventFields{};
+                WireReader r(event, at, path_);
+                WireReader::Field f;
+                while (r.next(f)) {
+                    if (f.wireType == 0)
+                        ev.set(f.number, f.varint);
+                    else if (f.number == 4 && f.wireType == 2 && ev.statsFrom == kNoStats)
+                        ev.statsFrom = uint32_t(f.offset - at);
                 }
             }
+            const auto [metadataId, offsetPs, durationPs, occurrences, aggregated, statsFrom] = ev;
+            WireReader::Field f;
             if (aggregated) {
                 ++aggregatedEvents;
                 const EventInfo& info = eventInfo(metadataId);
@@ -768,9 +878,12 @@ class PlaneReader {
     std::unordered_map<int64_t, EventInfo> eventInfo_;
     std::vector<EventInfo*> eventInfoIndex_;
     std::unordered_map<int64_t, std::string> statKeys_;
+    std::vector<const std::string*> statKeyIndex_;
     std::unordered_map<int64_t, std::vector<uint32_t>> lineTracks_;  // line id -> lane tracks
     std::unordered_map<int64_t, size_t> lineOrder_;
     std::string args_;
+    std::vector<std::pair<std::string_view, size_t>> eventBytes_;  // of the line being read
+    std::vector<Timed> timed_;                                     // of the line being read
 };
 
 class XSpaceImporter : public Importer {
@@ -791,7 +904,8 @@ class XSpaceImporter : public Importer {
 
     void run(ImportContext& ctx) const override {
         ctx.progress.report(0.0, "reading XSpace");
-        TraceWriter writer(ctx.workspace, ctx.profileId);
+        // Room for a large plane's events: its tracks are then written without a spill file.
+        TraceWriter writer(ctx.workspace, ctx.profileId, size_t(1) << 21);
         PlaneReader planes(writer, ctx.input.path());
         SpaceReader space(ctx.input);
         WireReader::Field f;
@@ -801,6 +915,8 @@ class XSpaceImporter : public Importer {
             if (f.wireType != 2) continue;
             if (f.number == 1) {
                 planeInfo.append(planes.read(f.bytes, space.bytesOffset(), index++));
+                // A plane's lines are complete: written now, their records need not be spilled.
+                writer.finishTracksBefore(uint32_t(writer.trackCount()));
                 ctx.progress.report(0.6 * ctx.input.fraction(), "reading planes");
             } else if (f.number == 2) {
                 errors.append(QString::fromStdString(std::string(f.bytes)));
