@@ -793,6 +793,10 @@ void TraceWriter::insertArgsChunk(int64_t seq, const std::string& packed) {
 void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args,
                            uint16_t startPs, uint16_t durPs) {
     if (dur < 0) dur = durPs = 0;
+    // A track finishTracksBefore wrote is closed: a slice added now would be dropped silently.
+    if (tracks_[track].slicesWritten)
+        throw Failure("trace writer: slice added to track " + std::to_string(track) +
+                      " after it was written");
     startPs = std::min<uint16_t>(startPs, 999);
     durPs = std::min<uint16_t>(durPs, 999);
     slices_->push({start, dur, args, name, track, startPs, durPs});
@@ -809,6 +813,9 @@ void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t 
 }
 
 void TraceWriter::addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t args) {
+    if (tracks_[track].slicesWritten)
+        throw Failure("trace writer: instant added to track " + std::to_string(track) +
+                      " after it was written");
     slices_->push({ts, -1, args, name, track, 0, 0});
     TrackState& t = tracks_[track];
     ++t.instants;
@@ -1186,10 +1193,14 @@ void TraceWriter::finishTracksBefore(uint32_t end) {
     job->worker = std::thread([this, j] {
         try {
             j->slices->seal();
-            for (auto& [id, state] : j->tracks)
+            for (auto& [id, state] : j->tracks) {
+                // Between tracks too: a plane of many small tracks never reaches the per-chunk
+                // progress check, and a cancelled import waits for this worker.
+                if (j->abandon) throw Failure("trace import: abandoned");
                 writeSliceTrack(id, state, *j->slices, [j](double) {
                     if (j->abandon) throw Failure("trace import: abandoned");
                 });
+            }
         } catch (...) {
             j->error = std::current_exception();
         }
