@@ -13,6 +13,7 @@
 #include <QPainter>
 #include <QScrollBar>
 #include <QSplitter>
+#include <QStyle>
 #include <QSvgGenerator>
 #include <QTabWidget>
 #include <QTextStream>
@@ -147,10 +148,16 @@ void ReplayProfileTab::build() {
     // Plots under the timeline's data area: its gutter on the left, its margin (and scroll bar
     // when shown) on the right.
     const auto alignStrip = [this] {
+        // From the range, not isVisible(): Qt shows or hides the bar later (a queued call), and
+        // a bar on a page not on screen is never visible.
         const QScrollBar* bar = timeline_->verticalScrollBar();
+        const bool barShown = timeline_->verticalScrollBarPolicy() == Qt::ScrollBarAlwaysOn ||
+                              (timeline_->verticalScrollBarPolicy() == Qt::ScrollBarAsNeeded &&
+                               bar->maximum() > bar->minimum());
+        const int barWidth = timeline_->style()->pixelMetric(QStyle::PM_ScrollBarExtent);
         const int frame = timeline_->frameWidth();
         dcacheStrip_->setCompact(TimelineView::kGutterWidth + frame,
-                                 8 + (bar->isVisible() ? bar->width() : 0) + frame);
+                                 8 + (barShown ? barWidth : 0) + frame);
     };
     alignStrip();
     connect(timeline_->verticalScrollBar(), &QScrollBar::rangeChanged, this, alignStrip);
@@ -175,8 +182,11 @@ void ReplayProfileTab::build() {
     connect(wasted, &QCheckBox::toggled, dcacheStrip_, &DcacheView::setWastedOverlay);
     connect(dcacheStrip_, &DcacheView::windowChanged, this,
             [this](TimeRange w) { syncWindow(w, dcacheStrip_); });
-    connect(dcacheStrip_, &DcacheView::cursorMoved, this,
-            [this](double t) { timeline_->setCursorTime(t); });
+    connect(dcacheStrip_, &DcacheView::cursorMoved, this, [this](double t) {
+        timeline_->setCursorTime(t);
+        dcache_->setCursorTime(t);
+        preview_->setCursorTime(t);
+    });
     connect(timeline_, &TimelineView::windowChanged, this,
             [this](TimeRange w) { syncWindow(w, timeline_); });
     connect(preview_, &TimelineView::windowChanged, this,
