@@ -22,6 +22,7 @@
 #include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSet>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -64,6 +65,8 @@ constexpr char kGeometryKey[] = "MainWindow/geometry";
 constexpr char kStateKey[] = "MainWindow/state";
 constexpr char kRecentKey[] = "recentWorkspaces";
 constexpr char kProfileIdProperty[] = "stallscopeProfileId";
+// A comparison tab's two profiles (A, B): it closes when either is deleted.
+constexpr char kComparedIdsProperty[] = "stallscopeComparedIds";
 constexpr int kProgressSteps = 1000;
 
 // Rendered with QSvgRenderer so the icon shows even where Qt's SVG plugins are missing.
@@ -437,6 +440,8 @@ bool MainWindow::openWorkspace(const QString& path) {
         return false;
     }
     while (tabs_->count() > 0) closeTab(0);
+    viewSuggestions_.clear();  // ids of another workspace
+    dockProfileId_.reset();
     workspacePath_ = QFileInfo(path).absoluteFilePath();
     addRecentWorkspace(workspacePath_);
     rebuildRecentMenu();
@@ -524,6 +529,12 @@ void MainWindow::onProfilesLoaded(const ProfileList& list) {
         countLabel_->clear();
         setStatus(list.error, true);
     } else {
+        // SQLite reuses the id of a deleted newest profile: forget what views derived for
+        // profiles that are gone, so a new profile never shows an old one's suggestions.
+        QSet<qint64> present;
+        for (const ProfileInfo& p : list.profiles) present.insert(p.id);
+        for (auto it = viewSuggestions_.begin(); it != viewSuggestions_.end();)
+            it = present.contains(it.key()) ? std::next(it) : viewSuggestions_.erase(it);
         workspaceDock_->setProfiles(list.profiles);
         const int count = static_cast<int>(list.profiles.size());
         countLabel_->setText(count == 1 ? tr("1 profile") : tr("%1 profiles").arg(count));
@@ -536,6 +547,17 @@ void MainWindow::onProfilesLoaded(const ProfileList& list) {
     // Keep open tabs in step with renames and deletions.
     for (int i = tabs_->count() - 1; i >= 0; --i) {
         QWidget* page = tabs_->widget(i);
+        if (!page->property(kProfileIdProperty).isValid()) {
+            // A comparison (no single profile): it keeps its title while both profiles exist.
+            // It used to be taken for profile 0 and closed by any reload.
+            const QVariantList compared = page->property(kComparedIdsProperty).toList();
+            for (const QVariant& id : compared)
+                if (!workspaceDock_->profile(id.toLongLong())) {
+                    closeTab(i);
+                    break;
+                }
+            continue;
+        }
         const qint64 id = page->property(kProfileIdProperty).toLongLong();
         const std::optional<ProfileInfo> profile = workspaceDock_->profile(id);
         if (!profile) {
@@ -942,6 +964,8 @@ QWidget* MainWindow::openComparison(const ProfileInfo& a, const ProfileInfo& b) 
             true);
         return nullptr;
     }
+    view->setProperty(kComparedIdsProperty, QVariantList{QVariant::fromValue<qint64>(a.id),
+                                                         QVariant::fromValue<qint64>(b.id)});
     const QString title = QString::fromStdString(b.name) + " vs " + QString::fromStdString(a.name);
     tabs_->setCurrentIndex(tabs_->addTab(view, title));
     tabs_->setTabToolTip(
@@ -954,24 +978,30 @@ QWidget* MainWindow::openComparison(const ProfileInfo& a, const ProfileInfo& b) 
 void MainWindow::compareWithParent(qint64 derivedId) {
     // Profile rows are read on a worker; the comparison opens when both are known.
     const QString path = workspacePath_;
-    auto* watcher =
-        new QFutureWatcher<std::pair<std::optional<ProfileInfo>, std::optional<ProfileInfo>>>(this);
+    struct Pair {
+        std::optional<ProfileInfo> parent, derived;
+        QString error;
+    };
+    auto* watcher = new QFutureWatcher<Pair>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
         watcher->deleteLater();
-        const auto [parent, derived] = watcher->result();
-        if (parent && derived)
-            openComparison(*parent, *derived);
+        const Pair pair = watcher->result();
+        if (pair.parent && pair.derived)
+            openComparison(*pair.parent, *pair.derived);
+        else if (!pair.error.isEmpty())
+            setStatus(tr("Cannot compare with the original: %1").arg(pair.error), true);
         else
             setStatus(tr("The original of this profile is no longer in the workspace"), true);
     });
     watcher->setFuture(QtConcurrent::run(&quickReads_, [path, derivedId] {
-        std::pair<std::optional<ProfileInfo>, std::optional<ProfileInfo>> out;
+        Pair out;
         try {
             auto workspace = Workspace::open(path.toStdString(), Workspace::Mode::ReadOnly);
-            out.second = workspace->profile(derivedId);
-            if (out.second && out.second->parentId)
-                out.first = workspace->profile(*out.second->parentId);
-        } catch (const std::exception&) {
+            out.derived = workspace->profile(derivedId);
+            if (out.derived && out.derived->parentId)
+                out.parent = workspace->profile(*out.derived->parentId);
+        } catch (const std::exception& e) {
+            out.error = QString::fromUtf8(e.what());
         }
         return out;
     }));

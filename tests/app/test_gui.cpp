@@ -14,6 +14,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -473,7 +474,12 @@ void TestGui::applySuggestionThenCompareWithOriginal() {
     // One click on the dock's Compare opens the applied result against its parent.
     const int tabsBefore = window->tabs()->count();
     dock->compareButton()->click();
-    QTRY_COMPARE_WITH_TIMEOUT(window->tabs()->count(), tabsBefore + 1, 30000);
+    if (!QTest::qWaitFor([&] { return window->tabs()->count() == tabsBefore + 1; }, 30000)) {
+        QStringList texts;
+        for (const QLabel* label : window->statusBar()->findChildren<QLabel*>())
+            texts << label->text();
+        QFAIL(qPrintable("no comparison tab; status: " + texts.join(" | ")));
+    }
     auto* view = qobject_cast<ReplayCompareView*>(window->tabs()->currentWidget());
     QVERIFY(view);
     QTRY_VERIFY_WITH_TIMEOUT(view->isLoaded(), 20000);
@@ -530,6 +536,22 @@ void TestGui::compareTwoSelectedReplayProfiles() {
         coloured += (c.saturation() > 60);
     }
     QVERIFY2(coloured > 40, qPrintable(QString::number(coloured)));
+
+    // A reload keeps the comparison open with its title (it used to be taken for profile 0 and
+    // closed); deleting one of its profiles closes it.
+    const int tabs = window->tabs()->count();
+    QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
+    window->reloadProfiles();
+    QVERIFY(reloaded.wait(30000));
+    QCOMPARE(window->tabs()->count(), tabs);
+    QCOMPARE(window->tabs()->tabText(window->tabs()->indexOf(view)),
+             QString("allgather-pinned vs allgather"));
+    qint64 pinned = -1;
+    for (const ProfileInfo& p : Workspace::open(window->workspacePath().toStdString())->profiles())
+        if (p.name == "allgather-pinned") pinned = p.id;
+    QVERIFY(pinned >= 0);
+    window->deleteProfile(pinned);
+    QTRY_COMPARE_WITH_TIMEOUT(window->tabs()->count(), tabs - 1, 30000);
 }
 
 void TestGui::eachKindOpensItsOwnView() {
