@@ -49,16 +49,55 @@ class LargeBuffer {
     size_t size_;
 };
 
-constexpr size_t kTriadElements = size_t(4) << 20;  // 3 x 32 MiB per thread: beyond the LLC
-constexpr size_t kChaseNodes = size_t(1) << 20;     // 64-byte nodes: 64 MiB
-constexpr size_t kColdBytes = size_t(128) << 20;    // memory_ld64 target
+// The largest CPU cache (bytes) as sysfs reports it for cpu0; 0 when unknown.
+size_t lastLevelCacheBytes() {
+    size_t largest = 0;
+    for (int index = 0; index < 8; ++index) {
+        std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) +
+                         "/size");
+        std::string text;
+        if (!(in >> text) || text.empty()) continue;
+        size_t value = 0;
+        size_t i = 0;
+        while (i < text.size() && text[i] >= '0' && text[i] <= '9')
+            value = value * 10 + size_t(text[i++] - '0');
+        const char unit = i < text.size() ? text[i] : 'B';
+        value <<= unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0;
+        largest = std::max(largest, value);
+    }
+    return largest;
+}
+
+// Bytes for a buffer that must live in DRAM: at least twice the last-level cache (a server may
+// have hundreds of MiB: a 64 MiB pointer chase inside a 480 MiB L3 measured cache latency and
+// absorbed no memory loads), at least `minimum`, at most 1 GiB, a power of two.
+size_t beyondCache(size_t minimum) {
+    const size_t want = std::max(minimum, 2 * lastLevelCacheBytes());
+    size_t bytes = minimum;
+    while (bytes < want && bytes < (size_t(1) << 30)) bytes <<= 1;
+    return bytes;
+}
+
+// Sizes read once, when a probe first needs them (not at every program start).
+size_t triadElements() {  // per array and thread
+    static const size_t n = beyondCache(size_t(96) << 20) / 3 / sizeof(double);
+    return n;
+}
+size_t chaseNodes() {  // 64-byte nodes
+    static const size_t n = beyondCache(size_t(64) << 20) / 64;
+    return n;
+}
+size_t coldBytes() {  // the memory_ld64 target; a power of two (the loads' offsets are masked)
+    static const size_t n = beyondCache(size_t(128) << 20);
+    return n;
+}
 constexpr size_t kBytesPerTriadIteration = 3 * sizeof(double);
 constexpr int kFlopsPerChainIteration = 8;
 
 struct TriadArrays {
-    LargeBuffer a{kTriadElements * sizeof(double)};
-    LargeBuffer b{kTriadElements * sizeof(double)};
-    LargeBuffer c{kTriadElements * sizeof(double)};
+    LargeBuffer a{triadElements() * sizeof(double)};
+    LargeBuffer b{triadElements() * sizeof(double)};
+    LargeBuffer c{triadElements() * sizeof(double)};
     uint64_t position = 0;
 };
 
@@ -72,20 +111,20 @@ class Probe {
     Probe(const ProbeOptions& options, int maxK)
         : options_(options),
           hot_(4096),
-          cold_(kColdBytes + size_t(maxK + 1) * kColdLoadStride),
-          chase_(kChaseNodes * 64) {
+          cold_(coldBytes() + size_t(maxK + 1) * kColdLoadStride),
+          chase_(chaseNodes() * 64) {
         for (int t = 0; t < std::max(1, options.threads); ++t)
             triad_.push_back(std::make_unique<TriadArrays>());
         // One random cycle through all nodes (Sattolo), so the chase visits every node and the
         // prefetchers cannot guess the next address.
-        std::vector<uint32_t> order(kChaseNodes);
+        std::vector<uint32_t> order(chaseNodes());
         std::iota(order.begin(), order.end(), 0u);
         std::mt19937_64 random(20250605);
-        for (size_t i = kChaseNodes - 1; i > 0; --i)
+        for (size_t i = chaseNodes() - 1; i > 0; --i)
             std::swap(order[i], order[std::uniform_int_distribution<size_t>(0, i - 1)(random)]);
         char* base = chase_.as<char>();
-        for (size_t i = 0; i < kChaseNodes; ++i) {
-            void* next = base + size_t(order[(i + 1) % kChaseNodes]) * 64;
+        for (size_t i = 0; i < chaseNodes(); ++i) {
+            void* next = base + size_t(order[(i + 1) % chaseNodes()]) * 64;
             std::memcpy(base + size_t(order[i]) * 64, &next, sizeof next);
         }
         chaseCursor_ = base + size_t(order[0]) * 64;
@@ -107,7 +146,7 @@ class Probe {
     }
 
     uint64_t maxIterations(Kernel kernel) const {
-        return kernel == Kernel::StreamTriad ? kTriadElements : uint64_t(1) << 32;
+        return kernel == Kernel::StreamTriad ? triadElements() : uint64_t(1) << 32;
     }
 
   private:
@@ -124,7 +163,7 @@ class Probe {
         args.scalar = 1.0;
         args.hot = hot_.as<char>();
         args.cold = cold_.as<char>();
-        args.coldMask = kColdBytes - 1;
+        args.coldMask = coldBytes() - 1;
         return args;
     }
 
@@ -137,9 +176,9 @@ class Probe {
             a.b = arrays->b.as<double>();
             a.c = arrays->c.as<double>();
             a.scalar = 3.0;
-            if (arrays->position + iterations > kTriadElements) arrays->position = 0;
+            if (arrays->position + iterations > triadElements()) arrays->position = 0;
             a.start = arrays->position;
-            a.coldOffset = (coldOffset_ + args.size() * (kColdBytes / 8)) & (kColdBytes - 1);
+            a.coldOffset = (coldOffset_ + args.size() * (coldBytes() / 8)) & (coldBytes() - 1);
             arrays->position += iterations;
             args.push_back(a);
         }
