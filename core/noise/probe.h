@@ -26,6 +26,10 @@ std::vector<int> noiseQuantities(Kernel kernel, NoiseMode mode, bool quick);
 // "hostname (CPU model)".
 std::string machineName();
 
+// Bytes for a buffer that must live in DRAM given the last-level cache size: at least twice the
+// cache and at least `minimum`, at most 1 GiB, a power of two (from `minimum` upward).
+size_t beyondCacheBytes(size_t minimum, size_t lastLevelCache);
+
 // Runs the probe and writes the CSV (header first). Throws Failure on unsupported machines
 // (see unsupportedReason()) and Cancelled when progress is cancelled.
 void runProbe(const ProbeOptions& options, std::ostream& csv, Progress& progress);

@@ -636,6 +636,17 @@ class TestNoise : public QObject {
                  QStringList({"probe.csv", "ws.sqlite"}));
     }
 
+    // DRAM buffers grow past the last-level cache: 2x the cache, a power of two from the
+    // minimum, capped at 1 GiB.
+    void probeBuffersOutgrowTheCache() {
+        constexpr size_t MiB = size_t(1) << 20;
+        QCOMPARE(probe::beyondCacheBytes(64 * MiB, 8 * MiB), 64 * MiB);       // small cache
+        QCOMPARE(probe::beyondCacheBytes(64 * MiB, 0), 64 * MiB);             // unknown cache
+        QCOMPARE(probe::beyondCacheBytes(128 * MiB, 100 * MiB), 256 * MiB);   // 2x rounded up
+        QCOMPARE(probe::beyondCacheBytes(64 * MiB, 480 * MiB), 1024 * MiB);   // this machine
+        QCOMPARE(probe::beyondCacheBytes(64 * MiB, 4096 * MiB), 1024 * MiB);  // capped
+    }
+
     void probeRejectsBadArguments() {
         QTemporaryDir dir;
         const QString out = dir.path() + "/x.csv";
