@@ -266,6 +266,15 @@ std::vector<QString> distinctLabels(const std::vector<QString>& labels, QString*
     return out;
 }
 
+QFont beginChart(QPainter& painter, const QRectF& area, double pointSize) {
+    painter.save();
+    painter.fillRect(area, Qt::white);
+    QFont font = painter.font();
+    font.setPointSizeF(pointSize);
+    painter.setFont(font);
+    return font;
+}
+
 void paintMessage(QPainter& painter, const QRectF& area, const QString& text) {
     painter.setPen(kText);
     painter.drawText(area.adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap, text);
@@ -275,11 +284,7 @@ StackChartLayout paintStackChart(QPainter& p, const QRectF& area, const cpi::Cpi
                                  const StackChartOptions& options,
                                  std::vector<StackSegment>* segments) {
     StackChartLayout layout;
-    p.save();
-    p.fillRect(area, Qt::white);
-    QFont font = p.font();
-    font.setPointSizeF(9);
-    p.setFont(font);
+    QFont font = beginChart(p, area, 9);
     const QFontMetricsF fm(font);
     QFont small = font;
     small.setPointSizeF(7.5);
@@ -584,11 +589,7 @@ StackChartLayout paintStackChart(QPainter& p, const QRectF& area, const cpi::Cpi
 
 void paintMapeChart(QPainter& p, const QRectF& area, const cpi::MapeReport& mape,
                     const std::vector<std::string>& models) {
-    p.save();
-    p.fillRect(area, Qt::white);
-    QFont font = p.font();
-    font.setPointSizeF(9);
-    p.setFont(font);
+    QFont font = beginChart(p, area, 9);
     drawTitle(p, area, "MAPE of total cycles against hw, per model (all kernels and per group)");
     if (mape.overall.empty()) {
         paintMessage(p, area,
@@ -697,11 +698,7 @@ void paintMapeChart(QPainter& p, const QRectF& area, const cpi::MapeReport& mape
 
 void paintMetricTable(QPainter& p, const QRectF& area, const cpi::MetricTable& table,
                       const QString& title) {
-    p.save();
-    p.fillRect(area, Qt::white);
-    QFont font = p.font();
-    font.setPointSizeF(8.5);
-    p.setFont(font);
+    QFont font = beginChart(p, area, 8.5);
     const QFontMetricsF fm(font);
     QFont bold = font;
     bold.setBold(true);

@@ -86,6 +86,10 @@ void paintMapeChart(QPainter& painter, const QRectF& area, const cpi::MapeReport
 void paintMetricTable(QPainter& painter, const QRectF& area, const cpi::MetricTable& table,
                       const QString& title);
 
+// Starts a chart in `area`: saves the painter (the chart restores it), clears the area to white
+// and sets the chart's font at `pointSize`, which it returns.
+QFont beginChart(QPainter& painter, const QRectF& area, double pointSize);
+
 // A centred message where a chart has nothing to draw.
 void paintMessage(QPainter& painter, const QRectF& area, const QString& text);
 

@@ -61,11 +61,7 @@ void title(QPainter& p, const QRectF& area, const QString& text) {
 
 void paintEstimateScatter(QPainter& p, const QRectF& area, const estimates::EstimateData& data,
                           std::vector<ScatterPoint>* points) {
-    p.save();
-    p.fillRect(area, Qt::white);
-    QFont font = p.font();
-    font.setPointSizeF(9);
-    p.setFont(font);
+    QFont font = beginChart(p, area, 9);
     title(p, area, "Predicted vs. measured latency (µs, log-log)");
     double lo = INFINITY, hi = 0;
     for (const auto& r : data.rows) {
@@ -159,11 +155,7 @@ void paintEstimateScatter(QPainter& p, const QRectF& area, const estimates::Esti
 
 void paintEstimateMape(QPainter& p, const QRectF& area, const estimates::EstimateData& data,
                        const estimates::EstimateReport& report) {
-    p.save();
-    p.fillRect(area, Qt::white);
-    QFont font = p.font();
-    font.setPointSizeF(9);
-    p.setFont(font);
+    QFont font = beginChart(p, area, 9);
     title(p, area, "MAPE per estimator and hardware target");
     if (report.byEstimatorHardware.empty()) {
         paintMessage(p, area, "No MAPE: no row has a measured latency.");
@@ -252,11 +244,7 @@ void paintEstimateMape(QPainter& p, const QRectF& area, const estimates::Estimat
 }
 
 void paintSpeedupTable(QPainter& p, const QRectF& area, const estimates::EstimateReport& report) {
-    p.save();
-    p.fillRect(area, Qt::white);
-    QFont font = p.font();
-    font.setPointSizeF(9);
-    p.setFont(font);
+    QFont font = beginChart(p, area, 9);
     const QFontMetricsF fm(font);
     title(p, area,
           "Relative speedup error across hardware transitions (Table V): predicted vs. measured "
