@@ -33,8 +33,11 @@ Statement& Statement::bind(int index, double value) {
     return *this;
 }
 Statement& Statement::bind(int index, std::string_view text) {
-    if (sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()),
-                          SQLITE_TRANSIENT) != SQLITE_OK)
+    // A default-constructed view has no data pointer, which SQLite would store as NULL: text
+    // is always text (bindNull says NULL).
+    const char* data = text.data() ? text.data() : "";
+    if (sqlite3_bind_text(stmt_, index, data, static_cast<int>(text.size()), SQLITE_TRANSIENT) !=
+        SQLITE_OK)
         fail(db_, "SQL bind");
     return *this;
 }

@@ -18,11 +18,6 @@ bool storedAsInteger(double v) {
     return v == std::floor(v) && std::abs(v) < 9.0e15 && !(v == 0 && std::signbit(v));
 }
 
-// A default-constructed string_view has no data pointer, which SQLite would store as NULL.
-std::string_view orEmpty(std::string_view s) {
-    return s.data() ? s : std::string_view("");
-}
-
 }  // namespace
 
 MetricSetWriter::MetricSetWriter(sqlite3* db, int64_t profileId)
@@ -36,23 +31,21 @@ MetricSetWriter::MetricSetWriter(sqlite3* db, int64_t profileId)
 void MetricSetWriter::add(std::string_view kernel, std::string_view source, std::string_view name,
                           std::string_view unit, std::optional<double> value,
                           std::optional<std::string_view> text) {
-    kernel = orEmpty(kernel);
-    source = orEmpty(source);
     if (!open_ || kernel != kernel_ || source != source_) {
         finish();
         kernel_.assign(kernel);
         source_.assign(source);
         open_ = true;
     }
-    key_.assign(orEmpty(name));
+    key_.assign(name);
     key_.push_back('\x1f');
-    key_.append(orEmpty(unit));
+    key_.append(unit);
     auto [it, inserted] = nameIds_.try_emplace(key_, nameIds_.size());
     if (inserted) {
         insertName_.bind(1, profileId_)
             .bind(2, static_cast<int64_t>(it->second))
-            .bind(3, orEmpty(name))
-            .bind(4, orEmpty(unit));
+            .bind(3, name)
+            .bind(4, unit);
         insertName_.exec();
     }
     blob_.varint(it->second);
@@ -65,7 +58,7 @@ void MetricSetWriter::add(std::string_view kernel, std::string_view source, std:
     else if (value)
         blob_.real(*value);
     if (text) {
-        const std::string_view t = orEmpty(*text);
+        const std::string_view t = *text;
         blob_.varint(t.size());
         blob_.bytesAppend(t);
     }

@@ -2,13 +2,6 @@
 
 namespace stallscope {
 
-namespace {
-// A default-constructed string_view has no data pointer, which SQLite would store as NULL.
-std::string_view orEmpty(std::string_view s) {
-    return s.data() ? s : std::string_view("");
-}
-}  // namespace
-
 CpiSink::CpiSink(sqlite3* db, int64_t profileId)
     : profileId_(profileId),
       stack_(db,
@@ -19,10 +12,10 @@ CpiSink::CpiSink(sqlite3* db, int64_t profileId)
 void CpiSink::stack(std::string_view kernel, std::string_view source, std::string_view group,
                     std::string_view category, double cycles) {
     stack_.bind(1, profileId_)
-        .bind(2, orEmpty(kernel))
-        .bind(3, orEmpty(source))
-        .bind(4, orEmpty(group))
-        .bind(5, orEmpty(category))
+        .bind(2, kernel)
+        .bind(3, source)
+        .bind(4, group)
+        .bind(5, category)
         .bind(6, cycles);
     stack_.exec();
     ++stackRows_;

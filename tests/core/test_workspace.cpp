@@ -79,6 +79,24 @@ class TestWorkspace : public QObject {
 
     // Schema 4 kept one row per kernel metric; 5 packs them per kernel. The rows of a version-4
     // workspace come back through the loaders unchanged and in order.
+    // An empty string_view without a data pointer binds as empty text, not NULL (a NOT NULL
+    // column would refuse it); NULL is bindNull's job.
+    void emptyViewBindsAsText() {
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(":memory:", &db), SQLITE_OK);
+        sql::exec(db, "CREATE TABLE t(v TEXT NOT NULL)");
+        {
+            sql::Statement insert(db, "INSERT INTO t(v) VALUES(?)");
+            insert.bind(1, std::string_view());
+            insert.exec();
+            sql::Statement read(db, "SELECT typeof(v), length(v) FROM t");
+            QVERIFY(read.step());
+            QCOMPARE(read.text(0), std::string("text"));
+            QCOMPARE(read.int64(1), int64_t(0));
+        }
+        sqlite3_close(db);
+    }
+
     void migratesKernelMetricRowsToSets() {
         QTemporaryDir dir;
         const std::string path = (dir.path() + "/v4.sqlite").toStdString();
