@@ -13,22 +13,22 @@ namespace stallscope {
 SuggestionsDock::SuggestionsDock(QWidget* parent)
     : QWidget(parent),
       stack_(new QStackedWidget(this)),
-      placeholder_(
+      emptyLabel_(
           new QLabel(tr("Suggestions appear here for replay, CPI and noise profiles"), stack_)),
       list_(new QListWidget(stack_)),
       previewButton_(new QPushButton(tr("Preview"), this)),
       applyButton_(new QPushButton(tr("Apply"), this)),
       compareButton_(new QPushButton(tr("Compare with Original"), this)) {
-    placeholder_->setAlignment(Qt::AlignCenter);
-    placeholder_->setWordWrap(true);
-    placeholder_->setMargin(12);
-    placeholder_->setForegroundRole(QPalette::PlaceholderText);
+    emptyLabel_->setAlignment(Qt::AlignCenter);
+    emptyLabel_->setWordWrap(true);
+    emptyLabel_->setMargin(12);
+    emptyLabel_->setForegroundRole(QPalette::PlaceholderText);
     list_->setFrameShape(QFrame::NoFrame);
     list_->setWordWrap(true);
     list_->setAlternatingRowColors(true);
     list_->setUniformItemSizes(false);
     list_->setSpacing(2);
-    stack_->addWidget(placeholder_);
+    stack_->addWidget(emptyLabel_);
     stack_->addWidget(list_);
 
     auto* layout = new QVBoxLayout(this);
@@ -73,7 +73,7 @@ SuggestionsDock::SuggestionsDock(QWidget* parent)
 }
 
 QString SuggestionsDock::emptyMessage() const {
-    return placeholder_->text();
+    return emptyLabel_->text();
 }
 
 void SuggestionsDock::setSuggestions(const QList<SuggestionItem>& suggestions) {
@@ -97,7 +97,7 @@ void SuggestionsDock::setSuggestions(const QList<SuggestionItem>& suggestions) {
     }
     previewButton_->setEnabled(false);
     applyButton_->setEnabled(false);
-    stack_->setCurrentWidget(suggestions.isEmpty() ? static_cast<QWidget*>(placeholder_)
+    stack_->setCurrentWidget(suggestions.isEmpty() ? static_cast<QWidget*>(emptyLabel_)
                                                    : static_cast<QWidget*>(list_));
 }
 

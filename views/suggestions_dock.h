@@ -50,7 +50,7 @@ class SuggestionsDock : public QWidget {
 
   private:
     QStackedWidget* stack_;
-    QLabel* placeholder_;
+    QLabel* emptyLabel_;  // shown while there are no suggestions
     QListWidget* list_;
     QPushButton* previewButton_;
     QPushButton* applyButton_;
