@@ -13,13 +13,17 @@
 #include "cli.h"
 #include "codec.h"
 #include "commands.h"
+#include "cpi/cpi.h"
+#include "cpi/estimates.h"
 #include "errors.h"
 #include "generate.h"
 #include "import_service.h"
 #include "jsonl_writer.h"
+#include "noise/absorption.h"
 #include "replay_reader.h"
 #include "report.h"
 #include "suggest.h"
+#include "trace_store.h"
 #include "whatif.h"
 
 namespace stallscope {
@@ -257,6 +261,48 @@ void ensureDemoWorkspace(const std::string& storePath) {
     importFiles(*workspace, ImportRequest{files, "", ""}, progress);
 }
 
+namespace {
+
+std::string percent(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f%%", value);
+    return text;
+}
+
+// One line (after the kind) for the profiles that are not replays: what their view shows first.
+std::string kindSummary(const Workspace& workspace, const ProfileInfo& p) {
+    std::ostringstream out;
+    if (p.kind == "noise") {
+        const noise::AbsorptionReport report = noise::analyzeProfile(workspace, p.id);
+        out << ": " << report.runs << " runs, " << report.curves.size() << " curves";
+        for (const noise::Classification& c : report.classifications)
+            out << "\n      " << c.region << " on " << c.machine << ": " << noise::className(c.cls)
+                << " (" << c.evidence.text << ")";
+    } else if (p.kind == "cpi") {
+        const cpi::CpiData data = cpi::loadCpiData(workspace, p.id);
+        out << ": " << data.kernels.size() << " kernels, " << data.sources.size() << " source(s)";
+        for (const cpi::ModelMape& m : cpi::computeMape(data).overall)
+            out << "; MAPE " << m.model << " " << percent(m.mapePct);
+    } else if (p.kind == "estimates") {
+        const estimates::EstimateData data = estimates::loadEstimates(workspace, p.id);
+        out << ": " << data.rows.size() << " rows, " << data.estimators.size() << " estimator(s), "
+            << data.hardware.size() << " hardware target(s)";
+        for (const estimates::EstimatorMape& m : estimates::analyzeEstimates(data).byEstimator)
+            out << "; MAPE " << m.estimator << " " << percent(m.mapePct);
+    } else if (p.kind == "trace") {
+        const QJsonObject info = trace::TraceStore(workspace, p.id).infoJson(1);
+        char span[32];
+        std::snprintf(span, sizeof span, "%.2f ms",
+                      (info.value("end").toDouble() - info.value("start").toDouble()) / 1e6);
+        out << ": " << info.value("slices").toInteger() << " slices on "
+            << info.value("tracks").toInteger() << " tracks, " << info.value("flows").toInteger()
+            << " flows over " << span;
+    }
+    return out.str();
+}
+
+}  // namespace
+
 std::string workspaceSummary(const std::string& storePath) {
     auto workspace = Workspace::openExisting(storePath);
     std::ostringstream out;
@@ -281,6 +327,8 @@ std::string workspaceSummary(const std::string& storePath) {
                 out << "\n      " << analysis.suggestions.size()
                     << " suggestion(s); best: " << best.text;
             }
+        } else {
+            out << kindSummary(*workspace, p);
         }
         out << '\n';
     }

@@ -243,6 +243,13 @@ class TestCli : public QObject {
         QCOMPARE(r.status, 0);
         QVERIFY2(r.out.contains("8 profile(s)"), qPrintable(r.out));
         QVERIFY(r.out.contains("[1] allgather (replay): 1647 instructions, 60 DMAs, 56344 cycles"));
+        // Every kind says what its view shows first.
+        QVERIFY2(r.out.contains("[6] cpi-demo (cpi): 9 kernels, 3 source(s); MAPE AMALI 3.3%; "
+                                "MAPE GCoM 25.3%"),
+                 qPrintable(r.out));
+        QVERIFY(r.out.contains("pointer_chase on vm (AMD EPYC): latency-bound"));
+        QVERIFY(r.out.contains("[7] estimates-demo (estimates): 72 rows, 3 estimator(s)"));
+        QVERIFY(r.out.contains("[8] train-step-trace (trace): 892 slices on 7 tracks, 384 flows"));
         const Run list = run({"list", "--json"}, store);
         QStringList kinds;
         for (const QJsonValue p :
