@@ -363,8 +363,10 @@ void DcacheView::paintStats(QPainter& painter, const Layout& layout,
             metrics.horizontalAdvance(unusedLabel) - 30;
     for (const auto& [label, colour] :
          {std::pair{unusedLabel, unusedColour()}, std::pair{largestLabel, largestColour()}}) {
-        const QRect box(x, r.top() + 4, metrics.horizontalAdvance(label) + 26,
-                        metrics.height() + 2);
+        // At the bottom when the cache is mostly free: the lines then run along the top.
+        const int legendTop =
+            s.medianUnusedPct > 60 ? r.bottom() - metrics.height() - 6 : r.top() + 4;
+        const QRect box(x, legendTop, metrics.horizontalAdvance(label) + 26, metrics.height() + 2);
         painter.fillRect(box, QColor(255, 255, 255, 220));
         painter.setPen(QPen(colour, 2));
         painter.drawLine(box.left() + 2, box.center().y(), box.left() + 18, box.center().y());
