@@ -72,6 +72,17 @@ bool isRunningCount(std::string_view name) {
     return !lower.starts_with("max") && !lower.starts_with("average");
 }
 
+// `KEY = TEXT`, `KEY=TEXT` or `KEY =` with an empty text: Accel-Sim prints an empty
+// kernel_name and kernel_launch_uid for some kernels of multi-stream runs, and several uids
+// ("1 3") for others.
+bool textLine(std::string_view trimmed, std::string_view key, std::string_view& text) {
+    if (!trimmed.starts_with(key)) return false;
+    const std::string_view rest = csv::trim(trimmed.substr(key.size()));
+    if (!rest.starts_with('=')) return false;
+    text = csv::trim(rest.substr(1));
+    return true;
+}
+
 // "name = value" with a numeric value; false for anything else.
 bool parseAssignment(std::string_view line, std::string& name, std::string_view& value) {
     const auto eq = line.find(" = ");
@@ -134,10 +145,12 @@ class GpgpusimLogImporter final : public Importer {
             const long long lineNo = lines.lineNumber();
             if ((lineNo & 0xFFFF) == 0) ctx.progress.report(ctx.input.fraction(), "reading log");
             const std::string_view trimmed = csv::trim(line);
-            if (trimmed.starts_with("kernel_name = ") || trimmed.starts_with("kernel_name=")) {
+            // Every kernel_name line starts a kernel's statistics block, named or not.
+            std::string_view kernelName;
+            if (textLine(trimmed, "kernel_name", kernelName)) {
                 finish();
                 haveBlock = true;
-                block.name = csv::trim(trimmed.substr(trimmed.find('=') + 1));
+                block.name = kernelName;
                 block.line = lineNo;
                 inBlock = true;
                 continue;
@@ -152,6 +165,11 @@ class GpgpusimLogImporter final : public Importer {
                 parseWarpStates(trimmed, block, path, lineNo);
                 continue;
             }
+            std::string_view uid;
+            if (textLine(trimmed, "kernel_launch_uid", uid)) {
+                block.uid = uid;  // kept as text: "1 3" names two streams' launches
+                continue;
+            }
             if (!parseAssignment(trimmed, name, value)) continue;
             const auto number = csv::parseNumber(value);
             if (!number) {
@@ -162,9 +180,7 @@ class GpgpusimLogImporter final : public Importer {
                         path, lineNo, name + " = '" + std::string(value) + "' is not a number"));
                 continue;
             }
-            if (name == "kernel_launch_uid")
-                block.uid = std::string(value);
-            else if (name == "gpu_sim_cycle")
+            if (name == "gpu_sim_cycle")
                 block.cycles = *number;
             else if (name == "gpu_sim_insn")
                 block.instructions = *number;
@@ -233,8 +249,10 @@ class GpgpusimLogImporter final : public Importer {
 
     static void writeKernel(const Block& b, Cumulative& before, CpiSink& sink,
                             const std::string& path, int64_t ordinal) {
-        const std::string kernel =
-            "#" + (b.uid.empty() ? std::to_string(ordinal) : b.uid) + " " + b.name;
+        // The uid as printed; the block's ordinal where the simulator printed none. A kernel
+        // printed without a name shows as "(unnamed)".
+        const std::string kernel = "#" + (b.uid.empty() ? std::to_string(ordinal) : b.uid) + " " +
+                                   (b.name.empty() ? std::string("(unnamed)") : b.name);
         double cycles = 0;
         if (b.cycles) {
             cycles = *b.cycles;
