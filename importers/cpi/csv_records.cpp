@@ -55,7 +55,10 @@ bool RecordReader::next(std::vector<std::string>& fields) {
             first_ = false;
         }
         if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-        if (!skipPrefix_.empty() && line.starts_with(skipPrefix_)) continue;
+        if (!skipPrefix_.empty() && line.starts_with(skipPrefix_)) {
+            if (++skippedLines_ <= 8) firstSkipped_.emplace_back(trim(line));
+            continue;
+        }
         recordLine_ = lines_.lineNumber();
         bool open = splitInto(line, fields, false);
         while (open) {

@@ -20,6 +20,9 @@ class RecordReader {
     // Lines that start with `prefix` outside a quoted field are not records (e.g. ncu's
     // `==PROF==` and `==WARNING==` messages, which may hold commas and quotes).
     void skipLinesStartingWith(std::string prefix) { skipPrefix_ = std::move(prefix); }
+    // How many lines were skipped that way, and the first few of them.
+    long long skippedLines() const { return skippedLines_; }
+    const std::vector<std::string>& firstSkippedLines() const { return firstSkipped_; }
     // Line on which the last returned record started (1-based).
     long long line() const { return recordLine_; }
     const std::string& path() const { return input_.path(); }
@@ -30,6 +33,8 @@ class RecordReader {
     long long recordLine_ = 0;
     bool first_ = true;
     std::string skipPrefix_;
+    long long skippedLines_ = 0;
+    std::vector<std::string> firstSkipped_;
 };
 
 // The UTF-8 byte-order mark, and `text` without it.

@@ -4,6 +4,7 @@
 // file has them.
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <algorithm>
 #include <array>
 #include <map>
 
@@ -185,7 +186,12 @@ class NcuCsvImporter final : public Importer {
             if (end == std::string_view::npos) break;
             head.remove_prefix(end + 1);
         }
-        return 0;
+        // Only ncu's own messages: an export without kernels, refused with that said.
+        const std::string_view text = csv::stripBom(sniff.head);
+        return text.starts_with("==PROF==") || text.starts_with("==WARNING==") ||
+                       text.starts_with("==ERROR==")
+                   ? 50
+                   : 0;
     }
 
     void run(ImportContext& ctx) const override {
@@ -196,8 +202,20 @@ class NcuCsvImporter final : public Importer {
         reader.skipLinesStartingWith("==");
         std::vector<std::string> header, fields;
         auto nextRecord = [&](std::vector<std::string>& out) { return reader.next(out); };
-        if (!nextRecord(header))
+        if (!nextRecord(header)) {
+            if (reader.skippedLines() > 0) {
+                // ncu's own explanation, when it gave one ("No kernels were profiled.").
+                const auto& lines = reader.firstSkippedLines();
+                auto why = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+                    return !l.starts_with("==PROF==");
+                });
+                throw InputError(path +
+                                 ": an Nsight Compute export without kernels: ncu printed only "
+                                 "its own messages, no table of kernels" +
+                                 (why != lines.end() ? " ('" + *why + "')" : std::string()));
+            }
             throw InputError(atLine(path, std::max(1LL, reader.line()), "no CSV header row"));
+        }
         if (csv::columnIndex(header, "Kernel Name") < 0)
             throw InputError(
                 atLine(path, reader.line(), "header has no 'Kernel Name' column: not ncu CSV"));
