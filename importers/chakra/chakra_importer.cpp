@@ -152,6 +152,7 @@ class NodeIndex {
 struct RankResult {
     uint64_t nodes = 0, dependencies = 0, missingDependencies = 0;
     bool scheduled = false;
+    bool hasGlobalMetadata = true;
     std::string version, schema;
     QJsonObject globalAttributes;
     std::map<std::string, uint64_t> types;
@@ -173,11 +174,16 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
     if (!frames.next(frame)) throw InputError(in.path() + ": empty Chakra ET file");
     std::string_view version;
     std::vector<chakra_wire::Attribute> attributes;
-    try {
-        chakra_wire::parseGlobalMetadata(frame, version, attributes);
-    } catch (const chakra_wire::Malformed&) {
-        throw InputError(atOffset(in.path(), 0, "Chakra ET: malformed GlobalMetadata"));
+    // Traces from before GlobalMetadata (2023) start with their first Node.
+    const bool firstIsNode = !chakra_wire::isGlobalMetadata(frame);
+    if (!firstIsNode) {
+        try {
+            chakra_wire::parseGlobalMetadata(frame, version, attributes);
+        } catch (const chakra_wire::Malformed&) {
+            throw InputError(atOffset(in.path(), 0, "Chakra ET: malformed GlobalMetadata"));
+        }
     }
+    result.hasGlobalMetadata = !firstIsNode;
     result.version = std::string(version);
     for (const chakra_wire::Attribute& a : attributes) {
         if (a.name == "schema" && a.value == chakra_wire::kStringVal)
@@ -208,9 +214,11 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
             typeNames[size_t(type)] = &chakra::NodeType_Name(chakra::NodeType(type));
         return *typeNames[size_t(type)];
     };
+    bool pendingFirst = firstIsNode;  // the first frame, already read, is a Node
     for (;;) {
-        const uint64_t at = frames.offset();
-        if (!frames.next(frame)) break;
+        const uint64_t at = pendingFirst ? 0 : frames.offset();
+        if (!pendingFirst && !frames.next(frame)) break;
+        pendingFirst = false;
         try {
             chakra_wire::parseNode(frame, node);
         } catch (const chakra_wire::Malformed&) {
@@ -369,7 +377,8 @@ class ChakraImporter : public Importer {
         while (i < 5 && i < sniff.head.size() && (uint8_t(sniff.head[i]) & 0x80)) ++i;
         if (i + 1 >= sniff.head.size()) return 0;
         const char first = sniff.head[i + 1];
-        return first == 0x0a || first == 0x12 ? 85 : 0;
+        // Traces older than GlobalMetadata start with a Node: its id (field 1, a varint).
+        return first == 0x0a || first == 0x12 ? 85 : first == 0x08 ? 80 : 0;
     }
 
     // The rank-0 file of a set brings its siblings (same stem, ranks 1, 2, ... while they exist).
@@ -400,7 +409,7 @@ class ChakraImporter : public Importer {
         QJsonArray ranks, collectives;
         QJsonObject types;
         std::map<std::string, uint64_t> typeCounts;
-        uint64_t nodes = 0, dependencies = 0, missing = 0;
+        uint64_t nodes = 0, dependencies = 0, missing = 0, withoutMetadata = 0;
         bool scheduled = false;
         std::string version, schema;
         QJsonObject globalAttributes;
@@ -425,6 +434,7 @@ class ChakraImporter : public Importer {
             dependencies += result.dependencies;
             missing += result.missingDependencies;
             scheduled = scheduled || result.scheduled;
+            if (!result.hasGlobalMetadata) ++withoutMetadata;
             if (version.empty()) version = result.version;
             if (schema.empty()) schema = result.schema;
             if (i == 0) globalAttributes = result.globalAttributes;
@@ -433,7 +443,8 @@ class ChakraImporter : public Importer {
             ranks.append(QJsonObject{{"rank", thisRank},
                                      {"file", QString::fromStdString(files[i])},
                                      {"nodes", qint64(result.nodes)},
-                                     {"scheduled_asap", result.scheduled}});
+                                     {"scheduled_asap", result.scheduled},
+                                     {"global_metadata_record", result.hasGlobalMetadata}});
         }
         const trace::TraceSummary summary = writer.finish(
             [&](double f) { ctx.progress.report(0.6 + 0.4 * f, "building timeline"); });
@@ -453,6 +464,21 @@ class ChakraImporter : public Importer {
                                 "allow (ASAP), using their durations"
                               : "start times from the trace");
         meta.insert("trace", trace::summaryJson(summary));
+        meta.insert("ranks_without_global_metadata", qint64(withoutMetadata));
+        QJsonArray warnings;
+        if (withoutMetadata > 0)
+            warnings.append(QString("%1 of %2 rank files have no GlobalMetadata record (written "
+                                    "before Chakra had one); their first message is a node")
+                                .arg(qint64(withoutMetadata))
+                                .arg(qint64(files.size())));
+        if (missing > 0)
+            warnings.append(
+                QString("%1 dependencies name nodes that are not in the trace; no arrow is drawn")
+                    .arg(qint64(missing)));
+        if (summary.unboundFlows > 0)
+            warnings.append(QString("%1 dependency arrows found no node slice to attach to")
+                                .arg(qint64(summary.unboundFlows)));
+        meta.insert("warnings", warnings);
         ctx.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
     }
 };

@@ -489,6 +489,27 @@ void parseGlobalMetadata(std::string_view bytes, std::string_view& version,
     }
 }
 
+bool isGlobalMetadata(std::string_view bytes) {
+    try {
+        Cursor c(bytes);
+        while (!c.done()) {
+            uint32_t number, wireType;
+            c.tag(number, wireType);
+            if (wireType != kLength || (number != 1 && number != 2)) return false;
+            const std::string_view field = c.lengthDelimited();
+            if (number == 2) {
+                // A Node's name is text; GlobalMetadata's attribute is a message with a name.
+                Attribute attribute;
+                parseAttribute(field, attribute, 1);
+                if (attribute.name.empty()) return false;
+            }
+        }
+        return true;
+    } catch (const Malformed&) {
+        return false;
+    }
+}
+
 void appendAttributeJson(std::string& out, const Attribute& a) {
     switch (a.value) {
         case kDoubleVal:

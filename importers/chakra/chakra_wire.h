@@ -68,6 +68,12 @@ void parseNode(std::string_view bytes, Node& out);
 void parseGlobalMetadata(std::string_view bytes, std::string_view& version,
                          std::vector<Attribute>& attributes);
 
+// Whether the first message of a file is a GlobalMetadata (version, attributes) rather than a
+// Node: traces written before GlobalMetadata existed (astra-sim's of 2023) start with a Node.
+// GlobalMetadata has only length-delimited fields 1 and 2, each 2 an AttributeProto; a Node
+// has its id (field 1) as a varint and its type, dependencies and times in fields 3 and up.
+bool isGlobalMetadata(std::string_view bytes);
+
 // An attribute's value as JSON text; the same text the importer made from protobuf objects.
 void appendAttributeJson(std::string& out, const Attribute& attribute);
 void appendJsonString(std::string& out, std::string_view s);
