@@ -80,7 +80,9 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
                       std::filesystem::absolute(path).lexically_normal()) != covered.end())
             continue;
         InputFile input(path);
-        Sniff sniff{path, input.peek(kSniffBytes), input.compression()};
+        // The head is copied: reading further ahead may move the input's peek buffer.
+        const std::string head(input.peek(kSniffBytes));
+        Sniff sniff{path, head, input.compression(), [&input](size_t n) { return input.peek(n); }};
         const Importer* importer = forced ? forced : detectImporter(sniff);
 
         ProfileInfo info;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,10 @@ struct Sniff {
     std::string path;
     std::string_view head;  // first decompressed bytes (up to 4 KiB)
     Compression compression = Compression::None;
+    // The first n decompressed bytes (fewer at the end of the file), for a detector that must
+    // read further than `head` to see the document's structure; empty when not available. The
+    // view is valid until the next call.
+    std::function<std::string_view(size_t n)> readAhead;
 };
 
 struct ImportContext {
