@@ -1,10 +1,13 @@
 #include "trace_tracks.h"
 
+#include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QLocale>
 #include <QPainter>
 #include <QPainterPath>
 #include <QStaticText>
+#include <QTimeZone>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -315,6 +318,21 @@ double exactStart(const trace::SliceItem& s) {
 double exactEnd(const trace::SliceItem& s) {
     return exactStart(s) + s.durNs();
 }
+// Marks slices whose end the trace never recorded.
+const QColor kUnendedColor(200, 30, 30);
+
+// An absolute time in ns as the trace gave it; times after 2001 read as epoch times also show
+// as a UTC date (Kineto's and Perfetto's clocks).
+QString absoluteTime(int64_t ns) {
+    QString text = QLocale::c().toString(qlonglong(ns)) + QStringLiteral(" ns");
+    if (ns >= 1'000'000'000'000'000'000LL) {
+        const QDateTime when = QDateTime::fromMSecsSinceEpoch(ns / 1'000'000, QTimeZone::utc());
+        text += QStringLiteral(" (%1.%2 UTC)")
+                    .arg(when.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")))
+                    .arg(ns % 1'000'000'000, 9, 10, QLatin1Char('0'));
+    }
+    return text;
+}
 }  // namespace
 
 TraceSliceTrack::TraceSliceTrack(TraceSourcePtr source, const trace::TrackRow& row,
@@ -374,7 +392,7 @@ void TraceSliceTrack::paint(QPainter& painter, const QRect& rect, const TimeMapp
     // Narrow boxes (no outline, no label) are snapped to whole pixels and filled after the rest
     // (integer solid fills are the raster engine's fastest path).
     std::unordered_map<QRgb, std::vector<QRect>> narrow;
-    std::vector<const trace::SliceItem*> instants;
+    std::vector<const trace::SliceItem*> instants, unended;
     auto fillBox = [&](const QRectF& box, const QColor& color) {
         if (box.width() < 8)  // a pixel of gap instead of an outline keeps neighbours apart
             narrow[color.rgba()].push_back(
@@ -423,6 +441,7 @@ void TraceSliceTrack::paint(QPainter& painter, const QRect& rect, const TimeMapp
             painter.setPen(fill.darker(130));
             painter.drawRect(box.adjusted(0, 0, -1, -1));
         }
+        if (s.unended) unended.push_back(&s);
         if (box.width() > 24) {
             // Labels are laid out once per (name, width in 8 px steps) and reused.
             const int bucket = std::min(int(box.width() - 6) / 8, 0xffff);
@@ -446,6 +465,34 @@ void TraceSliceTrack::paint(QPainter& painter, const QRect& rect, const TimeMapp
     for (const auto& [rgba, boxes] : narrow) {
         const QColor color = QColor::fromRgba(rgba);
         for (const QRect& box : boxes) painter.fillRect(box, color);
+    }
+    // Slices that never ended run to the end of the trace: a dashed red outline and an open
+    // arrow at their (unknown) end say so.
+    for (const trace::SliceItem* s : unended) {
+        const int y = rect.top() + kPadding + int(s->depth) * kRowHeight;
+        const double x0 = std::max(mapping.x(exactStart(*s)), left - 1);
+        const double x1 =
+            std::min(std::max(mapping.x(exactEnd(*s)), x0 + kMinSliceWidth), right + 1);
+        painter.setPen(QPen(kUnendedColor, 1.5, Qt::DashLine));
+        painter.setBrush(Qt::NoBrush);
+        painter.drawRect(QRectF(x0, y + 1, x1 - x0, kRowHeight - 3));
+        if (x1 - 10 > x0) {
+            QPainterPath arrow;
+            const double mid = y + kRowHeight / 2.0;
+            arrow.moveTo(x1 - 9, mid - 5);
+            arrow.lineTo(x1 - 2, mid);
+            arrow.lineTo(x1 - 9, mid + 5);
+            arrow.closeSubpath();
+            painter.fillPath(arrow, kUnendedColor);
+        }
+        const QString note = QStringLiteral("did not end");
+        const double noteWidth = metrics.horizontalAdvance(note) + 6;
+        if (x1 - x0 > 3 * noteWidth) {
+            const QRectF noteBox(x1 - 12 - noteWidth, y + 2, noteWidth, kRowHeight - 4);
+            painter.fillRect(noteBox, QColor(255, 255, 255, 220));
+            painter.setPen(kUnendedColor);
+            painter.drawText(noteBox, Qt::AlignCenter, note);
+        }
     }
     for (const trace::SliceItem* s : instants) {
         const double x0 = mapping.x(exactStart(*s));
@@ -502,14 +549,27 @@ uint64_t TraceSliceTrack::argsOf(const TimelineItem& item) const {
     return 0;
 }
 
+const trace::SliceItem* TraceSliceTrack::hitSlice(const TimelineItem& item) const {
+    if (!lastHitFrame_) return nullptr;
+    for (const trace::SliceItem& s : lastHitFrame_->items)
+        if (itemOf(s) == item) return &s;
+    return nullptr;
+}
+
 QString TraceSliceTrack::toolTip(const TimelineItem& item) const {
     if (item.id < 0)
         return QStringLiteral("%1 slices folded (%2)")
             .arg(item.count)
             .arg(formatNanoseconds(item.end - item.start));
+    const QString name = QString::fromStdString(source_->text(uint32_t(item.id)));
+    const trace::SliceItem* slice = hitSlice(item);
+    if (slice && slice->unended)
+        return QStringLiteral(
+                   "%1\nDid not end: began at %2, still open at the end of the trace "
+                   "(%3 later); not counted in op statistics")
+            .arg(name, formatNanoseconds(item.start), formatNanoseconds(item.end - item.start));
     return QStringLiteral("%1\n%2 at %3")
-        .arg(QString::fromStdString(source_->text(uint32_t(item.id))),
-             formatNanoseconds(item.end - item.start), formatNanoseconds(item.start));
+        .arg(name, formatNanoseconds(item.end - item.start), formatNanoseconds(item.start));
 }
 
 DetailFields TraceSliceTrack::details(const TimelineItem& item) const {
@@ -521,8 +581,18 @@ DetailFields TraceSliceTrack::details(const TimelineItem& item) const {
     }
     fields.append({"Track", title_});
     fields.append({"Start", formatNanoseconds(item.start)});
-    fields.append({"Duration", formatNanoseconds(item.end - item.start)});
+    const trace::SliceItem* slice = item.id >= 0 ? hitSlice(item) : nullptr;
+    if (slice && slice->unended) {
+        fields.append({"Duration", QStringLiteral("did not end (at least %1, to the end of the "
+                                                  "trace)")
+                                       .arg(formatNanoseconds(item.end - item.start))});
+    } else {
+        fields.append({"Duration", formatNanoseconds(item.end - item.start)});
+    }
     fields.append({"Depth", QString::number(item.row)});
+    // Views show times from the profile's start; the trace's own clock is kept here.
+    fields.append(
+        {"Absolute start", absoluteTime(source_->origin() + int64_t(std::floor(item.start)))});
     return fields;
 }
 

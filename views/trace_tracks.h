@@ -170,6 +170,8 @@ class TraceSliceTrack final : public TimelineTrack {
     TimeRange extent_;
     int indent_;
     std::shared_ptr<const TraceHighlight> highlight_;
+    // The slice of the last hit frame that `item` describes, nullptr when gone.
+    const trace::SliceItem* hitSlice(const TimelineItem& item) const;
     mutable std::shared_ptr<const Frame> lastHitFrame_;
     mutable std::unordered_map<uint64_t, QStaticText> labels_;  // GUI thread (paint) only
 };

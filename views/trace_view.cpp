@@ -388,6 +388,10 @@ void TraceView::fillOpTable(const std::vector<trace::OpStat>& ops) {
     QStringList headers{tr("Op"),   tr("Count"), tr("Total"), tr("Self"),
                         tr("Mean"), tr("p50"),   tr("p95")};
     if (aggregated) headers << tr("Aggregated");
+    // Slices that never ended: beside the figures they are left out of.
+    const bool unended =
+        std::any_of(ops.begin(), ops.end(), [](const trace::OpStat& op) { return op.unended > 0; });
+    if (unended) headers << tr("Did not end");
     opModel_->setColumnCount(int(headers.size()));
     opModel_->setHorizontalHeaderLabels(headers);
     for (const trace::OpStat& op : ops) {
@@ -396,6 +400,11 @@ void TraceView::fillOpTable(const std::vector<trace::OpStat>& ops) {
         name->setEditable(false);
         name->setForeground(traceNameColor(op.name).darker(170));
         const bool timed = op.count > op.aggregated;
+        if (op.unended > 0)
+            name->setToolTip(
+                tr("%n slice(s) of this op never ended; they are drawn to the end of "
+                   "the trace and left out of count, total, mean and percentiles",
+                   nullptr, int(op.unended)));
         auto percentile = [&](int64_t v) {
             return timed ? numberItem(double(v), formatNanoseconds(double(v)))
                          : numberItem(-1, QStringLiteral("–"));
@@ -409,6 +418,9 @@ void TraceView::fillOpTable(const std::vector<trace::OpStat>& ops) {
                                   percentile(op.p95)};
         if (aggregated)
             row.append(numberItem(double(op.aggregated), QString::number(op.aggregated)));
+        if (unended)
+            row.append(numberItem(double(op.unended),
+                                  op.unended ? QString::number(op.unended) : QString()));
         opModel_->appendRow(row);
     }
     opTable_->sortByColumn(2, Qt::DescendingOrder);

@@ -49,7 +49,9 @@ void encodeSlices(const std::vector<SliceItem>& items, ByteWriter& out) {
         out.varint(it.name);
         out.varint(it.depth);
         const bool precise = it.kind == ItemKind::Slice && it.hasPs();
-        out.varint(it.count * 4 + (precise ? kPreciseSlice : uint64_t(it.kind)));
+        // A slice's count is always 1; 0 marks one that never ended (no earlier data has it).
+        const uint64_t count = it.kind == ItemKind::Slice && it.unended ? 0 : it.count;
+        out.varint(count * 4 + (precise ? kPreciseSlice : uint64_t(it.kind)));
         if (it.kind != ItemKind::Folded) out.varint(it.args);
         if (precise) {
             out.varint(it.startPs);
@@ -72,6 +74,10 @@ void decodeSlices(std::string_view data, std::vector<SliceItem>& out) {
         const bool precise = (tag & 3) == kPreciseSlice;
         it.kind = precise ? ItemKind::Slice : ItemKind(tag & 3);
         it.count = tag >> 2;
+        if (it.kind == ItemKind::Slice && it.count == 0) {
+            it.unended = true;
+            it.count = 1;
+        }
         if (it.kind != ItemKind::Folded) it.args = in.varint();
         if (precise) {
             it.startPs = uint16_t(std::min<uint64_t>(in.varint(), 999));
@@ -167,6 +173,19 @@ void decodeOps(std::string_view data, std::vector<PackedOp>& out) {
         for (int64_t* v : {&op.total, &op.self, &op.min, &op.max, &op.p50, &op.p95})
             *v = in.zigzag();
         out.push_back(op);
+    }
+}
+
+void encodeOpUnended(uint32_t name, uint64_t unended, ByteWriter& out) {
+    out.varint(name);
+    out.varint(unended);
+}
+
+void decodeOpsUnended(std::string_view data, std::vector<std::pair<uint32_t, uint64_t>>& out) {
+    ByteReader in(data);
+    while (!in.atEnd()) {
+        const auto name = uint32_t(in.varint());
+        out.emplace_back(name, in.varint());
     }
 }
 

@@ -57,6 +57,9 @@ struct SliceItem {
     uint16_t durPs = 0;    // sub-ns part of the duration, 0..999 ps (slices only)
     uint64_t count = 1;    // slices folded into this item (1 unless Folded)
     uint64_t args = 0;     // 1-based args id, 0 when none (Slice and Instant)
+    // A slice whose end the trace never recorded (a B without its E): its duration runs to the
+    // end of the trace and is unknown, so statistics leave it out.
+    bool unended = false;
     // End in whole ns, rounded up so that range queries include the fraction.
     int64_t end() const {
         const int p = startPs + durPs;
@@ -156,6 +159,11 @@ struct PackedOp {
     uint64_t count = 0;
     int64_t total = 0, self = 0, min = 0, max = 0, p50 = 0, p95 = 0;
 };
+// Slices per op that never ended (left out of the op's statistics), in a stream of their own
+// (name, count) so that profiles written before read as having none.
+constexpr const char* kOpsUnendedStream = "trace_ops_unended";
+void encodeOpUnended(uint32_t name, uint64_t unended, ByteWriter& out);
+void decodeOpsUnended(std::string_view data, std::vector<std::pair<uint32_t, uint64_t>>& out);
 
 void encodeString(std::string_view text, ByteWriter& out);
 void decodeStrings(std::string_view data, std::vector<std::string>& out);

@@ -209,7 +209,7 @@ std::vector<OpStat> TraceStore::opStats() const {
         return a.total != b.total ? a.total > b.total : a.name < b.name;
     });
     for (const PackedOp& p : packed)
-        out.push_back({text(p.name), p.count, 0, p.total, p.self, p.min, p.max, p.p50, p.p95});
+        out.push_back({text(p.name), p.count, 0, 0, p.total, p.self, p.min, p.max, p.p50, p.p95});
     sql::Statement st(workspace_.db(),
                       "SELECT name_id, count, total_ns, self_ns, min_ns, max_ns, p50_ns, p95_ns "
                       "FROM trace_ops WHERE profile_id = ? ORDER BY total_ns DESC, name_id");
@@ -225,6 +225,26 @@ std::vector<OpStat> TraceStore::opStats() const {
         s.p50 = st.int64(6);
         s.p95 = st.int64(7);
         out.push_back(std::move(s));
+    }
+    std::vector<std::pair<uint32_t, uint64_t>> unended;
+    for (const std::string& chunk : workspace_.readBlobs(profileId_, kOpsUnendedStream))
+        decodeOpsUnended(unpackChunk(chunk), unended);
+    if (!unended.empty()) {
+        std::unordered_map<std::string_view, OpStat*> byName;
+        for (OpStat& s : out) byName.emplace(s.name, &s);
+        std::vector<OpStat> onlyUnended;  // ops none of whose slices ended
+        for (const auto& [name, n] : unended) {
+            const auto it = byName.find(text(name));
+            if (it != byName.end()) {
+                it->second->unended = n;
+            } else {
+                OpStat s;
+                s.name = text(name);
+                s.unended = n;
+                onlyUnended.push_back(std::move(s));
+            }
+        }
+        for (OpStat& s : onlyUnended) out.push_back(std::move(s));
     }
     const QJsonArray aggregated = metadata().value("aggregated_ops").toArray();
     if (!aggregated.isEmpty()) {
@@ -402,6 +422,8 @@ QJsonObject summaryJson(const TraceSummary& s) {
     o.insert("counter_series", qint64(s.counterSeries));
     o.insert("flows", qint64(s.flows));
     o.insert("overlapping_slices", qint64(s.overlapping));
+    o.insert("unended_slices", qint64(s.unended));
+    o.insert("unbound_flows", qint64(s.unboundFlows));
     o.insert("max_depth", qint64(s.maxDepth));
     o.insert("start", qint64(s.start));
     o.insert("end", qint64(s.end));
@@ -445,6 +467,7 @@ QJsonObject TraceStore::infoJson(int topOps) const {
                        {"p50", qint64(s.p50)},
                        {"p95", qint64(s.p95)}};
         if (s.aggregated > 0) op.insert("aggregated", qint64(s.aggregated));
+        if (s.unended > 0) op.insert("unended", qint64(s.unended));
         top.append(op);
     }
     o.insert("top_ops", top);

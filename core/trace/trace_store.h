@@ -38,6 +38,8 @@ struct OpStat {
     std::string name;
     uint64_t count = 0;       // every occurrence, aggregated ones included
     uint64_t aggregated = 0;  // of which known only in aggregate (XProf num_occurrences)
+    // Slices that never ended: on the timeline, but not in count, total, self or percentiles.
+    uint64_t unended = 0;
     int64_t total = 0, self = 0, min = 0, max = 0, p50 = 0, p95 = 0;
     double mean() const { return count ? double(total) / double(count) : 0.0; }
 };

@@ -658,6 +658,7 @@ struct TraceWriter::NameStats {
     int64_t total = 0, self = 0;
     uint64_t totalPs = 0;  // sum of the sub-ns remainders, added to total (rounded) at the end
     uint64_t timed = 0;    // slices on the timeline (count minus aggregated occurrences)
+    uint64_t unended = 0;  // slices that never ended: not in count, total or percentiles
     int64_t min = INT64_MAX, max = INT64_MIN;
     std::vector<int64_t> durations;         // exact, while the budget lasts
     std::map<int64_t, uint64_t> histogram;  // after it
@@ -791,7 +792,7 @@ void TraceWriter::insertArgsChunk(int64_t seq, const std::string& packed) {
 }
 
 void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args,
-                           uint16_t startPs, uint16_t durPs) {
+                           uint16_t startPs, uint16_t durPs, bool ended) {
     if (dur < 0) dur = durPs = 0;
     // A track finishTracksBefore wrote is closed: a slice added now would be dropped silently.
     if (tracks_[track].slicesWritten)
@@ -799,7 +800,7 @@ void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t 
                       " after it was written");
     startPs = std::min<uint16_t>(startPs, 999);
     durPs = std::min<uint16_t>(durPs, 999);
-    slices_->push({start, dur, args, name, track, startPs, durPs});
+    slices_->push({start, dur, args, name, track, startPs, durPs, !ended});
     ++slicesAdded_;
     TrackState& t = tracks_[track];
     ++t.slices;
@@ -816,7 +817,7 @@ void TraceWriter::addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t
     if (tracks_[track].slicesWritten)
         throw Failure("trace writer: instant added to track " + std::to_string(track) +
                       " after it was written");
-    slices_->push({ts, -1, args, name, track, 0, 0});
+    slices_->push({ts, -1, args, name, track, 0, 0, false});
     TrackState& t = tracks_[track];
     ++t.instants;
     t.start = std::min(t.start, ts);
@@ -963,13 +964,16 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track,
         int64_t start, roundedEnd;
         uint32_t name;
         int64_t children;
+        bool unended;
     };
     std::vector<Open> stack;
     auto pop = [&]() {
         const Open& o = stack.back();
         const int64_t dur = o.roundedEnd - o.start;
-        NameStats& s = statsOf(o.name);
-        s.self += std::max<int64_t>(0, dur - o.children);
+        if (!o.unended) {
+            NameStats& s = statsOf(o.name);
+            s.self += std::max<int64_t>(0, dur - o.children);
+        }
         stack.pop_back();
     };
     auto popUntil = [&](PreciseTime ts) {
@@ -981,8 +985,12 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track,
                (enclosing[nextEnclosing].ts < limit ||
                 (inclusive && enclosing[nextEnclosing].ts == limit))) {
             const EndRef& e = enclosing[nextEnclosing++];
-            // A slice ending exactly at ts does not enclose it.
-            popUntil(PreciseTime{e.ts, 0});
+            // A slice ending exactly at ts does not enclose it, unless it is a zero-length one
+            // at ts (Kineto's "Stream Wait Event", the destination of its launch's flow).
+            const PreciseTime at{e.ts, 0};
+            while (!stack.empty() && (stack.back().end < at ||
+                                      (stack.back().end == at && stack.back().start != e.ts)))
+                pop();
             if (stack.empty())
                 bind(e, e.ts, e.ts, -1);
             else
@@ -1030,25 +1038,32 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track,
                 if (end > parent.end) ++overlapping_;
                 parent.children += std::min(dur, parent.roundedEnd - r.start);
             }
-            stack.push_back({end, r.start, r.start + dur, r.name, 0});
+            stack.push_back({end, r.start, r.start + dur, r.name, 0, r.unended});
+            item.unended = r.unended;
             NameStats& s = statsOf(r.name);
-            ++s.count;
-            ++s.timed;
-            s.total += r.dur;
-            s.totalPs += r.durPs;
-            s.min = std::min(s.min, dur);
-            s.max = std::max(s.max, dur);
-            if (percentilesExact_) {
-                s.durations.push_back(dur);
-                if (++exactDurations_ > kExactDurationBudget) {
-                    percentilesExact_ = false;
-                    for (NameStats& st : *nameStats_) {
-                        for (int64_t d : st.durations) ++st.histogram[histogramKey(d)];
-                        std::vector<int64_t>().swap(st.durations);
-                    }
-                }
+            if (r.unended) {
+                // Its duration is unknown: counted apart, out of totals and percentiles.
+                ++s.unended;
+                ++unended_;
             } else {
-                ++s.histogram[histogramKey(dur)];
+                ++s.count;
+                ++s.timed;
+                s.total += r.dur;
+                s.totalPs += r.durPs;
+                s.min = std::min(s.min, dur);
+                s.max = std::max(s.max, dur);
+                if (percentilesExact_) {
+                    s.durations.push_back(dur);
+                    if (++exactDurations_ > kExactDurationBudget) {
+                        percentilesExact_ = false;
+                        for (NameStats& st : *nameStats_) {
+                            for (int64_t d : st.durations) ++st.histogram[histogramKey(d)];
+                            std::vector<int64_t>().swap(st.durations);
+                        }
+                    }
+                } else {
+                    ++s.histogram[histogramKey(dur)];
+                }
             }
             while (nextNext < next.size() && next[nextNext].ts <= r.start)
                 bind(next[nextNext++], r.start, item.end(), int32_t(item.depth));
@@ -1257,6 +1272,7 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
         progress(0.95 * done / totalRecords);
     }
     summary.overlapping = overlapping_;
+    summary.unended = unended_;
     summary.percentilesExact = percentilesExact_;
     const std::vector<bool> kept = keptTracks();
     writeRows(kept);
@@ -1270,6 +1286,7 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     summary.end = end == INT64_MIN ? 0 : end;
     summary.tracks = uint64_t(std::count(kept.begin(), kept.end(), true));
     summary.flows = flowCount_;
+    summary.unboundFlows = unboundFlows_;
     progress(1.0);
     return summary;
 }
@@ -1353,6 +1370,7 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
         packed.toTrack = int64_t(f.toTrack);
         packed.toTs = f.toTs;
         packed.toDepth = f.toDepth;
+        if (f.fromDepth < 0 || f.toDepth < 0) ++unboundFlows_;
         // Each chunk decodes on its own: deltas restart from zero.
         if (flows.startsChunk()) previous = PackedFlow{};
         encodeFlow(packed, previous, flows.buffer());
@@ -1396,6 +1414,16 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
         ops.endEntry();
     }
     ops.finish();
+    if (unended_ > 0) {
+        PackedSink unended(workspace_, profileId_, kOpsUnendedStream);
+        for (uint32_t name = 0; name < nameStats_->size(); ++name) {
+            const NameStats& s = (*nameStats_)[name];
+            if (s.unended == 0) continue;
+            encodeOpUnended(name, s.unended, unended.buffer());
+            unended.endEntry();
+        }
+        unended.finish();
+    }
 }
 
 }  // namespace stallscope::trace

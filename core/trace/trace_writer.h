@@ -48,7 +48,9 @@ struct TraceSummary {
     uint64_t counterSamples = 0;
     uint64_t counterSeries = 0;
     uint64_t flows = 0;
-    uint64_t overlapping = 0;  // slices that end after their parent (not properly nested)
+    uint64_t overlapping = 0;   // slices that end after their parent (not properly nested)
+    uint64_t unended = 0;       // slices that never ended (drawn to the trace's end, no statistics)
+    uint64_t unboundFlows = 0;  // flows with an end that found no slice to attach to
     uint32_t maxDepth = 0;
     int64_t start = 0, end = 0;
     bool percentilesExact = true;
@@ -79,9 +81,11 @@ class TraceWriter {
     // own's members followed by base's members own does not have. Per-event stats over shared
     // per-op stats (XProf event metadata) cost only the event's own bytes.
     uint64_t addArgsOver(uint64_t base, std::string_view own);
-    // startPs/durPs: sub-ns remainders (0..999 ps) of the start and the duration.
+    // startPs/durPs: sub-ns remainders (0..999 ps) of the start and the duration. A slice that
+    // never ended (ended = false) is drawn over `dur` (to the trace's end) but its unknown
+    // duration stays out of the statistics.
     void addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args = 0,
-                  uint16_t startPs = 0, uint16_t durPs = 0);
+                  uint16_t startPs = 0, uint16_t durPs = 0, bool ended = true);
     void addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t args = 0);
     void addCounter(uint32_t track, int64_t ts, double value);
     // Occurrences of an op known only in aggregate (XProf num_occurrences): they add to the op's
@@ -110,6 +114,7 @@ class TraceWriter {
         uint32_t name;
         uint32_t track;
         uint16_t startPs, durPs;  // sub-ns remainders
+        bool unended;
     };
     struct RawSample {
         int64_t ts;
@@ -220,6 +225,8 @@ class TraceWriter {
     uint64_t exactDurations_ = 0;
     bool percentilesExact_ = true;
     uint64_t overlapping_ = 0;
+    uint64_t unended_ = 0;
+    uint64_t unboundFlows_ = 0;
 };
 
 }  // namespace stallscope::trace

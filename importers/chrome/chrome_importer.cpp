@@ -108,18 +108,23 @@ class ChromeTraceBuilder {
 
     // Closes what the file left open and returns the importer's observations.
     QJsonObject finish() {
+        // Slices that never ended are kept, drawn to the end of the trace and marked: their
+        // duration is unknown, so the statistics leave them out.
         for (auto& [track, stack] : open_) {
             for (const OpenSlice& o : stack) {
-                writer_.addSlice(track, o.start, lastTs_ - o.start, o.name, o.args);
+                writer_.addSlice(track, o.start, lastTs_ - o.start, o.name, o.args, o.startPs, 0,
+                                 false);
                 ++unterminated_;
             }
         }
         for (auto& [key, stack] : async_) {
             for (const OpenSlice& o : stack) {
-                writer_.addSlice(o.track, o.start, lastTs_ - o.start, o.name, o.args);
+                writer_.addSlice(o.track, o.start, lastTs_ - o.start, o.name, o.args, o.startPs, 0,
+                                 false);
                 ++unterminated_;
             }
         }
+        pairFlows();
         // Lanes of concurrent async slices sort right after the first one of their name.
         for (auto& [key, group] : asyncGroups_) {
             for (size_t lane = 0; lane < group.lanes.size(); ++lane)
@@ -127,7 +132,6 @@ class ChromeTraceBuilder {
                                                              int64_t(group.ordinal) * kMaxLanes +
                                                              int64_t(std::min(lane, kMaxLanes - 1));
         }
-        unmatchedFlows_ += pendingFlows_.size() + pendingBind_.size();
         for (auto& [pid, p] : processes_) {
             TrackSpec& spec = writer_.track(p.track);
             spec.name = p.name.empty() ? "Process " + std::string(pid) : p.name;
@@ -146,7 +150,10 @@ class ChromeTraceBuilder {
         o.insert("unterminated_slices", qint64(unterminated_));
         o.insert("async_closed_by_parent", qint64(closedByParent_));
         o.insert("async_lanes", qint64(extraLanes_));
-        o.insert("unmatched_flow_events", qint64(unmatchedFlows_));
+        o.insert("unmatched_flow_events", qint64(unmatchedFlowStarts_ + unmatchedFlowEnds_));
+        o.insert("unmatched_flow_starts", qint64(unmatchedFlowStarts_));
+        o.insert("unmatched_flow_ends", qint64(unmatchedFlowEnds_));
+        o.insert("flow_events", qint64(flowEvents_.size()));
         return o;
     }
 
@@ -156,14 +163,23 @@ class ChromeTraceBuilder {
         uint32_t name;
         uint64_t args;
         uint32_t track;
+        uint16_t startPs;
     };
     struct Process {
         uint32_t track;
         std::string name, labels;
     };
-    struct PendingFlow {
-        FlowEnd end;
+    // A flow event (v1 s/t/f, or a v2 bind_id end on a slice) as read; flows are paired once
+    // every event is known, in time order, because Kineto writes most `f` before their `s`.
+    struct FlowEvent {
+        int64_t ts;
+        uint32_t key;  // (category, id) or bind id, interned in flowKeys_
+        uint32_t track;
         uint32_t name;
+        uint32_t order;  // file order, the last tie-break
+        uint16_t ps;
+        char phase;  // 's', 't' or 'f'
+        FlowBinding binding;
     };
 
     uint64_t argsOf(const chrome::RawEvent& ev) {
@@ -235,14 +251,23 @@ class ChromeTraceBuilder {
     void complete(const chrome::RawEvent& ev) {
         const uint32_t track = thread(ev.pid, ev.tid);
         const uint32_t name = writer_.intern(ev.name);
-        writer_.addSlice(track, ev.tsNs, ev.hasDur ? ev.durNs : 0, name, argsOf(ev));
+        writer_.addSlice(track, ev.tsNs, ev.hasDur ? ev.durNs : 0, name, argsOf(ev), ev.tsPs,
+                         ev.hasDur ? ev.durPs : 0);
         flowV2(ev, track);
     }
 
     void begin(const chrome::RawEvent& ev) {
         const uint32_t track = thread(ev.pid, ev.tid);
-        open_[track].push_back({ev.tsNs, writer_.intern(ev.name), argsOf(ev), track});
+        open_[track].push_back({ev.tsNs, writer_.intern(ev.name), argsOf(ev), track, ev.tsPs});
         flowV2(ev, track);
+    }
+
+    // Adds a slice from (start, startPs) to the event's time, to picosecond precision.
+    void addClosed(uint32_t track, const OpenSlice& o, const chrome::RawEvent& ev, uint64_t args) {
+        const int64_t durPs = (ev.tsNs - o.start) * 1000 + int64_t(ev.tsPs) - int64_t(o.startPs);
+        const int64_t dur = durPs < 0 ? 0 : durPs / 1000;
+        writer_.addSlice(track, o.start, dur, o.name, args, o.startPs,
+                         uint16_t(durPs < 0 ? 0 : durPs % 1000));
     }
 
     void end(const chrome::RawEvent& ev) {
@@ -256,7 +281,7 @@ class ChromeTraceBuilder {
         stack.pop_back();
         // Args given on the E event count when B had none.
         const uint64_t args = o.args ? o.args : argsOf(ev);
-        writer_.addSlice(track, o.start, ev.tsNs - o.start, o.name, args);
+        addClosed(track, o, ev, args);
     }
 
     void instant(const chrome::RawEvent& ev) {
@@ -349,7 +374,7 @@ class ChromeTraceBuilder {
         } else {
             track = stack.front().track;
         }
-        stack.push_back({ev.tsNs, writer_.intern(ev.name), argsOf(ev), track});
+        stack.push_back({ev.tsNs, writer_.intern(ev.name), argsOf(ev), track, ev.tsPs});
     }
 
     // An end closes the innermost open slice of its id with the same name (any, when unnamed);
@@ -370,7 +395,7 @@ class ChromeTraceBuilder {
         }
         for (size_t i = stack.size(); i-- > match - 1;) {
             const OpenSlice& o = stack[i];
-            writer_.addSlice(o.track, o.start, ev.tsNs - o.start, o.name, o.args);
+            addClosed(o.track, o, ev, o.args);
             // Children still open end with their parent: ended, not unterminated.
             if (i != match - 1) ++closedByParent_;
         }
@@ -391,47 +416,79 @@ class ChromeTraceBuilder {
         writer_.addInstant(track, ev.tsNs, writer_.intern(ev.name), argsOf(ev));
     }
 
-    // s -> t -> ... -> f: an arrow between each consecutive pair of the same id (and category).
-    void flowV1(const chrome::RawEvent& ev, char phase) {
-        std::string key(ev.cat);
-        key += '\x1f';
-        key += ev.id;
-        const uint32_t track = thread(ev.pid, ev.tid);
-        FlowEnd here{
-            track, ev.tsNs,
-            phase == 'f' && ev.bp != "e" ? FlowBinding::NextSlice : FlowBinding::Enclosing};
-        auto it = pendingFlows_.find(key);
-        if (phase == 's') {
-            if (it != pendingFlows_.end()) ++unmatchedFlows_;  // a new start drops the old chain
-            pendingFlows_[key] = {here, writer_.intern(ev.name)};
-            return;
-        }
-        if (it == pendingFlows_.end()) {
-            ++unmatchedFlows_;
-            return;
-        }
-        writer_.addFlow(it->second.end, here, it->second.name);
-        if (phase == 'f')
-            pendingFlows_.erase(it);
-        else
-            it->second.end = here;
+    uint32_t flowKey(std::string_view prefix, std::string_view id, std::string_view cat) {
+        key_.assign(prefix);
+        key_.append(cat);
+        key_.push_back('\x1f');
+        key_.append(id);
+        return flowKeys_.try_emplace(key_, uint32_t(flowKeys_.size())).first->second;
     }
 
-    // bind_id with flow_out (source) and flow_in (destination) on slices.
+    void collectFlow(uint32_t key, uint32_t track, const chrome::RawEvent& ev, char phase,
+                     FlowBinding binding) {
+        flowEvents_.push_back({ev.tsNs, key, track, writer_.intern(ev.name),
+                               uint32_t(flowEvents_.size()), ev.tsPs, phase, binding});
+    }
+
+    // s -> t -> ... -> f of one (category, id). A start binds to its enclosing slice, a step too;
+    // an end with bp:"e" to its enclosing slice, otherwise to the next slice that starts at or
+    // after it on its thread.
+    void flowV1(const chrome::RawEvent& ev, char phase) {
+        const uint32_t track = thread(ev.pid, ev.tid);
+        const FlowBinding binding =
+            phase == 'f' && ev.bp != "e" ? FlowBinding::NextSlice : FlowBinding::Enclosing;
+        collectFlow(flowKey("1", ev.id, ev.cat), track, ev, phase, binding);
+    }
+
+    // bind_id with flow_out (source) and flow_in (destination) on slices; a slice with both
+    // continues the chain, as a step does.
     void flowV2(const chrome::RawEvent& ev, uint32_t track) {
         if (ev.bindId.empty() || (!ev.flowIn && !ev.flowOut)) return;
-        const std::string key(ev.bindId);
-        const FlowEnd here{track, ev.tsNs, FlowBinding::Enclosing};
-        if (ev.flowIn) {
-            auto it = pendingBind_.find(key);
-            if (it == pendingBind_.end()) {
-                ++unmatchedFlows_;
-            } else {
-                writer_.addFlow(it->second.end, here, it->second.name);
-                pendingBind_.erase(it);
+        const char phase = ev.flowIn && ev.flowOut ? 't' : ev.flowOut ? 's' : 'f';
+        collectFlow(flowKey("2", ev.bindId, {}), track, ev, phase, FlowBinding::Enclosing);
+    }
+
+    // Pairs the collected flow events of each key in time order, whatever their order in the
+    // file: at equal times a start comes before a step and a step before an end. A start while
+    // a chain is open begins a new flow (ids are reused); what pairs with nothing is counted.
+    void pairFlows() {
+        auto rank = [](char phase) { return phase == 's' ? 0 : phase == 't' ? 1 : 2; };
+        std::sort(flowEvents_.begin(), flowEvents_.end(),
+                  [&](const FlowEvent& a, const FlowEvent& b) {
+                      if (a.key != b.key) return a.key < b.key;
+                      if (a.ts != b.ts) return a.ts < b.ts;
+                      if (a.ps != b.ps) return a.ps < b.ps;
+                      if (a.phase != b.phase) return rank(a.phase) < rank(b.phase);
+                      return a.order < b.order;
+                  });
+        size_t i = 0;
+        while (i < flowEvents_.size()) {
+            const uint32_t key = flowEvents_[i].key;
+            bool open = false, arrowFromOpen = false;
+            FlowEnd from;
+            uint32_t name = 0;
+            for (; i < flowEvents_.size() && flowEvents_[i].key == key; ++i) {
+                const FlowEvent& e = flowEvents_[i];
+                const FlowEnd here{e.track, e.ts, e.binding};
+                if (e.phase == 's') {
+                    if (open && !arrowFromOpen) ++unmatchedFlowStarts_;
+                    open = true;
+                    arrowFromOpen = false;
+                    from = here;
+                    name = e.name;
+                    continue;
+                }
+                if (!open) {
+                    ++unmatchedFlowEnds_;
+                    continue;
+                }
+                writer_.addFlow(from, here, name);
+                arrowFromOpen = true;
+                from = here;
+                if (e.phase == 'f') open = false;
             }
+            if (open && !arrowFromOpen) ++unmatchedFlowStarts_;
         }
-        if (ev.flowOut) pendingBind_[key] = {here, writer_.intern(ev.name)};
     }
 
     void metadata(const chrome::RawEvent& ev) {
@@ -472,8 +529,10 @@ class ChromeTraceBuilder {
     uint32_t global_ = UINT32_MAX;
     std::unordered_map<uint32_t, std::vector<OpenSlice>> open_;
     std::map<std::string, std::vector<OpenSlice>> async_;
-    std::unordered_map<std::string, PendingFlow> pendingFlows_, pendingBind_;
-    uint64_t events_ = 0, unmatchedEnd_ = 0, unterminated_ = 0, unmatchedFlows_ = 0;
+    std::unordered_map<std::string, uint32_t> flowKeys_;
+    std::vector<FlowEvent> flowEvents_;
+    uint64_t unmatchedFlowStarts_ = 0, unmatchedFlowEnds_ = 0;
+    uint64_t events_ = 0, unmatchedEnd_ = 0, unterminated_ = 0;
     uint64_t closedByParent_ = 0, extraLanes_ = 0;
     std::unordered_map<std::string, AsyncGroup> asyncGroups_;
     std::unordered_map<uint32_t, LaneState> laneState_;
@@ -481,6 +540,81 @@ class ChromeTraceBuilder {
     int64_t firstTs_ = 0, lastTs_ = INT64_MIN;
     bool haveTs_ = false;
 };
+
+// What the start of a JSON document says about its structure.
+enum class Structure { TraceEvents, NotTrace, Unknown };
+
+// Walks the members of the top-level object that `doc` starts with (after the '{' at `at`),
+// skipping their values, until one is "traceEvents" holding an array (a trace), the object ends
+// without it (not a trace), or the text runs out or is not JSON (unknown).
+Structure topLevelStructure(std::string_view doc, size_t at) {
+    size_t i = at + 1;
+    auto ws = [&] {
+        while (i < doc.size() &&
+               (doc[i] == ' ' || doc[i] == '\t' || doc[i] == '\r' || doc[i] == '\n'))
+            ++i;
+    };
+    // Past a string starting at i ('"'); false when it does not end within the text.
+    auto skipString = [&] {
+        for (++i; i < doc.size(); ++i) {
+            if (doc[i] == '\\')
+                ++i;
+            else if (doc[i] == '"')
+                return ++i, true;
+        }
+        return false;
+    };
+    auto skipValue = [&] {
+        if (i >= doc.size()) return false;
+        if (doc[i] == '"') return skipString();
+        if (doc[i] != '{' && doc[i] != '[') {
+            while (i < doc.size() && doc[i] != ',' && doc[i] != '}' && doc[i] != ']' &&
+                   doc[i] != ' ' && doc[i] != '\n' && doc[i] != '\r' && doc[i] != '\t')
+                ++i;
+            return i < doc.size();
+        }
+        size_t depth = 0;
+        while (i < doc.size()) {
+            const char c = doc[i];
+            if (c == '"') {
+                if (!skipString()) return false;
+                continue;
+            }
+            if (c == '{' || c == '[') ++depth;
+            if ((c == '}' || c == ']') && --depth == 0) return ++i, true;
+            ++i;
+        }
+        return false;
+    };
+    for (;;) {
+        ws();
+        if (i >= doc.size()) return Structure::Unknown;
+        if (doc[i] == '}') return Structure::NotTrace;
+        if (doc[i] != '"') return Structure::Unknown;
+        const size_t keyStart = i + 1;
+        if (!skipString()) return Structure::Unknown;
+        const std::string_view key = doc.substr(keyStart, i - 1 - keyStart);
+        ws();
+        if (i >= doc.size() || doc[i] != ':') return Structure::Unknown;
+        ++i;
+        ws();
+        if (i >= doc.size()) return Structure::Unknown;
+        if (key == "traceEvents")
+            return doc[i] == '[' ? Structure::TraceEvents : Structure::NotTrace;
+        if (!skipValue()) return Structure::Unknown;
+        ws();
+        if (i >= doc.size()) return Structure::Unknown;
+        if (doc[i] == ',') {
+            ++i;
+            continue;
+        }
+        return doc[i] == '}' ? Structure::NotTrace : Structure::Unknown;
+    }
+}
+
+// How far detection reads to find "traceEvents" behind a large leading member (Kineto's
+// deviceProperties and metadata run to tens of KB).
+constexpr size_t kDetectLimit = size_t(1) << 20;
 
 class ChromeJsonImporter : public Importer {
   public:
@@ -497,8 +631,17 @@ class ChromeJsonImporter : public Importer {
         if (first == std::string_view::npos) return 0;
         const bool hasPhase = head.find("\"ph\"") != std::string_view::npos;
         if (head[first] == '{') {
-            if (head.find("\"traceEvents\"") != std::string_view::npos) return 100;
-            // Kineto writes device properties first, which can push traceEvents past the head.
+            // The object's members decide: a "traceEvents" array among them is a trace, however
+            // far the members before it run (read up to kDetectLimit bytes).
+            Structure structure = topLevelStructure(head, first);
+            if (structure == Structure::Unknown && sniff.readAhead) {
+                std::string_view more = sniff.readAhead(kDetectLimit);
+                const size_t skip = size_t(head.data() + first - sniff.head.data());
+                structure = topLevelStructure(more, skip);
+            }
+            if (structure == Structure::TraceEvents) return 100;
+            if (structure == Structure::NotTrace) return 0;
+            // Cut short before traceEvents: what the head shows is the best guess.
             const bool kineto = head.find("\"deviceProperties\"") != std::string_view::npos;
             return hasPhase || kineto ? 60 : 0;
         }
@@ -542,8 +685,19 @@ class ChromeJsonImporter : public Importer {
             warnings.append(QString("%1 end events without a matching begin were ignored")
                                 .arg(meta.value("unmatched_end_events").toInteger()));
         if (meta.value("unterminated_slices").toInteger() > 0)
-            warnings.append(QString("%1 slices never ended; they run to the end of the trace")
+            warnings.append(QString("%1 slices never ended: drawn to the end of the trace and "
+                                    "left out of op totals, means and percentiles")
                                 .arg(meta.value("unterminated_slices").toInteger()));
+        if (meta.value("unmatched_flow_starts").toInteger() > 0)
+            warnings.append(QString("%1 flow starts have no step or end with their id")
+                                .arg(meta.value("unmatched_flow_starts").toInteger()));
+        if (meta.value("unmatched_flow_ends").toInteger() > 0)
+            warnings.append(QString("%1 flow steps or ends have no start with their id")
+                                .arg(meta.value("unmatched_flow_ends").toInteger()));
+        if (summary.unboundFlows > 0)
+            warnings.append(QString("%1 flows have an end with no slice to attach to (drawn at "
+                                    "the event's time)")
+                                .arg(qint64(summary.unboundFlows)));
         if (meta.value("async_closed_by_parent").toInteger() > 0)
             warnings.append(QString("%1 async slices had no end event of their own; they end "
                                     "with the enclosing slice of their id")

@@ -18,8 +18,9 @@ struct RawEvent {
     std::string_view args;  // raw JSON text of "args", empty when absent
     bool hasTs = false, hasDur = false, hasId = false;
     bool flowIn = false, flowOut = false;
-    int64_t tsNs = 0, durNs = 0;
-    uint64_t offset = 0;  // decompressed byte offset of the event's '{'
+    int64_t tsNs = 0, durNs = 0;   // whole ns (floor)
+    uint16_t tsPs = 0, durPs = 0;  // sub-ns remainders, 0..999 ps
+    uint64_t offset = 0;           // decompressed byte offset of the event's '{'
 };
 
 // Streams the events of a Chrome Trace Event JSON document (array form `[...]` or object form
@@ -64,6 +65,9 @@ class EventReader {
     std::deque<std::string> scratch_;  // stable addresses: events hold views into it
     size_t scratchUsed_ = 0;
 };
+
+// Microseconds as decimal text (a JSON number or its text) -> floor whole ns + 0..999 ps.
+bool decimalToTime(std::string_view text, int64_t& ns, uint16_t& ps);
 
 // Helpers over a complete JSON text (an event's args): no streaming needed.
 // Calls visit(key, rawValue) for each member of an object; returns false if `json` is not an
