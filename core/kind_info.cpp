@@ -2,6 +2,7 @@
 
 #include <QJsonArray>
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -20,6 +21,12 @@ struct OpTotal {
     double total = 0;
 };
 
+// Totals summed from scaled components (a stack's shares of a kernel's cycles) carry the sum's
+// rounding (133031.99999999997 for 133,032 cycles): reported to a millionth of their unit.
+double reported(double total) {
+    return std::round(total * 1e6) / 1e6;
+}
+
 QJsonArray topOpsJson(const std::map<std::string, OpTotal>& ops, int limit) {
     std::vector<std::pair<std::string, OpTotal>> sorted(ops.begin(), ops.end());
     std::stable_sort(sorted.begin(), sorted.end(),
@@ -28,7 +35,7 @@ QJsonArray topOpsJson(const std::map<std::string, OpTotal>& ops, int limit) {
     for (size_t i = 0; i < sorted.size() && static_cast<int>(i) < limit; ++i) {
         out.append(QJsonObject{{"name", QString::fromStdString(sorted[i].first)},
                                {"count", static_cast<qint64>(sorted[i].second.count)},
-                               {"total", sorted[i].second.total}});
+                               {"total", reported(sorted[i].second.total)}});
     }
     return out;
 }
@@ -40,7 +47,7 @@ QJsonObject infoKeys(int64_t tracks, int64_t slices, int64_t counters, double en
                        {"counters", static_cast<qint64>(counters)},
                        {"flows", 0},
                        {"start", 0.0},
-                       {"end", end},
+                       {"end", reported(end)},
                        {"time_unit", timeUnit},
                        {"top_ops", topOps}};
 }
@@ -62,7 +69,12 @@ QJsonObject cpiInfoJson(const Workspace& workspace, int64_t profileId, int topOp
     QJsonObject info = infoKeys(
         static_cast<int64_t>(data.sources.size()), static_cast<int64_t>(data.stacks.size()),
         static_cast<int64_t>(data.categories.size()), end, "cycles", topOpsJson(kernels, topOps));
-    info.insert("kernels", static_cast<qint64>(data.kernels.size()));
+    // Kernels with a stack or with metrics only (an Nsight Compute export without warp states).
+    std::set<std::string> named(data.kernels.begin(), data.kernels.end());
+    for (const cpi::KernelMetrics& k : cpi::loadKernelMetrics(workspace, profileId))
+        named.insert(k.kernel);
+    info.insert("kernels", static_cast<qint64>(named.size()));
+    info.insert("kernels_with_stacks", static_cast<qint64>(data.kernels.size()));
     info.insert("reference_source", QString::fromStdString(reference));
     return info;
 }

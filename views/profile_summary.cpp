@@ -3,7 +3,9 @@
 #include <QDateTime>
 #include <QFontDatabase>
 #include <QFormLayout>
+#include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
@@ -44,7 +46,11 @@ ProfileDetailsForm::ProfileDetailsForm(QWidget* parent)
       hash_(makeField(this, true)),
       importedAt_(makeField(this)),
       parent_(makeField(this)),
+      notes_(new QLabel(this)),
       metadata_(new QPlainTextEdit(this)) {
+    notes_->setWordWrap(true);
+    notes_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    notes_->setTextFormat(Qt::PlainText);
     metadata_->setReadOnly(true);
     metadata_->setAcceptDrops(false);
     metadata_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -64,6 +70,7 @@ ProfileDetailsForm::ProfileDetailsForm(QWidget* parent)
     form->addRow(tr("Content hash:"), hash_);
     form->addRow(tr("Imported:"), importedAt_);
     form->addRow(tr("Derived from:"), parent_);
+    form->addRow(tr("Import notes:"), notes_);
     form->addRow(tr("Metadata:"), metadata_);
 }
 
@@ -78,7 +85,22 @@ void ProfileDetailsForm::setProfile(const ProfileInfo& profile) {
     setField(importedAt_, formatImportTime(profile.importedAt));
     importedAt_->setToolTip(QString::fromStdString(profile.importedAt));
     setField(parent_, profile.parentId ? tr("profile %1").arg(*profile.parentId) : tr("—"));
+    const QString notes = importNotes(profile.metadataJson);
+    notes_->setText(notes.isEmpty() ? tr("none: everything in the file was used") : notes);
     metadata_->setPlainText(prettyMetadata(profile.metadataJson));
+}
+
+QString ProfileDetailsForm::importNotesText() const {
+    return notes_->text();
+}
+
+QString ProfileDetailsForm::importNotes(const std::string& metadataJson) {
+    const QJsonObject meta =
+        QJsonDocument::fromJson(QByteArray::fromStdString(metadataJson)).object();
+    QStringList lines;
+    for (const QJsonValue& w : meta.value("warnings").toArray())
+        lines << QStringLiteral("• ") + w.toString();
+    return lines.join('\n');
 }
 
 QString ProfileDetailsForm::formatSize(int64_t bytes) {

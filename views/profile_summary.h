@@ -24,6 +24,10 @@ class ProfileDetailsForm : public QWidget {
     static QString formatSize(int64_t bytes);
     static QString formatImportTime(const std::string& isoUtc);
     static QString prettyMetadata(const std::string& json);
+    // What the importer noted it could not use or had to assume (the metadata's "warnings"),
+    // one per line; empty when it noted nothing.
+    static QString importNotes(const std::string& metadataJson);
+    QString importNotesText() const;
 
   private:
     ProfileInfo profile_;
@@ -35,6 +39,7 @@ class ProfileDetailsForm : public QWidget {
     QLineEdit* hash_;
     QLineEdit* importedAt_;
     QLineEdit* parent_;
+    QLabel* notes_;
     QPlainTextEdit* metadata_;
 };
 

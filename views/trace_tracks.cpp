@@ -3,7 +3,6 @@
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QLocale>
 #include <QPainter>
 #include <QPainterPath>
 #include <QStaticText>
@@ -324,7 +323,7 @@ const QColor kUnendedColor(200, 30, 30);
 // An absolute time in ns as the trace gave it; times after 2001 read as epoch times also show
 // as a UTC date (Kineto's and Perfetto's clocks).
 QString absoluteTime(int64_t ns) {
-    QString text = QLocale::c().toString(qlonglong(ns)) + QStringLiteral(" ns");
+    QString text = QString::number(ns) + QStringLiteral(" ns");
     if (ns >= 1'000'000'000'000'000'000LL) {
         const QDateTime when = QDateTime::fromMSecsSinceEpoch(ns / 1'000'000, QTimeZone::utc());
         text += QStringLiteral(" (%1.%2 UTC)")

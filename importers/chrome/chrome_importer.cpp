@@ -702,6 +702,17 @@ class ChromeJsonImporter : public Importer {
             warnings.append(QString("%1 async slices had no end event of their own; they end "
                                     "with the enclosing slice of their id")
                                 .arg(meta.value("async_closed_by_parent").toInteger()));
+        const QJsonObject ignoredEvents = meta.value("ignored_events").toObject();
+        for (auto it = ignoredEvents.begin(); it != ignoredEvents.end(); ++it)
+            warnings.append(
+                it.key().startsWith("M:")
+                    ? QString("%1 metadata events \"%2\" were not used")
+                          .arg(it.value().toInteger())
+                          .arg(it.key().mid(2))
+                    : QString("%1 events of phase \"%2\" were not used (a phase Stallscope does "
+                              "not draw)")
+                          .arg(it.value().toInteger())
+                          .arg(it.key()));
         if (reader.trailingOffset() >= 0) {
             meta.insert("trailing_data_offset", qint64(reader.trailingOffset()));
             warnings.append(QString("byte %1: data after the end of the JSON document was "

@@ -3,6 +3,7 @@
 // counters that keep accumulating over the whole run (the warp-state distribution
 // `Stall:… W0_Idle:… W0_Scoreboard:… W1:… W32:…` and gpgpu_stall_shd_mem[space][reason]).
 // Per kernel we difference the accumulating ones and turn the distribution into a stack.
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <algorithm>
@@ -134,6 +135,8 @@ class GpgpusimLogImporter final : public Importer {
         bool haveBlock = false;
         bool inBlock = false;
         int64_t kernels = 0;
+        int64_t textStatistics = 0;
+        std::vector<std::string> textStatisticNames;
         std::string name;
         std::string_view value, line;
         auto finish = [&] {
@@ -178,6 +181,8 @@ class GpgpusimLogImporter final : public Importer {
                     name == "gpgpu_n_stall_shd_mem" || shdMemKey(name))
                     throw InputError(atLine(
                         path, lineNo, name + " = '" + std::string(value) + "' is not a number"));
+                // Text-valued statistics ("12 (inst/sec)") are not metrics: counted, named.
+                if (++textStatistics <= 5) textStatisticNames.push_back(name);
                 continue;
             }
             if (name == "gpu_sim_cycle")
@@ -214,6 +219,17 @@ class GpgpusimLogImporter final : public Importer {
                          {"stack",
                           "warp-state shares (Stall, W0_Idle, W0_Scoreboard, W1..W32) scaled to "
                           "gpu_sim_cycle; Stall split by gpgpu_stall_shd_mem when it fits"}};
+        meta.insert("text_statistics_not_stored", static_cast<qint64>(textStatistics));
+        QJsonArray warnings;
+        if (textStatistics > 0) {
+            QStringList names;
+            for (const std::string& n : textStatisticNames) names << QString::fromStdString(n);
+            warnings.append(QString("%1 statistics lines hold text, not a number, and were not "
+                                    "stored (e.g. %2)")
+                                .arg(textStatistics)
+                                .arg(names.join(", ")));
+        }
+        meta.insert("warnings", warnings);
         ctx.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
     }
 

@@ -355,6 +355,51 @@ Stall:400	W0_Idle:200	W0_Scoreboard:900	W1:0	W2:1000
         QCOMPARE(metric(p.id, "#2 second", "instructions").value(), 700.0);
     }
 
+    void accelSimMultiStreamBlocks() {
+        // Accel-Sim multi-stream runs print a stats block with an empty kernel_name (and uid)
+        // and uids naming several streams' launches: each block is one kernel.
+        const QByteArray log = R"(Accel-Sim [build accelsim-commit-test]
+kernel_name = _Z5saxpyifPfS_ _Z5saxpyifPfS_ 
+kernel_launch_uid = 1 3 
+gpu_sim_cycle = 750
+gpu_tot_sim_cycle = 750
+Stall:30	W0_Idle:10	W0_Scoreboard:20	W1:0	W2:15
+GPGPU-Sim uArch: Shader 0 unbind
+kernel_name = 
+kernel_launch_uid = 
+gpu_sim_cycle = 8
+gpu_tot_sim_cycle = 758
+Stall:30	W0_Idle:10	W0_Scoreboard:20	W1:0	W2:23
+GPGPU-Sim uArch: Shader 0 unbind
+kernel_name=_Z5scaleifPf
+kernel_launch_uid = 2
+gpu_sim_cycle = 489
+gpu_tot_sim_cycle = 1247
+)";
+        const auto p = importOne(file(log, ".log"));
+        QCOMPARE(metadata(p.id).value("kernels").toInt(), 3);
+        const auto saxpy = stack(p.id, "#1 3 _Z5saxpyifPfS_ _Z5saxpyifPfS_");
+        QCOMPARE(total(saxpy), 750.0);
+        QCOMPARE(saxpy.at("W2"), 750.0 * 15 / 75);
+        // The unnamed kernel keeps its own 8 cycles (it used to overwrite the saxpy's 750).
+        const auto unnamed = stack(p.id, "#2 (unnamed)");
+        QCOMPARE(total(unnamed), 8.0);
+        QCOMPARE(unnamed.at("W2"), 8.0);  // only W2 grew: 8 of 8 states
+        QCOMPARE(metric(p.id, "#2 _Z5scaleifPf", "cycles").value(), 489.0);
+    }
+
+    void ncuExportWithoutKernels() {
+        const QByteArray log =
+            "==PROF== Connected to process 4242 (/usr/bin/python3)\n"
+            "==WARNING== No kernels were profiled.\n"
+            "==PROF== Disconnected from process 4242\n";
+        const QString path = file(log, ".csv");
+        QCOMPARE(importError(path),
+                 path +
+                     ": an Nsight Compute export without kernels: ncu printed only its own "
+                     "messages, no table of kernels ('==WARNING== No kernels were profiled.')");
+    }
+
     void cpiCsvContract() {
         const QByteArray csv =
             "kernel,source,category,cycles,group\n"

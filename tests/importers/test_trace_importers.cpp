@@ -11,9 +11,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
+#include <map>
 #include <set>
 #include <tuple>
 
+#include "chrome/chrome_json.h"
 #include "errors.h"
 #include "import_service.h"
 #include "sqlite.h"
@@ -267,6 +269,117 @@ class TestTraceImporters : public QObject {
         QCOMPARE(job->slices, uint64_t(1));
         QCOMPARE(job->instants, uint64_t(1));  // the T step
         QCOMPARE(allSlices(store, job->id).at(0).dur, int64_t(4000));
+    }
+
+    void chromeTimesToPicoseconds() {
+        // Kineto writes epoch microseconds (~1.7e15), integers or with decimals; all of int64's
+        // +-292 years of nanoseconds are accepted, decimals 4-6 are picoseconds.
+        struct Case {
+            const char* text;
+            int64_t ns;
+            uint16_t ps;
+        };
+        for (const Case c :
+             {Case{"1695835535123456", 1695835535123456000, 0},
+              Case{"1712186718123456.250", 1712186718123456250, 0}, Case{"1.0005", 1000, 500},
+              Case{"2.1234567", 2123, 457}, Case{"0.9999995", 1000, 0}, Case{"-1.5005", -1501, 500},
+              Case{"-3", -3000, 0}, Case{"1.5e3", 1500000, 0},
+              Case{"9223372036854774", 9223372036854774000, 0}}) {
+            int64_t ns = 0;
+            uint16_t ps = 0;
+            QVERIFY2(chrome::decimalToTime(c.text, ns, ps), c.text);
+            QCOMPARE(ns, c.ns);
+            QCOMPARE(ps, c.ps);
+        }
+        int64_t ns = 0;
+        uint16_t ps = 0;
+        QVERIFY(!chrome::decimalToTime("9223372036854776", ns, ps));  // past int64 ns
+        QVERIFY(!chrome::decimalToTime("1e300", ns, ps));
+        QVERIFY(!chrome::decimalToTime("12abc", ns, ps));
+    }
+
+    void chromeKinetoEpochFlowsUnended() {
+        const Imported imp =
+            importOne(*ws_, write(path("kineto_epoch.json"), fixtures::kKinetoEpochJson));
+        TraceStore store(*ws_, imp.profile.id);
+        constexpr int64_t kBase = 1700000000000000000;  // ns
+        const QJsonObject info = store.infoJson();
+        QCOMPARE(info.value("start").toInteger(), kBase + 100000);
+        QCOMPARE(info.value("end").toInteger(), kBase + 900000);
+        auto trackOf = [&](const std::string& pid, const std::string& tid) {
+            for (const auto& t : store.tracks())
+                if (t.pid == pid && t.tid == tid) return t.id;
+            return int64_t(-1);
+        };
+        const int64_t cpu = trackOf("1", "1"), stream = trackOf("0", "7");
+        // Three flows, whatever the file order: f of id 7 before its s; id 7 reused later (its
+        // second f has no bp, so it enters the next slice, kernelB at 230 us); id 9 between two
+        // zero-length slices at 300 us. Lone f 11, lone s 12 and f 9 of another category count.
+        QCOMPARE(info.value("flows").toInt(), 3);
+        QCOMPARE(imp.meta.value("flow_events").toInt(), 9);
+        QCOMPARE(imp.meta.value("unmatched_flow_starts").toInt(), 1);
+        QCOMPARE(imp.meta.value("unmatched_flow_ends").toInt(), 2);
+        QCOMPARE(imp.meta.value("trace").toObject().value("unbound_flows").toInt(), 0);
+        std::set<std::tuple<int64_t, int64_t, int32_t, int64_t, int64_t, int32_t>> flows;
+        for (const trace::FlowRow& f : store.flows())
+            flows.insert({f.fromTrack, f.fromTs, f.fromDepth, f.toTrack, f.toTs, f.toDepth});
+        const std::set<std::tuple<int64_t, int64_t, int32_t, int64_t, int64_t, int32_t>> expected{
+            {cpu, kBase + 105000, 0, stream, kBase + 110000, 0},
+            {cpu, kBase + 205000, 0, stream, kBase + 230000, 0},
+            {cpu, kBase + 300000, 0, stream, kBase + 300000, 0}};
+        QCOMPARE(flows, expected);
+
+        const auto precise = allSlices(store, trackOf("2", "2"));
+        QCOMPARE(precise.at(0).start, kBase + 600000);
+        QCOMPARE(precise.at(0).startPs, uint16_t(500));
+        QCOMPARE(precise.at(0).dur, int64_t(1234));
+        QCOMPARE(precise.at(0).durPs, uint16_t(500));
+
+        // "never" has no E: drawn to the trace's end (900 us), marked, out of the statistics.
+        const auto thread = allSlices(store, trackOf("2", "1"));
+        QCOMPARE(thread.size(), size_t(2));
+        QCOMPARE(store.text(thread[0].name), std::string("done"));
+        QCOMPARE(thread[0].dur, int64_t(10250));
+        QVERIFY(!thread[0].unended);
+        QCOMPARE(store.text(thread[1].name), std::string("never"));
+        QCOMPARE(thread[1].dur, int64_t(200000));
+        QVERIFY(thread[1].unended);
+        QCOMPARE(imp.meta.value("unterminated_slices").toInt(), 1);
+        QCOMPARE(imp.meta.value("trace").toObject().value("unended_slices").toInt(), 1);
+        QVERIFY(imp.meta.value("warnings").toArray().at(0).toString().contains("never ended"));
+        std::map<std::string, trace::OpStat> ops;
+        for (const trace::OpStat& op : store.opStats()) ops[op.name] = op;
+        QCOMPARE(ops.at("never").count, uint64_t(0));
+        QCOMPARE(ops.at("never").total, int64_t(0));
+        QCOMPARE(ops.at("never").unended, uint64_t(1));
+        QCOMPARE(ops.at("done").count, uint64_t(1));
+        QCOMPARE(ops.at("done").total, int64_t(10250));
+        QCOMPARE(ops.at("done").unended, uint64_t(0));
+        QCOMPARE(ops.at("cudaLaunchKernel").count, uint64_t(2));
+        QCOMPARE(ops.at("cudaLaunchKernel").total, int64_t(10000));
+    }
+
+    void chromeDetectedBehindLargeMetadata() {
+        // Kineto may write tens of KB of deviceProperties/metadata before "traceEvents": the
+        // importer is found from the object's structure, not from the first 4 KiB.
+        QByteArray json = "{\"metadata\": {\"note\": \"";
+        json += QByteArray(40000, 'x');
+        json += "\", \"nested\": [1, {\"a\": \"]}\"}]}, \"deviceProperties\": [],\n";
+        json +=
+            "\"traceEvents\": [{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":1,"
+            "\"ts\":5,\"dur\":2}]}";
+        const Imported imp = importOne(*ws_, write(path("late.json"), json));
+        QCOMPARE(imp.meta.value("format").toString(), QString("chrome-json"));
+        QCOMPARE(TraceStore(*ws_, imp.profile.id).infoJson().value("slices").toInt(), 1);
+        // An object whose members hold no traceEvents is not taken for a trace.
+        QByteArray other = "{\"metadata\": \"" + QByteArray(40000, 'y') + "\", \"rows\": []}";
+        bool refused = false;
+        try {
+            importOne(*ws_, write(path("other.json"), other));
+        } catch (const InputError& e) {
+            refused = QString::fromStdString(e.what()).contains("unknown format");
+        }
+        QVERIFY(refused);
     }
 
     void chromeEdgeCases() {
@@ -704,6 +817,46 @@ class TestTraceImporters : public QObject {
             });
         QVERIFY(flow != store.flows().end());
         QCOMPARE(flow->toDepth, 1);
+    }
+
+    void chakraWithoutGlobalMetadata() {
+        // astra-sim's traces of 2023 have no GlobalMetadata: the first message is a Node (here
+        // with id 0, which protobuf leaves out). Written field by field: name (2), type (3),
+        // ctrl_deps (4, packed), duration_micros (7); each message after its varint length.
+        auto frame = [](const QByteArray& message) {
+            return QByteArray(1, char(message.size())) + message;
+        };
+        const QByteArray first =
+            frame(QByteArray("\x12\x01"
+                             "a"
+                             "\x18\x04"
+                             "\x38\x07",
+                             7));
+        const QByteArray second =
+            frame(QByteArray("\x08\x01"
+                             "\x12\x01"
+                             "b"
+                             "\x18\x04"
+                             "\x22\x01\x00"
+                             "\x38\x05",
+                             12));
+        const QString rank0 = write(path("old_dp.0.et"), first + second);
+        write(path("old_dp.1.et"), first);
+        const Imported imp = importOne(*ws_, rank0);
+        QCOMPARE(imp.meta.value("format").toString(), QString("chakra-et"));
+        QCOMPARE(imp.meta.value("nodes").toInt(), 3);
+        QCOMPARE(imp.meta.value("ranks_without_global_metadata").toInt(), 2);
+        QCOMPARE(imp.meta.value("dependencies").toInt(), 1);
+        QVERIFY(imp.meta.value("warnings").toArray().at(0).toString().contains("GlobalMetadata"));
+        TraceStore store(*ws_, imp.profile.id);
+        const auto nodes = allSlices(store, trackNamed(store, "rank 0")->id);
+        QCOMPARE(nodes.size(), size_t(2));
+        QCOMPARE(store.text(nodes[0].name), std::string("a"));
+        QCOMPARE(nodes[0].dur, int64_t(7000));
+        QCOMPARE(store.text(nodes[1].name), std::string("b"));
+        QCOMPARE(nodes[1].start, int64_t(7000));  // after a, its control dependency
+        QCOMPARE(nodes[1].dur, int64_t(5000));
+        QCOMPARE(store.flows().size(), size_t(1));
     }
 
     // Profiles imported before strings, flows and op statistics were packed into blobs hold

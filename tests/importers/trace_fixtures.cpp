@@ -30,6 +30,29 @@ const char* const kEdgeCasesJson = R"([
 {"ph":"X","name":"名前 ünïcode","pid":1,"tid":3,"ts":20,"dur":1},
 {"ph":"X","name":"big","pid":1,"tid":4,"ts":30,"dur":1,"args":{"blob":")";
 
+const char* const kKinetoEpochJson = R"({"schemaVersion":1,"traceEvents":[
+{"ph":"f","id":7,"pid":0,"tid":7,"ts":1700000000000110,"cat":"ac2g","name":"ac2g","bp":"e"},
+{"ph":"X","pid":0,"tid":7,"ts":1700000000000110,"dur":50,"name":"kernelA","cat":"kernel"},
+{"ph":"X","pid":1,"tid":1,"ts":1700000000000100,"dur":5,"name":"cudaLaunchKernel"},
+{"ph":"s","id":7,"pid":1,"tid":1,"ts":1700000000000100,"cat":"ac2g","name":"ac2g"},
+{"ph":"f","id":7,"pid":0,"tid":7,"ts":1700000000000205,"cat":"ac2g","name":"ac2g"},
+{"ph":"s","id":7,"pid":1,"tid":1,"ts":1700000000000200,"cat":"ac2g","name":"ac2g"},
+{"ph":"X","pid":1,"tid":1,"ts":1700000000000200,"dur":5,"name":"cudaLaunchKernel"},
+{"ph":"X","pid":0,"tid":7,"ts":1700000000000230,"dur":20,"name":"kernelB","cat":"kernel"},
+{"ph":"f","id":9,"pid":0,"tid":7,"ts":1700000000000300,"cat":"ac2g","name":"ac2g","bp":"e"},
+{"ph":"X","pid":1,"tid":1,"ts":1700000000000300,"dur":0,"name":"cudaStreamWaitEvent"},
+{"ph":"s","id":9,"pid":1,"tid":1,"ts":1700000000000300,"cat":"ac2g","name":"ac2g"},
+{"ph":"X","pid":0,"tid":7,"ts":1700000000000300,"dur":0,"name":"Stream Wait Event"},
+{"ph":"f","id":11,"pid":0,"tid":7,"ts":1700000000000400,"cat":"ac2g","name":"ac2g","bp":"e"},
+{"ph":"s","id":12,"pid":1,"tid":1,"ts":1700000000000400,"cat":"ac2g","name":"ac2g"},
+{"ph":"f","id":9,"pid":0,"tid":7,"ts":1700000000000500,"cat":"other","name":"x","bp":"e"},
+{"ph":"X","pid":2,"tid":2,"ts":1700000000000600.0005,"dur":1.2345,"name":"precise"},
+{"ph":"B","pid":2,"tid":1,"ts":1700000000000650,"name":"done"},
+{"ph":"E","pid":2,"tid":1,"ts":1700000000000660.25},
+{"ph":"B","pid":2,"tid":1,"ts":1700000000000700,"name":"never"},
+{"ph":"X","pid":2,"tid":2,"ts":1700000000000800,"dur":100,"name":"last"}
+]})";
+
 const char* const kBlobArgsJson = R"({"blob":""})";
 
 const char* const kBrokenJson = R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},

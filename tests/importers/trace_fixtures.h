@@ -14,6 +14,10 @@ extern const char* const kCutJson;
 extern const char* const kConcurrentAsyncJson;
 extern const char* const kBrokenArgsJson;
 extern const char* const kTrailingGarbageJson;
+// Kineto-style: epoch microseconds, flow ends written before their starts, a reused id, a
+// zero-length "Stream Wait Event" at a flow's end, lone flow events, sub-ns times, a slice that
+// never ends (see TestTraceImporters::chromeKinetoEpochFlowsUnended).
+extern const char* const kKinetoEpochJson;
 
 // gzip (RFC 1952) of `data`, as XProf writes compressed_str_value.
 std::string gzip(std::string_view data);

@@ -15,6 +15,7 @@
 
 #include "compare_view.h"
 #include "import_service.h"
+#include "profile_summary.h"
 #include "render.h"
 #include "timeline_view.h"
 #include "trace_tracks.h"
@@ -150,6 +151,107 @@ class TestTraceViews : public QObject {
                      .value("bytes")
                      .toInt(),
                  4096);
+    }
+
+    // A slice whose end the trace never recorded runs to the trace's end with a red dashed
+    // outline and arrow; tooltip and details say it did not end; times read from the profile's
+    // start (an epoch clock), the absolute one in the details.
+    void unendedSliceIsMarked() {
+        constexpr qint64 kEpochUs = 1712186718000000;
+        QJsonArray events{
+            QJsonObject{{"ph", "X"},
+                        {"name", "first"},
+                        {"pid", 1},
+                        {"tid", 1},
+                        {"ts", kEpochUs},
+                        {"dur", 100}},
+            QJsonObject{
+                {"ph", "B"}, {"name", "open"}, {"pid", 1}, {"tid", 1}, {"ts", kEpochUs + 200}},
+            QJsonObject{{"ph", "X"},
+                        {"name", "tail"},
+                        {"pid", 1},
+                        {"tid", 2},
+                        {"ts", kEpochUs + 1900},
+                        {"dur", 100}}};
+        const int64_t id = importFile(
+            write("unended.json",
+                  QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString()));
+        TimelineView view;
+        view.setAsynchronous(false);
+        TraceTimelineBinding binding(view, std::make_shared<TraceSource>(wsPath_, id));
+        binding.show(traceTracksInOrder(binding.source()->store()));
+        view.setWindow({0, 2000000});
+        view.resize(1150, 400);
+        const QSize size = view.viewport()->size();
+        const QImage image = view.renderImage(size);
+        const TimeMapping mapping = view.mappingFor(size);
+        const TimelineTrack* thread = view.tracks()[1].get();
+        const int row0 = view.trackRect(thread, size).top() + TraceSliceTrack::rowCenter(0);
+        const QColor red(200, 30, 30);
+        // The arrow just inside the slice's end (the trace's end, 2000 us), then the dashed
+        // outline along the top; the fill in between keeps the op's colour.
+        const int endX = int(mapping.x(2000000));
+        QVERIFY(sameColor(image.pixelColor(endX - 4, row0), red, 30));
+        int redOnTop = 0;
+        const int top = row0 - TraceSliceTrack::kRowHeight / 2 + 1;
+        for (int x = int(mapping.x(300000)); x < int(mapping.x(1000000)); ++x)
+            if (sameColor(image.pixelColor(x, top), red, 40)) ++redOnTop;
+        QVERIFY2(redOnTop > 50, qPrintable(QString::number(redOnTop)));  // dashes: about half
+        QVERIFY(
+            sameColor(image.pixelColor(int(mapping.x(1000000)), row0), traceNameColor("open")) ||
+            sameColor(image.pixelColor(int(mapping.x(1000000)), row0), Qt::white, 30));
+        // A slice that ended has no red on its outline.
+        int redOnFirst = 0;
+        for (int x = int(mapping.x(0)) + 1; x < int(mapping.x(100000)); ++x)
+            if (sameColor(image.pixelColor(x, top), red, 40)) ++redOnFirst;
+        QCOMPARE(redOnFirst, 0);
+
+        const auto hit = view.itemAt(QPoint(int(mapping.x(600000)), row0));
+        QVERIFY(hit);
+        QCOMPARE(hit->item.start, 200000.0);
+        QCOMPARE(hit->item.end, 2000000.0);
+        const QString tip = hit->track->toolTip(hit->item);
+        QVERIFY2(tip.startsWith("open\nDid not end: began at 200.0 µs"), qPrintable(tip));
+        const DetailFields fields = hit->track->details(hit->item);
+        auto field = [&](const QString& name) {
+            for (const auto& [key, value] : fields)
+                if (key == name) return value;
+            return QString();
+        };
+        QVERIFY(field("Duration").startsWith("did not end"));
+        QCOMPARE(field("Start"), QString("200.0 µs"));
+        QCOMPARE(field("Absolute start"),
+                 QString("1712186718000200000 ns (2024-04-03 23:25:18.000200000 UTC)"));
+    }
+
+    // The details dock lists what the importer could not use, from the profile's metadata.
+    void detailsListImportNotes() {
+        QJsonArray events{
+            QJsonObject{{"ph", "B"}, {"name", "open"}, {"pid", 1}, {"tid", 1}, {"ts", 10}},
+            QJsonObject{{"ph", "P"}, {"name", "sample"}, {"pid", 1}, {"tid", 1}, {"ts", 12}},
+            QJsonObject{{"ph", "f"},
+                        {"name", "flow"},
+                        {"cat", "c"},
+                        {"id", 3},
+                        {"pid", 1},
+                        {"tid", 1},
+                        {"ts", 15},
+                        {"bp", "e"}},
+            QJsonObject{
+                {"ph", "X"}, {"name", "x"}, {"pid", 1}, {"tid", 2}, {"ts", 0}, {"dur", 20}}};
+        const int64_t id = importFile(
+            write("notes.json",
+                  QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString()));
+        ProfileDetailsForm form;
+        form.setProfile(*ws_->profile(id));
+        QCOMPARE(form.importNotesText(),
+                 QString("• 1 slices never ended: drawn to the end of the trace and left out of "
+                         "op totals, means and percentiles\n"
+                         "• 1 flow steps or ends have no start with their id\n"
+                         "• 1 events of phase \"P\" were not used (a phase Stallscope does not "
+                         "draw)"));
+        form.setProfile(*ws_->profile(tiny_));
+        QCOMPARE(form.importNotesText(), QString("none: everything in the file was used"));
     }
 
     // The overview strip shows where the tracks are busy: a slice over 0-100 µs and one over
