@@ -45,6 +45,7 @@ class ChromeTraceBuilder {
 
     void add(const chrome::RawEvent& ev) {
         ++events_;
+        repairedValues_ += ev.repairs;
         const char phase = ev.ph.size() == 1 ? ev.ph[0] : '\0';
         ++phases_[std::string(ev.ph)];
         if (ev.hasTs) {
@@ -147,6 +148,7 @@ class ChromeTraceBuilder {
         for (const auto& [ph, n] : ignored_) ignored.insert(QString::fromStdString(ph), qint64(n));
         if (!ignored.isEmpty()) o.insert("ignored_events", ignored);
         o.insert("unmatched_end_events", qint64(unmatchedEnd_));
+        o.insert("repaired_values", qint64(repairedValues_));
         o.insert("unterminated_slices", qint64(unterminated_));
         o.insert("async_closed_by_parent", qint64(closedByParent_));
         o.insert("async_lanes", qint64(extraLanes_));
@@ -532,7 +534,7 @@ class ChromeTraceBuilder {
     std::unordered_map<std::string, uint32_t> flowKeys_;
     std::vector<FlowEvent> flowEvents_;
     uint64_t unmatchedFlowStarts_ = 0, unmatchedFlowEnds_ = 0;
-    uint64_t events_ = 0, unmatchedEnd_ = 0, unterminated_ = 0;
+    uint64_t events_ = 0, unmatchedEnd_ = 0, unterminated_ = 0, repairedValues_ = 0;
     uint64_t closedByParent_ = 0, extraLanes_ = 0;
     std::unordered_map<std::string, AsyncGroup> asyncGroups_;
     std::unordered_map<uint32_t, LaneState> laneState_;
@@ -702,6 +704,10 @@ class ChromeJsonImporter : public Importer {
             warnings.append(QString("%1 async slices had no end event of their own; they end "
                                     "with the enclosing slice of their id")
                                 .arg(meta.value("async_closed_by_parent").toInteger()));
+        if (meta.value("repaired_values").toInteger() > 0)
+            warnings.append(QString("%1 values in args are not JSON (bare inf or nan, raw control "
+                                    "characters in strings): kept as text")
+                                .arg(meta.value("repaired_values").toInteger()));
         const QJsonObject ignoredEvents = meta.value("ignored_events").toObject();
         for (auto it = ignoredEvents.begin(); it != ignoredEvents.end(); ++it)
             warnings.append(

@@ -186,10 +186,52 @@ void skipValue(const char*& p, const char* e) {
     }
 }
 
+// Text that real tracers write where JSON has no form for it: bare inf/nan numbers (Kineto's
+// "memory bandwidth (GB/s)": inf of 2021) and raw control characters inside strings. Repaired in
+// the stored copy: the number quoted, the character escaped.
+struct Repair {
+    const char* at;
+    size_t length;  // a non-standard number's length; 1 for a control character
+    bool number;
+};
+
+// Length of a non-standard number at q (inf, -inf, nan, NaN, Infinity, ...) followed by a
+// delimiter, 0 when there is none.
+size_t nonStandardNumber(const char* q, const char* e) {
+    for (const char* word :
+         {"-Infinity", "Infinity", "-inf", "inf", "-nan", "nan", "-NaN", "NaN"}) {
+        const size_t n = std::strlen(word);
+        if (size_t(e - q) < n + 1) continue;
+        if (std::memcmp(q, word, n) == 0 && isDelimiter(q[n])) return n;
+    }
+    return 0;
+}
+
+// `raw` with its repairs applied (repairs in text order), into `out`.
+void applyRepairs(std::string_view raw, const std::vector<Repair>& repairs, std::string& out) {
+    out.clear();
+    const char* from = raw.data();
+    for (const Repair& r : repairs) {
+        out.append(from, size_t(r.at - from));
+        if (r.number) {
+            out.push_back('"');
+            out.append(r.at, r.length);
+            out.push_back('"');
+        } else {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\u%04x", unsigned(uint8_t(*r.at)));
+            out += escaped;
+        }
+        from = r.at + r.length;
+    }
+    out.append(from, size_t(raw.data() + raw.size() - from));
+}
+
 // Validates the JSON value at p and moves past it: a strict scanner (RFC 8259 grammar) for the
 // members stored as they are ("args"), so a broken document is refused where it breaks instead
-// of stored. Throws BadJson at the first error.
-void skipValueStrict(const char*& p, const char* e) {
+// of stored. Non-standard numbers and control characters in strings are listed in `repairs`
+// instead of refused. Throws BadJson at the first error.
+void skipValueStrict(const char*& p, const char* e, std::vector<Repair>& repairs) {
     constexpr size_t kMaxDepth = 512;
     char stack[kMaxDepth];
     size_t depth = 0;
@@ -203,7 +245,11 @@ void skipValueStrict(const char*& p, const char* e) {
                 ++q;
                 return;
             }
-            if (c < 0x20) fail(q, "control character inside a string");
+            if (c < 0x20) {
+                repairs.push_back({q, 1, false});
+                ++q;
+                continue;
+            }
             if (c == '\\') {
                 if (q + 1 >= e) throw EndOfWindow{};
                 const char x = q[1];
@@ -280,6 +326,9 @@ void skipValueStrict(const char*& p, const char* e) {
             }
         } else if (c == '"') {
             string(p);
+        } else if (const size_t n = nonStandardNumber(p, e)) {
+            repairs.push_back({p, n, true});
+            p += n;
         } else if (c == '-' || (c >= '0' && c <= '9')) {
             number(p);
         } else if (c == 't') {
@@ -613,13 +662,21 @@ void EventReader::parseEvent(const char*& p, const char* e, RawEvent& ev) {
                     ev.name = text(p);
                 } else if (key == "args") {
                     const char* s = p;
+                    std::vector<Repair> repairs;
                     try {
-                        skipValueStrict(p, e);
+                        skipValueStrict(p, e, repairs);
                     } catch (BadJson& bad) {
                         bad.what = "malformed JSON in \"args\": " + bad.what;
                         throw;
                     }
                     ev.args = std::string_view(s, size_t(p - s));
+                    if (!repairs.empty()) {
+                        if (scratchUsed_ == scratch_.size()) scratch_.emplace_back();
+                        std::string& repaired = scratch_[scratchUsed_++];
+                        applyRepairs(ev.args, repairs, repaired);
+                        ev.args = repaired;
+                        ev.repairs = uint32_t(repairs.size());
+                    }
                 } else if (key == "bind_id") {
                     ev.bindId = text(p);
                 } else if (key == "flow_in") {

@@ -21,6 +21,9 @@ struct RawEvent {
     int64_t tsNs = 0, durNs = 0;   // whole ns (floor)
     uint16_t tsPs = 0, durPs = 0;  // sub-ns remainders, 0..999 ps
     uint64_t offset = 0;           // decompressed byte offset of the event's '{'
+    // Values in "args" that JSON has no form for (inf, nan, raw control characters in strings),
+    // stored repaired: the number as a string, the character escaped.
+    uint32_t repairs = 0;
 };
 
 // Streams the events of a Chrome Trace Event JSON document (array form `[...]` or object form

@@ -359,6 +359,30 @@ class TestTraceImporters : public QObject {
         QCOMPARE(ops.at("cudaLaunchKernel").total, int64_t(10000));
     }
 
+    void chromeNonStandardArgsKeptAsText() {
+        const Imported imp =
+            importOne(*ws_, write(path("kineto2021.json"), fixtures::kNonStandardArgsJson));
+        QCOMPARE(imp.meta.value("repaired_values").toInt(), 7);  // 5 numbers, 2 characters
+        QVERIFY(imp.meta.value("warnings").toArray().at(0).toString().contains("bare inf"));
+        TraceStore store(*ws_, imp.profile.id);
+        QCOMPARE(store.infoJson().value("slices").toInt(), 2);
+        QCOMPARE(store.infoJson().value("instants").toInt(), 1);
+        auto argsOn = [&](const std::string& tid) {
+            for (const auto& t : store.tracks())
+                if (t.tid == tid)
+                    return QJsonDocument::fromJson(QByteArray::fromStdString(
+                                                       store.args(allSlices(store, t.id)[0].args)))
+                        .object();
+            return QJsonObject();
+        };
+        const QJsonObject memcpy = argsOn("stream 7");
+        QCOMPARE(memcpy.value("bytes").toInt(), 200);
+        QCOMPARE(memcpy.value("memory bandwidth (GB/s)").toString(), QString("inf"));
+        QCOMPARE(memcpy.value("lo").toString(), QString("-inf"));
+        QCOMPARE(memcpy.value("r").toArray().at(1).toString(), QString("Infinity"));
+        QCOMPARE(argsOn("1").value("note").toString(), QString("a\tb\x01c"));
+    }
+
     void chromeDetectedBehindLargeMetadata() {
         // Kineto may write tens of KB of deviceProperties/metadata before "traceEvents": the
         // importer is found from the object's structure, not from the first 4 KiB.

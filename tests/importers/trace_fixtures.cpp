@@ -53,6 +53,17 @@ const char* const kKinetoEpochJson = R"({"schemaVersion":1,"traceEvents":[
 {"ph":"X","pid":2,"tid":2,"ts":1700000000000800,"dur":100,"name":"last"}
 ]})";
 
+const char* const kNonStandardArgsJson =
+    "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"Memcpy\", \"name\": \"Memcpy HtoD\", \"pid\": 0, "
+    "\"tid\": \"stream 7\", \"ts\": 1614800519473220, \"dur\": 0, \"args\": {\"bytes\": 200, "
+    "\"memory bandwidth (GB/s)\": inf, \"lo\": -inf, \"q\": nan, \"r\": [NaN, Infinity]}},\n"
+    "{\"ph\": \"X\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": 1614800519473221, "
+    "\"dur\": 2, \"args\": {\"note\": \"a\tb\x01c\"}},\n"
+    "{\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", "
+    "\"ts\": 1614800519473300}\n"
+    "]}";
+
 const char* const kBlobArgsJson = R"({"blob":""})";
 
 const char* const kBrokenJson = R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},

@@ -18,6 +18,8 @@ extern const char* const kTrailingGarbageJson;
 // zero-length "Stream Wait Event" at a flow's end, lone flow events, sub-ns times, a slice that
 // never ends (see TestTraceImporters::chromeKinetoEpochFlowsUnended).
 extern const char* const kKinetoEpochJson;
+// Kineto 2021: bare inf/nan in args, and a raw tab and 0x01 inside an args string.
+extern const char* const kNonStandardArgsJson;
 
 // gzip (RFC 1952) of `data`, as XProf writes compressed_str_value.
 std::string gzip(std::string_view data);
