@@ -156,6 +156,7 @@ class ChromeTraceBuilder {
         o.insert("unmatched_flow_starts", qint64(unmatchedFlowStarts_));
         o.insert("unmatched_flow_ends", qint64(unmatchedFlowEnds_));
         o.insert("flow_events", qint64(flowEvents_.size()));
+        o.insert("flows_ending_before_start", qint64(backwardFlows_));
         return o;
     }
 
@@ -452,7 +453,8 @@ class ChromeTraceBuilder {
 
     // Pairs the collected flow events of each key in time order, whatever their order in the
     // file: at equal times a start comes before a step and a step before an end. A start while
-    // a chain is open begins a new flow (ids are reused); what pairs with nothing is counted.
+    // a chain is open begins a new flow (ids are reused); ends left over before any start pair
+    // with the key's lone starts (clock skew); what pairs with nothing is counted.
     void pairFlows() {
         auto rank = [](char phase) { return phase == 's' ? 0 : phase == 't' ? 1 : 2; };
         std::sort(flowEvents_.begin(), flowEvents_.end(),
@@ -464,24 +466,29 @@ class ChromeTraceBuilder {
                       return a.order < b.order;
                   });
         size_t i = 0;
+        std::vector<size_t> loneStarts, loneEnds;  // of the current key, in time order
         while (i < flowEvents_.size()) {
             const uint32_t key = flowEvents_[i].key;
             bool open = false, arrowFromOpen = false;
+            size_t openAt = 0;
             FlowEnd from;
             uint32_t name = 0;
+            loneStarts.clear();
+            loneEnds.clear();
             for (; i < flowEvents_.size() && flowEvents_[i].key == key; ++i) {
                 const FlowEvent& e = flowEvents_[i];
                 const FlowEnd here{e.track, e.ts, e.binding};
                 if (e.phase == 's') {
-                    if (open && !arrowFromOpen) ++unmatchedFlowStarts_;
+                    if (open && !arrowFromOpen) loneStarts.push_back(openAt);
                     open = true;
                     arrowFromOpen = false;
+                    openAt = i;
                     from = here;
                     name = e.name;
                     continue;
                 }
                 if (!open) {
-                    ++unmatchedFlowEnds_;
+                    loneEnds.push_back(i);
                     continue;
                 }
                 writer_.addFlow(from, here, name);
@@ -489,7 +496,18 @@ class ChromeTraceBuilder {
                 from = here;
                 if (e.phase == 'f') open = false;
             }
-            if (open && !arrowFromOpen) ++unmatchedFlowStarts_;
+            if (open && !arrowFromOpen) loneStarts.push_back(openAt);
+            // An end stamped before its start (device and host clocks apart) pairs with the
+            // lone start of its id: the arrow points back in time, and is counted.
+            const size_t paired = std::min(loneStarts.size(), loneEnds.size());
+            for (size_t k = 0; k < paired; ++k) {
+                const FlowEvent& s = flowEvents_[loneStarts[k]];
+                const FlowEvent& e = flowEvents_[loneEnds[k]];
+                writer_.addFlow({s.track, s.ts, s.binding}, {e.track, e.ts, e.binding}, s.name);
+            }
+            backwardFlows_ += paired;
+            unmatchedFlowStarts_ += loneStarts.size() - paired;
+            unmatchedFlowEnds_ += loneEnds.size() - paired;
         }
     }
 
@@ -533,7 +551,7 @@ class ChromeTraceBuilder {
     std::map<std::string, std::vector<OpenSlice>> async_;
     std::unordered_map<std::string, uint32_t> flowKeys_;
     std::vector<FlowEvent> flowEvents_;
-    uint64_t unmatchedFlowStarts_ = 0, unmatchedFlowEnds_ = 0;
+    uint64_t unmatchedFlowStarts_ = 0, unmatchedFlowEnds_ = 0, backwardFlows_ = 0;
     uint64_t events_ = 0, unmatchedEnd_ = 0, unterminated_ = 0, repairedValues_ = 0;
     uint64_t closedByParent_ = 0, extraLanes_ = 0;
     std::unordered_map<std::string, AsyncGroup> asyncGroups_;
@@ -690,6 +708,10 @@ class ChromeJsonImporter : public Importer {
             warnings.append(QString("%1 slices never ended: drawn to the end of the trace and "
                                     "left out of op totals, means and percentiles")
                                 .arg(meta.value("unterminated_slices").toInteger()));
+        if (meta.value("flows_ending_before_start").toInteger() > 0)
+            warnings.append(QString("%1 flows end before they start (the clocks of their two "
+                                    "ends disagree): drawn pointing back in time")
+                                .arg(meta.value("flows_ending_before_start").toInteger()));
         if (meta.value("unmatched_flow_starts").toInteger() > 0)
             warnings.append(QString("%1 flow starts have no step or end with their id")
                                 .arg(meta.value("unmatched_flow_starts").toInteger()));
