@@ -53,13 +53,13 @@ struct SliceItem {
     uint32_t name = 0;
     uint32_t depth = 0;
     ItemKind kind = ItemKind::Slice;
+    // A slice whose end the trace never recorded (a B without its E): its duration runs to the
+    // end of the trace and is unknown, so statistics leave it out. (Beside `kind`: no padding.)
+    bool unended = false;
     uint16_t startPs = 0;  // sub-ns part of the start, 0..999 ps (slices only)
     uint16_t durPs = 0;    // sub-ns part of the duration, 0..999 ps (slices only)
     uint64_t count = 1;    // slices folded into this item (1 unless Folded)
     uint64_t args = 0;     // 1-based args id, 0 when none (Slice and Instant)
-    // A slice whose end the trace never recorded (a B without its E): its duration runs to the
-    // end of the trace and is unknown, so statistics leave it out.
-    bool unended = false;
     // End in whole ns, rounded up so that range queries include the fraction.
     int64_t end() const {
         const int p = startPs + durPs;
