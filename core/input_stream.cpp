@@ -2,17 +2,17 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
 #include "errors.h"
+#include "import_buffers.h"
 
 namespace stallscope {
 
-namespace {
-constexpr size_t kRawChunk = 1 << 20;
-}
+namespace {}
 
 const char* compressionName(Compression c) {
     switch (c) {
@@ -27,7 +27,19 @@ const char* compressionName(Compression c) {
 }
 
 InputFile::InputFile(std::string path)
-    : path_(std::move(path)), raw_(kRawChunk), hash_(XXH3_createState()) {
+    : path_(std::move(path)),
+      raw_(std::max<size_t>(importBuffers().fileChunk, 4096)),
+      hash_(XXH3_createState()) {
+    // A constructor that throws runs no destructor: what was acquired is released here.
+    try {
+        open();
+    } catch (...) {
+        release();
+        throw;
+    }
+}
+
+void InputFile::open() {
     XXH3_128bits_reset(hash_);
     struct stat st {};
     if (::stat(path_.c_str(), &st) != 0)
@@ -40,11 +52,7 @@ InputFile::InputFile(std::string path)
     refillRaw();
     const auto* b = reinterpret_cast<const unsigned char*>(raw_.data());
     const size_t avail = rawEnd_ - rawPos_;
-    if (avail == 0) {
-        std::fclose(file_);
-        file_ = nullptr;
-        throw InputError(path_ + ": file is empty");
-    }
+    if (avail == 0) throw InputError(path_ + ": file is empty");
     if (avail >= 4 && b[0] == 0x28 && b[1] == 0xB5 && b[2] == 0x2F && b[3] == 0xFD) {
         compression_ = Compression::Zstd;
         zstd_ = ZSTD_createDCtx();
@@ -56,10 +64,18 @@ InputFile::InputFile(std::string path)
 }
 
 InputFile::~InputFile() {
+    release();
+}
+
+void InputFile::release() {
     XXH3_freeState(hash_);
+    hash_ = nullptr;
     if (file_) std::fclose(file_);
+    file_ = nullptr;
     if (zstd_) ZSTD_freeDCtx(zstd_);
+    zstd_ = nullptr;
     if (gzipOpen_) inflateEnd(&gzip_);
+    gzipOpen_ = false;
 }
 
 bool InputFile::refillRaw() {
@@ -150,10 +166,12 @@ size_t InputFile::decompress(char* out, size_t n) {
 }
 
 std::string_view InputFile::peek(size_t n) {
+    // In steps: a detector asking for 1 MiB of a 4 KB file should not clear a megabyte.
     while (peeked_.size() < n) {
         const size_t old = peeked_.size();
-        peeked_.resize(n);
-        const size_t got = decompress(peeked_.data() + old, n - old);
+        const size_t want = std::min(n - old, size_t(64) << 10);
+        peeked_.resize(old + want);
+        const size_t got = decompress(peeked_.data() + old, want);
         peeked_.resize(old + got);
         if (got == 0) break;
     }
@@ -178,7 +196,8 @@ std::string InputFile::contentHash() const {
     return std::string("xxh128:") + hex;
 }
 
-LineReader::LineReader(InputFile& in) : in_(in), buffer_(4 << 20) {}
+LineReader::LineReader(InputFile& in)
+    : in_(in), buffer_(std::max<size_t>(importBuffers().lineWindow, 2 * (kPadding + 4096))) {}
 
 bool LineReader::next(std::string_view& line) {
     for (;;) {

@@ -44,6 +44,8 @@ class InputFile {
     std::string contentHash() const;
 
   private:
+    void open();
+    void release();
     size_t readRaw(char* out, size_t n);
     size_t decompress(char* out, size_t n);
     bool refillRaw();

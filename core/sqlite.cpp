@@ -5,9 +5,39 @@
 namespace stallscope::sql {
 
 namespace {
-[[noreturn]] void fail(sqlite3* db, std::string_view what) {
-    throw Failure(std::string(what) + ": " + sqlite3_errmsg(db));
+
+// What the user can act on (a full disk, a failing disk, another process holding the workspace,
+// a read-only file) names the workspace file and says what to do; the import's transaction rolls
+// back, so the workspace is as it was. Other failures say what SQLite said.
+std::string explain(sqlite3* db, int code, std::string_view what, std::string_view detail) {
+    const char* file = sqlite3_db_filename(db, "main");
+    const std::string workspace = file && *file ? file : "workspace";
+    switch (code & 0xff) {
+        case SQLITE_FULL:
+            return workspace +
+                   ": the disk is full (or the file size limit was reached) while writing the "
+                   "workspace; nothing was stored. Free space on that disk, or choose another "
+                   "workspace with --store";
+        case SQLITE_IOERR:
+            return workspace +
+                   ": could not write the workspace (I/O error: " + std::string(detail) +
+                   "; a full disk or a file size limit does this too); nothing was stored";
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+            return workspace +
+                   ": the workspace is busy: another Stallscope process is writing to it; try "
+                   "again when it has finished";
+        case SQLITE_READONLY:
+            return workspace + ": the workspace is read-only; it can be viewed but not changed";
+        default:
+            return std::string(what) + ": " + std::string(detail);
+    }
 }
+
+[[noreturn]] void fail(sqlite3* db, std::string_view what) {
+    throw Failure(explain(db, sqlite3_extended_errcode(db), what, sqlite3_errmsg(db)));
+}
+
 }  // namespace
 
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
@@ -91,10 +121,11 @@ bool Statement::isNull(int column) const {
 
 void exec(sqlite3* db, std::string_view sql) {
     char* message = nullptr;
-    if (sqlite3_exec(db, std::string(sql).c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+    if (const int rc = sqlite3_exec(db, std::string(sql).c_str(), nullptr, nullptr, &message);
+        rc != SQLITE_OK) {
         std::string text = message ? message : "unknown error";
         sqlite3_free(message);
-        throw Failure("SQL failed: " + text);
+        throw Failure(explain(db, sqlite3_extended_errcode(db), "SQL failed", text));
     }
 }
 

@@ -359,9 +359,12 @@ void Workspace::createAtVersion(const std::string& path, int version) {
 }
 
 void Workspace::migrate(int targetVersion) {
+    if (pragmaInt(db_, "user_version") >= targetVersion) return;
+    sql::Transaction tx(db_);
+    // Read again under the write lock: another process creating the same workspace at the same
+    // moment may have migrated it while this one waited.
     int version = pragmaInt(db_, "user_version");
     if (version >= targetVersion) return;
-    sql::Transaction tx(db_);
     if (version == 0) sql::exec(db_, "PRAGMA application_id = " + std::to_string(kApplicationId));
     for (; version < targetVersion; ++version) {
         sql::exec(db_, kMigrations[version]);

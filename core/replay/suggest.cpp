@@ -366,7 +366,10 @@ WhatifResult applyAllSuggestions(const Trace& trace, const AnalysisOptions& opti
                              return x->plan.windowBegin() < y->plan.windowBegin();
                          });
         for (const Suggestion* sp : ordered) {
-            const auto [begin, end] = windowOf(sp->plan);
+            // A pair, not a structured binding: lambdas may capture bindings only from C++20
+            // compilers on (clang 16), and the fuzz build uses clang 14.
+            const auto window = windowOf(sp->plan);
+            const auto begin = window.first, end = window.second;
             const bool overlaps = std::any_of(windows.begin(), windows.end(), [&](const auto& w) {
                 return begin <= w.second && w.first <= end;
             });

@@ -402,7 +402,9 @@ std::string TraceStore::args(uint64_t argsId, int depth) const {
             if (out.size() > 1) out.push_back(',');
             out += member;
         }
-        for (const auto& [key, member] : jsonMembers(baseText)) {
+        for (const auto& baseMember : jsonMembers(baseText)) {
+            const auto& key = baseMember.first;  // captured below: no structured binding (clang 14)
+            const auto& member = baseMember.second;
             const bool overridden = std::any_of(ownMembers.begin(), ownMembers.end(),
                                                 [&](const auto& o) { return o.first == key; });
             if (overridden) continue;

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "errors.h"
+#include "import_buffers.h"
 #include "sqlite.h"
 
 namespace stallscope::trace {
@@ -194,8 +195,7 @@ class SliceFolder {
 // Counter buckets: first timestamp, last value, min, max and count of the samples in each.
 class CounterFolder {
   public:
-    explicit CounterFolder(int64_t width)
-        : width_(width), shift_(std::countr_zero(uint64_t(width))) {}
+    explicit CounterFolder(int64_t width) : shift_(std::countr_zero(uint64_t(width))) {}
     template <class Emit>
     void add(const CounterItem& s, Emit&& emit) {
         const int64_t bucket = s.ts >> shift_;
@@ -218,7 +218,6 @@ class CounterFolder {
     }
 
   private:
-    int64_t width_;
     int shift_;
     bool open_ = false;
     int64_t bucket_ = 0;
@@ -676,9 +675,9 @@ struct TraceWriter::PendingTracks {
 TraceWriter::TraceWriter(Workspace& workspace, int64_t profileId, size_t recordBudget)
     : workspace_(workspace),
       profileId_(profileId),
-      recordBudget_(recordBudget),
-      slices_(std::make_unique<SpillSorter<RawSlice, SliceOrder>>(recordBudget)),
-      samples_(std::make_unique<SpillSorter<RawSample, SampleOrder>>(recordBudget / 4)),
+      recordBudget_(recordBudget ? recordBudget : importBuffers().traceRecords),
+      slices_(std::make_unique<SpillSorter<RawSlice, SliceOrder>>(recordBudget_)),
+      samples_(std::make_unique<SpillSorter<RawSample, SampleOrder>>(recordBudget_ / 4)),
       nameStats_(std::make_unique<std::vector<NameStats>>()) {
     intern("");  // id 0: no name
 }
@@ -721,7 +720,7 @@ std::string_view TraceWriter::storeString(std::string_view text) {
     if (text.empty()) return {};
     if (text.size() > arenaLeft_) {
         const size_t block = std::max<size_t>(text.size(), size_t(1) << 20);
-        stringArena_.push_back(std::make_unique<char[]>(block));
+        stringArena_.push_back(std::make_unique_for_overwrite<char[]>(block));
         arenaNext_ = stringArena_.back().get();
         arenaLeft_ = block;
     }
@@ -794,6 +793,9 @@ void TraceWriter::insertArgsChunk(int64_t seq, const std::string& packed) {
 void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args,
                            uint16_t startPs, uint16_t durPs, bool ended) {
     if (dur < 0) dur = durPs = 0;
+    // Every end must fit int64 ns (with room for the ps rounding): a slice may not run past it.
+    if (int64_t room = 0; __builtin_sub_overflow(INT64_MAX - 2, start, &room) || dur > room)
+        dur = std::max<int64_t>(0, INT64_MAX - 2 - std::max<int64_t>(start, 0));
     // A track finishTracksBefore wrote is closed: a slice added now would be dropped silently.
     if (tracks_[track].slicesWritten)
         throw Failure("trace writer: slice added to track " + std::to_string(track) +

@@ -63,8 +63,9 @@ struct TraceSummary {
 // number of flows and distinct names, not with the number of slices).
 class TraceWriter {
   public:
-    // recordBudget: slices + samples held in memory before a run is spilled.
-    TraceWriter(Workspace& workspace, int64_t profileId, size_t recordBudget = size_t(1) << 20);
+    // recordBudget: slices + samples held in memory before a run is spilled (0: the process's
+    // default, importBuffers().traceRecords).
+    TraceWriter(Workspace& workspace, int64_t profileId, size_t recordBudget = 0);
     ~TraceWriter();
     TraceWriter(const TraceWriter&) = delete;
     TraceWriter& operator=(const TraceWriter&) = delete;

@@ -49,7 +49,10 @@ class ChromeTraceBuilder {
         const char phase = ev.ph.size() == 1 ? ev.ph[0] : '\0';
         ++phases_[std::string(ev.ph)];
         if (ev.hasTs) {
-            lastTs_ = std::max(lastTs_, ev.tsNs + std::max<int64_t>(ev.durNs, 0));
+            int64_t end = 0;
+            if (__builtin_add_overflow(ev.tsNs, std::max<int64_t>(ev.durNs, 0), &end))
+                end = INT64_MAX - 2;
+            lastTs_ = std::max(lastTs_, end);
             if (!haveTs_ || ev.tsNs < firstTs_) firstTs_ = ev.tsNs;
             haveTs_ = true;
         }
@@ -113,15 +116,15 @@ class ChromeTraceBuilder {
         // duration is unknown, so the statistics leave them out.
         for (auto& [track, stack] : open_) {
             for (const OpenSlice& o : stack) {
-                writer_.addSlice(track, o.start, lastTs_ - o.start, o.name, o.args, o.startPs, 0,
-                                 false);
+                writer_.addSlice(track, o.start, span(o.start, o.startPs, lastTs_, 0).first, o.name,
+                                 o.args, o.startPs, 0, false);
                 ++unterminated_;
             }
         }
         for (auto& [key, stack] : async_) {
             for (const OpenSlice& o : stack) {
-                writer_.addSlice(o.track, o.start, lastTs_ - o.start, o.name, o.args, o.startPs, 0,
-                                 false);
+                writer_.addSlice(o.track, o.start, span(o.start, o.startPs, lastTs_, 0).first,
+                                 o.name, o.args, o.startPs, 0, false);
                 ++unterminated_;
             }
         }
@@ -267,10 +270,23 @@ class ChromeTraceBuilder {
 
     // Adds a slice from (start, startPs) to the event's time, to picosecond precision.
     void addClosed(uint32_t track, const OpenSlice& o, const chrome::RawEvent& ev, uint64_t args) {
-        const int64_t durPs = (ev.tsNs - o.start) * 1000 + int64_t(ev.tsPs) - int64_t(o.startPs);
-        const int64_t dur = durPs < 0 ? 0 : durPs / 1000;
-        writer_.addSlice(track, o.start, dur, o.name, args, o.startPs,
-                         uint16_t(durPs < 0 ? 0 : durPs % 1000));
+        const auto [dur, durPs] = span(o.start, o.startPs, ev.tsNs, ev.tsPs);
+        writer_.addSlice(track, o.start, dur, o.name, args, o.startPs, durPs);
+    }
+
+    // From (ns, ps) to (endNs, endPs) as whole ns and a ps remainder; 0 when the end comes
+    // first, saturated where the difference does not fit (times from -292 to +292 years).
+    static std::pair<int64_t, uint16_t> span(int64_t ns, uint16_t ps, int64_t endNs,
+                                             uint16_t endPs) {
+        if (endNs < ns || (endNs == ns && endPs < ps)) return {0, 0};
+        int64_t whole = 0;
+        if (__builtin_sub_overflow(endNs, ns, &whole)) return {INT64_MAX / 2, 0};
+        int remainder = int(endPs) - int(ps);
+        if (remainder < 0) {
+            remainder += 1000;
+            --whole;
+        }
+        return {whole, uint16_t(remainder)};
     }
 
     void end(const chrome::RawEvent& ev) {

@@ -1,11 +1,13 @@
 #include "chrome_json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
 #include "errors.h"
+#include "import_buffers.h"
 
 namespace stallscope::chrome {
 
@@ -18,8 +20,6 @@ struct BadJson {
     const char* at;
     std::string what;
 };
-
-constexpr size_t kInitialBuffer = size_t(4) << 20;
 
 inline bool isSpace(char c) {
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
@@ -440,7 +440,8 @@ bool decimalToTime(std::string_view text, int64_t& outNs, uint16_t& outPs) {
     return true;
 }
 
-EventReader::EventReader(InputFile& input) : input_(input), buf_(kInitialBuffer) {}
+EventReader::EventReader(InputFile& input)
+    : input_(input), buf_(std::max<size_t>(importBuffers().jsonWindow, 4096)) {}
 
 void EventReader::fail(const char* at, const std::string& what) const {
     const uint64_t offset = base_ + uint64_t(at - buf_.data());

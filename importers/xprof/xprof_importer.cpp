@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "errors.h"
+#include "import_buffers.h"
 #include "import_service.h"
 #include "registry.h"
 #include "trace_store.h"
@@ -905,7 +906,7 @@ class XSpaceImporter : public Importer {
     void run(ImportContext& ctx) const override {
         ctx.progress.report(0.0, "reading XSpace");
         // Room for a large plane's events: its tracks are then written without a spill file.
-        TraceWriter writer(ctx.workspace, ctx.profileId, size_t(1) << 21);
+        TraceWriter writer(ctx.workspace, ctx.profileId, importBuffers().xprofTraceRecords);
         PlaneReader planes(writer, ctx.input.path());
         SpaceReader space(ctx.input);
         WireReader::Field f;

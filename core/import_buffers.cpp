@@ -1,0 +1,10 @@
+#include "import_buffers.h"
+
+namespace stallscope {
+
+ImportBuffers& importBuffers() {
+    static ImportBuffers buffers;
+    return buffers;
+}
+
+}  // namespace stallscope

@@ -1,0 +1,98 @@
+// libFuzzer entry point over one importer's real path: the input is written to a file (importers
+// read files: decompression, peeking and hashing included), every detector looks at it, and the
+// importer reads it into a workspace inside a transaction that is rolled back, so each run starts
+// from the same empty workspace. The project's own input error (InputError) is the expected end
+// of a bad input; anything else escaping, and any sanitizer report, is a finding.
+//
+// Built once per format with STALLSCOPE_FUZZ_FORMAT (the --format name) and
+// STALLSCOPE_FUZZ_SUFFIX (the file name's ending, which some detectors and importers look at).
+#include <google/protobuf/stubs/logging.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "errors.h"
+#include "import_buffers.h"
+#include "import_service.h"
+#include "input_stream.h"
+#include "progress.h"
+#include "sqlite.h"
+#include "workspace.h"
+
+using namespace stallscope;
+
+namespace {
+
+struct State {
+    std::string dir;
+    std::string input;
+    std::unique_ptr<Workspace> workspace;
+    const Importer* importer = nullptr;
+};
+
+State& state() {
+    static State s;
+    return s;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    State& s = state();
+    // A directory of this process's own, on tmpfs when there is one: a file is written per run.
+    const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+    std::string pattern = std::string(base) + "/stallscope-fuzz-XXXXXX";
+    if (!mkdtemp(pattern.data())) std::abort();
+    s.dir = pattern;
+    s.input = s.dir + "/input" + STALLSCOPE_FUZZ_SUFFIX;
+    s.workspace = Workspace::open(s.dir + "/ws.sqlite");
+    s.importer = findImporter(STALLSCOPE_FUZZ_FORMAT);
+    // Small buffers: little to allocate per run, and the overflow paths (spilled runs, a
+    // growing JSON window) taken on small inputs.
+    importBuffers().traceRecords = 256;
+    importBuffers().xprofTraceRecords = 256;
+    importBuffers().jsonWindow = 4096;
+    importBuffers().fileChunk = 4096;
+    importBuffers().lineWindow = 16384;
+    // The generated XSpace/replay parsers log every invalid UTF-8 string they refuse.
+    google::protobuf::SetLogHandler(nullptr);
+    if (!s.importer) std::abort();
+    std::atexit([] { std::filesystem::remove_all(state().dir); });
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    State& s = state();
+    {
+        FILE* f = std::fopen(s.input.c_str(), "wb");
+        if (!f) std::abort();
+        if (size > 0 && std::fwrite(data, 1, size, f) != size) std::abort();
+        std::fclose(f);
+    }
+    try {
+        InputFile input(s.input);
+        // Every detector sees the input, as `import` without --format does.
+        const std::string head(input.peek(4096));
+        Sniff sniff{s.input, head, input.compression(),
+                    [&input](size_t n) { return input.peek(n); }};
+        for (const Importer* importer : importers()) importer->detect(sniff);
+
+        sql::Transaction rollback(s.workspace->db());  // never committed
+        ProfileInfo info;
+        info.name = "fuzz";
+        info.kind = s.importer->kind();
+        info.sourcePath = s.input;
+        const int64_t id = s.workspace->insertProfile(info);
+        Progress progress;
+        ImportContext ctx{*s.workspace, input, progress, id};
+        s.importer->run(ctx);
+    } catch (const InputError&) {
+        // The expected outcome for a bad file: a message naming the file and offset.
+    }
+    return 0;
+}
