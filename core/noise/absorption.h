@@ -47,7 +47,8 @@ struct FitOptions {
     // Smallest rise over the plateau that counts as degradation, relative to t0. Guards against
     // declaring degradation on curves whose repeats happen to agree very closely.
     double minRelativeRise = 0.02;
-    // Degradation must exceed this many standard errors of a median (from the run-to-run spread).
+    // The noise threshold of one median (CurveFit::threshold): this many standard errors of a
+    // median from the run-to-run spread, and never below minRelativeRise.
     double sigmas = 3.0;
     // Saturation needs at least this many points on the tail line.
     int minSaturationPoints = 3;
@@ -80,11 +81,11 @@ struct CurveFit {
     std::vector<CurvePoint> points;  // sorted by k
     double t0 = 0;                   // plateau runtime
     double relativeNoise = 0;        // run-to-run spread of one plateau run, relative to its median
-    double threshold = 0;            // the fit must rise by t0 * threshold to count as degraded
+    double threshold = 0;  // a median beyond t0 * (1 + threshold) is beyond the run-to-run noise
     double lineTolerance = 0;  // a saturated median this close (relative) to the line is on it
     double k1 = 0;             // absorption Abs_raw: last measured k at or before the knee
     bool degraded = false;     // false: no tested k degraded (k1 is a lower bound)
-    std::optional<double> k2;  // first measured k of saturation; empty: none reached
+    std::optional<double> k2;  // last measured k at or before saturation; empty: none reached
     double slope = 0;          // saturation slope (time per pattern); 0 without saturation
     double intercept = 0;      // saturation line value at k = 0
 
@@ -96,14 +97,13 @@ struct CurveFit {
 
     int segments = 1;  // 1 flat, 2 plateau + saturation, 3 plateau + transient + saturation
     double knee = 0;   // the fitted first breakpoint (k1 <= knee < next measured k)
-    double kneeLow = 0, kneeHigh = 0;       // its interval (kneeHigh = last k when k1High is empty)
-    std::optional<double> saturationStart;  // the fitted second breakpoint
+    double kneeLow = 0, kneeHigh = 0;              // its interval
+    std::optional<double> saturationStart;         // the fitted second breakpoint
     double saturationLow = 0, saturationHigh = 0;  // its interval
     double transientSlope = 0;                     // fitted, time per pattern
-    double tailSlope = 0;  // fitted slope after the second breakpoint, also without saturation
-    double dispersion =
-        1;             // medians' scatter about the model in standard errors (>= 1 with repeats)
-    int outliers = 0;  // medians left out of the fit
+    double tailSlope = 0;   // fitted slope after the second breakpoint, also without saturation
+    double dispersion = 1;  // scatter of the medians in standard errors (>= 1 with repeats)
+    int outliers = 0;       // medians left out of the fit
     // The knee could not be placed within maxKneeSteps steps (too noisy, too coarse, or
     // degradation itself not established); `note` says which.
     bool uncertain = false;
