@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <tuple>
 
 #include "errors.h"
@@ -346,18 +347,45 @@ TrimmedFit trimmedFit(int segments, const std::vector<double>& x, const std::vec
 
 // The grid of candidate breakpoints: every measured k and `perStep` - 1 positions between
 // neighbours, up to the third-last point, so a rise always rests on at least two medians a
-// whole step past the knee (one median alone cannot tell degradation from an outlier).
-std::vector<Breakpoint> breakpointGrid(const std::vector<double>& x) {
+// whole step past the knee (one median alone cannot tell degradation from an outlier). Curves
+// with more than kMaxCandidates such k get every `stride`-th one (and the third-last), and
+// refinedGrid() adds the rest around the breakpoints found: the search over pairs stays
+// quadratic in at most kMaxCandidates.
+constexpr size_t kMaxCandidates = 120;
+
+std::vector<Breakpoint> breakpointGrid(const std::vector<double>& x, size_t* strideOut = nullptr) {
     const size_t n = x.size();
     std::vector<Breakpoint> grid;
+    if (strideOut) *strideOut = 1;
     if (n < 3) return grid;
-    const int perStep = std::clamp(int(std::lround(48.0 / double(n - 1))), 1, 8);
+    const size_t stride = (n - 2 + kMaxCandidates - 1) / kMaxCandidates;
+    if (strideOut) *strideOut = stride;
+    const int perStep = stride > 1 ? 1 : std::clamp(int(std::lround(48.0 / double(n - 1))), 1, 8);
     for (size_t j = 0; j + 2 < n; ++j) {
+        if (j % stride != 0 && j + 3 != n) continue;
         grid.push_back({x[j], j + 1});
         if (j + 3 < n)
             for (int s = 1; s < perStep; ++s)
                 grid.push_back({x[j] + (x[j + 1] - x[j]) * s / perStep, j + 1});
     }
+    return grid;
+}
+
+// A strided grid with every measured k within `stride` steps of the given breakpoints added.
+std::vector<Breakpoint> refinedGrid(const std::vector<double>& x, std::vector<Breakpoint> grid,
+                                    size_t stride, std::initializer_list<double> around) {
+    const size_t n = x.size();
+    for (double u : around) {
+        size_t at = 0;
+        while (at + 3 < n && x[at + 1] <= u) ++at;
+        for (size_t j = at > stride ? at - stride : 0; j + 2 < n && j <= at + stride; ++j)
+            grid.push_back({x[j], j + 1});
+    }
+    std::sort(grid.begin(), grid.end(),
+              [](const Breakpoint& a, const Breakpoint& b) { return a.u < b.u; });
+    grid.erase(std::unique(grid.begin(), grid.end(),
+                           [](const Breakpoint& a, const Breakpoint& b) { return a.u == b.u; }),
+               grid.end());
     return grid;
 }
 
@@ -471,7 +499,8 @@ CurveFit fitCurve(const std::vector<std::pair<double, double>>& samples,
         y[i] = points[i].median / ref;
     }
     NoiseModel noise = noiseModel(points, x, y);
-    const std::vector<Breakpoint> grid = breakpointGrid(x);
+    size_t stride = 1;
+    const std::vector<Breakpoint> grid = breakpointGrid(x, &stride);
     const TransientLimits limits{options.minTransientRatio, options.maxTransientRatio};
     auto setWeights = [&] {
         for (size_t i = 0; i < n; ++i)
@@ -527,7 +556,20 @@ CurveFit fitCurve(const std::vector<std::pair<double, double>>& samples,
         }
     }
     fit.dispersion = noise.dispersion;
-    const TrimmedFit& best = fits[chosen];
+    TrimmedFit& best = fits[chosen];
+    // On a strided grid, the breakpoints found are refined among every measured k around them,
+    // and the intervals read from that finer grid.
+    std::vector<Breakpoint> fine = grid;
+    if (stride > 1 && chosen > 0) {
+        // Trimmed again: medians next to the true knee sat off the coarse fit.
+        fine = refinedGrid(x, grid, stride, {best.fit.u1, best.fit.u2});
+        TrimmedFit refined =
+            trimmedFit(chosen + 1, x, y, weight, fine, options.outlierCutoff, limits);
+        if (refined.fit.segments != 0 && refined.cost <= best.cost) {
+            best = std::move(refined);
+            criterion[chosen] = best.cost + modelPenalty[chosen];
+        }
+    }
     const Segmented& f = best.fit;
     fit.relativeNoise = plateauNoise[chosen];
     fit.threshold = thresholdFor(points, fit.relativeNoise, options);
@@ -585,10 +627,10 @@ CurveFit fitCurve(const std::vector<std::pair<double, double>>& samples,
         for (size_t i = 0; i < n; ++i) w[i] = best.used[i] ? weight[i] : 0.0;
         Sums sums;
         sums.build(x, y, w);
-        const Segmented again = searchFit(sums, 3, grid, limits, &byKnee, &byEnd);
+        const Segmented again = searchFit(sums, 3, fine, limits, &byKnee, &byEnd);
         const double limit = std::min(again.rss, f.rss) + interval;
-        const auto knees = hull(grid, byKnee, limit);
-        const auto ends = hull(grid, byEnd, limit);
+        const auto knees = hull(fine, byKnee, limit);
+        const auto ends = hull(fine, byEnd, limit);
         const double u1Low = knees ? std::min(knees->first, f.u1) : f.u1;
         const double u1High = knees ? std::max(knees->second, f.u1) : f.u1;
         const double u2Low = ends ? std::min(ends->first, f.u2) : f.u2;

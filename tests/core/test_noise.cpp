@@ -292,6 +292,30 @@ class TestNoise : public QObject {
 
     void noSamplesIsAnError() { QVERIFY_THROWS_EXCEPTION(InputError, fitCurve({})); }
 
+    // 600 noise quantities: breakpoints are searched among every fifth k and refined among all k
+    // around the best ones, with the same answer.
+    void longCurvesUseAStridedGridThenRefine() {
+        std::mt19937 random(5);
+        std::normal_distribution<double> gauss(0, 0.002);
+        std::vector<std::pair<double, double>> samples;
+        for (int k = 0; k < 600; ++k)
+            for (int rep = 0; rep < 5; ++rep)
+                samples.emplace_back(k,
+                                     100 * (1 + gauss(random)) + (k > 333 ? 0.5 * (k - 333) : 0));
+        const CurveFit fit = fitCurve(samples);
+        const QString what = QString("k1 %1 in [%2, %3], k2 %4, %5 outliers, %6")
+                                 .arg(fit.k1)
+                                 .arg(fit.k1Low)
+                                 .arg(fit.k1High ? *fit.k1High : -1)
+                                 .arg(fit.k2 ? *fit.k2 : -1)
+                                 .arg(fit.outliers)
+                                 .arg(QString::fromStdString(fit.note));
+        QVERIFY2(fit.degraded && !fit.uncertain && fit.k2, qPrintable(what));
+        QVERIFY2(std::abs(fit.k1 - 333) <= 1, qPrintable(what));  // 333 is not on the stride
+        QVERIFY2(fit.k1Low <= 333 && fit.k1High && 333 <= *fit.k1High, qPrintable(what));
+        QVERIFY2(std::abs(fit.slope - 0.5) < 0.01, qPrintable(what));
+    }
+
     // Too coarse to place a knee: two noise quantities, or a rise that a flat line explains as
     // well. The fit says so instead of guessing.
     void coarseOrNoisyCurvesSaySo() {
