@@ -50,19 +50,31 @@ int cmdAbsorption(const std::vector<std::string>& args, const std::string& store
                          .toStdString();
         return 0;
     }
-    std::printf("%-28s %-18s %-12s %8s %8s %8s %s\n", "machine", "region", "mode", "abs_raw",
-                "abs_rel", "k2", "params");
+    std::printf("%-28s %-18s %-12s %8s %-12s %8s %8s %s\n", "machine", "region", "mode", "abs_raw",
+                "interval", "abs_rel", "k2", "params");
+    std::vector<std::string> notes;
     for (const noise::Curve& c : report.curves) {
         const std::string absRaw = (c.fit.degraded ? "" : ">=") + number(c.fit.k1);
-        std::printf("%-28.28s %-18.18s %-12s %8s %8s %8s %s\n", c.machine.c_str(), c.region.c_str(),
-                    c.mode.c_str(), absRaw.c_str(), c.absRel() ? number(*c.absRel()).c_str() : "-",
+        // The k1 interval; "?" marks a knee that could not be placed (its note follows).
+        const std::string interval = number(c.fit.k1Low) + "-" +
+                                     (c.fit.k1High ? number(*c.fit.k1High) : std::string("")) +
+                                     (c.fit.uncertain ? "?" : "");
+        std::printf("%-28.28s %-18.18s %-12s %8s %-12s %8s %8s %s\n", c.machine.c_str(),
+                    c.region.c_str(), c.mode.c_str(), absRaw.c_str(), interval.c_str(),
+                    c.absRel() ? number(*c.absRel()).c_str() : "-",
                     c.fit.k2 ? number(*c.fit.k2).c_str() : "none",
                     noise::paramsLabel(c.params).c_str());
+        if (c.fit.uncertain)
+            notes.push_back(c.region + " " + c.mode +
+                            (c.params.empty() ? "" : " (" + noise::paramsLabel(c.params) + ")") +
+                            ": " + c.fit.note);
     }
+    for (const std::string& note : notes) std::printf("? %s\n", note.c_str());
     for (const noise::Classification& cl : report.classifications)
-        std::printf("%s / %s%s: %s (%s)\n", cl.machine.c_str(), cl.region.c_str(),
+        std::printf("%s / %s%s: %s%s (%s)\n", cl.machine.c_str(), cl.region.c_str(),
                     cl.params.empty() ? "" : (" " + noise::paramsLabel(cl.params)).c_str(),
-                    noise::className(cl.cls), cl.evidence.text.c_str());
+                    noise::className(cl.cls), cl.uncertain ? " (uncertain)" : "",
+                    cl.evidence.text.c_str());
     return 0;
 }
 

@@ -277,7 +277,7 @@ std::string kindSummary(const Workspace& workspace, const ProfileInfo& p) {
         out << ": " << report.runs << " runs, " << report.curves.size() << " curves";
         for (const noise::Classification& c : report.classifications)
             out << "\n      " << c.region << " on " << c.machine << ": " << noise::className(c.cls)
-                << " (" << c.evidence.text << ")";
+                << (c.uncertain ? " (uncertain)" : "") << " (" << c.evidence.text << ")";
     } else if (p.kind == "cpi") {
         const cpi::CpiData data = cpi::loadCpiData(workspace, p.id);
         out << ": " << data.kernels.size() << " kernels, " << data.sources.size() << " source(s)";

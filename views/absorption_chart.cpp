@@ -159,6 +159,82 @@ class MarkerLabels : public QGraphicsItem {
     QFont font_;
 };
 
+constexpr double kLaneHeight = 5, kLaneGap = 2;
+
+// What is drawn around the plot, laid out whenever it paints (like the marker labels): the lane
+// bars of the spans that have a lane, one lane per index upwards from the x axis, and the notes
+// above the title, one per line, small and italic.
+class PlotFooter : public QGraphicsItem {
+  public:
+    PlotFooter(QChart* chart, std::vector<ChartSpan> spans, QStringList notes, Range x)
+        : QGraphicsItem(chart),
+          chart_(chart),
+          spans_(std::move(spans)),
+          notes_(std::move(notes)),
+          x_(x) {
+        setZValue(101);
+        font_ = chart->legend()->font();
+        font_.setPointSizeF(7.5);
+        font_.setItalic(true);
+    }
+
+    QRectF boundingRect() const override { return QRectF(-1e5, -1e5, 2e5, 2e5); }
+
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) override {
+        const QRectF plot = chart_->plotArea();
+        if (plot.width() <= 0 || x_.max <= x_.min) return;
+        painter->save();
+        painter->setClipRect(plot);
+        for (const ChartSpan& span : spans_) {
+            if (span.lane < 0 || !(span.to > span.from)) continue;
+            auto px = [&](double v) {
+                return plot.left() + (v - x_.min) / (x_.max - x_.min) * plot.width();
+            };
+            const double bottom = plot.bottom() - kLaneGap - span.lane * (kLaneHeight + kLaneGap);
+            const QRectF bar(QPointF(px(span.from), bottom - kLaneHeight),
+                             QPointF(std::max(px(span.to), px(span.from) + 2), bottom));
+            QColor fill = span.color;
+            fill.setAlpha(span.hatched ? 200 : 150);
+            if (span.hatched) {
+                painter->fillRect(bar, QColor(255, 255, 255, 200));
+                painter->fillRect(bar, QBrush(fill, Qt::BDiagPattern));
+                painter->setPen(QPen(fill, 1));
+                painter->drawRect(bar);
+            } else {
+                painter->fillRect(bar, fill);
+            }
+        }
+        painter->setClipping(false);
+        // The notes in the room the top margin leaves above the title.
+        const QFontMetricsF metrics(font_);
+        painter->setFont(font_);
+        painter->setPen(QColor(150, 60, 0));
+        double top = 3;
+        for (const QString& note : notes_) {
+            const QString text = metrics.elidedText(note, Qt::ElideRight, plot.width());
+            painter->drawText(QRectF(plot.left(), top, plot.width(), metrics.height()),
+                              Qt::AlignLeft | Qt::AlignVCenter, text);
+            top += metrics.height();
+        }
+        painter->restore();
+    }
+
+    // The height the notes need above the plot.
+    static double notesHeight(const QFont& legendFont, int count) {
+        QFont font = legendFont;
+        font.setPointSizeF(7.5);
+        font.setItalic(true);
+        return count * QFontMetricsF(font).height() + 2;
+    }
+
+  private:
+    QChart* chart_;
+    std::vector<ChartSpan> spans_;
+    QStringList notes_;
+    Range x_;
+    QFont font_;
+};
+
 BuiltChart buildChart(const ChartSpec& spec) {
     auto* chart = new QChart;
     chart->setTitle(spec.title);
@@ -168,7 +244,12 @@ BuiltChart buildChart(const ChartSpec& spec) {
     chart->setTitleFont(titleFont);
     chart->setBackgroundBrush(Qt::white);
     chart->setBackgroundRoundness(0);
-    chart->setMargins(QMargins(4, 4, 4, 4));
+    chart->setMargins(QMargins(
+        4,
+        4 + int(std::ceil(spec.notes.isEmpty() ? 0.0
+                                               : PlotFooter::notesHeight(chart->legend()->font(),
+                                                                         int(spec.notes.size())))),
+        4, 4));
     chart->legend()->setAlignment(spec.legendRight ? Qt::AlignRight : Qt::AlignBottom);
     chart->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
     QFont legendFont = chart->legend()->font();
@@ -219,7 +300,21 @@ BuiltChart buildChart(const ChartSpec& spec) {
                 marker->setVisible(false);
     };
 
-    // Bands first so lines draw over them.
+    // Spans first, then bands, so lines draw over them.
+    for (const ChartSpan& span : spec.spans) {
+        if (span.lane >= 0 || !(span.to > span.from)) continue;
+        const double top = built.y.max, bottom = built.y.min;
+        auto* lower = lineSeries({QPointF(span.from, bottom), QPointF(span.to, bottom)}, span.color,
+                                 Qt::SolidLine, 0);
+        auto* upper = lineSeries({QPointF(span.from, top), QPointF(span.to, top)}, span.color,
+                                 Qt::SolidLine, 0);
+        auto* area = new QAreaSeries(upper, lower);
+        QColor fill = span.color;
+        fill.setAlpha(span.hatched ? 110 : 40);
+        area->setBrush(span.hatched ? QBrush(fill, Qt::BDiagPattern) : QBrush(fill));
+        area->setPen(Qt::NoPen);
+        attach(area, false, {});
+    }
     for (const ChartSeries& s : spec.series) {
         if (s.style != ChartSeries::Style::Band) continue;
         auto* lower = lineSeries(s.points, s.color, Qt::SolidLine, 0);
@@ -268,7 +363,8 @@ BuiltChart buildChart(const ChartSpec& spec) {
     if (!spec.openLegend.isEmpty())
         attach(openTriangles({}, QColor(70, 70, 70)), false, spec.openLegend);
 
-    new MarkerLabels(chart, spec.markers, built.x);  // owned by the chart
+    new MarkerLabels(chart, spec.markers, built.x);          // owned by the chart
+    new PlotFooter(chart, spec.spans, spec.notes, built.x);  // owned by the chart
     return built;
 }
 

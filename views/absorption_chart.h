@@ -9,6 +9,7 @@
 #include <QPointF>
 #include <QSize>
 #include <QString>
+#include <QStringList>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -39,12 +40,24 @@ struct ChartMarker {
     QString label;  // short text at the top of the line ("k1"); labels never overlap
 };
 
+// An interval on the x axis, such as the range a fitted knee may lie in: a translucent band
+// across the plot, or (lane >= 0) a bar in lane `lane` of a strip along the bottom of the plot,
+// hatched to tell a second kind apart.
+struct ChartSpan {
+    double from = 0, to = 0;
+    QColor color;
+    bool hatched = false;
+    int lane = -1;
+};
+
 struct ChartSpec {
     QString title;
     QString xLabel, yLabel, y2Label;  // y2Label non-empty: a secondary axis on the right
     std::vector<ChartSeries> series;
     std::vector<ChartMarker> markers;
-    QString openLegend;        // legend entry for the hollow triangles of ChartSeries::open
+    std::vector<ChartSpan> spans;  // bands under everything else, lane bars over the plot
+    QStringList notes;             // lines of text at the bottom left of the plot, above the lanes
+    QString openLegend;            // legend entry for the hollow triangles of ChartSeries::open
     bool legendRight = false;  // a column right of the plot (many series) instead of a row below
     std::optional<double> xMin, xMax, yMin, yMax, y2Min, y2Max;
 };

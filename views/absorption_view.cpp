@@ -47,10 +47,25 @@ QString csvField(const QString& text) {
     return '"' + quoted + '"';
 }
 
+// "12", "12 (11–14)", "128 (0–192)?" (a knee not placed), "≥40".
 QString absorptionCell(const AbsorptionReport& report, const Curve* curve) {
     (void)report;
     if (!curve) return QStringLiteral("–");
-    return (curve->fit.degraded ? QString() : QStringLiteral("≥")) + number(curve->fit.k1);
+    const noise::CurveFit& f = curve->fit;
+    if (!f.degraded) return QStringLiteral("≥") + number(f.k1) + (f.uncertain ? "?" : "");
+    QString text = number(f.k1);
+    if (!f.k1High)
+        text += QStringLiteral(" (%1–)").arg(number(f.k1Low));
+    else if (f.k1Low != f.k1 || *f.k1High != f.k1)
+        text += QStringLiteral(" (%1–%2)").arg(number(f.k1Low), number(*f.k1High));
+    return text + (f.uncertain ? QStringLiteral("?") : QString());
+}
+
+// " (11–14)" after a knee's value when its interval is more than the value itself.
+QString rangeText(double value, double low, std::optional<double> high) {
+    if (!high) return QStringLiteral(" (%1–?)").arg(number(low));
+    if (low == value && *high == value) return {};
+    return QStringLiteral(" (%1–%2)").arg(number(low), number(*high));
 }
 
 }  // namespace
@@ -145,15 +160,20 @@ charts::ChartSpec curvesChart(const AbsorptionReport& report, const CurveGroup& 
     }
     const double xMax = extent <= 0 || extent >= maxK ? maxK : std::min(maxK, extent * 1.08);
 
+    size_t lanes = 0;
     for (const Curve* cp : curves) {
         const Curve& c = *cp;
         const QColor color = modeColor(c.mode);
         const double t0 = c.fit.t0 > 0 ? c.fit.t0 : 1.0;
         charts::ChartSeries band{{}, color, charts::ChartSeries::Style::Band, {}, {}, false, {}};
+        // "fp_add64: k1 12 (11–14), k2 20 (18–24)", intervals only where they say more.
         QString legend =
             qs(c.mode) + QStringLiteral(": k1 ") +
-            (c.fit.degraded ? number(c.fit.k1) : QStringLiteral("≥ %1").arg(number(c.fit.k1)));
-        legend += c.fit.k2 ? QStringLiteral(", k2 %1").arg(number(*c.fit.k2))
+            (c.fit.degraded ? number(c.fit.k1) + rangeText(c.fit.k1, c.fit.k1Low, c.fit.k1High)
+                            : QStringLiteral("≥ %1").arg(number(c.fit.k1)));
+        if (c.fit.uncertain) legend += QStringLiteral(" not placed");
+        legend += c.fit.k2 ? QStringLiteral(", k2 %1").arg(number(*c.fit.k2)) +
+                                 rangeText(*c.fit.k2, *c.fit.k2Low, c.fit.k2High)
                            : QStringLiteral(", no saturation");
         charts::ChartSeries medians{
             legend, color, charts::ChartSeries::Style::LineWithPoints, {}, {}, false, {}};
@@ -191,6 +211,16 @@ charts::ChartSpec curvesChart(const AbsorptionReport& report, const CurveGroup& 
         if (c.fit.k2)
             spec.markers.push_back(
                 {*c.fit.k2, color, true, {}, together ? QString() : QStringLiteral("k2")});
+        // Where the knees may lie, from the lowest abs_raw (k2) the interval allows to the
+        // highest fitted breakpoint: k1 as a translucent band across the plot, and both on the
+        // k axis in the mode's lane, k1 solid and k2 hatched.
+        const int lane = int(lanes++);
+        if (c.fit.degraded) {
+            spec.spans.push_back({c.fit.k1Low, c.fit.kneeHigh, color, false, -1});
+            spec.spans.push_back({c.fit.k1Low, c.fit.kneeHigh, color, false, lane});
+        }
+        if (c.fit.k2) spec.spans.push_back({*c.fit.k2Low, c.fit.saturationHigh, color, true, lane});
+        if (c.fit.uncertain) spec.notes << QStringLiteral("%1: %2").arg(qs(c.mode), qs(c.fit.note));
     }
     spec.xMin = 0;
     spec.xMax = xMax;
@@ -379,7 +409,8 @@ std::vector<ComparisonRow> comparisonRows(const AbsorptionReport& report) {
         row.integer = absorptionCell(report, byMode[3]);
         for (const noise::Classification& cl : report.classifications)
             if (cl.machine == g.machine && cl.region == g.region && cl.params == g.params) {
-                row.cls = noise::className(cl.cls);
+                row.cls = QString(noise::className(cl.cls)) +
+                          (cl.uncertain ? QStringLiteral(" (uncertain)") : QString());
                 row.evidence = qs(cl.reason);
             }
         rows.push_back(row);
@@ -415,7 +446,7 @@ QString comparisonCsv(const AbsorptionReport& report) {
 QString curvesCsv(const AbsorptionReport& report, const CurveGroup& group) {
     QString out = QStringLiteral(
         "machine,region,params,mode,k,median,q1,q3,runs,normalized,model,"
-        "k1,k2\n");
+        "k1,k2,k1_low,k1_high,k2_low,k2_high,knee_uncertain,outlier\n");
     for (const Curve& c : report.curves) {
         if (!inGroup(c, group)) continue;
         for (const noise::CurvePoint& p : c.fit.points) {
@@ -432,7 +463,13 @@ QString curvesCsv(const AbsorptionReport& report, const CurveGroup& group) {
                                QString::number(p.median / t0, 'g', 6),
                                QString::number(c.fit.model(p.k) / t0, 'g', 6),
                                number(c.fit.k1),
-                               c.fit.k2 ? number(*c.fit.k2) : QString()}
+                               c.fit.k2 ? number(*c.fit.k2) : QString(),
+                               number(c.fit.k1Low),
+                               c.fit.k1High ? number(*c.fit.k1High) : QString(),
+                               c.fit.k2Low ? number(*c.fit.k2Low) : QString(),
+                               c.fit.k2High ? number(*c.fit.k2High) : QString(),
+                               c.fit.uncertain ? QStringLiteral("1") : QStringLiteral("0"),
+                               p.outlier ? QStringLiteral("1") : QStringLiteral("0")}
                        .join(',') +
                    '\n';
         }

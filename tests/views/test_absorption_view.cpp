@@ -7,6 +7,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <random>
 
 #include "absorption_view.h"
 #include "noise/absorption.h"
@@ -104,6 +105,90 @@ class TestAbsorptionView : public QObject {
         QVERIFY(background.lightness() > 220);
         // The y axis is clipped at 3x: the last point (k = 40, 2.2x) lies inside the plot.
         QVERIFY(colorNear(chart.image, chart.toPixel({40, 2.2}, false), blue, 4));
+    }
+
+    // The knee intervals: a translucent band across the plot around k1, and on the k axis a bar
+    // per mode (k1 solid, k2 hatched); a knee that could not be placed gets a note at the top.
+    void intervalBandsAndNotesAreDrawn() {
+        // A noisy curve: flat to 12, a transient at half the final slope to 18, 0.8% noise.
+        std::vector<NoiseRun> runs;
+        std::mt19937 random(3);
+        std::normal_distribution<double> gauss(0, 0.008);
+        for (int k = 0; k <= 40; ++k)
+            for (int rep = 0; rep < 5; ++rep) {
+                NoiseRun r;
+                r.region = "kernel";
+                r.mode = "fp_add64";
+                r.k = k;
+                r.rep = rep;
+                const double t = 1000 + (k > 12 ? 5.0 * (std::min(k, 18) - 12) : 0) +
+                                 (k > 18 ? 10.0 * (k - 18) : 0);
+                r.time = t * (1 + gauss(random));
+                runs.push_back(r);
+            }
+        const AbsorptionReport report = analyzeRuns(runs);
+        const noise::CurveFit& fit = report.curves[0].fit;
+        QVERIFY(fit.degraded && fit.k2 && !fit.uncertain);
+        QVERIFY2(fit.k1 >= 11 && fit.k1 <= 13, qPrintable(QString::number(fit.k1)));
+        QVERIFY(fit.kneeHigh > fit.k1Low);
+        const charts::ChartSpec spec = curvesChart(report, curveGroups(report)[0]);
+        QCOMPARE(spec.spans.size(), size_t(3));
+        QCOMPARE(spec.spans[0].from, fit.k1Low);  // k1 across the plot
+        QCOMPARE(spec.spans[0].to, fit.kneeHigh);
+        QCOMPARE(spec.spans[0].lane, -1);
+        QCOMPARE(spec.spans[1].lane, 0);  // k1 on the k axis
+        QVERIFY(!spec.spans[1].hatched);
+        QCOMPARE(spec.spans[2].from, *fit.k2Low);  // k2 on the k axis, hatched
+        QCOMPARE(spec.spans[2].to, fit.saturationHigh);
+        QVERIFY(spec.spans[2].hatched);
+        QVERIFY(spec.notes.isEmpty());
+        QVERIFY2(spec.series[1].name.startsWith(QString("fp_add64: k1 %1 (").arg(fit.k1)),
+                 qPrintable(spec.series[1].name));
+
+        const charts::RenderedChart chart = charts::renderChart(spec, QSize(900, 600));
+        QVERIFY(chart.image.save(dir_.filePath("bands.png")));
+        // High above the curve (which stays below 1.3): inside the k1 band a light blue tint,
+        // beside it the background.
+        const double middle = (fit.k1Low + fit.kneeHigh) / 2;
+        const QColor inside = chart.image.pixelColor(chart.toPixel({middle, 1.3}, false).toPoint());
+        QVERIFY2(inside.blue() > inside.red() + 15 && inside.lightness() > 180,
+                 qPrintable(inside.name()));
+        const QColor beside =
+            chart.image.pixelColor(chart.toPixel({fit.k1Low - 2.5, 1.3}, false).toPoint());
+        QVERIFY2(beside.blue() - beside.red() < 8 && beside.lightness() > 220,
+                 qPrintable(beside.name()));  // white, or a grey grid line
+        // The k1 bar sits in the lowest lane, just above the x axis.
+        const QPointF axis = chart.toPixel({middle, *spec.yMin}, false);
+        QVERIFY(bluish(chart.image, axis - QPointF(0, 4.5), 1, 2));
+        QVERIFY(!bluish(chart.image,
+                        chart.toPixel({fit.k1Low - 2.5, *spec.yMin}, false) - QPointF(0, 4.5), 1,
+                        2));
+
+        // Two noise quantities cannot place a knee: the chart says so above the plot.
+        std::vector<NoiseRun> coarse;
+        for (double k : {0.0, 10.0})
+            for (int rep = 0; rep < 3; ++rep) {
+                NoiseRun r;
+                r.region = "coarse";
+                r.mode = "l1_ld64";
+                r.k = k;
+                r.time = (k > 0 ? 150 : 100) + 0.1 * rep;
+                coarse.push_back(r);
+            }
+        const AbsorptionReport few = analyzeRuns(coarse);
+        const charts::ChartSpec noted = curvesChart(few, curveGroups(few)[0]);
+        QCOMPARE(noted.notes, QStringList("l1_ld64: only two noise quantities: the knee lies "
+                                          "anywhere between k=0 and k=10"));
+        const charts::RenderedChart image = charts::renderChart(noted, QSize(900, 600));
+        QVERIFY(image.image.save(dir_.filePath("note.png")));
+        const QPointF plotTopLeft = image.toPixel({*noted.xMin, *noted.yMax}, false);
+        int brown = 0;  // the note's pixels: QColor(150, 60, 0), antialiased
+        for (int y = 0; y < int(plotTopLeft.y()); ++y)
+            for (int x = int(plotTopLeft.x()); x < int(plotTopLeft.x()) + 300; ++x) {
+                const QColor c = image.image.pixelColor(x, y);
+                brown += c.red() > c.green() + 40 && c.green() > c.blue() + 10;
+            }
+        QVERIFY2(brown > 50, qPrintable(QString::number(brown)));
     }
 
     void comparisonTableAndCsv() {
