@@ -1,5 +1,12 @@
 #include "sqlite.h"
 
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
 #include "errors.h"
 
 namespace stallscope::sql {
@@ -9,19 +16,37 @@ namespace {
 // What the user can act on (a full disk, a failing disk, another process holding the workspace,
 // a read-only file) names the workspace file and says what to do; the import's transaction rolls
 // back, so the workspace is as it was. Other failures say what SQLite said.
+// Whether a write to `file` may have failed for want of room, when SQLite kept no errno (some of
+// its write paths do not): less than 64 MiB free beside it, or a file size limit in force.
+bool noRoomFor(const std::string& file) {
+    struct statvfs fs {};
+    const std::string dir = std::filesystem::path(file).parent_path().string();
+    if (::statvfs(dir.empty() ? "." : dir.c_str(), &fs) == 0 &&
+        uint64_t(fs.f_bavail) * fs.f_frsize < (uint64_t(64) << 20))
+        return true;
+    rlimit limit{};
+    return ::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+}
+
 std::string explain(sqlite3* db, int code, std::string_view what, std::string_view detail) {
     const char* file = sqlite3_db_filename(db, "main");
     const std::string workspace = file && *file ? file : "workspace";
+    // An I/O error whose cause is a full disk (or quota, or file size limit) is a full disk.
+    const int osError = sqlite3_system_errno(db);
+    const bool full = (code & 0xff) == SQLITE_FULL ||
+                      ((code & 0xff) == SQLITE_IOERR &&
+                       (osError == ENOSPC || osError == EFBIG || osError == EDQUOT ||
+                        (osError == 0 && code == SQLITE_IOERR_WRITE && noRoomFor(workspace))));
+    if (full)
+        return workspace +
+               ": the disk is full (or a quota or file size limit was reached) while writing the "
+               "workspace; nothing was stored. Free space on that disk, or choose another "
+               "workspace with --store";
     switch (code & 0xff) {
-        case SQLITE_FULL:
-            return workspace +
-                   ": the disk is full (or the file size limit was reached) while writing the "
-                   "workspace; nothing was stored. Free space on that disk, or choose another "
-                   "workspace with --store";
         case SQLITE_IOERR:
-            return workspace +
-                   ": could not write the workspace (I/O error: " + std::string(detail) +
-                   "; a full disk or a file size limit does this too); nothing was stored";
+            return workspace + ": could not write the workspace (" + std::string(detail) +
+                   (osError ? std::string(": ") + std::strerror(osError) : std::string()) +
+                   "); nothing was stored";
         case SQLITE_BUSY:
         case SQLITE_LOCKED:
             return workspace +

@@ -1,5 +1,7 @@
 #include "workspace.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -266,6 +268,7 @@ Workspace::Workspace(sqlite3* db, std::string path, Mode mode)
 
 Workspace::~Workspace() {
     sqlite3_close_v2(db_);
+    if (setupLock_ >= 0) ::close(setupLock_);
 }
 
 std::unique_ptr<Workspace> Workspace::openExisting(const std::string& path) {
@@ -287,9 +290,6 @@ std::unique_ptr<Workspace> Workspace::open(const std::string& path, Mode mode) {
     const bool exists = fs::exists(path, ec);
     if (exists && fs::is_directory(path, ec))
         throw InputError(path + ": is a directory, not a workspace file");
-    const bool nonEmpty = exists && fs::file_size(path, ec) > 0;
-    if (nonEmpty && !looksLikeSqlite(path))
-        throw InputError(path + ": not a Stallscope workspace (not an SQLite database)");
     if (!exists && mode == Mode::ReadOnly) throw InputError(path + ": workspace does not exist");
     if (exists && mode == Mode::ReadWrite && !directoryWritable(path))
         throw InputError(path +
@@ -302,6 +302,27 @@ std::unique_ptr<Workspace> Workspace::open(const std::string& path, Mode mode) {
         if (!parent.empty()) fs::create_directories(parent, ec);
     }
 
+    // Writers set the workspace up one at a time: two processes creating it at the same moment
+    // raced in WAL setup ("disk I/O error") and in the migrations.
+    int setupLock = -1;
+    if (mode == Mode::ReadWrite) {
+        // Created empty when missing: SQLite takes an empty file for a new database.
+        setupLock = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (setupLock >= 0) ::flock(setupLock, LOCK_EX);
+    }
+    struct Unlock {
+        int fd;
+        ~Unlock() {
+            if (fd >= 0) ::flock(fd, LOCK_UN);
+        }
+    } unlockWhenSetUp{setupLock};
+    // Looked at under the lock: another process may be creating it right now.
+    const bool nonEmpty = fs::exists(path, ec) && fs::file_size(path, ec) > 0;
+    if (nonEmpty && !looksLikeSqlite(path)) {
+        if (setupLock >= 0) ::close(setupLock);
+        unlockWhenSetUp.fd = -1;
+        throw InputError(path + ": not a Stallscope workspace (not an SQLite database)");
+    }
     sqlite3* db = nullptr;
     int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY
                                        : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
@@ -316,9 +337,12 @@ std::unique_ptr<Workspace> Workspace::open(const std::string& path, Mode mode) {
     if (sqlite3_open_v2(target.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
         std::string message = db ? sqlite3_errmsg(db) : "out of memory";
         sqlite3_close_v2(db);
+        if (setupLock >= 0) ::close(setupLock);
+        unlockWhenSetUp.fd = -1;
         throw InputError(path + ": cannot open workspace: " + message);
     }
     std::unique_ptr<Workspace> ws(new Workspace(db, path, mode));
+    ws->setupLock_ = setupLock;
     sqlite3_busy_timeout(db, 5000);
 
     int version = 0;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cerrno>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
@@ -478,7 +479,11 @@ class TraceWriter::SpillSorter {
     void spill() {
         if (!file_) {
             file_ = std::tmpfile();
-            if (!file_) throw Failure("trace import: cannot create a temporary spill file");
+            if (!file_)
+                throw Failure(
+                    std::string("trace import: cannot create a temporary spill file in " P_tmpdir
+                                ": ") +
+                    std::strerror(errno) + "; nothing was stored");
         }
         if (tracksInOrder_ && !std::is_sorted(buffer_.begin(), buffer_.end(), less_))
             spillGrouped();
@@ -528,7 +533,11 @@ class TraceWriter::SpillSorter {
             const ssize_t n = ::pwrite(fileno(file_), reinterpret_cast<const char*>(data) + done,
                                        bytes - done, off_t(offset + done));
             if (n <= 0)
-                throw Failure("trace import: cannot write the temporary spill file (disk full?)");
+                throw Failure(std::string("trace import: cannot write its temporary spill file "
+                                          "in " P_tmpdir " (") +
+                              std::strerror(errno) +
+                              ": the disk holding it is full, or a file size limit was reached); "
+                              "nothing was stored. Free space there and import again");
             done += size_t(n);
         }
     }

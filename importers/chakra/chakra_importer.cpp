@@ -278,6 +278,12 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
         r.id = node.id;
         r.name = writer.intern(node.name.empty() ? std::string_view(typeName) : node.name);
         r.args = writer.addArgs(args);
+        // Microseconds to ns within int64 (±292 years): a larger time is no time a trace holds.
+        constexpr uint64_t kMaxMicros = uint64_t(INT64_MAX / 1000 / 2);
+        if (node.startMicros > kMaxMicros || node.durationMicros > kMaxMicros)
+            throw InputError(atOffset(in.path(), static_cast<long long>(at),
+                                      "Chakra ET: node " + std::to_string(node.id) +
+                                          " has a start or duration beyond 146 years"));
         r.start = int64_t(node.startMicros) * 1000;
         r.dur = int64_t(node.durationMicros) * 1000;
         anyStart = anyStart || node.startMicros != 0;

@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "checked_number.h"
 #include "chrome_json.h"
 #include "errors.h"
 #include "import_service.h"
@@ -535,8 +536,11 @@ class ChromeTraceBuilder {
             if (key == "name" || key == "labels") value = chrome::scalarValue(raw);
             if (key == "sort_index") {
                 double v = 0;
-                haveSort = chrome::numberValue(raw, v);
-                sortIndex = int64_t(v);
+                // Sort indexes far beyond int64 (1e300) are not an order anyone meant: ignored.
+                const auto index =
+                    chrome::numberValue(raw, v) ? integralIfInRange<int32_t>(v) : std::nullopt;
+                haveSort = index.has_value();
+                sortIndex = index.value_or(0);
             }
         });
         while (!value.empty() && value.back() == ' ') value.pop_back();

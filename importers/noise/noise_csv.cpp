@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "checked_number.h"
 #include "errors.h"
 #include "import_service.h"
 #include "registry.h"
@@ -246,9 +247,11 @@ void NoiseCsvImporter::run(ImportContext& ctx) const {
         auto bindOptional = [&](int index, const std::optional<double>& v, bool integer) {
             if (!v)
                 insert.bindNull(index);
-            else if (integer)
-                insert.bind(index, static_cast<int64_t>(std::llround(*v)));
-            else
+            else if (integer) {
+                const auto whole = integralIfInRange<int64_t>(std::round(*v));
+                if (!whole) throw InputError(atLine(path, lineNo, "a repeat number beyond 2^63"));
+                insert.bind(index, *whole);
+            } else
                 insert.bind(index, *v);
         };
         bindOptional(9, rep, true);

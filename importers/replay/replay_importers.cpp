@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include "checked_number.h"
 #include "codec.h"
 #include "errors.h"
 #include "import_service.h"
@@ -29,8 +30,9 @@ replay::Machine parseMachine(const QJsonObject& o) {
     for (const auto& v : o.value("spaces").toArray()) {
         const QJsonObject s = v.toObject();
         if (!s.value("name").isString()) throw TraceError("a space without a name");
-        m.spaces.push_back({s.value("name").toString().toStdString(),
-                            static_cast<uint64_t>(s.value("bytes").toDouble(0))});
+        const auto bytes = integralIfInRange<uint64_t>(s.value("bytes").toDouble(0));
+        if (!bytes) throw TraceError("space bytes must be a whole number from 0 to 2^64");
+        m.spaces.push_back({s.value("name").toString().toStdString(), *bytes});
     }
     for (const auto& v : o.value("links").toArray()) {
         const QJsonObject l = v.toObject();
@@ -41,7 +43,11 @@ replay::Machine parseMachine(const QJsonObject& o) {
         link.dst = m.findSpace(dst);
         if (link.src == replay::kNone || link.dst == replay::kNone)
             throw TraceError("link " + src + "->" + dst + " names an undeclared space");
-        link.baseLatency = static_cast<uint32_t>(l.value("base_latency").toDouble(0));
+        const auto latency = integralIfInRange<uint32_t>(l.value("base_latency").toDouble(0));
+        if (!latency)
+            throw TraceError("link " + src + "->" + dst +
+                             " needs a base_latency from 0 to 2^32 cycles");
+        link.baseLatency = *latency;
         link.bytesPerCycle = l.value("bytes_per_cycle").toDouble(0);
         if (link.bytesPerCycle <= 0)
             throw TraceError("link " + src + "->" + dst + " needs a positive bytes_per_cycle");
@@ -54,8 +60,10 @@ replay::Machine parseMachine(const QJsonObject& o) {
         g.space = m.findSpace(space);
         if (g.space == replay::kNone)
             throw TraceError("dcache space '" + space + "' is undeclared");
-        g.pageBytes = static_cast<uint32_t>(d.value("page_bytes").toDouble(512));
-        g.bucketPages = static_cast<uint32_t>(d.value("bucket_pages").toDouble(256));
+        const auto pageBytes = integralIfInRange<uint32_t>(d.value("page_bytes").toDouble(512));
+        const auto bucketPages = integralIfInRange<uint32_t>(d.value("bucket_pages").toDouble(256));
+        g.pageBytes = pageBytes.value_or(0);
+        g.bucketPages = bucketPages.value_or(0);
         if (g.pageBytes == 0 || g.bucketPages == 0)
             throw TraceError("dcache page_bytes and bucket_pages must be positive");
         m.dcache = g;
@@ -158,9 +166,10 @@ replay::Trace readReplayJsonl(InputFile& input, Progress* progress) {
                 if (record == "machine") {
                     builder.setMachine(parseMachine(o));
                 } else {
-                    if (!o.value("id").isDouble()) throw TraceError("hlo record without 'id'");
-                    builder.addHlo({static_cast<int64_t>(o.value("id").toDouble()),
-                                    o.value("name").toString().toStdString(),
+                    const auto id = integralIfInRange<int64_t>(o.value("id").toDouble(-1));
+                    if (!o.value("id").isDouble() || !id)
+                        throw TraceError("hlo record without a whole-number 'id'");
+                    builder.addHlo({*id, o.value("name").toString().toStdString(),
                                     o.value("category").toString().toStdString()});
                 }
             } else {

@@ -124,6 +124,7 @@ class TestGui : public QObject {
     void cancelFromWindowStoresNothing();
     void cancelMidImportThroughRunner();
     void dropOfLocalFileImports();
+    void droppedBadFileNamesOffsetAndKeepsViews();
     void openRenameDeleteProfile();
     void staleListResultsAreDropped();
     void suggestionsDockShowsEmptyStateAndItems();
@@ -328,6 +329,53 @@ void TestGui::dropOfLocalFileImports() {
     QVERIFY(finished.front().at(0).toBool());
     QTRY_VERIFY_WITH_TIMEOUT(reloaded.count() > 0, 30000);
     QCOMPARE(treeLabels(window->profileTree()), QStringList({"replay", "replay/dropped"}));
+}
+
+// A broken file dropped on the window: a message box names the file and the byte where it
+// breaks; the open view, the tabs and the workspace tree are as they were.
+void TestGui::droppedBadFileNamesOffsetAndKeepsViews() {
+    auto window = makeWindow();
+    QVERIFY(importInto(*window, {writeContractTrace()}));
+    QWidget* view = window->openProfile(*window->workspaceDock()->currentProfile());
+    QVERIFY(view);
+    const QStringList tree = treeLabels(window->profileTree());
+    const int tabs = window->tabs()->count();
+
+    // A missing comma between two members of the second event: the name at byte 65.
+    const QString broken = dir_->filePath("broken_drop.json");
+    writeFile(broken,
+              "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2},\n"
+              "{\"ph\":\"X\" \"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":4,\"dur\":1}]");
+    QMimeData data;
+    data.setUrls({QUrl::fromLocalFile(broken)});
+    QDragEnterEvent enter(QPoint(50, 50), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(window.get(), &enter);
+    QVERIFY(enter.isAccepted());
+    QSignalSpy finished(window.get(), &MainWindow::importFinished);
+    QDropEvent drop(QPointF(50, 50), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(window.get(), &drop);
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(finished.front().at(0).toBool(), false);
+
+    QMessageBox* box = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT((box =
+                                  [] {
+                                      for (QWidget* w : QApplication::topLevelWidgets())
+                                          if (auto* b = qobject_cast<QMessageBox*>(w);
+                                              b && b->isVisible())
+                                              return b;
+                                      return static_cast<QMessageBox*>(nullptr);
+                                  }()) != nullptr,
+                             5000);
+    const QString details = box->informativeText();
+    QVERIFY2(details.contains(broken) && details.contains("byte 65"), qPrintable(details));
+    QCOMPARE(box->text(), QString("Nothing was imported."));
+    closeMessageBoxes();
+
+    QCOMPARE(window->tabs()->count(), tabs);
+    QCOMPARE(window->tabs()->currentWidget(), view);
+    QVERIFY(view->isVisible());
+    QCOMPARE(treeLabels(window->profileTree()), tree);
 }
 
 void TestGui::openRenameDeleteProfile() {

@@ -1,0 +1,248 @@
+// Faults a workspace must survive, with the real binary as users run it: an import killed at
+// random points, a full disk (a file size limit), a read-only workspace, and two imports into one
+// new workspace at the same moment. After each, the workspace passes SQLite's integrity check,
+// holds nothing of the failed import, and takes the next one.
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cstdio>
+
+namespace {
+
+struct Run {
+    int status = -1;
+    QString out, err;
+};
+
+// A Chrome trace of `events` nested X events on 8 threads (~100 bytes an event).
+QString writeTrace(const QString& path, int events) {
+    FILE* f = std::fopen(path.toLocal8Bit().constData(), "wb");
+    if (!f) qFatal("cannot write %s", qPrintable(path));
+    std::fputs("{\"traceEvents\":[\n", f);
+    for (int i = 0; i < events; ++i)
+        std::fprintf(f,
+                     "%s{\"ph\":\"X\",\"name\":\"op%d\",\"pid\":1,\"tid\":%d,\"ts\":%d.%03d,"
+                     "\"dur\":%d,\"args\":{\"i\":%d}}\n",
+                     i ? "," : "", i % 97, i % 8, i / 8 * 3, i % 1000, 2 + i % 5, i);
+    std::fputs("]}\n", f);
+    std::fclose(f);
+    return path;
+}
+
+// Opens the file directly with SQLite: what PRAGMA integrity_check says, and a count.
+QString integrity(const QString& store) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(store.toLocal8Bit().constData(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, nullptr);
+    QString result =
+        sqlite3_step(st) == SQLITE_ROW
+            ? QString::fromUtf8(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)))
+            : QString("no answer: ") + sqlite3_errmsg(db);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return result;
+}
+
+qint64 scalar(const QString& store, const char* sql) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(store.toLocal8Bit().constData(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* st = nullptr;
+    qint64 value = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        value = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return value;
+}
+
+// Rows of any table that belong to no stored profile: what an interrupted import would leave.
+qint64 orphanRows(const QString& store) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(store.toLocal8Bit().constData(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* st = nullptr;
+    QStringList tables;
+    sqlite3_prepare_v2(db,
+                       "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE "
+                       "'%profile_id%'",
+                       -1, &st, nullptr);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        tables << QString::fromUtf8(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    qint64 orphans = 0;
+    for (const QString& table : tables) {
+        const QByteArray sql = "SELECT count(*) FROM \"" + table.toUtf8() +
+                               "\" WHERE profile_id NOT IN (SELECT id FROM profiles)";
+        orphans += std::max<qint64>(0, scalar(store, sql.constData()));
+    }
+    return orphans;
+}
+
+QByteArray fileBytes(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+}  // namespace
+
+class TestFaults : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    QString small_, large_;
+
+    Run run(const QString& store, const QStringList& args) {
+        QProcess p;
+        p.start(STALLSCOPE_BINARY, QStringList{"--store", store} + args);
+        if (!p.waitForFinished(240000)) qFatal("stallscope did not finish");
+        return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()),
+                QString::fromUtf8(p.readAllStandardError())};
+    }
+
+    // Starts an import, kills it with SIGKILL after `ms`, and checks what is left.
+    void killAt(const QString& store, const QString& input, int ms) {
+        QProcess p;
+        p.start(STALLSCOPE_BINARY,
+                QStringList{"--store", store, "import", "--name", "killed", input});
+        QVERIFY(p.waitForStarted());
+        QTest::qWait(ms);
+        if (p.state() == QProcess::Running) ::kill(pid_t(p.processId()), SIGKILL);
+        p.waitForFinished(30000);
+        QCOMPARE(integrity(store), QString("ok"));
+        const qint64 profiles = scalar(store, "SELECT count(*) FROM profiles");
+        // Killed before its commit: nothing of it; after it: all of it.
+        QVERIFY2(profiles == 1 || profiles == 2,
+                 qPrintable(QString("%1 profiles after a kill at %2 ms").arg(profiles).arg(ms)));
+        QCOMPARE(orphanRows(store), qint64(0));
+        if (profiles == 2) {
+            const Run info = run(store, {"info", "killed", "--json"});
+            QCOMPARE(info.status, 0);
+            const int expected = input == large_ ? 3000000 : 20000;
+            QCOMPARE(QJsonDocument::fromJson(info.out.toUtf8()).object().value("slices").toInt(),
+                     expected);
+        }
+    }
+
+  private slots:
+    void initTestCase() {
+        small_ = writeTrace(dir_.filePath("small.json"), 20000);    // ~2 MB
+        large_ = writeTrace(dir_.filePath("large.json"), 3000000);  // ~300 MB
+        QVERIFY(QFileInfo(large_).size() > 250'000'000);
+    }
+
+    void killedImportsLeaveTheWorkspaceSound() {
+        QRandomGenerator random(20261124);
+        const QString store = dir_.filePath("killed.sqlite");
+        QCOMPARE(run(store, {"import", "--name", "first", small_}).status, 0);
+        for (int i = 0; i < 10; ++i) {
+            const bool large = i % 2 == 1;
+            const int ms = large ? random.bounded(50, 2500) : random.bounded(5, 120);
+            killAt(store, large ? large_ : small_, ms);
+            if (QTest::currentTestFailed()) return;
+            if (scalar(store, "SELECT count(*) FROM profiles") == 2)
+                QCOMPARE(run(store, {"import", "--name", "again", small_}).status, 0);
+            // Back to one profile for the next kill (the schema cascades the rest).
+            sqlite3* db = nullptr;
+            sqlite3_open(store.toLocal8Bit().constData(), &db);
+            sqlite3_exec(db, "PRAGMA foreign_keys = ON; DELETE FROM profiles WHERE name != 'first'",
+                         nullptr, nullptr, nullptr);
+            sqlite3_close(db);
+        }
+        // The workspace takes the next import.
+        const Run next = run(store, {"import", "--name", "next", small_});
+        QVERIFY2(next.status == 0, qPrintable(next.err));
+        QCOMPARE(scalar(store, "SELECT count(*) FROM profiles"), qint64(2));
+        QCOMPARE(integrity(store), QString("ok"));
+    }
+
+    // A file size limit stands in for a full disk: writes past it fail with EFBIG (SIGXFSZ
+    // ignored, as a shell's ulimit -f leaves it for the process to see). Two ways to fill it: the
+    // workspace's own writes (a small import a little over the limit), and the temporary spill
+    // file of a 300 MB import.
+    void fullDiskFailsClearlyAndChangesNothing() {
+        const QString store = dir_.filePath("full.sqlite");
+        QCOMPARE(run(store, {"import", "--name", "first", small_}).status, 0);
+        QCOMPARE(run(store, {"info", "first"}).status, 0);  // checkpointed, WAL empty
+        const QByteArray before = fileBytes(store);
+        struct Case {
+            QString input;
+            qint64 limit;
+            const char* says;
+        };
+        // Limits below the workspace's own size and below what the large import spills.
+        for (const Case& c : {Case{small_, 128 << 10, "disk is full"},
+                              Case{large_, qint64(64) << 20, "spill file"}}) {
+            QProcess p;
+            const qint64 limit = c.limit;
+            p.setChildProcessModifier([limit] {
+                ::signal(SIGXFSZ, SIG_IGN);
+                const rlimit r{rlim_t(limit), rlim_t(limit)};
+                ::setrlimit(RLIMIT_FSIZE, &r);
+            });
+            p.start(STALLSCOPE_BINARY, {"--store", store, "import", "--name", "big", c.input});
+            QVERIFY(p.waitForFinished(240000));
+            const QString err = QString::fromUtf8(p.readAllStandardError());
+            QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+            QVERIFY(p.exitCode() != 0);
+            // The workspace named (its WAL filled) or the spill file: whichever filled first.
+            QVERIFY2((err.contains(c.says) || err.contains(store + ": the disk is full")) &&
+                         err.contains("nothing was stored"),
+                     qPrintable(err));
+            QCOMPARE(integrity(store), QString("ok"));
+            QCOMPARE(scalar(store, "SELECT count(*) FROM profiles"), qint64(1));
+            QCOMPARE(orphanRows(store), qint64(0));
+            QCOMPARE(fileBytes(store), before);  // the main file untouched
+        }
+        QCOMPARE(run(store, {"import", "--name", "after", small_}).status, 0);
+    }
+
+    void readOnlyWorkspaceOpensAndRefusesWrites() {
+        const QString store = dir_.filePath("ro.sqlite");
+        QCOMPARE(run(store, {"import", "--name", "first", small_}).status, 0);
+        QVERIFY(
+            QFile::setPermissions(store, QFile::ReadOwner | QFile::ReadGroup | QFile::ReadOther));
+        const QByteArray before = fileBytes(store);
+        const Run list = run(store, {"list"});
+        QCOMPARE(list.status, 0);
+        QVERIFY(list.out.contains("first"));
+        QCOMPARE(run(store, {"info", "first", "--json"}).status, 0);
+        const Run import = run(store, {"import", small_});
+        QCOMPARE(import.status, 2);
+        QVERIFY2(import.err.contains(store) && import.err.contains("read-only"),
+                 qPrintable(import.err));
+        QCOMPARE(fileBytes(store), before);
+        QVERIFY(QFile::setPermissions(store, QFile::ReadOwner | QFile::WriteOwner));
+    }
+
+    void twoImportsIntoOneNewWorkspace() {
+        for (int trial = 0; trial < 4; ++trial) {
+            const QString store = dir_.filePath(QString("both%1.sqlite").arg(trial));
+            QProcess a, b;
+            a.start(STALLSCOPE_BINARY, {"--store", store, "import", "--name", "a", small_});
+            b.start(STALLSCOPE_BINARY, {"--store", store, "import", "--name", "b", small_});
+            QVERIFY(a.waitForFinished(120000) && b.waitForFinished(120000));
+            for (QProcess* p : {&a, &b}) {
+                const QString err = QString::fromUtf8(p->readAllStandardError());
+                // Both land, or one is told the workspace is busy: never a corrupt file.
+                QVERIFY2(p->exitCode() == 0 || err.contains("busy"), qPrintable(err));
+            }
+            QCOMPARE(integrity(store), QString("ok"));
+            QCOMPARE(scalar(store, "SELECT count(*) FROM profiles"),
+                     qint64((a.exitCode() == 0) + (b.exitCode() == 0)));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFaults)
+#include "test_faults.moc"
