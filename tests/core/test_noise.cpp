@@ -139,6 +139,28 @@ void addKnownCurve(std::vector<NoiseRun>& runs, const std::string& region, const
     }
 }
 
+// The paper's Table 1 (FP/L1/mem absorption) with the classes its text gives them, and
+// Table 3's remaining cases: the rows of both classification tests.
+void addPaperExamples() {
+    QTest::addColumn<double>("fp");
+    QTest::addColumn<double>("l1");
+    QTest::addColumn<double>("memory");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("STREAM Altra") << 47.0 << 27.0 << 0.0 << "bandwidth-bound";
+    QTest::newRow("STREAM Graviton3") << 65.0 << 26.0 << 0.0 << "bandwidth-bound";
+    QTest::newRow("STREAM Grace") << 21.0 << 16.0 << 0.0 << "bandwidth-bound";
+    QTest::newRow("STREAM SPR DDR") << 80.0 << 80.0 << 0.0 << "bandwidth-bound";
+    QTest::newRow("STREAM SPR HBM") << 24.0 << 21.0 << 0.0 << "bandwidth-bound";
+    QTest::newRow("lat_mem_rd Altra") << 90.0 << 20.0 << 2.0 << "latency-bound";
+    QTest::newRow("lat_mem_rd Graviton3") << 250.0 << 240.0 << 15.0 << "latency-bound";
+    QTest::newRow("lat_mem_rd Grace") << 300.0 << 300.0 << 16.0 << "latency-bound";
+    QTest::newRow("HACCmk Altra") << 0.0 << 0.0 << 0.0 << "full-overlap";
+    QTest::newRow("HACCmk Graviton3") << 0.0 << 13.0 << 0.0 << "compute-bound";
+    QTest::newRow("HACCmk Grace") << 0.0 << 9.0 << 0.0 << "compute-bound";
+    QTest::newRow("matmul -O0 (Fig. 4a)") << 11.0 << 0.0 << 0.0 << "data-bound";
+    QTest::newRow("limited overlap") << 6.0 << 8.0 << 0.0 << "limited-overlap";
+}
+
 }  // namespace
 
 class TestNoise : public QObject {
@@ -471,27 +493,7 @@ class TestNoise : public QObject {
     }
 
     // ---- classification ----
-    void classification_data() {
-        QTest::addColumn<double>("fp");
-        QTest::addColumn<double>("l1");
-        QTest::addColumn<double>("memory");
-        QTest::addColumn<QString>("expected");
-        // The paper's Table 1 (FP/L1/mem) with the classes its text gives them.
-        QTest::newRow("STREAM Altra") << 47.0 << 27.0 << 0.0 << "bandwidth-bound";
-        QTest::newRow("STREAM Graviton3") << 65.0 << 26.0 << 0.0 << "bandwidth-bound";
-        QTest::newRow("STREAM Grace") << 21.0 << 16.0 << 0.0 << "bandwidth-bound";
-        QTest::newRow("STREAM SPR DDR") << 80.0 << 80.0 << 0.0 << "bandwidth-bound";
-        QTest::newRow("STREAM SPR HBM") << 24.0 << 21.0 << 0.0 << "bandwidth-bound";
-        QTest::newRow("lat_mem_rd Altra") << 90.0 << 20.0 << 2.0 << "latency-bound";
-        QTest::newRow("lat_mem_rd Graviton3") << 250.0 << 240.0 << 15.0 << "latency-bound";
-        QTest::newRow("lat_mem_rd Grace") << 300.0 << 300.0 << 16.0 << "latency-bound";
-        QTest::newRow("HACCmk Altra") << 0.0 << 0.0 << 0.0 << "full-overlap";
-        QTest::newRow("HACCmk Graviton3") << 0.0 << 13.0 << 0.0 << "compute-bound";
-        QTest::newRow("HACCmk Grace") << 0.0 << 9.0 << 0.0 << "compute-bound";
-        // Table 3's remaining cases.
-        QTest::newRow("data-bound (matmul -O0)") << 11.0 << 0.0 << 0.0 << "data-bound";
-        QTest::newRow("limited overlap") << 6.0 << 8.0 << 0.0 << "limited-overlap";
-    }
+    void classification_data() { addPaperExamples(); }
     void classification() {
         QFETCH(double, fp);
         QFETCH(double, l1);
@@ -510,25 +512,7 @@ class TestNoise : public QObject {
 
     // The paper's Table 1 and Table 3 examples as noisy curves (0.8% noise, 5 repeats, 3% of
     // runs 1.3x slow, a transient at half the saturation slope): fitted, then classified.
-    void classesFromFittedCurves_data() {
-        QTest::addColumn<double>("fp");
-        QTest::addColumn<double>("l1");
-        QTest::addColumn<double>("memory");
-        QTest::addColumn<QString>("expected");
-        QTest::newRow("STREAM Altra") << 47.0 << 27.0 << 0.0 << "bandwidth-bound";
-        QTest::newRow("STREAM Graviton3") << 65.0 << 26.0 << 0.0 << "bandwidth-bound";
-        QTest::newRow("STREAM Grace") << 21.0 << 16.0 << 0.0 << "bandwidth-bound";
-        QTest::newRow("STREAM SPR DDR") << 80.0 << 80.0 << 0.0 << "bandwidth-bound";
-        QTest::newRow("STREAM SPR HBM") << 24.0 << 21.0 << 0.0 << "bandwidth-bound";
-        QTest::newRow("lat_mem_rd Altra") << 90.0 << 20.0 << 2.0 << "latency-bound";
-        QTest::newRow("lat_mem_rd Graviton3") << 250.0 << 240.0 << 15.0 << "latency-bound";
-        QTest::newRow("lat_mem_rd Grace") << 300.0 << 300.0 << 16.0 << "latency-bound";
-        QTest::newRow("HACCmk Altra") << 0.0 << 0.0 << 0.0 << "full-overlap";
-        QTest::newRow("HACCmk Graviton3") << 0.0 << 13.0 << 0.0 << "compute-bound";
-        QTest::newRow("HACCmk Grace") << 0.0 << 9.0 << 0.0 << "compute-bound";
-        QTest::newRow("matmul -O0 (Fig. 4a)") << 11.0 << 0.0 << 0.0 << "data-bound";
-        QTest::newRow("limited overlap") << 6.0 << 8.0 << 0.0 << "limited-overlap";
-    }
+    void classesFromFittedCurves_data() { addPaperExamples(); }
     void classesFromFittedCurves() {
         QFETCH(double, fp);
         QFETCH(double, l1);
