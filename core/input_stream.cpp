@@ -219,7 +219,13 @@ bool LineReader::next(std::string_view& line) {
             end_ -= begin_;
             begin_ = 0;
         }
-        if (buffer_.size() - end_ < kPadding + 4096) buffer_.resize(buffer_.size() * 2);
+        if (buffer_.size() - end_ < kPadding + 4096) {
+            if (buffer_.size() >= (size_t(1) << 30))
+                throw InputError(atLine(in_.path(), lineNumber_ + 1,
+                                        "a line longer than 1 GiB; not a text format Stallscope "
+                                        "reads"));
+            buffer_.resize(buffer_.size() * 2);
+        }
         const size_t got = in_.read(buffer_.data() + end_, buffer_.size() - end_ - kPadding);
         if (got == 0) eof_ = true;
         end_ += got;

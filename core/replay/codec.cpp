@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -287,10 +288,18 @@ Trace readBinary(InputFile& in, Progress* progress) {
         const uint64_t at = offset;
         if (size > (1ull << 31))
             throw InputError(atOffset(in.path(), static_cast<long long>(at), "chunk too large"));
-        buffer.resize(size);
-        if (readExact(buffer.data(), size) != size)
-            throw InputError(atOffset(in.path(), static_cast<long long>(at),
-                                      "truncated chunk (file ends inside it)"));
+        // Grown as the bytes arrive: a length prefix alone (a corrupt or hostile file) never
+        // makes us allocate what the file does not hold.
+        buffer.clear();
+        for (size_t got = 0; got < size;) {
+            const size_t step = std::min<size_t>(size - got, size_t(16) << 20);
+            buffer.resize(got + step);
+            const size_t read = readExact(buffer.data() + got, step);
+            got += read;
+            if (read != step)
+                throw InputError(atOffset(in.path(), static_cast<long long>(at),
+                                          "truncated chunk (file ends inside it)"));
+        }
         if (!chunk.ParseFromString(buffer))
             throw InputError(atOffset(in.path(), static_cast<long long>(at), "corrupt chunk"));
         try {

@@ -92,8 +92,10 @@ class FrameReader {
             end_ -= pos_;
             pos_ = 0;
         }
-        if (buf_.size() < need) buf_.resize(need);
         while (end_ < need) {
+            // Grown as bytes arrive (at most doubling): a length prefix alone never allocates
+            // what the file does not hold.
+            if (end_ == buf_.size()) buf_.resize(std::min(need, buf_.size() * 2));
             const size_t got = in_.read(buf_.data() + end_, buf_.size() - end_);
             if (got == 0) return false;
             end_ += got;

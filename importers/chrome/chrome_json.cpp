@@ -13,6 +13,8 @@ namespace stallscope::chrome {
 
 namespace {
 
+constexpr size_t kMaxEventBytes = size_t(1) << 30;
+
 // The scanners work on a window [p, e): reaching e throws EndOfWindow (the reader refills and
 // retries the whole event); malformed text throws BadJson with the position.
 struct EndOfWindow {};
@@ -458,7 +460,14 @@ bool EventReader::fill() {
         end_ -= pos_;
         pos_ = 0;
     }
-    if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);  // one event larger than the window
+    if (end_ == buf_.size()) {
+        // One event larger than the window: grow it, within reason.
+        if (buf_.size() >= kMaxEventBytes)
+            throw InputError(atOffset(input_.path(), static_cast<long long>(base_),
+                                      "one trace event is larger than 1 GiB; not a trace "
+                                      "Stallscope can hold"));
+        buf_.resize(buf_.size() * 2);
+    }
     const size_t got = input_.read(buf_.data() + end_, buf_.size() - end_);
     if (got == 0) {
         eof_ = true;

@@ -225,6 +225,46 @@ class TestFaults : public QObject {
         QVERIFY(QFile::setPermissions(store, QFile::ReadOwner | QFile::WriteOwner));
     }
 
+    // Length prefixes that claim gigabytes in a file of a few bytes: refused with a clear error
+    // under a 600 MB address-space limit (they used to be allocated first: std::bad_alloc).
+    void lengthPrefixesAllocateNothingUnread() {
+        const QString replay = dir_.filePath("hostile.ssrp");
+        const QString chakra = dir_.filePath("hostile.0.et");
+        {
+            QFile f(replay);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(
+                QByteArray("SSREPLAY\x01\x80\x80\x80\x80\x08"
+                           "abc",
+                           17));  // chunk 2^31
+        }
+        {
+            QFile f(chakra);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(
+                QByteArray("\x80\x80\x80\x80\x04"
+                           "abc",
+                           8));  // message of 2^30 bytes
+        }
+        const QString store = dir_.filePath("hostile.sqlite");
+        struct Case {
+            QString file, format, says;
+        };
+        for (const Case& c : {Case{replay, "replay-binary", "byte 14: truncated chunk"},
+                              Case{chakra, "chakra-et", "the file ends inside a message"}}) {
+            QProcess p;
+            p.setChildProcessModifier([] {
+                const rlimit limit{rlim_t(600) << 20, rlim_t(600) << 20};
+                ::setrlimit(RLIMIT_AS, &limit);
+            });
+            p.start(STALLSCOPE_BINARY, {"--store", store, "import", "--format", c.format, c.file});
+            QVERIFY(p.waitForFinished(60000));
+            const QString err = QString::fromUtf8(p.readAllStandardError());
+            QCOMPARE(p.exitCode(), 2);
+            QVERIFY2(err.contains(c.file) && err.contains(c.says), qPrintable(err));
+        }
+    }
+
     void twoImportsIntoOneNewWorkspace() {
         for (int trial = 0; trial < 4; ++trial) {
             const QString store = dir_.filePath(QString("both%1.sqlite").arg(trial));
