@@ -44,14 +44,14 @@ std::string explain(sqlite3* db, int code, std::string_view what, std::string_vi
                "workspace with --store";
     switch (code & 0xff) {
         case SQLITE_IOERR:
-            return workspace + ": could not write the workspace (" + std::string(detail) +
+            return workspace + ": could not read or write the workspace (" + std::string(detail) +
                    (osError ? std::string(": ") + std::strerror(osError) : std::string()) +
                    "); nothing was stored";
         case SQLITE_BUSY:
         case SQLITE_LOCKED:
             return workspace +
-                   ": the workspace is busy: another Stallscope process is writing to it; try "
-                   "again when it has finished";
+                   ": the workspace is busy: another Stallscope process or window is writing to "
+                   "it; try again when it has finished";
         case SQLITE_READONLY:
             return workspace + ": the workspace is read-only; it can be viewed but not changed";
         default:

@@ -10,10 +10,12 @@
 #include <QFileInfo>
 #include <QStandardPaths>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "cpi/metric_store.h"
 #include "errors.h"
@@ -200,12 +202,28 @@ int pragmaInt(sqlite3* db, const char* pragma) {
     return st.step() ? static_cast<int>(st.int64(0)) : 0;
 }
 
-bool looksLikeSqlite(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    char header[16] = {};
-    in.read(header, sizeof header);
-    return in.gcount() == 16 && std::memcmp(header, "SQLite format 3", 16) == 0;
-}
+// Holds an flock on a directory while workspaces in it are set up (journal mode, migrations),
+// so processes creating or upgrading one workspace at once take turns. Not on the workspace file
+// itself: closing any descriptor of that file would drop the (fcntl) locks SQLite holds on it for
+// every other connection of this process.
+class SetupLock {
+  public:
+    explicit SetupLock(const std::string& workspacePath) {
+        const std::filesystem::path dir = std::filesystem::absolute(workspacePath).parent_path();
+        fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd_ < 0) return;  // no lock rather than no workspace
+        while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+        }
+    }
+    ~SetupLock() {
+        if (fd_ >= 0) ::close(fd_);  // releases the flock
+    }
+    SetupLock(const SetupLock&) = delete;
+    SetupLock& operator=(const SetupLock&) = delete;
+
+  private:
+    int fd_ = -1;
+};
 
 ProfileInfo readProfile(const sql::Statement& st) {
     ProfileInfo p;
@@ -268,7 +286,6 @@ Workspace::Workspace(sqlite3* db, std::string path, Mode mode)
 
 Workspace::~Workspace() {
     sqlite3_close_v2(db_);
-    if (setupLock_ >= 0) ::close(setupLock_);
 }
 
 std::unique_ptr<Workspace> Workspace::openExisting(const std::string& path) {
@@ -304,25 +321,8 @@ std::unique_ptr<Workspace> Workspace::open(const std::string& path, Mode mode) {
 
     // Writers set the workspace up one at a time: two processes creating it at the same moment
     // raced in WAL setup ("disk I/O error") and in the migrations.
-    int setupLock = -1;
-    if (mode == Mode::ReadWrite) {
-        // Created empty when missing: SQLite takes an empty file for a new database.
-        setupLock = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (setupLock >= 0) ::flock(setupLock, LOCK_EX);
-    }
-    struct Unlock {
-        int fd;
-        ~Unlock() {
-            if (fd >= 0) ::flock(fd, LOCK_UN);
-        }
-    } unlockWhenSetUp{setupLock};
-    // Looked at under the lock: another process may be creating it right now.
-    const bool nonEmpty = fs::exists(path, ec) && fs::file_size(path, ec) > 0;
-    if (nonEmpty && !looksLikeSqlite(path)) {
-        if (setupLock >= 0) ::close(setupLock);
-        unlockWhenSetUp.fd = -1;
-        throw InputError(path + ": not a Stallscope workspace (not an SQLite database)");
-    }
+    std::optional<SetupLock> setupLock;
+    if (mode == Mode::ReadWrite) setupLock.emplace(path);
     sqlite3* db = nullptr;
     int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY
                                        : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
@@ -337,12 +337,9 @@ std::unique_ptr<Workspace> Workspace::open(const std::string& path, Mode mode) {
     if (sqlite3_open_v2(target.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
         std::string message = db ? sqlite3_errmsg(db) : "out of memory";
         sqlite3_close_v2(db);
-        if (setupLock >= 0) ::close(setupLock);
-        unlockWhenSetUp.fd = -1;
         throw InputError(path + ": cannot open workspace: " + message);
     }
     std::unique_ptr<Workspace> ws(new Workspace(db, path, mode));
-    ws->setupLock_ = setupLock;
     sqlite3_busy_timeout(db, 5000);
 
     int version = 0;
@@ -354,6 +351,10 @@ std::unique_ptr<Workspace> Workspace::open(const std::string& path, Mode mode) {
         sql::Statement count(db, "SELECT count(*) FROM sqlite_master");
         tables = count.step() ? static_cast<int>(count.int64(0)) : 0;
     } catch (const Failure&) {
+        // SQLite reads the header here (a pre-check opening the file would drop the locks of
+        // this process's other connections to it when closed).
+        if (sqlite3_errcode(db) == SQLITE_NOTADB)
+            throw InputError(path + ": not a Stallscope workspace (not an SQLite database)");
         throw InputError(path + ": not a Stallscope workspace (unreadable SQLite file)");
     }
     // Refuse before writing anything (even switching to WAL writes the header).

@@ -81,10 +81,6 @@ class Workspace {
     sqlite3* db_;
     std::string path_;
     Mode mode_;
-    // The workspace file, flock()ed while the connection is set up (journal mode, migrations):
-    // processes creating or upgrading one workspace at once take turns. Kept open until after
-    // the connection closes, because closing a file drops SQLite's own (fcntl) locks on it.
-    int setupLock_ = -1;
 };
 
 }  // namespace stallscope

@@ -803,8 +803,11 @@ void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t 
                            uint16_t startPs, uint16_t durPs, bool ended) {
     if (dur < 0) dur = durPs = 0;
     // Every end must fit int64 ns (with room for the ps rounding): a slice may not run past it.
-    if (int64_t room = 0; __builtin_sub_overflow(INT64_MAX - 2, start, &room) || dur > room)
-        dur = std::max<int64_t>(0, INT64_MAX - 2 - std::max<int64_t>(start, 0));
+    // (When INT64_MAX - 2 - start overflows, start is negative and every duration fits.)
+    if (int64_t room = 0; !__builtin_sub_overflow(INT64_MAX - 2, start, &room) && dur > room) {
+        dur = room;
+        durPs = 0;
+    }
     // A track finishTracksBefore wrote is closed: a slice added now would be dropped silently.
     if (tracks_[track].slicesWritten)
         throw Failure("trace writer: slice added to track " + std::to_string(track) +
@@ -1044,7 +1047,9 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track,
             // Whole-ns duration for the statistics: the exact one rounded to the nearest ns.
             const int64_t dur = r.dur + (r.durPs >= 500 ? 1 : 0);
             const PreciseTime end = item.preciseEnd();
-            if (!stack.empty()) {
+            // A slice that never ended has no known length: it neither overlaps its parent
+            // nor takes from the parent's self time.
+            if (!stack.empty() && !r.unended) {
                 Open& parent = stack.back();
                 if (end > parent.end) ++overlapping_;
                 parent.children += std::min(dur, parent.roundedEnd - r.start);

@@ -469,11 +469,14 @@ class ChromeTraceBuilder {
     }
 
     // Pairs the collected flow events of each key in time order, whatever their order in the
-    // file: at equal times a start comes before a step and a step before an end. A start while
-    // a chain is open begins a new flow (ids are reused); ends left over before any start pair
-    // with the key's lone starts (clock skew); what pairs with nothing is counted.
+    // file. A start while a chain is open begins a new flow (ids are reused); ends left over
+    // before any start pair with the key's lone starts (clock skew, or a start and its end at
+    // one time); what pairs with nothing is counted.
     void pairFlows() {
-        auto rank = [](char phase) { return phase == 's' ? 0 : phase == 't' ? 1 : 2; };
+        // At one time an end comes first: it closes the chain open before (an id reused at
+        // the moment its last flow ends); a start and its own end at the same time pair
+        // through the lone-event pass below.
+        auto rank = [](char phase) { return phase == 'f' ? 0 : phase == 's' ? 1 : 2; };
         std::sort(flowEvents_.begin(), flowEvents_.end(),
                   [&](const FlowEvent& a, const FlowEvent& b) {
                       if (a.key != b.key) return a.key < b.key;
@@ -521,8 +524,8 @@ class ChromeTraceBuilder {
                 const FlowEvent& s = flowEvents_[loneStarts[k]];
                 const FlowEvent& e = flowEvents_[loneEnds[k]];
                 writer_.addFlow({s.track, s.ts, s.binding}, {e.track, e.ts, e.binding}, s.name);
+                if (e.ts < s.ts || (e.ts == s.ts && e.ps < s.ps)) ++backwardFlows_;
             }
-            backwardFlows_ += paired;
             unmatchedFlowStarts_ += loneStarts.size() - paired;
             unmatchedFlowEnds_ += loneEnds.size() - paired;
         }

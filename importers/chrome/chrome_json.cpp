@@ -198,12 +198,17 @@ struct Repair {
 };
 
 // Length of a non-standard number at q (inf, -inf, nan, NaN, Infinity, ...) followed by a
-// delimiter, 0 when there is none.
+// delimiter, 0 when there is none. Throws EndOfWindow when the window ends inside one or right
+// after it (the reader refills and retries the event).
 size_t nonStandardNumber(const char* q, const char* e) {
+    const size_t left = size_t(e - q);
     for (const char* word :
          {"-Infinity", "Infinity", "-inf", "inf", "-nan", "nan", "-NaN", "NaN"}) {
         const size_t n = std::strlen(word);
-        if (size_t(e - q) < n + 1) continue;
+        if (left < n + 1) {
+            if (std::memcmp(q, word, std::min(left, n)) == 0) throw EndOfWindow{};
+            continue;
+        }
         if (std::memcmp(q, word, n) == 0 && isDelimiter(q[n])) return n;
     }
     return 0;
@@ -464,8 +469,8 @@ bool EventReader::fill() {
         // One event larger than the window: grow it, within reason.
         if (buf_.size() >= kMaxEventBytes)
             throw InputError(atOffset(input_.path(), static_cast<long long>(base_),
-                                      "one trace event is larger than 1 GiB; not a trace "
-                                      "Stallscope can hold"));
+                                      "one JSON value (an event or a top-level member) is "
+                                      "larger than 1 GiB; not a trace Stallscope can hold"));
         buf_.resize(buf_.size() * 2);
     }
     const size_t got = input_.read(buf_.data() + end_, buf_.size() - end_);

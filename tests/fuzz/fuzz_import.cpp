@@ -45,10 +45,19 @@ State& state() {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
     State& s = state();
     // A directory of this process's own, on tmpfs when there is one: a file is written per run.
-    const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
-    std::string pattern = std::string(base) + "/stallscope-fuzz-XXXXXX";
-    if (!mkdtemp(pattern.data())) std::abort();
-    s.dir = pattern;
+    // A crash or timeout skips the cleanup at exit, so directories of processes that are gone
+    // are removed here.
+    namespace fs = std::filesystem;
+    const fs::path base = fs::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(base, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!name.starts_with("stallscope-fuzz-")) continue;
+        const std::string pid = name.substr(16);
+        if (!pid.empty() && !fs::exists("/proc/" + pid, ec)) fs::remove_all(entry.path(), ec);
+    }
+    s.dir = (base / ("stallscope-fuzz-" + std::to_string(::getpid()))).string();
+    fs::create_directories(s.dir);
     s.input = s.dir + "/input" + STALLSCOPE_FUZZ_SUFFIX;
     s.workspace = Workspace::open(s.dir + "/ws.sqlite");
     s.importer = findImporter(STALLSCOPE_FUZZ_FORMAT);

@@ -17,6 +17,7 @@
 
 #include "chrome/chrome_json.h"
 #include "errors.h"
+#include "import_buffers.h"
 #include "import_service.h"
 #include "sqlite.h"
 #include "trace_fixtures.h"
@@ -384,6 +385,42 @@ class TestTraceImporters : public QObject {
         QCOMPARE(memcpy.value("lo").toString(), QString("-inf"));
         QCOMPARE(memcpy.value("r").toArray().at(1).toString(), QString("Infinity"));
         QCOMPARE(argsOn("1").value("note").toString(), QString("a\tb\x01c"));
+    }
+
+    // Review findings: a negative start keeps its duration; an id reused at the moment its flow
+    // ends starts a new flow; a bare inf across the read window's edge still imports.
+    void chromeNegativeTimesReusedIdsAndWindowEdges() {
+        const QByteArray json =
+            "[{\"ph\":\"X\",\"name\":\"early\",\"pid\":1,\"tid\":1,\"ts\":-5,\"dur\":1},"
+            "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":2},"
+            "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":2},"
+            "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":2},"
+            "{\"ph\":\"X\",\"name\":\"d\",\"pid\":1,\"tid\":2,\"ts\":20,\"dur\":2},"
+            "{\"ph\":\"s\",\"id\":1,\"cat\":\"c\",\"pid\":1,\"tid\":1,\"ts\":0},"
+            "{\"ph\":\"f\",\"id\":1,\"cat\":\"c\",\"pid\":1,\"tid\":2,\"ts\":10,\"bp\":\"e\"},"
+            "{\"ph\":\"s\",\"id\":1,\"cat\":\"c\",\"pid\":1,\"tid\":1,\"ts\":10},"
+            "{\"ph\":\"f\",\"id\":1,\"cat\":\"c\",\"pid\":1,\"tid\":2,\"ts\":20,\"bp\":\"e\"}]";
+        const Imported imp = importOne(*ws_, write(path("reuse.json"), json));
+        TraceStore store(*ws_, imp.profile.id);
+        const auto main = allSlices(store, trackNamed(store, "Thread 1")->id);
+        QCOMPARE(main.at(0).start, int64_t(-5000));
+        QCOMPARE(main.at(0).dur, int64_t(1000));
+        std::set<std::pair<int64_t, int64_t>> arrows;
+        for (const trace::FlowRow& f : store.flows()) arrows.insert({f.fromTs, f.toTs});
+        // a (0-2 us) -> b (10 us); c (10-12 us) -> d (20 us).
+        QCOMPARE(arrows, (std::set<std::pair<int64_t, int64_t>>{{2000, 10000}, {12000, 20000}}));
+        QCOMPARE(imp.meta.value("flows_ending_before_start").toInt(), 0);
+
+        // A 4 KiB window: the bare inf lands on every position around its edge.
+        const size_t window = importBuffers().jsonWindow;
+        importBuffers().jsonWindow = 4096;
+        for (int pad = 4000; pad < 4110; pad += 3) {
+            QByteArray text = "[{\"ph\":\"X\",\"name\":\"" + QByteArray(pad, 'p') +
+                              "\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{\"bw\":-inf}}]";
+            const Imported edge = importOne(*ws_, write(path("edge.json"), text));
+            QCOMPARE(edge.meta.value("repaired_values").toInt(), 1);
+        }
+        importBuffers().jsonWindow = window;
     }
 
     void chromeDetectedBehindLargeMetadata() {
