@@ -54,7 +54,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
         const std::string name = entry.path().filename().string();
         if (!name.starts_with("stallscope-fuzz-")) continue;
         const std::string pid = name.substr(16);
-        if (!pid.empty() && !fs::exists("/proc/" + pid, ec)) fs::remove_all(entry.path(), ec);
+        const bool numeric =
+            !pid.empty() && pid.find_first_not_of("0123456789") == std::string::npos;
+        if (numeric && !fs::exists("/proc/" + pid, ec)) fs::remove_all(entry.path(), ec);
     }
     s.dir = (base / ("stallscope-fuzz-" + std::to_string(::getpid()))).string();
     fs::create_directories(s.dir);
