@@ -14,6 +14,7 @@
 #include <QtCharts/QValueAxis>
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace stallscope::charts {
 
@@ -93,25 +94,52 @@ struct BuiltChart {
     bool hasY2;
 };
 
-// The markers' labels at the top of the plot, in the marker's colour on a light backing. A
-// label sits right of its line (left when that would leave the plot) in the first row where it
-// overlaps no other label. A child item of the chart that lays the labels out whenever it paints,
-// so it follows every resize of the plot area.
-class MarkerLabels : public QGraphicsItem {
+// Something drawn over a chart in plot coordinates, laid out whenever it paints so it follows
+// every resize of the plot area: a child item of the chart, in a small font of the legend's.
+class PlotOverlay : public QGraphicsItem {
   public:
-    MarkerLabels(QChart* chart, std::vector<ChartMarker> markers, Range x)
-        : QGraphicsItem(chart), chart_(chart), markers_(std::move(markers)), x_(x) {
-        setZValue(100);
-        font_ = chart->legend()->font();
-        font_.setPointSizeF(7.5);
-        font_.setBold(true);
-    }
-
     QRectF boundingRect() const override { return QRectF(-1e5, -1e5, 2e5, 2e5); }
 
+  protected:
+    PlotOverlay(QChart* chart, Range x, qreal z, bool bold)
+        : QGraphicsItem(chart), chart_(chart), x_(x) {
+        setZValue(z);
+        font_ = overlayFont(chart->legend()->font(), bold);
+    }
+    static QFont overlayFont(const QFont& legendFont, bool bold) {
+        QFont font = legendFont;
+        font.setPointSizeF(7.5);
+        font.setBold(bold);
+        font.setItalic(!bold);
+        return font;
+    }
+    // The plot area, or nothing to draw in.
+    std::optional<QRectF> plot() const {
+        const QRectF area = chart_->plotArea();
+        if (area.width() <= 0 || x_.max <= x_.min) return std::nullopt;
+        return area;
+    }
+    double px(const QRectF& plot, double v) const {
+        return plot.left() + (v - x_.min) / (x_.max - x_.min) * plot.width();
+    }
+
+    QChart* chart_;
+    Range x_;
+    QFont font_;
+};
+
+// The markers' labels at the top of the plot, in the marker's colour on a light backing. A
+// label sits right of its line (left when that would leave the plot) in the first row where it
+// overlaps no other label.
+class MarkerLabels : public PlotOverlay {
+  public:
+    MarkerLabels(QChart* chart, std::vector<ChartMarker> markers, Range x)
+        : PlotOverlay(chart, x, 100, true), markers_(std::move(markers)) {}
+
     void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) override {
-        const QRectF plot = chart_->plotArea();
-        if (plot.width() <= 0 || x_.max <= x_.min) return;
+        const auto area = this->plot();
+        if (!area) return;
+        const QRectF plot = *area;
         const QFontMetricsF metrics(font_);
         std::vector<size_t> order;
         for (size_t i = 0; i < markers_.size(); ++i)
@@ -128,11 +156,11 @@ class MarkerLabels : public QGraphicsItem {
         painter->setFont(font_);
         for (size_t i : order) {
             const ChartMarker& m = markers_[i];
-            const double px = plot.left() + (m.x - x_.min) / (x_.max - x_.min) * plot.width();
-            if (px < plot.left() - 0.5 || px > plot.right() + 0.5) continue;
+            const double x = px(plot, m.x);
+            if (x < plot.left() - 0.5 || x > plot.right() + 0.5) continue;
             const double width = metrics.horizontalAdvance(m.label) + 4;
-            double left = px + 2;
-            if (left + width > plot.right()) left = px - 2 - width;
+            double left = x + 2;
+            if (left + width > plot.right()) left = x - 2 - width;
             int row = 0;
             for (bool clash = true; clash;) {
                 clash = false;
@@ -153,10 +181,7 @@ class MarkerLabels : public QGraphicsItem {
     }
 
   private:
-    QChart* chart_;
     std::vector<ChartMarker> markers_;
-    Range x_;
-    QFont font_;
 };
 
 constexpr double kLaneHeight = 5, kLaneGap = 2;
@@ -164,35 +189,22 @@ constexpr double kLaneHeight = 5, kLaneGap = 2;
 // What is drawn around the plot, laid out whenever it paints (like the marker labels): the lane
 // bars of the spans that have a lane, one lane per index upwards from the x axis, and the notes
 // above the title, one per line, small and italic.
-class PlotFooter : public QGraphicsItem {
+class PlotFooter : public PlotOverlay {
   public:
     PlotFooter(QChart* chart, std::vector<ChartSpan> spans, QStringList notes, Range x)
-        : QGraphicsItem(chart),
-          chart_(chart),
-          spans_(std::move(spans)),
-          notes_(std::move(notes)),
-          x_(x) {
-        setZValue(101);
-        font_ = chart->legend()->font();
-        font_.setPointSizeF(7.5);
-        font_.setItalic(true);
-    }
-
-    QRectF boundingRect() const override { return QRectF(-1e5, -1e5, 2e5, 2e5); }
+        : PlotOverlay(chart, x, 101, false), spans_(std::move(spans)), notes_(std::move(notes)) {}
 
     void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) override {
-        const QRectF plot = chart_->plotArea();
-        if (plot.width() <= 0 || x_.max <= x_.min) return;
+        const auto area = this->plot();
+        if (!area) return;
+        const QRectF plot = *area;
         painter->save();
         painter->setClipRect(plot);
         for (const ChartSpan& span : spans_) {
             if (span.lane < 0 || !(span.to > span.from)) continue;
-            auto px = [&](double v) {
-                return plot.left() + (v - x_.min) / (x_.max - x_.min) * plot.width();
-            };
             const double bottom = plot.bottom() - kLaneGap - span.lane * (kLaneHeight + kLaneGap);
-            const QRectF bar(QPointF(px(span.from), bottom - kLaneHeight),
-                             QPointF(std::max(px(span.to), px(span.from) + 2), bottom));
+            const QRectF bar(QPointF(px(plot, span.from), bottom - kLaneHeight),
+                             QPointF(std::max(px(plot, span.to), px(plot, span.from) + 2), bottom));
             QColor fill = span.color;
             fill.setAlpha(span.hatched ? 200 : 150);
             if (span.hatched) {
@@ -221,18 +233,12 @@ class PlotFooter : public QGraphicsItem {
 
     // The height the notes need above the plot.
     static double notesHeight(const QFont& legendFont, int count) {
-        QFont font = legendFont;
-        font.setPointSizeF(7.5);
-        font.setItalic(true);
-        return count * QFontMetricsF(font).height() + 2;
+        return count * QFontMetricsF(overlayFont(legendFont, false)).height() + 2;
     }
 
   private:
-    QChart* chart_;
     std::vector<ChartSpan> spans_;
     QStringList notes_;
-    Range x_;
-    QFont font_;
 };
 
 BuiltChart buildChart(const ChartSpec& spec) {

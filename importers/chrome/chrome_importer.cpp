@@ -539,9 +539,10 @@ class ChromeTraceBuilder {
             if (key == "name" || key == "labels") value = chrome::scalarValue(raw);
             if (key == "sort_index") {
                 double v = 0;
-                // Sort indexes far beyond int64 (1e300) are not an order anyone meant: ignored.
-                const auto index =
-                    chrome::numberValue(raw, v) ? integralIfInRange<int32_t>(v) : std::nullopt;
+                // Sort indexes beyond int32 (1e300, inf) are not an order anyone meant: ignored.
+                const auto index = chrome::numberValue(raw, v)
+                                       ? integralIfInRange<int32_t>(std::trunc(v))
+                                       : std::nullopt;
                 haveSort = index.has_value();
                 sortIndex = index.value_or(0);
             }

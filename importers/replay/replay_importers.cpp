@@ -65,7 +65,9 @@ replay::Machine parseMachine(const QJsonObject& o) {
         g.pageBytes = pageBytes.value_or(0);
         g.bucketPages = bucketPages.value_or(0);
         if (g.pageBytes == 0 || g.bucketPages == 0)
-            throw TraceError("dcache page_bytes and bucket_pages must be positive");
+            throw TraceError(
+                "dcache page_bytes and bucket_pages must be positive whole numbers "
+                "below 2^32");
         m.dcache = g;
     }
     for (const auto& v : o.value("lightweight").toArray())

@@ -104,6 +104,18 @@ int distinctColors(const QImage& image, const QRect& area) {
     return static_cast<int>(colors.size());
 }
 
+// A drag of `data` entering `target`: whether it was accepted.
+bool dragEnterAccepted(QWidget* target, const QMimeData& data) {
+    QDragEnterEvent enter(QPoint(50, 50), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(target, &enter);
+    return enter.isAccepted();
+}
+
+void dropOn(QWidget* target, const QMimeData& data) {
+    QDropEvent drop(QPointF(50, 50), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(target, &drop);
+}
+
 void closeMessageBoxes() {
     for (QWidget* widget : QApplication::topLevelWidgets())
         if (auto* box = qobject_cast<QMessageBox*>(widget); box && box->isVisible()) box->close();
@@ -309,21 +321,15 @@ void TestGui::dropOfLocalFileImports() {
 
     QMimeData remote;
     remote.setUrls({QUrl("https://example.invalid/trace.jsonl")});
-    QDragEnterEvent rejected(QPoint(50, 50), Qt::CopyAction, &remote, Qt::LeftButton,
-                             Qt::NoModifier);
-    QApplication::sendEvent(window.get(), &rejected);
-    QVERIFY(!rejected.isAccepted());
+    QVERIFY(!dragEnterAccepted(window.get(), remote));
 
     QMimeData local;
     local.setUrls({QUrl::fromLocalFile(trace)});
-    QDragEnterEvent enter(QPoint(50, 50), Qt::CopyAction, &local, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(window.get(), &enter);
-    QVERIFY(enter.isAccepted());
+    QVERIFY(dragEnterAccepted(window.get(), local));
 
     QSignalSpy finished(window.get(), &MainWindow::importFinished);
     QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
-    QDropEvent drop(QPointF(50, 50), Qt::CopyAction, &local, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(window.get(), &drop);
+    dropOn(window.get(), local);
     QVERIFY(window->isImporting());
     QVERIFY(finished.wait(30000));
     QVERIFY(finished.front().at(0).toBool());
@@ -348,12 +354,9 @@ void TestGui::droppedBadFileNamesOffsetAndKeepsViews() {
               "{\"ph\":\"X\" \"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":4,\"dur\":1}]");
     QMimeData data;
     data.setUrls({QUrl::fromLocalFile(broken)});
-    QDragEnterEvent enter(QPoint(50, 50), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(window.get(), &enter);
-    QVERIFY(enter.isAccepted());
+    QVERIFY(dragEnterAccepted(window.get(), data));
     QSignalSpy finished(window.get(), &MainWindow::importFinished);
-    QDropEvent drop(QPointF(50, 50), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(window.get(), &drop);
+    dropOn(window.get(), data);
     QVERIFY(finished.wait(30000));
     QCOMPARE(finished.front().at(0).toBool(), false);
 

@@ -24,6 +24,15 @@ struct CurveSpec {
     bool degrades = true;
 };
 
+// A run's time without noise at k: t0 up to k1, rising at half `slope` up to k2, then at
+// `slope` (the shape of every known curve in the tests).
+inline double kneeCurveTime(double k, double t0, double k1, double k2, double slope) {
+    double t = t0;
+    if (k > k1) t += 0.5 * slope * (std::min(k, k2) - k1);
+    if (k > k2) t += slope * (k - k2);
+    return t;
+}
+
 struct KnownCurve {
     double k1 = 0;             // true absorption (a whole number of patterns)
     std::optional<double> k2;  // start of saturation; empty for a curve that never degrades
@@ -69,11 +78,7 @@ inline KnownCurve knownCurve(std::mt19937& random, const CurveSpec& spec) {
     std::normal_distribution<double> gauss(0, spec.noise);
     std::bernoulli_distribution outlier(spec.outlierRate);
     for (double k : c.ks) {
-        double t = t0;
-        if (c.k2) {
-            if (k > c.k1) t += 0.5 * slope * (std::min(k, *c.k2) - c.k1);
-            if (k > *c.k2) t += slope * (k - *c.k2);
-        }
+        const double t = c.k2 ? kneeCurveTime(k, t0, c.k1, *c.k2, slope) : t0;
         for (int r = 0; r < spec.repeats; ++r) {
             double sample = t * (1 + gauss(random));
             if (outlier(random)) sample *= spec.outlierFactor;

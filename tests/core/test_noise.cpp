@@ -123,9 +123,7 @@ void addKnownCurve(std::vector<NoiseRun>& runs, const std::string& region, const
     std::normal_distribution<double> gauss(0, spec.noise);
     std::bernoulli_distribution outlier(spec.outlierRate);
     for (double k = 0; k <= kMax + 1e-9; k += step) {
-        double t = t0;
-        if (k > k1) t += 0.5 * slope * (std::min(k, k1 + 6 * step) - k1);
-        if (k > k1 + 6 * step) t += slope * (k - k1 - 6 * step);
+        const double t = noise::testing::kneeCurveTime(k, t0, k1, k1 + 6 * step, slope);
         for (int rep = 0; rep < spec.repeats; ++rep) {
             NoiseRun r;
             r.machine = "paper";
@@ -719,7 +717,12 @@ class TestNoise : public QObject {
         QCOMPARE(fp["params"].toObject()["q"].toDouble(), 0.0);
         QCOMPARE(fp["abs_raw"].toDouble(), 0.0);
         QCOMPARE(fp["k2"].toDouble(), 0.0);
-        // The intervals of exact curves hold their knee alone; the knee is placed.
+        // The intervals of exact curves hold their knee alone; the knee is placed. (The keys
+        // are there: a missing one would read as 0 too.)
+        for (const char* key : {"abs_raw_low", "abs_raw_high", "k2_low", "k2_high",
+                                "knee_uncertain", "knee_note", "segments", "outliers"})
+            QVERIFY2(fp.contains(key), key);
+        QVERIFY(fp["abs_raw_low"].isDouble() && fp["k2_high"].isDouble());
         QCOMPARE(fp["abs_raw_low"].toDouble(), 0.0);
         QCOMPARE(fp["abs_raw_high"].toDouble(), 0.0);
         QCOMPARE(fp["k2_low"].toDouble(), 0.0);
@@ -737,9 +740,11 @@ class TestNoise : public QObject {
                  qPrintable(QString::number(l1["k1_fit"].toDouble())));
         QCOMPARE(l1["abs_rel"].toDouble(), 1.5);  // 30 / 20 instructions
         QCOMPARE(l1["points"].toArray().size(), 13);
+        QVERIFY(l1["points"].toArray()[0].toObject().contains("outlier"));
         QCOMPARE(l1["points"].toArray()[0].toObject()["outlier"].toBool(), false);
         const QJsonObject cls = json["classification"].toArray()[0].toObject();
         QCOMPARE(cls["class"].toString(), QString("compute-bound"));
+        QVERIFY(cls.contains("uncertain"));
         QCOMPARE(cls["uncertain"].toBool(), false);
         QCOMPARE(cls["evidence"].toObject()["memory_ld64"].toDouble(), 40.0);
         const QJsonArray fpInterval =

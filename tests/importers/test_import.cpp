@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "checked_number.h"
 #include "codec.h"
 #include "errors.h"
 #include "import_service.h"
@@ -250,6 +251,34 @@ class TestImport : public QObject {
         QTest::newRow("no machine") << QByteArray(R"({"record":"instr","i":0,"op":"add"})"
                                                   "\n")
                                     << ":1: instruction before the machine record";
+        // Numbers the machine record needs as whole numbers in range (fuzzing found the
+        // negative size converted to an unsigned one: undefined behaviour).
+        QByteArray negative = m;
+        negative.replace("\"bytes\":16777216", "\"bytes\":-7179869184");
+        QTest::newRow("negative space size")
+            << negative << ":1: space bytes must be a whole number from 0 to 2^64";
+        QByteArray fraction = m;
+        fraction.replace("\"base_latency\":400,", "\"base_latency\":400.5,");
+        QTest::newRow("fractional latency")
+            << fraction << ":1: link hbm->dcache needs a base_latency from 0 to 2^32 cycles";
+        QByteArray hugePage = m;
+        hugePage.replace("\"page_bytes\":512", "\"page_bytes\":1e12");
+        QTest::newRow("page size beyond 2^32")
+            << hugePage << ":1: dcache page_bytes and bucket_pages must be positive whole numbers";
+    }
+
+    // Doubles become integers only when they are whole and fit.
+    void checkedNumbers() {
+        QCOMPARE(integralIfInRange<uint32_t>(400.0), std::optional<uint32_t>(400));
+        QCOMPARE(integralIfInRange<uint32_t>(400.5), std::optional<uint32_t>());
+        QCOMPARE(integralIfInRange<uint64_t>(-1.0), std::optional<uint64_t>());
+        QCOMPARE(integralIfInRange<uint32_t>(4294967296.0), std::optional<uint32_t>());
+        QCOMPARE(integralIfInRange<int64_t>(-9223372036854775808.0),
+                 std::optional<int64_t>(INT64_MIN));
+        QCOMPARE(integralIfInRange<int64_t>(9223372036854775808.0), std::optional<int64_t>());
+        QCOMPARE(integralIfInRange<int32_t>(std::numeric_limits<double>::infinity()),
+                 std::optional<int32_t>());
+        QCOMPARE(integralIfInRange<int32_t>(std::nan("")), std::optional<int32_t>());
     }
     void badTracesNameTheLine() {
         QFETCH(QByteArray, body);

@@ -9,6 +9,7 @@
 #include <QTest>
 #include <random>
 
+#include "../core/noise_curves.h"
 #include "absorption_view.h"
 #include "noise/absorption.h"
 
@@ -121,8 +122,7 @@ class TestAbsorptionView : public QObject {
                 r.mode = "fp_add64";
                 r.k = k;
                 r.rep = rep;
-                const double t = 1000 + (k > 12 ? 5.0 * (std::min(k, 18) - 12) : 0) +
-                                 (k > 18 ? 10.0 * (k - 18) : 0);
+                const double t = noise::testing::kneeCurveTime(k, 1000, 12, 18, 10);
                 r.time = t * (1 + gauss(random));
                 runs.push_back(r);
             }
