@@ -1,4 +1,4 @@
-#include "cli.h"
+#include "app/cli.h"
 
 #include <unistd.h>
 
@@ -14,15 +14,15 @@
 #include <set>
 #include <sstream>
 
-#include "commands.h"
-#include "errors.h"
-#include "import_service.h"
-#include "kind_info.h"
-#include "progress.h"
-#include "replay_commands.h"
-#include "terminal.h"
-#include "trace_store.h"
-#include "workspace.h"
+#include "app/commands.h"
+#include "app/replay_commands.h"
+#include "app/terminal.h"
+#include "core/errors.h"
+#include "core/kind_info.h"
+#include "core/progress.h"
+#include "core/trace/trace_store.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
 
 namespace stallscope {
 

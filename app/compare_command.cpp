@@ -4,14 +4,14 @@
 #include <iostream>
 #include <optional>
 
-#include "codec.h"
-#include "commands.h"
-#include "errors.h"
-#include "kind_compare.h"
-#include "replay_compare.h"
-#include "trace_compare.h"
-#include "trace_store.h"
-#include "workspace.h"
+#include "app/commands.h"
+#include "core/compare/kind_compare.h"
+#include "core/compare/replay_compare.h"
+#include "core/compare/trace_compare.h"
+#include "core/errors.h"
+#include "core/replay/codec.h"
+#include "core/trace/trace_store.h"
+#include "core/workspace.h"
 
 namespace stallscope {
 
@@ -53,8 +53,8 @@ bool runCompareCommand(const std::vector<std::string>& args, const std::string& 
         throw InputError("compare: --op applies to trace profiles, not " + a.kind);
     QJsonObject result;
     if (a.kind == "replay") {
-        const replay::Trace ta = replay::loadTrace(*workspace, a.id);
-        const replay::Trace tb = replay::loadTrace(*workspace, b.id);
+        const replay::InstructionStream ta = replay::loadInstructionStream(*workspace, a.id);
+        const replay::InstructionStream tb = replay::loadInstructionStream(*workspace, b.id);
         replay::AnalysisOptions options;
         options.withSuggestions = false;
         const auto analysisA = replay::analyze(ta, options);

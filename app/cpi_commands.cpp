@@ -6,11 +6,11 @@
 #include <iostream>
 #include <set>
 
-#include "commands.h"
-#include "cpi/cpi.h"
-#include "cpi/estimates.h"
-#include "errors.h"
-#include "workspace.h"
+#include "app/commands.h"
+#include "core/cpi/cpi.h"
+#include "core/cpi/estimates.h"
+#include "core/errors.h"
+#include "core/workspace.h"
 
 namespace stallscope {
 

@@ -1,4 +1,4 @@
-#include "import_runner.h"
+#include "app/import_runner.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -6,10 +6,10 @@
 #include <exception>
 #include <mutex>
 
-#include "errors.h"
-#include "import_service.h"
-#include "progress.h"
-#include "workspace.h"
+#include "core/errors.h"
+#include "core/progress.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
 
 namespace stallscope {
 namespace {

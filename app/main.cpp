@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
-#include "errors.h"
-#include "mainwindow.h"
+#include "app/cli.h"
+#include "app/mainwindow.h"
+#include "core/errors.h"
 
 namespace {
 

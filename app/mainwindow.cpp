@@ -1,4 +1,4 @@
-#include "mainwindow.h"
+#include "app/mainwindow.h"
 
 #include <google/protobuf/stubs/common.h>
 #include <sqlite3.h>
@@ -35,22 +35,23 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
-#include "absorption_view.h"
-#include "codec.h"
-#include "compare_view.h"
-#include "cpi_view.h"
-#include "details_dock.h"
-#include "errors.h"
-#include "estimates_view.h"
-#include "import_runner.h"
-#include "import_service.h"
-#include "kind_compare_view.h"
-#include "profile_summary.h"
-#include "replay_compare_view.h"
-#include "replay_tab.h"
-#include "suggest.h"
-#include "trace_view.h"
-#include "workspace_dock.h"
+#include "app/import_runner.h"
+#include "core/errors.h"
+#include "core/replay/codec.h"
+#include "core/replay/suggest.h"
+#include "importers/import_service.h"
+#include "views/cpi/cpi_compare_view.h"
+#include "views/cpi/cpi_view.h"
+#include "views/estimates/estimates_view.h"
+#include "views/noise/absorption_view.h"
+#include "views/noise/noise_compare_view.h"
+#include "views/replay/replay_compare_view.h"
+#include "views/replay/replay_profile_tab.h"
+#include "views/shell/details_dock.h"
+#include "views/shell/profile_summary.h"
+#include "views/shell/workspace_dock.h"
+#include "views/trace/trace_compare_view.h"
+#include "views/trace/trace_view.h"
 
 // Resources of a static library are only linked in when something references them.
 static void initStallscopeResources() {
@@ -956,8 +957,10 @@ QWidget* MainWindow::openComparison(const ProfileInfo& a, const ProfileInfo& b) 
         view = new ReplayCompareView(a, b, workspacePath_);
     else if (a.kind == "trace")
         view = createCompareView(a, b, workspacePath_);
-    else
-        view = createKindCompareView(a, b, workspacePath_);  // cpi, noise
+    else if (a.kind == "cpi")
+        view = new CpiCompareView(a, b, workspacePath_);
+    else if (a.kind == "noise")
+        view = new NoiseCompareView(a, b, workspacePath_);
     if (!view) {
         setStatus(
             tr("%1 profiles have no side-by-side comparison").arg(QString::fromStdString(a.kind)),

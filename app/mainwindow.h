@@ -9,9 +9,9 @@
 #include <optional>
 #include <vector>
 
-#include "replay_document.h"
-#include "suggestions_dock.h"
-#include "workspace.h"
+#include "core/workspace.h"
+#include "views/replay/replay_document.h"
+#include "views/shell/suggestions_dock.h"
 
 class QAction;
 class QDockWidget;

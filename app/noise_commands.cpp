@@ -10,13 +10,13 @@
 #include <iostream>
 #include <memory>
 
-#include "commands.h"
-#include "errors.h"
-#include "noise/absorption.h"
-#include "noise/probe.h"
-#include "progress.h"
-#include "terminal.h"
-#include "workspace.h"
+#include "app/commands.h"
+#include "app/terminal.h"
+#include "core/errors.h"
+#include "core/noise/absorption.h"
+#include "core/noise/probe.h"
+#include "core/progress.h"
+#include "core/workspace.h"
 
 namespace stallscope {
 

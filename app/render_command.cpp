@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <iostream>
 
-#include "commands.h"
-#include "errors.h"
-#include "render.h"
-#include "workspace.h"
+#include "app/commands.h"
+#include "core/errors.h"
+#include "core/workspace.h"
+#include "views/common/render.h"
 
 namespace stallscope {
 

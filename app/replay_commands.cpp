@@ -1,4 +1,4 @@
-#include "replay_commands.h"
+#include "app/replay_commands.h"
 
 #include <QDir>
 #include <QJsonArray>
@@ -10,21 +10,21 @@
 #include <set>
 #include <sstream>
 
-#include "cli.h"
-#include "codec.h"
-#include "commands.h"
-#include "cpi/cpi.h"
-#include "cpi/estimates.h"
-#include "errors.h"
-#include "generate.h"
-#include "import_service.h"
-#include "jsonl_writer.h"
-#include "noise/absorption.h"
-#include "replay_reader.h"
-#include "report.h"
-#include "suggest.h"
-#include "trace_store.h"
-#include "whatif.h"
+#include "app/cli.h"
+#include "app/commands.h"
+#include "core/cpi/cpi.h"
+#include "core/cpi/estimates.h"
+#include "core/errors.h"
+#include "core/noise/absorption.h"
+#include "core/replay/codec.h"
+#include "core/replay/generate.h"
+#include "core/replay/jsonl_writer.h"
+#include "core/replay/report.h"
+#include "core/replay/suggest.h"
+#include "core/replay/whatif.h"
+#include "core/trace/trace_store.h"
+#include "importers/import_service.h"
+#include "importers/replay/replay_reader.h"
 
 namespace stallscope {
 
@@ -88,7 +88,7 @@ uint64_t parseCount(const std::string& text, const char* what) {
 struct LoadedReplay {
     std::unique_ptr<Workspace> workspace;
     ProfileInfo profile;
-    replay::Trace trace;
+    replay::InstructionStream trace;
 };
 
 LoadedReplay loadReplay(const std::string& store, const std::string& name) {
@@ -98,11 +98,11 @@ LoadedReplay loadReplay(const std::string& store, const std::string& name) {
     if (r.profile.kind != "replay")
         throw InputError("profile '" + r.profile.name + "' is a " + r.profile.kind +
                          " profile, not a replay trace");
-    r.trace = replay::loadTrace(*r.workspace, r.profile.id);
+    r.trace = replay::loadInstructionStream(*r.workspace, r.profile.id);
     return r;
 }
 
-void writeTraceFile(const replay::Trace& trace, const std::string& path,
+void writeTraceFile(const replay::InstructionStream& trace, const std::string& path,
                     const std::vector<uint32_t>* origIndex) {
     std::ofstream out(path, std::ios::binary);
     if (!out) throw InputError(path + ": cannot write");
@@ -198,7 +198,7 @@ int cmdGenerate(const ReplayArgs& a) {
     if (!a.instructions.empty())
         options.instructions = parseCount(a.instructions, "--instructions");
     if (!a.seed.empty()) options.seed = parseCount(a.seed, "--seed");
-    const replay::Trace trace = replay::generateWorkload(a.positional[0], options);
+    const replay::InstructionStream trace = replay::generateWorkload(a.positional[0], options);
     writeTraceFile(trace, a.out, nullptr);
     std::cerr << "wrote " << trace.instrs.size() << " instructions, " << trace.dmas.size()
               << " DMAs to " << a.out << '\n';
@@ -207,7 +207,7 @@ int cmdGenerate(const ReplayArgs& a) {
 
 int cmdConvert(const ReplayArgs& a) {
     if (a.positional.size() != 2) throw InputError("convert: give IN and OUT");
-    const replay::Trace trace = readReplayFile(a.positional[0]);
+    const replay::InstructionStream trace = readReplayFile(a.positional[0]);
     writeTraceFile(trace, a.positional[1], nullptr);
     return 0;
 }
@@ -236,7 +236,7 @@ bool runReplayCommand(const std::vector<std::string>& args, const std::string& s
 }
 
 QJsonObject replayInfoJson(const Workspace& workspace, const ProfileInfo& profile) {
-    const replay::Trace trace = replay::loadTrace(workspace, profile.id);
+    const replay::InstructionStream trace = replay::loadInstructionStream(workspace, profile.id);
     const replay::Simulation sim = replay::simulate(trace);
     return replay::replayInfo(trace, sim, profile.id);
 }
@@ -311,7 +311,7 @@ std::string workspaceSummary(const std::string& storePath) {
     for (const auto& p : profiles) {
         out << "  [" << p.id << "] " << p.name << " (" << p.kind << ")";
         if (p.kind == "replay") {
-            const replay::Trace trace = replay::loadTrace(*workspace, p.id);
+            const replay::InstructionStream trace = replay::loadInstructionStream(*workspace, p.id);
             const replay::Analysis analysis = replay::analyze(trace);
             const auto& sim = analysis.sim;
             const double stallShare =

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "workspace.h"
+#include "core/workspace.h"
 
 namespace stallscope {
 

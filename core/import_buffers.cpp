@@ -1,4 +1,4 @@
-#include "import_buffers.h"
+#include "core/import_buffers.h"
 
 namespace stallscope {
 

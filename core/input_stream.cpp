@@ -1,4 +1,4 @@
-#include "input_stream.h"
+#include "core/input_stream.h"
 
 #include <sys/stat.h>
 
@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "errors.h"
-#include "import_buffers.h"
+#include "core/errors.h"
+#include "core/import_buffers.h"
 
 namespace stallscope {
 

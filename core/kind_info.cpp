@@ -1,4 +1,4 @@
-#include "kind_info.h"
+#include "core/kind_info.h"
 
 #include <QJsonArray>
 #include <algorithm>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "cpi/cpi.h"
-#include "cpi/estimates.h"
-#include "noise/absorption.h"
+#include "core/cpi/cpi.h"
+#include "core/cpi/estimates.h"
+#include "core/noise/absorption.h"
 
 namespace stallscope {
 

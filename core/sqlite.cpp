@@ -1,4 +1,4 @@
-#include "sqlite.h"
+#include "core/sqlite.h"
 
 #include <sys/resource.h>
 #include <sys/statvfs.h>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace stallscope::sql {
 

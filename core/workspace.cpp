@@ -1,4 +1,4 @@
-#include "workspace.h"
+#include "core/workspace.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -17,9 +17,9 @@
 #include <fstream>
 #include <optional>
 
-#include "cpi/metric_store.h"
-#include "errors.h"
-#include "sqlite.h"
+#include "core/cpi/metric_store.h"
+#include "core/errors.h"
+#include "core/sqlite.h"
 
 namespace stallscope {
 

@@ -1,4 +1,4 @@
-#include "import_service.h"
+#include "importers/import_service.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -6,8 +6,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "errors.h"
-#include "sqlite.h"
+#include "core/errors.h"
+#include "core/sqlite.h"
 
 namespace stallscope {
 

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "input_stream.h"
-#include "progress.h"
-#include "workspace.h"
+#include "core/input_stream.h"
+#include "core/progress.h"
+#include "core/workspace.h"
 
 namespace stallscope {
 

@@ -1,4 +1,4 @@
-#include "registry.h"
+#include "importers/registry.h"
 
 namespace stallscope {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "import_service.h"
+#include "importers/import_service.h"
 
 namespace stallscope {
 

@@ -1,4 +1,4 @@
-#include "kind_compare.h"
+#include "core/compare/kind_compare.h"
 
 #include <QJsonArray>
 #include <algorithm>
@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "percent.h"
+#include "core/compare/percent.h"
 
 namespace stallscope {
 

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "cpi/cpi.h"
-#include "noise/absorption.h"
+#include "core/cpi/cpi.h"
+#include "core/noise/absorption.h"
 
 namespace stallscope {
 

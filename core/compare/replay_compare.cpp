@@ -1,4 +1,4 @@
-#include "replay_compare.h"
+#include "core/compare/replay_compare.h"
 
 #include <QJsonArray>
 #include <algorithm>
@@ -7,14 +7,14 @@
 #include <map>
 #include <unordered_map>
 
-#include "errors.h"
-#include "percent.h"
+#include "core/compare/percent.h"
+#include "core/errors.h"
 
 namespace stallscope::replay {
 
 namespace {
 
-ReplaySide side(const Trace& t, const Analysis& an) {
+ReplaySide side(const InstructionStream& t, const Analysis& an) {
     ReplaySide s;
     s.totalCycles = an.sim.totalCycles;
     s.stallCycles = an.sim.stallCycles;
@@ -28,7 +28,7 @@ ReplaySide side(const Trace& t, const Analysis& an) {
     return s;
 }
 
-std::map<std::string, uint64_t> cyclesPerOp(const Trace& t, const Simulation& sim) {
+std::map<std::string, uint64_t> cyclesPerOp(const InstructionStream& t, const Simulation& sim) {
     std::map<std::string, uint64_t> out;
     for (size_t i = 0; i < t.instrs.size(); ++i) {
         const Instr& in = t.instrs[i];
@@ -38,7 +38,8 @@ std::map<std::string, uint64_t> cyclesPerOp(const Trace& t, const Simulation& si
     return out;
 }
 
-void fill(DmaDelta& d, const Trace& ta, const Analysis& a, const Trace& tb, const Analysis& b) {
+void fill(DmaDelta& d, const InstructionStream& ta, const Analysis& a, const InstructionStream& tb,
+          const Analysis& b) {
     if (d.a != kNone) {
         const DmaTiming& t = a.sim.dmas[d.a];
         d.stallA = static_cast<int64_t>(t.baseStall + t.transferStall);
@@ -63,7 +64,7 @@ double pct(double from, double to) {
 // table, so equal strings get equal ids whatever each trace's string pool looks like.
 class Signatures {
   public:
-    uint32_t of(const Trace& t, const Instr& in) {
+    uint32_t of(const InstructionStream& t, const Instr& in) {
         std::string key = t.opName(in);
         key += '\x1f';
         key += t.strings[in.unit];
@@ -98,7 +99,8 @@ class PrefixMax {
 
 // Marks which of B's instructions kept their place relative to the others (see the header) and
 // fills each matched DMA's issueMoved / issueShift.
-void findMovedIssues(const Trace& ta, const Trace& tb, std::vector<DmaDelta>& dmas) {
+void findMovedIssues(const InstructionStream& ta, const InstructionStream& tb,
+                     std::vector<DmaDelta>& dmas) {
     // DMA instructions pair with their matched DMA's; unmatched DMAs pair with nothing.
     std::vector<uint32_t> pairOfA(ta.dmas.size(), kNone), pairOfB(tb.dmas.size(), kNone);
     for (size_t p = 0; p < dmas.size(); ++p)
@@ -108,7 +110,8 @@ void findMovedIssues(const Trace& ta, const Trace& tb, std::vector<DmaDelta>& dm
         }
     Signatures signatures;
     constexpr uint64_t kUnpaired = ~uint64_t(0);
-    auto keyOf = [&](const Trace& t, const Instr& in, const std::vector<uint32_t>& pairOf) {
+    auto keyOf = [&](const InstructionStream& t, const Instr& in,
+                     const std::vector<uint32_t>& pairOf) {
         if (in.kind == InstrKind::Plain || in.dma == kNone)
             return uint64_t(signatures.of(t, in)) << 1;
         const uint32_t p = pairOf[in.dma];
@@ -193,8 +196,8 @@ double OpDelta::deltaPct() const {
     return pct(static_cast<double>(a), static_cast<double>(b));
 }
 
-ReplayComparison compareReplays(const Trace& ta, const Analysis& a, const Trace& tb,
-                                const Analysis& b) {
+ReplayComparison compareReplays(const InstructionStream& ta, const Analysis& a,
+                                const InstructionStream& tb, const Analysis& b) {
     ReplayComparison c;
     c.a = side(ta, a);
     c.b = side(tb, b);
@@ -218,7 +221,8 @@ ReplayComparison compareReplays(const Trace& ta, const Analysis& a, const Trace&
             unmatchedA.push_back(i);
         }
     }
-    // Remaining DMAs of B by (link, bytes), in issue order (Trace::dmas is in issue order).
+    // Remaining DMAs of B by (link, bytes), in issue order (InstructionStream::dmas is in issue
+    // order).
     std::map<std::pair<uint32_t, uint64_t>, std::vector<size_t>> poolB;
     for (size_t i = tb.dmas.size(); i-- > 0;)
         if (!usedB[i]) poolB[{tb.dmas[i].link, tb.dmas[i].bytes()}].push_back(i);
@@ -265,7 +269,7 @@ ReplayComparison compareReplays(const Trace& ta, const Analysis& a, const Trace&
     return c;
 }
 
-std::optional<uint64_t> hloOpStartCycle(const Trace& t, const Simulation& sim,
+std::optional<uint64_t> hloOpStartCycle(const InstructionStream& t, const Simulation& sim,
                                         std::string_view name) {
     // Runs of consecutive instructions of the op; the longest (in cycles) is its main block.
     std::optional<uint64_t> bestStart;
@@ -290,7 +294,7 @@ std::optional<uint64_t> hloOpStartCycle(const Trace& t, const Simulation& sim,
     return bestStart;
 }
 
-std::vector<std::string> commonHloOps(const Trace& a, const Trace& b) {
+std::vector<std::string> commonHloOps(const InstructionStream& a, const InstructionStream& b) {
     std::vector<bool> usedB(b.hlos.size(), false);
     for (const Instr& in : b.instrs)
         if (in.hlo != kNone) usedB[in.hlo] = true;
@@ -309,8 +313,8 @@ std::vector<std::string> commonHloOps(const Trace& a, const Trace& b) {
     return out;
 }
 
-Alignment alignAtOp(const Trace& a, const Simulation& simA, const Trace& b, const Simulation& simB,
-                    const std::string& op) {
+Alignment alignAtOp(const InstructionStream& a, const Simulation& simA, const InstructionStream& b,
+                    const Simulation& simB, const std::string& op) {
     const auto startA = hloOpStartCycle(a, simA, op);
     const auto startB = hloOpStartCycle(b, simB, op);
     if (!startA || !startB)
@@ -321,8 +325,8 @@ Alignment alignAtOp(const Trace& a, const Simulation& simA, const Trace& b, cons
     return {op, *startA, *startB};
 }
 
-QJsonObject comparisonJson(const ReplayComparison& c, const Trace& ta, const Trace& tb,
-                           const std::optional<Alignment>& alignment) {
+QJsonObject comparisonJson(const ReplayComparison& c, const InstructionStream& ta,
+                           const InstructionStream& tb, const std::optional<Alignment>& alignment) {
     auto sideJson = [](const ReplaySide& s) {
         const double stall = std::max(1.0, double(s.stallCycles));
         return QJsonObject{

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "suggest.h"
-#include "trace.h"
+#include "core/replay/instruction_stream.h"
+#include "core/replay/suggest.h"
 
 namespace stallscope::replay {
 
@@ -27,7 +27,8 @@ const char* dmaMatchName(DmaMatch m);
 
 struct DmaDelta {
     DmaMatch match = DmaMatch::ById;
-    size_t a = kNone, b = kNone;  // Trace::dmas indices (kNone when missing on that side)
+    size_t a = kNone,
+           b = kNone;  // InstructionStream::dmas indices (kNone when missing on that side)
     int64_t stallA = 0, stallB = 0, slackA = 0, slackB = 0;
     int64_t issueInstrA = -1, issueInstrB = -1, issueCycleA = -1, issueCycleB = -1;
     // The ISSUE moved relative to the instructions around it. Indices alone cannot tell: an
@@ -61,8 +62,8 @@ struct ReplayComparison {
 // heaviest order-preserving subset of the pairs (a longest increasing subsequence, O(n log n))
 // is what stayed put, and a DMA whose ISSUE is not in it moved. Ties keep plain instructions
 // rather than ISSUEs, so a hoist reads as "the DMA moved", not "everything it passed moved".
-ReplayComparison compareReplays(const Trace& a, const Analysis& analysisA, const Trace& b,
-                                const Analysis& analysisB);
+ReplayComparison compareReplays(const InstructionStream& a, const Analysis& analysisA,
+                                const InstructionStream& b, const Analysis& analysisB);
 
 // Both runs shifted so that an HLO op starts at the same time.
 struct Alignment {
@@ -74,15 +75,16 @@ struct Alignment {
 // of consecutive instructions, i.e. the op's block on the timeline. A DMA ISSUE hoisted out of
 // the op into an earlier one keeps the op's name but does not move its start. Empty when no
 // instruction belongs to the op.
-std::optional<uint64_t> hloOpStartCycle(const Trace& t, const Simulation& sim,
+std::optional<uint64_t> hloOpStartCycle(const InstructionStream& t, const Simulation& sim,
                                         std::string_view name);
 // HLO op names present in both traces, in A's order of first appearance.
-std::vector<std::string> commonHloOps(const Trace& a, const Trace& b);
+std::vector<std::string> commonHloOps(const InstructionStream& a, const InstructionStream& b);
 // Throws InputError naming what is missing when the op is not in both traces.
-Alignment alignAtOp(const Trace& a, const Simulation& simA, const Trace& b, const Simulation& simB,
-                    const std::string& op);
+Alignment alignAtOp(const InstructionStream& a, const Simulation& simA, const InstructionStream& b,
+                    const Simulation& simB, const std::string& op);
 
-QJsonObject comparisonJson(const ReplayComparison& c, const Trace& a, const Trace& b,
+QJsonObject comparisonJson(const ReplayComparison& c, const InstructionStream& a,
+                           const InstructionStream& b,
                            const std::optional<Alignment>& alignment = std::nullopt);
 
 }  // namespace stallscope::replay

@@ -1,12 +1,12 @@
-#include "trace_compare.h"
+#include "core/compare/trace_compare.h"
 
 #include <QJsonArray>
 #include <algorithm>
 #include <climits>
 #include <cmath>
 
-#include "percent.h"
-#include "trace_store.h"
+#include "core/compare/percent.h"
+#include "core/trace/trace_store.h"
 
 namespace stallscope::trace {
 

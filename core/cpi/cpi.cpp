@@ -1,4 +1,4 @@
-#include "cpi.h"
+#include "core/cpi/cpi.h"
 
 #include <QJsonArray>
 #include <algorithm>
@@ -7,9 +7,9 @@
 #include <set>
 #include <unordered_map>
 
-#include "metric_store.h"
-#include "sqlite.h"
-#include "workspace.h"
+#include "core/cpi/metric_store.h"
+#include "core/sqlite.h"
+#include "core/workspace.h"
 
 namespace stallscope::cpi {
 

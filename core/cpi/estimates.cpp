@@ -1,4 +1,4 @@
-#include "estimates.h"
+#include "core/cpi/estimates.h"
 
 #include <QJsonArray>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "sqlite.h"
-#include "workspace.h"
+#include "core/sqlite.h"
+#include "core/workspace.h"
 
 namespace stallscope::estimates {
 

@@ -1,9 +1,9 @@
-#include "metric_store.h"
+#include "core/cpi/metric_store.h"
 
 #include <cmath>
 #include <vector>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace stallscope::cpi {
 

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "sqlite.h"
-#include "trace/trace_format.h"
+#include "core/sqlite.h"
+#include "core/trace/trace_format.h"
 
 namespace stallscope::cpi {
 

@@ -1,4 +1,4 @@
-#include "absorption.h"
+#include "core/noise/absorption.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -7,9 +7,9 @@
 #include <initializer_list>
 #include <tuple>
 
-#include "errors.h"
-#include "sqlite.h"
-#include "workspace.h"
+#include "core/errors.h"
+#include "core/sqlite.h"
+#include "core/workspace.h"
 
 namespace stallscope::noise {
 

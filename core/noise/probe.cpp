@@ -1,4 +1,4 @@
-#include "probe.h"
+#include "core/noise/probe.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include <random>
 #include <thread>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace stallscope::noise::probe {
 

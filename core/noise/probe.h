@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "noise/probe_emitter.h"
-#include "progress.h"
+#include "core/noise/probe_emitter.h"
+#include "core/progress.h"
 
 namespace stallscope::noise::probe {
 

@@ -1,11 +1,11 @@
-#include "probe_emitter.h"
+#include "core/noise/probe_emitter.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstring>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace stallscope::noise::probe {
 

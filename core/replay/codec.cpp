@@ -1,4 +1,4 @@
-#include "codec.h"
+#include "core/replay/codec.h"
 
 #include <zstd.h>
 
@@ -6,14 +6,14 @@
 #include <cstring>
 #include <sstream>
 
-#include "errors.h"
-#include "input_stream.h"
-#include "progress.h"
+#include "core/errors.h"
+#include "core/input_stream.h"
+#include "core/progress.h"
 #include "replay.pb.h"
 
 #include <google/protobuf/arena.h>
-#include "sqlite.h"
-#include "workspace.h"
+#include "core/sqlite.h"
+#include "core/workspace.h"
 
 namespace stallscope::replay {
 
@@ -29,7 +29,7 @@ void setRegion(replaypb::Region* out, const Region& r, uint32_t spaceBase) {
 }
 
 // Encodes the trace as a sequence of chunks; `emit` receives each serialized chunk.
-void encodeChunks(const Trace& trace, const std::vector<uint32_t>* origIndex,
+void encodeChunks(const InstructionStream& trace, const std::vector<uint32_t>* origIndex,
                   const std::function<void(const std::string&, size_t instrsDone)>& emit) {
     // String table: the trace's strings, then the space names.
     const auto spaceBase = static_cast<uint32_t>(trace.strings.size());
@@ -108,7 +108,7 @@ void encodeChunks(const Trace& trace, const std::vector<uint32_t>* origIndex,
     } while (next < n);
 }
 
-// Feeds decoded chunks into a TraceBuilder, keeping the shared string table.
+// Feeds decoded chunks into a InstructionStreamBuilder, keeping the shared string table.
 class ChunkDecoder {
   public:
     // Throws TraceError; callers add the location.
@@ -124,8 +124,8 @@ class ChunkDecoder {
                 link.src = machine.findSpace(l.src());
                 link.dst = machine.findSpace(l.dst());
                 if (link.src == kNone || link.dst == kNone)
-                    throw TraceError("link " + l.src() + "->" + l.dst() +
-                                     " names an unknown space");
+                    throw InstructionStreamError("link " + l.src() + "->" + l.dst() +
+                                                 " names an unknown space");
                 link.baseLatency = l.base_latency();
                 link.bytesPerCycle = l.bytes_per_cycle();
                 machine.links.push_back(link);
@@ -133,11 +133,12 @@ class ChunkDecoder {
             if (m.has_dcache()) {
                 DcacheGeometry g;
                 g.space = machine.findSpace(m.dcache().space());
-                if (g.space == kNone) throw TraceError("dcache names an unknown space");
+                if (g.space == kNone) throw InstructionStreamError("dcache names an unknown space");
                 g.pageBytes = m.dcache().page_bytes();
                 g.bucketPages = m.dcache().bucket_pages();
                 if (g.pageBytes == 0 || g.bucketPages == 0)
-                    throw TraceError("dcache page_bytes and bucket_pages must be positive");
+                    throw InstructionStreamError(
+                        "dcache page_bytes and bucket_pages must be positive");
                 machine.dcache = g;
             }
             for (const auto& w : m.lightweight()) machine.lightweight.push_back(w);
@@ -172,12 +173,13 @@ class ChunkDecoder {
         }
     }
 
-    TraceBuilder builder;
+    InstructionStreamBuilder builder;
 
   private:
     std::string_view str(uint32_t index) const {
         if (index >= strings_.size())
-            throw TraceError("string index " + std::to_string(index) + " outside the string table");
+            throw InstructionStreamError("string index " + std::to_string(index) +
+                                         " outside the string table");
         return strings_[index];
     }
     InstrRecord::RegionRecord region(const replaypb::Region& r) const {
@@ -217,7 +219,8 @@ void putVarint(std::ostream& out, uint64_t v) {
 
 }  // namespace
 
-void writeBinary(const Trace& trace, std::ostream& out, const std::vector<uint32_t>* origIndex) {
+void writeBinary(const InstructionStream& trace, std::ostream& out,
+                 const std::vector<uint32_t>* origIndex) {
     ZSTD_CCtx* cctx = ZSTD_createCCtx();
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
     std::string compressed(ZSTD_CStreamOutSize(), '\0');
@@ -246,7 +249,7 @@ void writeBinary(const Trace& trace, std::ostream& out, const std::vector<uint32
     if (!out) throw Failure("write failed");
 }
 
-Trace readBinary(InputFile& in, Progress* progress) {
+InstructionStream readBinary(InputFile& in, Progress* progress) {
     uint64_t offset = 0;  // in the decompressed content
     auto readExact = [&](char* out, size_t n) {
         size_t total = 0;
@@ -304,7 +307,7 @@ Trace readBinary(InputFile& in, Progress* progress) {
             throw InputError(atOffset(in.path(), static_cast<long long>(at), "corrupt chunk"));
         try {
             decoder.decode(chunk);
-        } catch (const TraceError& e) {
+        } catch (const InstructionStreamError& e) {
             throw InputError(atOffset(in.path(), static_cast<long long>(at),
                                       std::string("in chunk at instruction ") +
                                           std::to_string(chunk.first_index()) + ": " + e.what()));
@@ -313,12 +316,13 @@ Trace readBinary(InputFile& in, Progress* progress) {
     }
     try {
         return decoder.builder.finish();
-    } catch (const TraceError& e) {
+    } catch (const InstructionStreamError& e) {
         throw InputError(atOffset(in.path(), static_cast<long long>(offset), e.what()));
     }
 }
 
-void storeTrace(Workspace& ws, int64_t profileId, const Trace& trace, Progress* progress) {
+void storeInstructionStream(Workspace& ws, int64_t profileId, const InstructionStream& trace,
+                            Progress* progress) {
     int64_t seq = 0;
     sql::Statement st(ws.db(), "INSERT INTO blobs(profile_id, stream, seq, data) VALUES(?,?,?,?)");
     encodeChunks(trace, nullptr, [&](const std::string& chunk, size_t done) {
@@ -332,7 +336,7 @@ void storeTrace(Workspace& ws, int64_t profileId, const Trace& trace, Progress* 
     });
 }
 
-Trace loadTrace(const Workspace& ws, int64_t profileId) {
+InstructionStream loadInstructionStream(const Workspace& ws, int64_t profileId) {
     sql::Statement st(ws.db(),
                       "SELECT data FROM blobs WHERE profile_id = ? AND stream = ? ORDER BY seq");
     st.bind(1, profileId).bind(2, std::string_view(kBlobStream));
@@ -349,7 +353,7 @@ Trace loadTrace(const Workspace& ws, int64_t profileId) {
     return decoder.builder.finish();
 }
 
-int64_t storedTraceBytes(const Workspace& ws, int64_t profileId) {
+int64_t storedInstructionStreamBytes(const Workspace& ws, int64_t profileId) {
     sql::Statement st(ws.db(),
                       "SELECT coalesce(sum(length(data)), 0) FROM blobs WHERE profile_id = ? AND "
                       "stream = ?");

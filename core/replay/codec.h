@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "trace.h"
+#include "core/replay/instruction_stream.h"
 
 namespace stallscope {
 class InputFile;
@@ -21,15 +21,16 @@ inline constexpr char kBinaryMagic[] = "SSREPLAY";
 inline constexpr size_t kBinaryMagicSize = 8;
 
 // Writes the binary form. origIndex (optional, same size as instrs) is stored as orig_i.
-void writeBinary(const Trace& trace, std::ostream& out,
+void writeBinary(const InstructionStream& trace, std::ostream& out,
                  const std::vector<uint32_t>* origIndex = nullptr);
 // Reads the binary form from a (decompressed) input; errors name the file and byte offset.
-Trace readBinary(InputFile& in, Progress* progress = nullptr);
+InstructionStream readBinary(InputFile& in, Progress* progress = nullptr);
 
 // Storage in the workspace: chunks of instructions, each zstd-compressed on its own.
-void storeTrace(Workspace& ws, int64_t profileId, const Trace& trace, Progress* progress = nullptr);
-Trace loadTrace(const Workspace& ws, int64_t profileId);
+void storeInstructionStream(Workspace& ws, int64_t profileId, const InstructionStream& trace,
+                            Progress* progress = nullptr);
+InstructionStream loadInstructionStream(const Workspace& ws, int64_t profileId);
 // Bytes the stored trace takes in the workspace's blobs.
-int64_t storedTraceBytes(const Workspace& ws, int64_t profileId);
+int64_t storedInstructionStreamBytes(const Workspace& ws, int64_t profileId);
 
 }  // namespace stallscope::replay

@@ -1,4 +1,4 @@
-#include "dcache.h"
+#include "core/replay/dcache.h"
 
 #include <algorithm>
 #include <queue>
@@ -115,7 +115,7 @@ double lowerWeightedMedian(const std::vector<uint64_t>& weightByValue, uint32_t 
 
 }  // namespace
 
-DcacheAnalysis analyzeDcache(const Trace& trace, const Simulation& sim,
+DcacheAnalysis analyzeDcache(const InstructionStream& trace, const Simulation& sim,
                              const DcacheOptions& options) {
     DcacheAnalysis out;
     out.totalCycles = sim.totalCycles;

@@ -4,8 +4,8 @@
 #include <optional>
 #include <vector>
 
-#include "simulate.h"
-#include "trace.h"
+#include "core/replay/instruction_stream.h"
+#include "core/replay/simulate.h"
 
 namespace stallscope::replay {
 
@@ -66,7 +66,7 @@ struct DcacheAnalysis {
     std::vector<uint8_t> occupiedPages(uint64_t from, uint64_t to) const;
 };
 
-DcacheAnalysis analyzeDcache(const Trace& trace, const Simulation& sim,
+DcacheAnalysis analyzeDcache(const InstructionStream& trace, const Simulation& sim,
                              const DcacheOptions& options = {});
 
 }  // namespace stallscope::replay

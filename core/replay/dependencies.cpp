@@ -1,4 +1,4 @@
-#include "dependencies.h"
+#include "core/replay/dependencies.h"
 
 #include <algorithm>
 
@@ -63,7 +63,7 @@ bool isLoad(const Instr& in) {
 // later DMA can be walked backwards without re-sweeping.
 class Tracker {
   public:
-    Tracker(const Trace& trace, const Simulation& sim, const DependencyOptions& options)
+    Tracker(const InstructionStream& trace, const Simulation& sim, const DependencyOptions& options)
         : trace_(trace), sim_(sim), options_(options) {
         const size_t regs = trace.strings.size();
         lastRegWriter_.assign(regs, kNone);
@@ -264,7 +264,7 @@ class Tracker {
         return kNone;
     }
 
-    const Trace& trace_;
+    const InstructionStream& trace_;
     const Simulation& sim_;
     DependencyOptions options_;
     std::pmr::unsynchronized_pool_resource pool_;
@@ -278,7 +278,7 @@ class Tracker {
 
 }  // namespace
 
-DependencyAnalysis analyzeDependencies(const Trace& trace, const Simulation& sim,
+DependencyAnalysis analyzeDependencies(const InstructionStream& trace, const Simulation& sim,
                                        const DependencyOptions& options) {
     DependencyAnalysis out;
     out.dmas.resize(trace.dmas.size());
@@ -296,8 +296,8 @@ DependencyAnalysis analyzeDependencies(const Trace& trace, const Simulation& sim
     return out;
 }
 
-std::vector<uint32_t> waitsToMove(const Trace& trace, const DependencyAnalysis& deps, size_t dma,
-                                  uint32_t target) {
+std::vector<uint32_t> waitsToMove(const InstructionStream& trace, const DependencyAnalysis& deps,
+                                  size_t dma, uint32_t target) {
     std::vector<uint32_t> out;
     const uint32_t issue = trace.dmas[dma].issueInstr;
     for (uint32_t d : deps.dataDmas(dma)) {
@@ -308,8 +308,9 @@ std::vector<uint32_t> waitsToMove(const Trace& trace, const DependencyAnalysis& 
     return out;
 }
 
-std::vector<DependencyEdge> dmaDependencyEdges(const Trace& trace, const Simulation& sim,
-                                               size_t dma, const DependencyOptions& options) {
+std::vector<DependencyEdge> dmaDependencyEdges(const InstructionStream& trace,
+                                               const Simulation& sim, size_t dma,
+                                               const DependencyOptions& options) {
     std::vector<DependencyEdge> edges;
     const uint32_t issue = trace.dmas.at(dma).issueInstr;
     Tracker tracker(trace, sim, options);

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "simulate.h"
-#include "trace.h"
+#include "core/replay/instruction_stream.h"
+#include "core/replay/simulate.h"
 
 namespace stallscope::replay {
 
@@ -86,7 +86,7 @@ struct DependencyOptions {
 };
 
 struct DependencyAnalysis {
-    std::vector<DmaDependencies> dmas;  // per Trace::dmas index
+    std::vector<DmaDependencies> dmas;  // per InstructionStream::dmas index
     std::vector<uint32_t> chainPool;    // chain instruction indices, ascending per DMA
     std::vector<uint32_t> dataDmaPool;  // DMAs whose data the chain or the source reads
     std::span<const uint32_t> chain(size_t dma) const {
@@ -97,13 +97,13 @@ struct DependencyAnalysis {
     }
 };
 
-DependencyAnalysis analyzeDependencies(const Trace& trace, const Simulation& sim,
+DependencyAnalysis analyzeDependencies(const InstructionStream& trace, const Simulation& sim,
                                        const DependencyOptions& options = {});
 
 // The WAITs that must move with a hoist of `dma` to before instruction `target`: WAITs of DMAs
 // whose data the chain or the source reads that lie between target and the ISSUE.
-std::vector<uint32_t> waitsToMove(const Trace& trace, const DependencyAnalysis& deps, size_t dma,
-                                  uint32_t target);
+std::vector<uint32_t> waitsToMove(const InstructionStream& trace, const DependencyAnalysis& deps,
+                                  size_t dma, uint32_t target);
 
 // Dependency edges of one DMA, for drawing arrows: conservative edges are the direct producers of
 // the ISSUE's inputs; relaxed edges are the chain links and the constraints of the backtail.
@@ -113,7 +113,8 @@ struct DependencyEdge {
     ConstraintKind kind = ConstraintKind::None;  // None for chain links
     bool relaxed = false;
 };
-std::vector<DependencyEdge> dmaDependencyEdges(const Trace& trace, const Simulation& sim,
-                                               size_t dma, const DependencyOptions& options = {});
+std::vector<DependencyEdge> dmaDependencyEdges(const InstructionStream& trace,
+                                               const Simulation& sim, size_t dma,
+                                               const DependencyOptions& options = {});
 
 }  // namespace stallscope::replay

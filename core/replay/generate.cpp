@@ -1,9 +1,9 @@
-#include "generate.h"
+#include "core/replay/generate.h"
 
 #include <algorithm>
 #include <initializer_list>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace stallscope::replay {
 
@@ -17,7 +17,7 @@ struct Mem {
     uint64_t address, bytes;
 };
 
-// Emits instruction records through TraceBuilder (which validates and interns them).
+// Emits instruction records through InstructionStreamBuilder (which validates and interns them).
 class Emitter {
   public:
     explicit Emitter(Machine machine) {
@@ -62,7 +62,7 @@ class Emitter {
         builder_.addInstr(rec_);
     }
     uint64_t count() const { return builder_.instrCount(); }
-    Trace finish() { return builder_.finish(); }
+    InstructionStream finish() { return builder_.finish(); }
 
   private:
     static InstrRecord::RegionRecord region(const Mem& m) {
@@ -75,7 +75,7 @@ class Emitter {
         rec_.unit = unit;
         if (hlo_ >= 0) rec_.hlo = hlo_;
     }
-    TraceBuilder builder_;
+    InstructionStreamBuilder builder_;
     InstrRecord rec_;
     std::vector<std::string> scalar_, vector_;
     int64_t nextHlo_ = 1;
@@ -89,7 +89,7 @@ constexpr const char* kRemote = "remote_hbm";
 // All-gather: per invocation a setup phase of 3 groups (one DMA fetching a node table, then two
 // DMAs whose source addresses come from that table via sld + add), all serial, then a data phase
 // sending local data to 6 peers whose addresses come from the setup data.
-Trace allGather(const GenerateOptions& options, bool pinned) {
+InstructionStream allGather(const GenerateOptions& options, bool pinned) {
     Emitter e(referenceMachine(true));
     SplitMix64 rng(options.seed);
     const uint64_t tableBase = 1 * MiB, routeBase = 2 * MiB, localBase = 64 * MiB;
@@ -150,7 +150,7 @@ Trace allGather(const GenerateOptions& options, bool pinned) {
 
 // A matmul chain: each weight tile is DMA'd right before the matmuls using it, into one of four
 // buffers, so every tile waits the full DMA latency although the buffer was free long before.
-Trace matmulStarved(const GenerateOptions& options) {
+InstructionStream matmulStarved(const GenerateOptions& options) {
     Emitter e(referenceMachine(false));
     SplitMix64 rng(options.seed);
     const int64_t hlo = e.hlo("fusion.matmul-chain", "convolution");
@@ -180,7 +180,7 @@ Trace matmulStarved(const GenerateOptions& options) {
 
 // Allocations of varied sizes and lifetimes placed at random in fitting holes: the free space
 // ends up scattered, so the largest contiguous free region stays well below the total free.
-Trace fragmentation(const GenerateOptions& options) {
+InstructionStream fragmentation(const GenerateOptions& options) {
     Emitter e(referenceMachine(false));
     SplitMix64 rng(options.seed);
     const int64_t hlo = e.hlo("fusion.allocator-churn", "fusion");
@@ -250,7 +250,7 @@ Trace fragmentation(const GenerateOptions& options) {
 
 // A large, realistic mix: address arithmetic, prefetch DMAs into a ring of buffers waited a few
 // blocks later, vector and matrix work on the arrived data, stores and write-backs.
-Trace scale(const GenerateOptions& options) {
+InstructionStream scale(const GenerateOptions& options) {
     Emitter e(referenceMachine(false));
     SplitMix64 rng(options.seed);
     const int64_t hlos[] = {e.hlo("fusion.0", "fusion"), e.hlo("convolution.1", "convolution"),
@@ -341,7 +341,7 @@ Machine referenceMachine(bool withRemote) {
     return m;
 }
 
-Trace generateWorkload(std::string_view scenario, const GenerateOptions& options) {
+InstructionStream generateWorkload(std::string_view scenario, const GenerateOptions& options) {
     if (scenario == "allgather") return allGather(options, false);
     if (scenario == "allgather-pinned") return allGather(options, true);
     if (scenario == "matmul-starved") return matmulStarved(options);

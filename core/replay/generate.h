@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "trace.h"
+#include "core/replay/instruction_stream.h"
 
 namespace stallscope::replay {
 
@@ -27,7 +27,7 @@ const std::vector<std::string>& workloadNames();
 Machine referenceMachine(bool withRemote);
 
 // Throws InputError for an unknown scenario.
-Trace generateWorkload(std::string_view scenario, const GenerateOptions& options = {});
+InstructionStream generateWorkload(std::string_view scenario, const GenerateOptions& options = {});
 
 // SplitMix64: tiny, fast and identical everywhere.
 class SplitMix64 {

@@ -1,4 +1,4 @@
-#include "jsonl_writer.h"
+#include "core/replay/jsonl_writer.h"
 
 #include <charconv>
 #include <string>
@@ -53,7 +53,7 @@ void appendKey(std::string& out, std::string_view key) {
     out += ':';
 }
 
-void appendRegion(std::string& out, const Trace& trace, const Region& r) {
+void appendRegion(std::string& out, const InstructionStream& trace, const Region& r) {
     out += '[';
     appendString(out, trace.machine.spaces[r.space].name);
     out += ',';
@@ -63,7 +63,7 @@ void appendRegion(std::string& out, const Trace& trace, const Region& r) {
     out += ']';
 }
 
-void appendMachine(std::string& out, const Trace& trace) {
+void appendMachine(std::string& out, const InstructionStream& trace) {
     const Machine& m = trace.machine;
     out += "{\"record\":\"machine\"";
     appendKey(out, "name");
@@ -118,7 +118,8 @@ void appendMachine(std::string& out, const Trace& trace) {
 
 }  // namespace
 
-void writeJsonl(const Trace& trace, std::ostream& out, const std::vector<uint32_t>* origIndex) {
+void writeJsonl(const InstructionStream& trace, std::ostream& out,
+                const std::vector<uint32_t>* origIndex) {
     std::string buf;
     buf.reserve(1 << 20);
     auto flushIfLarge = [&] {

@@ -4,7 +4,7 @@
 #include <ostream>
 #include <vector>
 
-#include "trace.h"
+#include "core/replay/instruction_stream.h"
 
 namespace stallscope::replay {
 
@@ -12,7 +12,7 @@ namespace stallscope::replay {
 // instr record per instruction. Defaults are omitted (cost 1, busy = cost, no registers...).
 // `origIndex` (optional, one entry per instruction) is written as `orig_i`; measured `cycle` and
 // `stall` are written where the trace has them. Re-importing gives the identical trace.
-void writeJsonl(const Trace& trace, std::ostream& out,
+void writeJsonl(const InstructionStream& trace, std::ostream& out,
                 const std::vector<uint32_t>* origIndex = nullptr);
 
 }  // namespace stallscope::replay

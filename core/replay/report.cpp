@@ -1,4 +1,4 @@
-#include "report.h"
+#include "core/replay/report.h"
 
 #include <QJsonArray>
 #include <QString>
@@ -32,7 +32,7 @@ QJsonArray doubles(const std::vector<double>& values) {
 
 }  // namespace
 
-QJsonObject dmaReport(const Trace& trace, const Analysis& analysis) {
+QJsonObject dmaReport(const InstructionStream& trace, const Analysis& analysis) {
     const Simulation& sim = analysis.sim;
     QJsonObject root;
     root["total_cycles"] = static_cast<qint64>(sim.totalCycles);
@@ -94,7 +94,7 @@ QJsonObject dmaReport(const Trace& trace, const Analysis& analysis) {
     return root;
 }
 
-QJsonObject suggestReport(const Trace& trace, const Analysis& analysis) {
+QJsonObject suggestReport(const InstructionStream& trace, const Analysis& analysis) {
     (void)trace;
     QJsonArray list;
     for (const Suggestion& s : analysis.suggestions) {
@@ -172,7 +172,7 @@ QJsonObject dcacheReport(const DcacheAnalysis& dcache) {
     return root;
 }
 
-QJsonObject utilizationReport(const Trace& trace, const UnitUtilization& utilization) {
+QJsonObject utilizationReport(const InstructionStream& trace, const UnitUtilization& utilization) {
     QJsonObject root;
     root["bins"] = static_cast<qint64>(utilization.bins);
     root["bin_cycles"] = static_cast<qint64>(utilization.binCycles);
@@ -190,7 +190,8 @@ QJsonObject utilizationReport(const Trace& trace, const UnitUtilization& utiliza
     return root;
 }
 
-QJsonObject replayInfo(const Trace& trace, const Simulation& sim, int64_t profileId, int topOps) {
+QJsonObject replayInfo(const InstructionStream& trace, const Simulation& sim, int64_t profileId,
+                       int topOps) {
     std::vector<uint8_t> unitSeen(trace.strings.size(), 0);
     size_t units = 0;
     for (const Instr& in : trace.instrs)
@@ -262,7 +263,7 @@ QJsonObject replayInfo(const Trace& trace, const Simulation& sim, int64_t profil
     return root;
 }
 
-QJsonObject dependencyReport(const Trace& trace, const Analysis& analysis, size_t dma) {
+QJsonObject dependencyReport(const InstructionStream& trace, const Analysis& analysis, size_t dma) {
     QJsonArray edges;
     for (const DependencyEdge& e : dmaDependencyEdges(trace, analysis.sim, dma)) {
         QJsonObject o;

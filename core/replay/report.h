@@ -4,9 +4,9 @@
 
 #include <cstdint>
 
-#include "suggest.h"
-#include "trace.h"
-#include "whatif.h"
+#include "core/replay/instruction_stream.h"
+#include "core/replay/suggest.h"
+#include "core/replay/whatif.h"
 
 namespace stallscope::replay {
 
@@ -14,20 +14,20 @@ namespace stallscope::replay {
 
 // `dma`: totals, per-DMA lifetime, stall split and backtail; `divergence` when the trace carries
 // measured values.
-QJsonObject dmaReport(const Trace& trace, const Analysis& analysis);
+QJsonObject dmaReport(const InstructionStream& trace, const Analysis& analysis);
 // `suggest`: {"suggestions":[{"kind","dmas","to_instr","saving_cycles","evidence","text"}]}.
-QJsonObject suggestReport(const Trace& trace, const Analysis& analysis);
+QJsonObject suggestReport(const InstructionStream& trace, const Analysis& analysis);
 // `whatif`: before/after totals and the applied edits.
 QJsonObject whatifReport(const WhatifResult& result);
 // `dcache`: occupancy summary plus the per-bin series and the bucket heatmap.
 QJsonObject dcacheReport(const DcacheAnalysis& dcache);
 // Per-unit busy fraction per time bin.
-QJsonObject utilizationReport(const Trace& trace, const UnitUtilization& utilization);
+QJsonObject utilizationReport(const InstructionStream& trace, const UnitUtilization& utilization);
 // `info` for a replay profile: tracks (units, DMA links, the HLO band), slices (instructions and
 // DMAs), counters, time range in cycles and the ops with most cycles.
-QJsonObject replayInfo(const Trace& trace, const Simulation& sim, int64_t profileId,
+QJsonObject replayInfo(const InstructionStream& trace, const Simulation& sim, int64_t profileId,
                        int topOps = 10);
 // Dependency edges of one DMA, for drawing.
-QJsonObject dependencyReport(const Trace& trace, const Analysis& analysis, size_t dma);
+QJsonObject dependencyReport(const InstructionStream& trace, const Analysis& analysis, size_t dma);
 
 }  // namespace stallscope::replay

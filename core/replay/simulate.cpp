@@ -1,4 +1,4 @@
-#include "simulate.h"
+#include "core/replay/simulate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,10 +23,10 @@ namespace {
 // Per-link constants looked up once instead of per DMA.
 struct LinkModel {
     uint64_t baseLatency = 0;
-    std::vector<uint64_t> transfer;  // per Trace::dmas index
+    std::vector<uint64_t> transfer;  // per InstructionStream::dmas index
 };
 
-std::vector<uint64_t> dmaTransferCycles(const Trace& trace) {
+std::vector<uint64_t> dmaTransferCycles(const InstructionStream& trace) {
     std::vector<uint64_t> out(trace.dmas.size());
     for (size_t d = 0; d < trace.dmas.size(); ++d) {
         const Dma& dma = trace.dmas[d];
@@ -37,7 +37,7 @@ std::vector<uint64_t> dmaTransferCycles(const Trace& trace) {
 
 }  // namespace
 
-Simulation simulate(const Trace& trace) {
+Simulation simulate(const InstructionStream& trace) {
     Simulation sim;
     const size_t n = trace.instrs.size();
     sim.cycle.resize(n);
@@ -110,7 +110,8 @@ Simulation simulate(const Trace& trace) {
     return sim;
 }
 
-IncrementalSimulator::IncrementalSimulator(const Trace& trace, const Simulation& baseline)
+IncrementalSimulator::IncrementalSimulator(const InstructionStream& trace,
+                                           const Simulation& baseline)
     : trace_(trace),
       base_(baseline),
       complete_(trace.dmas.size(), 0),
@@ -229,13 +230,14 @@ ResimResult IncrementalSimulator::run(uint32_t windowBegin, uint32_t windowEnd,
     return result;
 }
 
-size_t UnitUtilization::unitIndex(const Trace& trace, std::string_view name) const {
+size_t UnitUtilization::unitIndex(const InstructionStream& trace, std::string_view name) const {
     for (size_t u = 0; u < units.size(); ++u)
         if (trace.strings[units[u]] == name) return u;
     return kNone;
 }
 
-UnitUtilization unitUtilization(const Trace& trace, const Simulation& sim, uint32_t bins) {
+UnitUtilization unitUtilization(const InstructionStream& trace, const Simulation& sim,
+                                uint32_t bins) {
     UnitUtilization out;
     out.bins = std::max<uint32_t>(bins, 1);
     const uint64_t total = sim.totalCycles;

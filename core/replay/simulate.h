@@ -4,7 +4,7 @@
 #include <span>
 #include <vector>
 
-#include "trace.h"
+#include "core/replay/instruction_stream.h"
 
 namespace stallscope::replay {
 
@@ -35,7 +35,7 @@ struct Divergence {
 struct Simulation {
     std::vector<uint64_t> cycle;  // issue cycle per instruction
     std::vector<uint64_t> stall;  // stall cycles per instruction (non-zero only at WAITs)
-    std::vector<DmaTiming> dmas;  // per Trace::dmas index
+    std::vector<DmaTiming> dmas;  // per InstructionStream::dmas index
     uint64_t totalCycles = 0;     // cycle of the last instruction + its cost + its stall
     uint64_t stallCycles = 0;
     uint64_t baseStallCycles = 0;
@@ -48,7 +48,7 @@ struct Simulation {
 // Cycles a link needs to move `bytes`: ceil(bytes / bandwidth).
 uint64_t transferCycles(const Link& link, uint64_t bytes);
 
-Simulation simulate(const Trace& trace);
+Simulation simulate(const InstructionStream& trace);
 
 // A re-simulation of an edited instruction order, computed incrementally from a baseline: the
 // edited order equals the original outside [windowBegin, windowEnd] (original indices) except
@@ -62,7 +62,7 @@ struct ResimResult {
 
 class IncrementalSimulator {
   public:
-    IncrementalSimulator(const Trace& trace, const Simulation& baseline);
+    IncrementalSimulator(const InstructionStream& trace, const Simulation& baseline);
     // `windowOrder`: the edited order of the original instructions in [windowBegin, windowEnd]
     // (a permutation of that range minus removed instructions; moved instructions come from inside
     // the window). `removedAfterWindow`: original indices after windowEnd that are dropped.
@@ -70,7 +70,7 @@ class IncrementalSimulator {
                     std::span<const uint32_t> removedAfterWindow = {});
 
   private:
-    const Trace& trace_;
+    const InstructionStream& trace_;
     const Simulation& base_;
     std::vector<uint64_t> complete_;  // per DMA, valid where stamp_ == epoch_
     std::vector<uint32_t> stamp_;
@@ -84,15 +84,17 @@ class IncrementalSimulator {
 // Fraction of cycles each unit is busy in each of `bins` equal time bins over [0, totalCycles).
 // A unit is busy from an instruction's issue cycle for its `busy` cycles (overlaps merged).
 struct UnitUtilization {
-    std::vector<uint32_t> units;  // Trace::strings indices of unit names
+    std::vector<uint32_t> units;  // InstructionStream::strings indices of unit names
     uint32_t bins = 0;
     uint64_t binCycles = 0;            // cycles per bin (the last bin may be shorter)
     std::vector<double> busyFraction;  // units.size() x bins, row-major
     std::vector<double> overall;       // per unit, over the whole trace
     double at(size_t unit, size_t bin) const { return busyFraction[unit * bins + bin]; }
-    size_t unitIndex(const Trace& trace, std::string_view name) const;  // kNone when absent
+    size_t unitIndex(const InstructionStream& trace,
+                     std::string_view name) const;  // kNone when absent
 };
 
-UnitUtilization unitUtilization(const Trace& trace, const Simulation& sim, uint32_t bins);
+UnitUtilization unitUtilization(const InstructionStream& trace, const Simulation& sim,
+                                uint32_t bins);
 
 }  // namespace stallscope::replay

@@ -1,4 +1,4 @@
-#include "suggest.h"
+#include "core/replay/suggest.h"
 
 #include <algorithm>
 #include <map>
@@ -6,13 +6,13 @@
 #include <optional>
 #include <tuple>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace stallscope::replay {
 
 namespace {
 
-std::string regionText(const Trace& trace, const Region& r) {
+std::string regionText(const InstructionStream& trace, const Region& r) {
     return "[" + trace.machine.spaces[r.space].name + ", " + std::to_string(r.address) + ", " +
            std::to_string(r.bytes) + "]";
 }
@@ -30,7 +30,7 @@ uint32_t firstAtCycle(const Simulation& sim, uint32_t from, uint32_t limit, uint
 
 class Suggester {
   public:
-    Suggester(const Trace& trace, const Simulation& sim, const DependencyAnalysis& deps,
+    Suggester(const InstructionStream& trace, const Simulation& sim, const DependencyAnalysis& deps,
               DcacheAnalysis& dcache, const SuggestOptions& options)
         : trace_(trace),
           sim_(sim),
@@ -295,7 +295,7 @@ class Suggester {
                 "; re-simulated saving " + std::to_string(out_.back().savingCycles) + " cycles";
     }
 
-    const Trace& trace_;
+    const InstructionStream& trace_;
     const Simulation& sim_;
     const DependencyAnalysis& deps_;
     DcacheAnalysis& dcache_;
@@ -307,13 +307,13 @@ class Suggester {
 
 }  // namespace
 
-std::vector<Suggestion> suggest(const Trace& trace, const Simulation& sim,
+std::vector<Suggestion> suggest(const InstructionStream& trace, const Simulation& sim,
                                 const DependencyAnalysis& deps, DcacheAnalysis& dcache,
                                 const SuggestOptions& options) {
     return Suggester(trace, sim, deps, dcache, options).run();
 }
 
-Analysis analyze(const Trace& trace, const AnalysisOptions& options) {
+Analysis analyze(const InstructionStream& trace, const AnalysisOptions& options) {
     Analysis a;
     a.sim = simulate(trace);
     a.deps = analyzeDependencies(trace, a.sim, options.dependencies);
@@ -324,7 +324,7 @@ Analysis analyze(const Trace& trace, const AnalysisOptions& options) {
     return a;
 }
 
-WhatifResult applyAllSuggestions(const Trace& trace, const AnalysisOptions& options,
+WhatifResult applyAllSuggestions(const InstructionStream& trace, const AnalysisOptions& options,
                                  uint32_t maxRounds) {
     WhatifResult result;
     EditedTrace current{trace, {}};

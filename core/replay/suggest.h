@@ -5,11 +5,11 @@
 #include <utility>
 #include <vector>
 
-#include "dcache.h"
-#include "dependencies.h"
-#include "simulate.h"
-#include "trace.h"
-#include "whatif.h"
+#include "core/replay/dcache.h"
+#include "core/replay/dependencies.h"
+#include "core/replay/instruction_stream.h"
+#include "core/replay/simulate.h"
+#include "core/replay/whatif.h"
 
 namespace stallscope::replay {
 
@@ -51,17 +51,17 @@ struct Analysis {
     std::vector<Suggestion> suggestions;  // by saving, largest first
 };
 
-std::vector<Suggestion> suggest(const Trace& trace, const Simulation& sim,
+std::vector<Suggestion> suggest(const InstructionStream& trace, const Simulation& sim,
                                 const DependencyAnalysis& deps, DcacheAnalysis& dcache,
                                 const SuggestOptions& options = {});
 
 // Simulation, dependencies, data-cache occupancy, utilization and suggestions in one call.
-Analysis analyze(const Trace& trace, const AnalysisOptions& options = {});
+Analysis analyze(const InstructionStream& trace, const AnalysisOptions& options = {});
 
 // Applies suggestions round by round: each round analyses the current trace, applies its
 // suggestions whose edited windows do not overlap (best saving first), and repeats until no
 // suggestion saves cycles or `maxRounds` is reached.
-WhatifResult applyAllSuggestions(const Trace& trace, const AnalysisOptions& options = {},
-                                 uint32_t maxRounds = 6);
+WhatifResult applyAllSuggestions(const InstructionStream& trace,
+                                 const AnalysisOptions& options = {}, uint32_t maxRounds = 6);
 
 }  // namespace stallscope::replay

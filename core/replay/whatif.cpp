@@ -1,4 +1,4 @@
-#include "whatif.h"
+#include "core/replay/whatif.h"
 
 #include <algorithm>
 #include <map>
@@ -7,18 +7,18 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace stallscope::replay {
 
 namespace {
 
-std::string regionText(const Trace& trace, const Region& r) {
+std::string regionText(const InstructionStream& trace, const Region& r) {
     return "[" + trace.machine.spaces[r.space].name + ", " + std::to_string(r.address) + ", " +
            std::to_string(r.bytes) + "]";
 }
 
-std::string dmaText(const Trace& trace, size_t dma) {
+std::string dmaText(const InstructionStream& trace, size_t dma) {
     return "DMA " + std::to_string(trace.dmas[dma].id);
 }
 
@@ -29,7 +29,7 @@ bool contains(const Region& outer, const Region& inner) {
 
 // Finds where the DMA's data is read until it is overwritten, and a free region for it.
 Relocation planRelocation(const TraceState& state, size_t dma, uint32_t before) {
-    const Trace& trace = state.trace;
+    const InstructionStream& trace = state.trace;
     const Dma& d = trace.dmas[dma];
     const std::string what = dmaText(trace, dma) + ": destination " + regionText(trace, d.dst);
     if (!state.dcache.present || d.dst.space != state.dcache.space)
@@ -105,7 +105,7 @@ Relocation planRelocation(const TraceState& state, size_t dma, uint32_t before) 
     return reloc;
 }
 
-std::string constraintText(const Trace& trace, ConstraintKind kind, uint32_t instr) {
+std::string constraintText(const InstructionStream& trace, ConstraintKind kind, uint32_t instr) {
     std::string s = std::string(constraintName(kind)) + " at instruction " + std::to_string(instr);
     if (instr != kNone && instr < trace.instrs.size())
         s += " (" + trace.opName(trace.instrs[instr]) + ")";
@@ -180,7 +180,7 @@ void EditPlan::merge(const EditPlan& other) {
 }
 
 EditPlan planHoist(const TraceState& state, size_t dma, uint32_t before, bool allowRelocation) {
-    const Trace& trace = state.trace;
+    const InstructionStream& trace = state.trace;
     if (dma >= trace.dmas.size()) throw InputError("no such DMA");
     const Dma& d = trace.dmas[dma];
     const DmaDependencies& dep = state.deps.dmas[dma];
@@ -239,7 +239,7 @@ EditPlan planRemoveDma(const TraceState& state, size_t dma) {
     return plan;
 }
 
-EditedTrace applyPlan(const Trace& trace, const EditPlan& plan) {
+EditedTrace applyPlan(const InstructionStream& trace, const EditPlan& plan) {
     const uint32_t n = static_cast<uint32_t>(trace.instrs.size());
     EditedTrace out;
     std::vector<uint32_t>& order = out.origIndex;
@@ -269,7 +269,7 @@ EditedTrace applyPlan(const Trace& trace, const EditPlan& plan) {
         return r;
     };
 
-    Trace& t = out.trace;
+    InstructionStream& t = out.trace;
     t.machine = trace.machine;
     t.strings = trace.strings;
     t.hlos = trace.hlos;
@@ -324,7 +324,7 @@ ResimResult resimulatePlan(IncrementalSimulator& simulator, const EditPlan& plan
     return simulator.run(plan.windowBegin(), plan.windowEnd(), order);
 }
 
-WhatifResult applyHoists(const Trace& trace, const std::vector<HoistEdit>& edits,
+WhatifResult applyHoists(const InstructionStream& trace, const std::vector<HoistEdit>& edits,
                          bool allowRelocation) {
     WhatifResult result;
     const Simulation first = simulate(trace);
@@ -382,7 +382,7 @@ struct ReadFacts {
     std::vector<uint32_t> finalRegWriter;
 };
 
-ReadFacts collectFacts(const Trace& trace, const std::vector<uint32_t>& toOrig,
+ReadFacts collectFacts(const InstructionStream& trace, const std::vector<uint32_t>& toOrig,
                        std::vector<uint32_t>& representative, bool defineRepresentatives,
                        size_t origCount) {
     ReadFacts facts;
@@ -442,7 +442,7 @@ ReadFacts collectFacts(const Trace& trace, const std::vector<uint32_t>& toOrig,
 
 }  // namespace
 
-std::string verifyDependencies(const Trace& original, const Trace& edited,
+std::string verifyDependencies(const InstructionStream& original, const InstructionStream& edited,
                                const std::vector<uint32_t>& origIndex) {
     const size_t n = original.instrs.size();
     if (origIndex.size() != edited.instrs.size())

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "dcache.h"
-#include "dependencies.h"
-#include "simulate.h"
-#include "trace.h"
+#include "core/replay/dcache.h"
+#include "core/replay/dependencies.h"
+#include "core/replay/instruction_stream.h"
+#include "core/replay/simulate.h"
 
 namespace stallscope::replay {
 
@@ -20,7 +20,7 @@ struct Move {
 };
 
 // The DMA writes `newAddress` instead of its destination; `readers` are the memory-read slots
-// (Trace::memRefs indices) of the reads of its data, shifted along.
+// (InstructionStream::memRefs indices) of the reads of its data, shifted along.
 struct Relocation {
     uint32_t dma = 0;
     uint64_t newAddress = 0;
@@ -44,7 +44,7 @@ struct EditPlan {
 
 // The analyses a plan is checked against: all of one trace.
 struct TraceState {
-    const Trace& trace;
+    const InstructionStream& trace;
     const Simulation& sim;
     const DependencyAnalysis& deps;
     const DcacheAnalysis& dcache;
@@ -61,12 +61,12 @@ EditPlan planGroup(const TraceState& state, const std::vector<size_t>& dmas, uin
 EditPlan planRemoveDma(const TraceState& state, size_t dma);
 
 struct EditedTrace {
-    Trace trace;
+    InstructionStream trace;
     std::vector<uint32_t> origIndex;  // per edited instruction: its index in the input trace
 };
 
 // Materializes a plan. Measured values are dropped (they describe the unedited run).
-EditedTrace applyPlan(const Trace& trace, const EditPlan& plan);
+EditedTrace applyPlan(const InstructionStream& trace, const EditPlan& plan);
 
 // Re-simulated totals of a plan without materializing it.
 ResimResult resimulatePlan(IncrementalSimulator& simulator, const EditPlan& plan);
@@ -95,14 +95,14 @@ struct WhatifResult {
 
 // Applies user hoists one after another (each checked against the already-edited trace). Throws
 // InputError on the first illegal edit.
-WhatifResult applyHoists(const Trace& trace, const std::vector<HoistEdit>& edits,
+WhatifResult applyHoists(const InstructionStream& trace, const std::vector<HoistEdit>& edits,
                          bool allowRelocation = true);
 
 // Checks that `edited` preserves every dependency of `original`: each read (registers, memory,
 // DMA sources) sees data from the same producer (a removed pinned DMA may be replaced by an
 // earlier DMA of identical contents), reads of DMA data stay after that DMA's WAIT, and the final
 // writers match. Returns an empty string when it holds, else the first violation.
-std::string verifyDependencies(const Trace& original, const Trace& edited,
+std::string verifyDependencies(const InstructionStream& original, const InstructionStream& edited,
                                const std::vector<uint32_t>& origIndex);
 
 }  // namespace stallscope::replay

@@ -1,10 +1,10 @@
-#include "trace_format.h"
+#include "core/trace/trace_format.h"
 
 #include <zstd.h>
 
 #include <algorithm>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace stallscope::trace {
 

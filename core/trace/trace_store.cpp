@@ -1,4 +1,4 @@
-#include "trace_store.h"
+#include "core/trace/trace_store.h"
 
 #include <zstd.h>
 
@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "errors.h"
-#include "sqlite.h"
+#include "core/errors.h"
+#include "core/sqlite.h"
 
 namespace stallscope::trace {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "trace_format.h"
-#include "trace_writer.h"
-#include "workspace.h"
+#include "core/trace/trace_format.h"
+#include "core/trace/trace_writer.h"
+#include "core/workspace.h"
 
 namespace stallscope::trace {
 

@@ -1,4 +1,4 @@
-#include "trace_writer.h"
+#include "core/trace/trace_writer.h"
 
 #include <unistd.h>
 #include <zstd.h>
@@ -18,9 +18,9 @@
 #include <thread>
 #include <utility>
 
-#include "errors.h"
-#include "import_buffers.h"
-#include "sqlite.h"
+#include "core/errors.h"
+#include "core/import_buffers.h"
+#include "core/sqlite.h"
 
 namespace stallscope::trace {
 

@@ -10,9 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sqlite.h"
-#include "trace_format.h"
-#include "workspace.h"
+#include "core/sqlite.h"
+#include "core/trace/trace_format.h"
+#include "core/workspace.h"
 
 namespace stallscope::trace {
 

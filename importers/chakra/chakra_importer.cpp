@@ -14,13 +14,13 @@
 #include <regex>
 #include <unordered_map>
 
-#include "chakra_wire.h"
-#include "errors.h"
+#include "core/errors.h"
+#include "core/trace/trace_store.h"
+#include "core/trace/trace_writer.h"
 #include "et_def.pb.h"
-#include "import_service.h"
-#include "registry.h"
-#include "trace_store.h"
-#include "trace_writer.h"
+#include "importers/chakra/chakra_wire.h"
+#include "importers/import_service.h"
+#include "importers/registry.h"
 
 namespace stallscope {
 

@@ -1,4 +1,4 @@
-#include "chakra_wire.h"
+#include "importers/chakra/chakra_wire.h"
 
 #include <charconv>
 #include <cmath>

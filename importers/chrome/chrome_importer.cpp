@@ -7,13 +7,13 @@
 #include <map>
 #include <unordered_map>
 
-#include "checked_number.h"
-#include "chrome_json.h"
-#include "errors.h"
-#include "import_service.h"
-#include "registry.h"
-#include "trace_store.h"
-#include "trace_writer.h"
+#include "core/checked_number.h"
+#include "core/errors.h"
+#include "core/trace/trace_store.h"
+#include "core/trace/trace_writer.h"
+#include "importers/chrome/chrome_json.h"
+#include "importers/import_service.h"
+#include "importers/registry.h"
 
 namespace stallscope {
 

@@ -1,4 +1,4 @@
-#include "chrome_json.h"
+#include "importers/chrome/chrome_json.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "errors.h"
-#include "import_buffers.h"
+#include "core/errors.h"
+#include "core/import_buffers.h"
 
 namespace stallscope::chrome {
 

@@ -3,11 +3,11 @@
 #include <QJsonObject>
 #include <set>
 
-#include "cpi_sink.h"
-#include "csv_records.h"
-#include "errors.h"
-#include "import_service.h"
-#include "registry.h"
+#include "core/errors.h"
+#include "importers/cpi/cpi_sink.h"
+#include "importers/cpi/csv_records.h"
+#include "importers/import_service.h"
+#include "importers/registry.h"
 
 namespace stallscope {
 

@@ -1,4 +1,4 @@
-#include "cpi_sink.h"
+#include "importers/cpi/cpi_sink.h"
 
 namespace stallscope {
 

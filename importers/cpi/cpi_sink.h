@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "cpi/metric_store.h"
-#include "sqlite.h"
+#include "core/cpi/metric_store.h"
+#include "core/sqlite.h"
 
 namespace stallscope {
 

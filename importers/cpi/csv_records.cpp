@@ -1,11 +1,11 @@
-#include "csv_records.h"
+#include "importers/cpi/csv_records.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace stallscope::csv {
 

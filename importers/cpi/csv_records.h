@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "input_stream.h"
+#include "core/input_stream.h"
 
 namespace stallscope::csv {
 

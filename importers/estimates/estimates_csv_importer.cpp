@@ -4,11 +4,11 @@
 #include <QJsonObject>
 #include <set>
 
-#include "cpi/csv_records.h"
-#include "errors.h"
-#include "import_service.h"
-#include "registry.h"
-#include "sqlite.h"
+#include "core/errors.h"
+#include "core/sqlite.h"
+#include "importers/cpi/csv_records.h"
+#include "importers/import_service.h"
+#include "importers/registry.h"
 
 namespace stallscope {
 

@@ -8,11 +8,11 @@
 #include <optional>
 #include <set>
 
-#include "checked_number.h"
-#include "errors.h"
-#include "import_service.h"
-#include "registry.h"
-#include "sqlite.h"
+#include "core/checked_number.h"
+#include "core/errors.h"
+#include "core/sqlite.h"
+#include "importers/import_service.h"
+#include "importers/registry.h"
 
 namespace stallscope {
 

@@ -4,21 +4,21 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
-#include "checked_number.h"
-#include "codec.h"
-#include "errors.h"
-#include "import_service.h"
-#include "registry.h"
-#include "replay_reader.h"
-#include "trace.h"
+#include "core/checked_number.h"
+#include "core/errors.h"
+#include "core/replay/codec.h"
+#include "core/replay/instruction_stream.h"
+#include "importers/import_service.h"
+#include "importers/registry.h"
+#include "importers/replay/replay_reader.h"
 
 namespace stallscope {
 
 namespace {
 
 using replay::InstrRecord;
-using replay::TraceBuilder;
-using replay::TraceError;
+using replay::InstructionStreamBuilder;
+using replay::InstructionStreamError;
 
 // Machine and hlo records are rare: parse them with QJson for clear code; instructions go
 // through simdjson.
@@ -26,12 +26,13 @@ replay::Machine parseMachine(const QJsonObject& o) {
     replay::Machine m;
     m.name = o.value("name").toString().toStdString();
     m.clockGhz = o.value("clock_ghz").toDouble(1.0);
-    if (m.clockGhz <= 0) throw TraceError("clock_ghz must be positive");
+    if (m.clockGhz <= 0) throw InstructionStreamError("clock_ghz must be positive");
     for (const auto& v : o.value("spaces").toArray()) {
         const QJsonObject s = v.toObject();
-        if (!s.value("name").isString()) throw TraceError("a space without a name");
+        if (!s.value("name").isString()) throw InstructionStreamError("a space without a name");
         const auto bytes = integralIfInRange<uint64_t>(s.value("bytes").toDouble(0));
-        if (!bytes) throw TraceError("space bytes must be a whole number from 0 to 2^64");
+        if (!bytes)
+            throw InstructionStreamError("space bytes must be a whole number from 0 to 2^64");
         m.spaces.push_back({s.value("name").toString().toStdString(), *bytes});
     }
     for (const auto& v : o.value("links").toArray()) {
@@ -42,15 +43,16 @@ replay::Machine parseMachine(const QJsonObject& o) {
         link.src = m.findSpace(src);
         link.dst = m.findSpace(dst);
         if (link.src == replay::kNone || link.dst == replay::kNone)
-            throw TraceError("link " + src + "->" + dst + " names an undeclared space");
+            throw InstructionStreamError("link " + src + "->" + dst + " names an undeclared space");
         const auto latency = integralIfInRange<uint32_t>(l.value("base_latency").toDouble(0));
         if (!latency)
-            throw TraceError("link " + src + "->" + dst +
-                             " needs a base_latency from 0 to 2^32 cycles");
+            throw InstructionStreamError("link " + src + "->" + dst +
+                                         " needs a base_latency from 0 to 2^32 cycles");
         link.baseLatency = *latency;
         link.bytesPerCycle = l.value("bytes_per_cycle").toDouble(0);
         if (link.bytesPerCycle <= 0)
-            throw TraceError("link " + src + "->" + dst + " needs a positive bytes_per_cycle");
+            throw InstructionStreamError("link " + src + "->" + dst +
+                                         " needs a positive bytes_per_cycle");
         m.links.push_back(link);
     }
     if (o.contains("dcache")) {
@@ -59,13 +61,13 @@ replay::Machine parseMachine(const QJsonObject& o) {
         const std::string space = d.value("space").toString().toStdString();
         g.space = m.findSpace(space);
         if (g.space == replay::kNone)
-            throw TraceError("dcache space '" + space + "' is undeclared");
+            throw InstructionStreamError("dcache space '" + space + "' is undeclared");
         const auto pageBytes = integralIfInRange<uint32_t>(d.value("page_bytes").toDouble(512));
         const auto bucketPages = integralIfInRange<uint32_t>(d.value("bucket_pages").toDouble(256));
         g.pageBytes = pageBytes.value_or(0);
         g.bucketPages = bucketPages.value_or(0);
         if (g.pageBytes == 0 || g.bucketPages == 0)
-            throw TraceError(
+            throw InstructionStreamError(
                 "dcache page_bytes and bucket_pages must be positive whole numbers "
                 "below 2^32");
         m.dcache = g;
@@ -79,7 +81,7 @@ replay::Machine parseMachine(const QJsonObject& o) {
 // to the baseline x86-64 kernel by our compile flags).
 InstrRecord::RegionRecord parseRegion(simdjson::dom::element value) {
     simdjson::dom::array array = value.get_array();
-    if (array.size() != 3) throw TraceError("a region is [space, address, bytes]");
+    if (array.size() != 3) throw InstructionStreamError("a region is [space, address, bytes]");
     InstrRecord::RegionRecord r;
     r.space = array.at(0).get_string();
     r.address = array.at(1).get_int64();
@@ -128,7 +130,7 @@ void parseInstr(simdjson::dom::object object, InstrRecord& rec) {
             simdjson::dom::object dma = value.get_object();
             simdjson::dom::element id, src, dst;
             if (dma["id"].get(id) || dma["src"].get(src) || dma["dst"].get(dst))
-                throw TraceError("'dma' needs id, src and dst");
+                throw InstructionStreamError("'dma' needs id, src and dst");
             rec.dmaId = id.get_int64();
             rec.dmaSrc = parseRegion(src);
             rec.dmaDst = parseRegion(dst);
@@ -139,11 +141,11 @@ void parseInstr(simdjson::dom::object object, InstrRecord& rec) {
 
 }  // namespace
 
-replay::Trace readReplayJsonl(InputFile& input, Progress* progress) {
+replay::InstructionStream readReplayJsonl(InputFile& input, Progress* progress) {
     const std::string& path = input.path();
     LineReader lines(input);
     simdjson::dom::parser parser;
-    TraceBuilder builder;
+    InstructionStreamBuilder builder;
     InstrRecord rec;
     std::string_view line;
     while (lines.next(line)) {
@@ -157,7 +159,7 @@ replay::Trace readReplayJsonl(InputFile& input, Progress* progress) {
             if (record == "instr") {
                 rec.clear();
                 parseInstr(object, rec);
-                if (rec.index < 0) throw TraceError("instr record without 'i'");
+                if (rec.index < 0) throw InstructionStreamError("instr record without 'i'");
                 builder.addInstr(rec);
             } else if (record == "machine" || record == "hlo") {
                 QJsonParseError error{};
@@ -170,23 +172,23 @@ replay::Trace readReplayJsonl(InputFile& input, Progress* progress) {
                 } else {
                     const auto id = integralIfInRange<int64_t>(o.value("id").toDouble(-1));
                     if (!o.value("id").isDouble() || !id)
-                        throw TraceError("hlo record without a whole-number 'id'");
+                        throw InstructionStreamError("hlo record without a whole-number 'id'");
                     builder.addHlo({*id, o.value("name").toString().toStdString(),
                                     o.value("category").toString().toStdString()});
                 }
             } else {
-                throw TraceError("unknown record type '" + std::string(record) + "'");
+                throw InstructionStreamError("unknown record type '" + std::string(record) + "'");
             }
         } catch (const simdjson::simdjson_error& e) {
             throw InputError(atLine(path, lineNo, std::string("malformed JSON: ") + e.what()));
-        } catch (const TraceError& e) {
+        } catch (const InstructionStreamError& e) {
             throw InputError(atLine(path, lineNo, e.what()));
         }
         if (progress && (lineNo & 0xFFFF) == 0) progress->report(input.fraction(), "parsing trace");
     }
     try {
         return builder.finish();
-    } catch (const TraceError& e) {
+    } catch (const InstructionStreamError& e) {
         throw InputError(atLine(path, lines.lineNumber(), e.what()));
     }
 }
@@ -222,9 +224,9 @@ class ReplayJsonlImporter final : public Importer {
         });
     }
 
-    static void finishReplayImport(ImportContext& ctx, const replay::Trace& trace) {
+    static void finishReplayImport(ImportContext& ctx, const replay::InstructionStream& trace) {
         Progress storing = phaseOf(ctx.progress, kParseShare, 1.0);
-        replay::storeTrace(ctx.workspace, ctx.profileId, trace, &storing);
+        replay::storeInstructionStream(ctx.workspace, ctx.profileId, trace, &storing);
         QJsonObject meta;
         meta.insert("machine", QString::fromStdString(trace.machine.name));
         meta.insert("instructions", static_cast<qint64>(trace.instrs.size()));
@@ -251,7 +253,7 @@ class ReplayBinaryImporter final : public Importer {
     void run(ImportContext& ctx) const override {
         Progress reading =
             ReplayJsonlImporter::phaseOf(ctx.progress, 0.0, ReplayJsonlImporter::kParseShare);
-        const replay::Trace trace = replay::readBinary(ctx.input, &reading);
+        const replay::InstructionStream trace = replay::readBinary(ctx.input, &reading);
         ReplayJsonlImporter::finishReplayImport(ctx, trace);
     }
 };
@@ -264,7 +266,7 @@ std::string jsonParserVersion() {
            std::to_string(simdjson::SIMDJSON_VERSION_REVISION);
 }
 
-replay::Trace readReplayFile(const std::string& path, Progress* progress) {
+replay::InstructionStream readReplayFile(const std::string& path, Progress* progress) {
     InputFile input(path);
     if (input.peek(replay::kBinaryMagicSize) ==
         std::string_view(replay::kBinaryMagic, replay::kBinaryMagicSize))

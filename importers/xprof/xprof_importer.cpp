@@ -18,12 +18,12 @@
 #include <optional>
 #include <unordered_map>
 
-#include "errors.h"
-#include "import_buffers.h"
-#include "import_service.h"
-#include "registry.h"
-#include "trace_store.h"
-#include "trace_writer.h"
+#include "core/errors.h"
+#include "core/import_buffers.h"
+#include "core/trace/trace_store.h"
+#include "core/trace/trace_writer.h"
+#include "importers/import_service.h"
+#include "importers/registry.h"
 #include "xplane.pb.h"
 
 namespace stallscope {

@@ -11,16 +11,17 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "compare_table.h"
-#include "compare_view.h"
-#include "cpi_chart.h"
-#include "generate.h"
-#include "import_service.h"
-#include "kind_compare_view.h"
-#include "replay_compare_view.h"
-#include "replay_tracks.h"
-#include "timeline_view.h"
-#include "workspace.h"
+#include "core/replay/generate.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
+#include "views/common/chart_kit.h"
+#include "views/common/table_kit.h"
+#include "views/common/timeline_view.h"
+#include "views/cpi/cpi_compare_view.h"
+#include "views/noise/noise_compare_view.h"
+#include "views/replay/replay_compare_view.h"
+#include "views/replay/replay_tracks.h"
+#include "views/trace/trace_compare_view.h"
 
 using namespace stallscope;
 

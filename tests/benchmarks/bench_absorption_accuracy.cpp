@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <string>
 
-#include "../core/noise_curves.h"
-#include "noise/absorption.h"
+#include "core/noise/absorption.h"
+#include "tests/core/noise_curves.h"
 
 using namespace stallscope::noise;
 using testing::CurveSpec;

@@ -22,13 +22,13 @@
 #include <string>
 #include <vector>
 
-#include "compare_view.h"
-#include "import_service.h"
-#include "timeline_view.h"
-#include "trace_compare.h"
-#include "trace_store.h"
-#include "trace_tracks.h"
-#include "workspace.h"
+#include "core/compare/trace_compare.h"
+#include "core/trace/trace_store.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
+#include "views/common/timeline_view.h"
+#include "views/trace/trace_compare_view.h"
+#include "views/trace/trace_tracks.h"
 
 using namespace stallscope;
 

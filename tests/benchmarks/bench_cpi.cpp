@@ -17,10 +17,10 @@
 #include <random>
 #include <string>
 
-#include "cpi_chart.h"
-#include "import_service.h"
-#include "sqlite.h"
-#include "workspace.h"
+#include "core/sqlite.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
+#include "views/common/chart_kit.h"
 
 using namespace stallscope;
 using Clock = std::chrono::steady_clock;

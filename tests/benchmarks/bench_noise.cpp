@@ -8,9 +8,9 @@
 #include <random>
 #include <string>
 
-#include "import_service.h"
-#include "noise/absorption.h"
-#include "workspace.h"
+#include "core/noise/absorption.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
 
 using namespace stallscope;
 using Clock = std::chrono::steady_clock;

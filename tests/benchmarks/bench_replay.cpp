@@ -12,13 +12,13 @@
 #include <fstream>
 #include <string>
 
-#include "codec.h"
-#include "generate.h"
-#include "import_service.h"
-#include "jsonl_writer.h"
-#include "suggest.h"
-#include "whatif.h"
-#include "workspace.h"
+#include "core/replay/codec.h"
+#include "core/replay/generate.h"
+#include "core/replay/jsonl_writer.h"
+#include "core/replay/suggest.h"
+#include "core/replay/whatif.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
 
 using namespace stallscope;
 using Clock = std::chrono::steady_clock;
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     const double importSeconds = secondsSince(t0);
 
     t0 = Clock::now();
-    const replay::Trace loaded = replay::loadTrace(*ws, imported[0].id);
+    const replay::InstructionStream loaded = replay::loadInstructionStream(*ws, imported[0].id);
     const double loadSeconds = secondsSince(t0);
 
     t0 = Clock::now();
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     const double simulateSeconds = secondsSince(t0);
 
     const double fileMb = double(std::filesystem::file_size(trace)) / 1e6;
-    const int64_t stored = replay::storedTraceBytes(*ws, imported[0].id);
+    const int64_t stored = replay::storedInstructionStreamBytes(*ws, imported[0].id);
     std::printf(
         "instructions=%llu format=%s file_mb=%.1f import_s=%.2f import_instr_per_s=%.0f "
         "import_mb_per_s=%.1f load_s=%.2f analyze_s=%.2f (suggestions=%zu dmas=%zu) "

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "replay_document.h"
-#include "replay_tracks.h"
-#include "timeline_view.h"
-#include "workspace.h"
+#include "core/workspace.h"
+#include "views/common/timeline_view.h"
+#include "views/replay/replay_document.h"
+#include "views/replay/replay_tracks.h"
 
 using namespace stallscope;
 using Clock = std::chrono::steady_clock;

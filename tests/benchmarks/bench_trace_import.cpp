@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "import_service.h"
-#include "trace_store.h"
-#include "workspace.h"
+#include "core/trace/trace_store.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
 
 using namespace stallscope;
 

@@ -24,12 +24,12 @@
 #include <string>
 #include <vector>
 
-#include "sqlite.h"
-#include "timeline_view.h"
-#include "trace_store.h"
-#include "trace_tracks.h"
-#include "trace_writer.h"
-#include "workspace.h"
+#include "core/sqlite.h"
+#include "core/trace/trace_store.h"
+#include "core/trace/trace_writer.h"
+#include "core/workspace.h"
+#include "views/common/timeline_view.h"
+#include "views/trace/trace_tracks.h"
 
 using namespace stallscope;
 using Clock = std::chrono::steady_clock;

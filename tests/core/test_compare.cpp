@@ -1,10 +1,10 @@
 #include <QJsonArray>
 #include <QtTest>
 
-#include "errors.h"
-#include "generate.h"
-#include "kind_compare.h"
-#include "replay_compare.h"
+#include "core/compare/kind_compare.h"
+#include "core/compare/replay_compare.h"
+#include "core/errors.h"
+#include "core/replay/generate.h"
 
 using namespace stallscope::replay;
 using stallscope::InputError;
@@ -14,8 +14,8 @@ namespace noise = stallscope::noise;
 namespace {
 
 // Two DMAs of 640 bytes (10 transfer cycles) over one link with base latency 400.
-Trace twoDmas(bool hoisted, int64_t firstId, int64_t secondId) {
-    TraceBuilder builder;
+InstructionStream twoDmas(bool hoisted, int64_t firstId, int64_t secondId) {
+    InstructionStreamBuilder builder;
     Machine m;
     m.name = "hand";
     m.spaces = {{"hbm", 1 << 20}, {"dcache", 1 << 16}};
@@ -53,8 +53,8 @@ Trace twoDmas(bool hoisted, int64_t firstId, int64_t secondId) {
 // change the others' queueing). The ISSUE of DMA 3 costs 0 cycles, so moving it changes no other
 // instruction's cycle: in `hoisted` it sits right after DMA 1's ISSUE, which renumbers DMA 2's
 // ISSUE (index 2 -> 3) without moving it.
-Trace threeDmas(bool hoisted) {
-    TraceBuilder builder;
+InstructionStream threeDmas(bool hoisted) {
+    InstructionStreamBuilder builder;
     Machine m;
     m.name = "hand";
     m.spaces = {{"hbm", 1 << 20}, {"hbm2", 1 << 20}, {"dcache", 1 << 16}};
@@ -105,8 +105,8 @@ Trace threeDmas(bool hoisted) {
 
 // HLO op h0 (three instructions of 10 cycles) then h1 (two); in `moved`, one instruction of h1
 // runs first, then h0's one, then h1's other three: h1's main block starts at cycle 20.
-Trace twoOps(bool moved) {
-    TraceBuilder builder;
+InstructionStream twoOps(bool moved) {
+    InstructionStreamBuilder builder;
     Machine m;
     m.name = "hand";
     m.spaces = {{"hbm", 1 << 20}, {"dcache", 1 << 16}};
@@ -136,8 +136,8 @@ class TestCompare : public QObject {
     Q_OBJECT
   private slots:
     void hoistedSecondDmaByHand() {
-        const Trace a = twoDmas(false, 1, 2);
-        const Trace b = twoDmas(true, 1, 2);
+        const InstructionStream a = twoDmas(false, 1, 2);
+        const InstructionStream b = twoDmas(true, 1, 2);
         const Analysis aa = analyze(a), ab = analyze(b);
         // A: 0 issue, 1 wait (ready 400, done 410: stall 409), 411 issue, 412 wait (stall 409).
         QCOMPARE(aa.sim.totalCycles, uint64_t(822));
@@ -190,7 +190,7 @@ class TestCompare : public QObject {
     // Renumbering is not a move: DMA 3's ISSUE moves from index 5 to 1, which shifts DMA 2's
     // ISSUE from index 2 to 3 with the same neighbours and cycles: only DMA 3 changed.
     void renumberedIssueIsNotAMove() {
-        const Trace a = threeDmas(false), b = threeDmas(true);
+        const InstructionStream a = threeDmas(false), b = threeDmas(true);
         const Analysis aa = analyze(a), ab = analyze(b);
         QCOMPARE(aa.sim.stallCycles, uint64_t(0));
         QCOMPARE(ab.sim.stallCycles, uint64_t(0));
@@ -219,8 +219,9 @@ class TestCompare : public QObject {
 
     // An op only in B is +100% and one only in A is −100%, as in trace compare.
     void newAndGoneOpsArePlusMinusHundred() {
-        const Trace a = twoOps(false);
-        Trace b = threeDmas(false);  // no HLO ops: every instruction counts under its opcode
+        const InstructionStream a = twoOps(false);
+        InstructionStream b =
+            threeDmas(false);  // no HLO ops: every instruction counts under its opcode
         const ReplayComparison c = compareReplays(a, analyze(a), b, analyze(b));
         bool sawNew = false, sawGone = false;
         for (const OpDelta& op : c.ops) {
@@ -239,7 +240,7 @@ class TestCompare : public QObject {
     }
 
     void alignmentAtAnHloOp() {
-        const Trace a = twoOps(false), b = twoOps(true);
+        const InstructionStream a = twoOps(false), b = twoOps(true);
         const Analysis aa = analyze(a), ab = analyze(b);
         QCOMPARE(hloOpStartCycle(a, aa.sim, "h1"), std::optional<uint64_t>(30));
         // B: h1 runs [0, 10) and [20, 50): the longer run is its block.
@@ -343,8 +344,8 @@ class TestCompare : public QObject {
     }
 
     void matchesByLinkBytesOrderWhenIdsDiffer() {
-        const Trace a = twoDmas(false, 1, 2);
-        const Trace b = twoDmas(true, 10, 20);
+        const InstructionStream a = twoDmas(false, 1, 2);
+        const InstructionStream b = twoDmas(true, 10, 20);
         const ReplayComparison c = compareReplays(a, analyze(a), b, analyze(b));
         QCOMPARE(c.dmas.size(), size_t(2));
         for (const DmaDelta& d : c.dmas) QCOMPARE(int(d.match), int(DmaMatch::ByLinkBytesOrder));
@@ -354,8 +355,8 @@ class TestCompare : public QObject {
     }
 
     void unmatchedDmasAreReported() {
-        const Trace a = generateWorkload("allgather");
-        const Trace b = generateWorkload("allgather-pinned");
+        const InstructionStream a = generateWorkload("allgather");
+        const InstructionStream b = generateWorkload("allgather-pinned");
         const ReplayComparison c = compareReplays(a, analyze(a), b, analyze(b));
         size_t onlyA = 0;
         for (const DmaDelta& d : c.dmas) onlyA += d.match == DmaMatch::OnlyInA;

@@ -4,8 +4,8 @@
 #include <QtTest>
 #include <cmath>
 
-#include "cpi/cpi.h"
-#include "cpi/estimates.h"
+#include "core/cpi/cpi.h"
+#include "core/cpi/estimates.h"
 
 using namespace stallscope;
 

@@ -6,8 +6,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "errors.h"
-#include "input_stream.h"
+#include "core/errors.h"
+#include "core/input_stream.h"
 
 using namespace stallscope;
 

@@ -15,14 +15,14 @@
 #include <random>
 #include <tuple>
 
-#include "errors.h"
-#include "import_service.h"
-#include "noise/absorption.h"
-#include "noise/probe.h"
-#include "noise/probe_emitter.h"
-#include "noise_curves.h"
-#include "sqlite.h"
-#include "workspace.h"
+#include "core/errors.h"
+#include "core/noise/absorption.h"
+#include "core/noise/probe.h"
+#include "core/noise/probe_emitter.h"
+#include "core/sqlite.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
+#include "tests/core/noise_curves.h"
 
 using namespace stallscope;
 using namespace stallscope::noise;

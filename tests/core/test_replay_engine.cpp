@@ -9,15 +9,15 @@
 #include <deque>
 #include <sstream>
 
-#include "errors.h"
-#include "replay/dcache.h"
-#include "replay/dependencies.h"
-#include "replay/generate.h"
-#include "replay/jsonl_writer.h"
-#include "replay/report.h"
-#include "replay/simulate.h"
-#include "replay/suggest.h"
-#include "replay/whatif.h"
+#include "core/errors.h"
+#include "core/replay/dcache.h"
+#include "core/replay/dependencies.h"
+#include "core/replay/generate.h"
+#include "core/replay/jsonl_writer.h"
+#include "core/replay/report.h"
+#include "core/replay/simulate.h"
+#include "core/replay/suggest.h"
+#include "core/replay/whatif.h"
 
 using namespace stallscope;
 using namespace stallscope::replay;
@@ -29,7 +29,7 @@ struct M {
     int64_t address, bytes;
 };
 
-// Builds small traces instruction by instruction through TraceBuilder.
+// Builds small traces instruction by instruction through InstructionStreamBuilder.
 class Build {
   public:
     explicit Build(uint64_t dcacheBytes = 16 * 1024 * 1024, uint32_t bucketPages = 256) {
@@ -71,7 +71,7 @@ class Build {
         b_.addInstr(r_);
         return *this;
     }
-    Trace finish() { return b_.finish(); }
+    InstructionStream finish() { return b_.finish(); }
 
   private:
     void start(const char* opcode, const char* unit) {
@@ -83,14 +83,14 @@ class Build {
     void keep(const std::vector<std::string>& names, std::vector<std::string_view>& out) {
         for (const auto& n : names) out.push_back(storage_.emplace_back(n));
     }
-    TraceBuilder b_;
+    InstructionStreamBuilder b_;
     InstrRecord r_;
     std::deque<std::string> storage_;
 };
 
 // Re-imports CONTRACT §1 JSONL (the test's own small reader on QJsonDocument).
-Trace readJsonl(const std::string& text, std::vector<int64_t>* origIndex = nullptr) {
-    TraceBuilder builder;
+InstructionStream readJsonl(const std::string& text, std::vector<int64_t>* origIndex = nullptr) {
+    InstructionStreamBuilder builder;
     std::istringstream in(text);
     std::string line;
     std::deque<std::string> storage;
@@ -167,7 +167,7 @@ bool sameRegion(const Region& a, const Region& b) {
 }
 
 // Compares two traces by meaning (string ids may differ between builds).
-QString compareTraces(const Trace& a, const Trace& b) {
+QString compareTraces(const InstructionStream& a, const InstructionStream& b) {
     if (a.machine.name != b.machine.name || a.machine.clockGhz != b.machine.clockGhz)
         return "machine";
     if (a.machine.spaces.size() != b.machine.spaces.size() ||
@@ -216,7 +216,7 @@ QString compareTraces(const Trace& a, const Trace& b) {
 
 // i0 mov s1; i1 ISSUE X (dcache 0..256); i2 vadd; i3 WAIT X; i4 vmul; i5 sld s2 <- X's data;
 // i6 add s3 <- s2; i7 shl s4 <- s3; i8 vadd; i9 ISSUE Y (uses s4); i10 WAIT Y.
-Trace chainTrace() {
+InstructionStream chainTrace() {
     return Build()
         .op("mov", 1, {}, {"s1"})
         .issue(1, {"hbm", 0, 256}, {"dcache", 0, 256}, {"s1"})
@@ -234,7 +234,7 @@ Trace chainTrace() {
 
 // The destination of DMA 1 still holds data read at i2; pages 1..6 stay live until i6.
 // `lastPageFree`: page 7 is never used, so a relocation has somewhere to go.
-Trace liveDestinationTrace(bool lastPageFree) {
+InstructionStream liveDestinationTrace(bool lastPageFree) {
     const int64_t span = lastPageFree ? 3584 : 4096;
     return Build(4096, 4)
         .op("vst", 1, {}, {}, {}, {{"dcache", 0, span}}, "vpu")
@@ -255,16 +255,16 @@ class TestReplayEngine : public QObject {
   private slots:
     void waitCases() {
         // DMA 1: WAIT before its base latency; DMA 2: WAIT during the transfer; DMA 3: slack.
-        const Trace t = Build()
-                            .issue(1, {"hbm", 0, 6400}, {"dcache", 0, 6400})
-                            .wait(1)
-                            .issue(2, {"hbm", 0, 6400}, {"dcache", 8192, 6400})
-                            .op("nop", 450)
-                            .wait(2)
-                            .issue(3, {"hbm", 0, 64}, {"dcache", 16384, 64})
-                            .op("nop", 500)
-                            .wait(3)
-                            .finish();
+        const InstructionStream t = Build()
+                                        .issue(1, {"hbm", 0, 6400}, {"dcache", 0, 6400})
+                                        .wait(1)
+                                        .issue(2, {"hbm", 0, 6400}, {"dcache", 8192, 6400})
+                                        .op("nop", 450)
+                                        .wait(2)
+                                        .issue(3, {"hbm", 0, 64}, {"dcache", 16384, 64})
+                                        .op("nop", 500)
+                                        .wait(3)
+                                        .finish();
         const Simulation sim = simulate(t);
         const DmaTiming& a = sim.dmas[0];
         QCOMPARE(a.issueCycle, 0ull);
@@ -297,12 +297,12 @@ class TestReplayEngine : public QObject {
 
     void linkContention() {
         // B joins the same link at 401 but A transfers until 500: B waits in the queue.
-        const Trace t = Build()
-                            .issue(1, {"hbm", 0, 6400}, {"dcache", 0, 6400})
-                            .issue(2, {"hbm", 8192, 3200}, {"dcache", 8192, 3200})
-                            .wait(1)
-                            .wait(2)
-                            .finish();
+        const InstructionStream t = Build()
+                                        .issue(1, {"hbm", 0, 6400}, {"dcache", 0, 6400})
+                                        .issue(2, {"hbm", 8192, 3200}, {"dcache", 8192, 3200})
+                                        .wait(1)
+                                        .wait(2)
+                                        .finish();
         const Simulation sim = simulate(t);
         QCOMPARE(sim.dmas[1].readyCycle, 401ull);
         QCOMPARE(sim.dmas[1].startCycle, 500ull);
@@ -317,12 +317,12 @@ class TestReplayEngine : public QObject {
 
     void linksInParallel() {
         // hbm->dcache and dcache->hbm are different links: B transfers while A does.
-        const Trace t = Build()
-                            .issue(1, {"hbm", 0, 6400}, {"dcache", 0, 6400})
-                            .issue(2, {"dcache", 65536, 6400}, {"hbm", 1 << 20, 6400})
-                            .wait(1)
-                            .wait(2)
-                            .finish();
+        const InstructionStream t = Build()
+                                        .issue(1, {"hbm", 0, 6400}, {"dcache", 0, 6400})
+                                        .issue(2, {"dcache", 65536, 6400}, {"hbm", 1 << 20, 6400})
+                                        .wait(1)
+                                        .wait(2)
+                                        .finish();
         const Simulation sim = simulate(t);
         QCOMPARE(sim.dmas[1].startCycle, 401ull);
         QCOMPARE(sim.dmas[1].completeCycle, 501ull);
@@ -333,7 +333,8 @@ class TestReplayEngine : public QObject {
     }
 
     void neverWaitedDmaCompletes() {
-        const Trace t = Build().issue(1, {"hbm", 0, 640}, {"dcache", 0, 640}).op("nop", 5).finish();
+        const InstructionStream t =
+            Build().issue(1, {"hbm", 0, 640}, {"dcache", 0, 640}).op("nop", 5).finish();
         const Simulation sim = simulate(t);
         QCOMPARE(sim.dmas[0].completeCycle, 410ull);
         QCOMPARE(sim.dmas[0].waitCycle, kNoCycle);
@@ -342,7 +343,7 @@ class TestReplayEngine : public QObject {
     }
 
     void divergenceAgainstMeasured() {
-        TraceBuilder b;
+        InstructionStreamBuilder b;
         Machine m;
         m.spaces = {{"hbm", 0}};
         b.setMachine(m);
@@ -355,7 +356,7 @@ class TestReplayEngine : public QObject {
             r.cycle = cycles[i];
             b.addInstr(r);
         }
-        const Trace t = b.finish();
+        const InstructionStream t = b.finish();
         const Simulation sim = simulate(t);
         QVERIFY(sim.divergence.measured);
         QCOMPARE(sim.divergence.compared, 3ull);
@@ -370,18 +371,18 @@ class TestReplayEngine : public QObject {
     }
 
     void emptyTraceAndNoDataCache() {
-        TraceBuilder b;
+        InstructionStreamBuilder b;
         Machine m;
         m.spaces = {{"hbm", 0}, {"sram", 1 << 20}};
         m.links = {{0, 1, 10, 2.5}};  // fractional bandwidth: ceil(bytes / 2.5)
         b.setMachine(m);
-        const Trace empty = b.finish();
+        const InstructionStream empty = b.finish();
         const Analysis none = analyze(empty);
         QCOMPARE(none.sim.totalCycles, 0ull);
         QVERIFY(!none.dcache.present);
         QVERIFY(none.suggestions.empty());
 
-        TraceBuilder c;
+        InstructionStreamBuilder c;
         c.setMachine(m);
         InstrRecord r;
         r.index = 0;
@@ -396,7 +397,7 @@ class TestReplayEngine : public QObject {
         r.op = "dma.wait";
         r.wait = 5;
         c.addInstr(r);
-        const Trace t = c.finish();
+        const InstructionStream t = c.finish();
         const Analysis a = analyze(t);
         QCOMPARE(a.sim.dmas[0].completeCycle, 15ull);  // 10 + ceil(11 / 2.5)
         QCOMPARE(a.sim.totalCycles, 16ull);
@@ -406,7 +407,7 @@ class TestReplayEngine : public QObject {
     }
 
     void relaxedChainThroughDmaData() {
-        const Trace t = chainTrace();
+        const InstructionStream t = chainTrace();
         const Simulation sim = simulate(t);
         QCOMPARE(sim.dmas[0].completeCycle, 405ull);
         QCOMPARE(sim.stall[3], 393ull);
@@ -455,7 +456,7 @@ class TestReplayEngine : public QObject {
     // Memory the ISSUE reads itself (its `mrd`, e.g. a descriptor a store wrote) binds it in
     // both trackings: the store must stay above it.
     void issueOwnMemoryReadsConstrain() {
-        const Trace t =
+        const InstructionStream t =
             Build()
                 .op("st", 1, {}, {}, {}, {{"dcache", 0, 64}})
                 .op("add", 1, {}, {"s1"})
@@ -475,7 +476,7 @@ class TestReplayEngine : public QObject {
 
     // Conservative tracking keeps the ISSUE after its direct producers; relaxed moves the chain.
     void conservativeVersusRelaxedBacktail() {
-        const Trace t = chainTrace();
+        const InstructionStream t = chainTrace();
         const DependencyAnalysis deps = analyzeDependencies(t, simulate(t));
         QCOMPARE(deps.dmas[1].conservativeProducer, 7u);  // shl feeds the ISSUE at 9
         QCOMPARE(deps.dmas[1].conservativeInstr, 8u);
@@ -495,27 +496,27 @@ class TestReplayEngine : public QObject {
         Machine m;
         m.spaces = {{"hbm", 1 << 20}, {"dcache", 1 << 20}};
         m.links = {{0, 1, 50, 64}, {0, 1, 5, 64}};
-        TraceBuilder b;
+        InstructionStreamBuilder b;
         try {
             b.setMachine(m);
             QFAIL("a link declared twice was accepted");
-        } catch (const TraceError& e) {
+        } catch (const InstructionStreamError& e) {
             QCOMPARE(QString(e.what()), QString("link hbm->dcache declared twice"));
         }
     }
 
     void neverWaitedDmasAreReported() {
-        const Trace t = Build()
-                            .issue(7, {"hbm", 0, 64}, {"dcache", 0, 64})
-                            .issue(8, {"hbm", 64, 64}, {"dcache", 64, 64})
-                            .wait(8)
-                            .finish();
+        const InstructionStream t = Build()
+                                        .issue(7, {"hbm", 0, 64}, {"dcache", 0, 64})
+                                        .issue(8, {"hbm", 64, 64}, {"dcache", 64, 64})
+                                        .wait(8)
+                                        .finish();
         const QJsonObject report = dmaReport(t, analyze(t));
         QCOMPARE(report["never_waited_dmas"].toArray(), QJsonArray{7});
     }
 
     void hoistMovesChainAndWait() {
-        const Trace t = chainTrace();
+        const InstructionStream t = chainTrace();
         const WhatifResult r = applyHoists(t, {{2, 2}});
         // Order: 0 1 | 3 5 6 7 9 | 2 4 8 10. WAIT X stalls at cycle 2 until 405; Y issues at 409,
         // completes at 810; the fillers end at 428 where WAIT Y stalls until 810.
@@ -533,7 +534,7 @@ class TestReplayEngine : public QObject {
     }
 
     void illegalHoistRefused() {
-        const Trace t = chainTrace();
+        const InstructionStream t = chainTrace();
         try {
             applyHoists(t, {{2, 1}});
             QFAIL("hoisting above the producing DMA's ISSUE must be refused");
@@ -553,12 +554,12 @@ class TestReplayEngine : public QObject {
 
     void registerConflictConstrains() {
         // mov s4 feeds the ISSUE, but i0 still reads the old s4: the chain cannot jump above it.
-        const Trace t = Build()
-                            .op("sadd", 1, {"s4"}, {"s9"})
-                            .op("mov", 1, {}, {"s4"})
-                            .issue(1, {"hbm", 0, 64}, {"dcache", 0, 64}, {"s4"})
-                            .wait(1)
-                            .finish();
+        const InstructionStream t = Build()
+                                        .op("sadd", 1, {"s4"}, {"s9"})
+                                        .op("mov", 1, {}, {"s4"})
+                                        .issue(1, {"hbm", 0, 64}, {"dcache", 0, 64}, {"s4"})
+                                        .wait(1)
+                                        .finish();
         const Simulation sim = simulate(t);
         const DependencyAnalysis deps = analyzeDependencies(t, sim);
         QCOMPARE(deps.dmas[0].backtailInstr, 1u);
@@ -574,7 +575,7 @@ class TestReplayEngine : public QObject {
     }
 
     void liveDestinationWithoutFreeRegionRefused() {
-        const Trace t = liveDestinationTrace(false);
+        const InstructionStream t = liveDestinationTrace(false);
         const Simulation sim = simulate(t);
         QCOMPARE(sim.totalCycles, 513ull);
         const DependencyAnalysis deps = analyzeDependencies(t, sim);
@@ -601,11 +602,11 @@ class TestReplayEngine : public QObject {
     }
 
     void relocationHoist() {
-        const Trace t = liveDestinationTrace(true);
+        const InstructionStream t = liveDestinationTrace(true);
         const WhatifResult r = applyHoists(t, {{1, 1}});
         QVERIFY(r.applied[0].relocated);
         QCOMPARE(r.edited.origIndex, (std::vector<uint32_t>{0, 3, 1, 2, 4, 5, 6}));
-        const Trace& e = r.edited.trace;
+        const InstructionStream& e = r.edited.trace;
         QCOMPARE(e.dmas[0].dst.address, 3584ull);              // page 7, never used
         QCOMPARE(e.memRead(e.instrs[5])[0].address, 3584ull);  // the read of DMA 1's data follows
         QCOMPARE(e.memRead(e.instrs[3])[0].address, 0ull);     // the old contents' read does not
@@ -644,7 +645,7 @@ class TestReplayEngine : public QObject {
     }
 
     void checkerCatchesBrokenEdit() {
-        const Trace t = chainTrace();
+        const InstructionStream t = chainTrace();
         // Move the sld above DMA 1's WAIT without moving the WAIT: reads data not yet arrived.
         EditPlan plan;
         plan.moves.push_back(Move{{5}, 3});
@@ -665,7 +666,7 @@ class TestReplayEngine : public QObject {
     }
 
     void incrementalResimMatchesFull() {
-        const Trace t = chainTrace();
+        const InstructionStream t = chainTrace();
         const Simulation sim = simulate(t);
         IncrementalSimulator inc(t, sim);
         EditPlan plan;
@@ -680,14 +681,14 @@ class TestReplayEngine : public QObject {
     void pageLiveness() {
         // 4 pages of 512 B, buckets of 2 pages. Pages 0,1 written at 0; page 0 read at 10,
         // page 1 read at 31; page 3 written at 11 and never read.
-        const Trace t = Build(2048, 2)
-                            .op("vst", 1, {}, {}, {}, {{"dcache", 0, 1024}}, "vpu")
-                            .op("nop", 9)
-                            .op("vld", 1, {}, {}, {{"dcache", 0, 512}}, {}, "vpu")
-                            .op("vst", 1, {}, {}, {}, {{"dcache", 1536, 512}}, "vpu")
-                            .op("nop", 19)
-                            .op("vld", 1, {}, {}, {{"dcache", 512, 512}}, {}, "vpu")
-                            .finish();
+        const InstructionStream t = Build(2048, 2)
+                                        .op("vst", 1, {}, {}, {}, {{"dcache", 0, 1024}}, "vpu")
+                                        .op("nop", 9)
+                                        .op("vld", 1, {}, {}, {{"dcache", 0, 512}}, {}, "vpu")
+                                        .op("vst", 1, {}, {}, {}, {{"dcache", 1536, 512}}, "vpu")
+                                        .op("nop", 19)
+                                        .op("vld", 1, {}, {}, {{"dcache", 512, 512}}, {}, "vpu")
+                                        .finish();
         const Simulation sim = simulate(t);
         QCOMPARE(sim.totalCycles, 32ull);
         const DcacheAnalysis d = analyzeDcache(t, sim, DcacheOptions{2});
@@ -732,7 +733,7 @@ class TestReplayEngine : public QObject {
     }
 
     void dmaReportKeys() {
-        const Trace t = chainTrace();
+        const InstructionStream t = chainTrace();
         const Analysis a = analyze(t);
         const QJsonObject r = dmaReport(t, a);
         QCOMPARE(r["total_cycles"].toInteger(), 819);
@@ -770,10 +771,10 @@ class TestReplayEngine : public QObject {
     void jsonlRoundTrip() {
         GenerateOptions options;
         options.invocations = 2;
-        const Trace t = generateWorkload("allgather", options);
+        const InstructionStream t = generateWorkload("allgather", options);
         std::ostringstream out;
         writeJsonl(t, out);
-        const Trace back = readJsonl(out.str());
+        const InstructionStream back = readJsonl(out.str());
         QCOMPARE(compareTraces(t, back), QString());
         std::ostringstream again;
         writeJsonl(back, again);
@@ -786,7 +787,7 @@ class TestReplayEngine : public QObject {
                       "\"wr\":[\"s10\"]}") != std::string::npos);
 
         // Measured values and orig_i.
-        TraceBuilder b;
+        InstructionStreamBuilder b;
         Machine m;
         m.name = "measured \"quoted\"";
         m.spaces = {{"hbm", 0}};
@@ -802,12 +803,12 @@ class TestReplayEngine : public QObject {
             if (i == 2) r.stall = 0;
             b.addInstr(r);
         }
-        const Trace measured = b.finish();
+        const InstructionStream measured = b.finish();
         std::ostringstream mout;
         const std::vector<uint32_t> orig{2, 0, 1};
         writeJsonl(measured, mout, &orig);
         std::vector<int64_t> origBack;
-        const Trace mback = readJsonl(mout.str(), &origBack);
+        const InstructionStream mback = readJsonl(mout.str(), &origBack);
         QCOMPARE(compareTraces(measured, mback), QString());
         QCOMPARE(origBack, (std::vector<int64_t>{2, 0, 1}));
         QCOMPARE(mback.measuredCycle, (std::vector<int64_t>{0, -1, 4}));

@@ -6,12 +6,12 @@
 
 #include <sstream>
 
-#include "errors.h"
-#include "replay/generate.h"
-#include "replay/jsonl_writer.h"
-#include "replay/report.h"
-#include "replay/suggest.h"
-#include "replay/whatif.h"
+#include "core/errors.h"
+#include "core/replay/generate.h"
+#include "core/replay/jsonl_writer.h"
+#include "core/replay/report.h"
+#include "core/replay/suggest.h"
+#include "core/replay/whatif.h"
 
 using namespace stallscope;
 using namespace stallscope::replay;
@@ -27,7 +27,7 @@ struct SetupStall {
     uint64_t dmas = 0, stall = 0, base = 0, transfer = 0;
 };
 
-SetupStall setupStall(const Trace& t, const Simulation& sim) {
+SetupStall setupStall(const InstructionStream& t, const Simulation& sim) {
     SetupStall s;
     for (size_t d = 0; d < t.dmas.size(); ++d) {
         if (!isSetupDma(t.dmas[d])) continue;
@@ -44,7 +44,7 @@ size_t countKind(const Analysis& a, const char* kind) {
                                              [&](const Suggestion& s) { return s.kind == kind; }));
 }
 
-std::string jsonl(const Trace& t) {
+std::string jsonl(const InstructionStream& t) {
     std::ostringstream out;
     writeJsonl(t, out);
     return out.str();
@@ -57,7 +57,7 @@ class TestReplayWorkloads : public QObject {
 
   private slots:
     void allGatherSetupIsBaseLatencyBound() {
-        const Trace t = generateWorkload("allgather");
+        const InstructionStream t = generateWorkload("allgather");
         QCOMPARE(t.dmas.size(), size_t(4 * (9 + 6)));
         const Analysis a = analyze(t);
         const SetupStall s = setupStall(t, a.sim);
@@ -73,7 +73,7 @@ class TestReplayWorkloads : public QObject {
     }
 
     void allGatherSuggestionsCutSetupStalls() {
-        const Trace t = generateWorkload("allgather");
+        const InstructionStream t = generateWorkload("allgather");
         const Analysis a = analyze(t);
         QVERIFY(countKind(a, "pin") == 1);
         QVERIFY(countKind(a, "group") >= 4);
@@ -104,8 +104,8 @@ class TestReplayWorkloads : public QObject {
     }
 
     void pinnedAllGatherIsFaster() {
-        const Trace full = generateWorkload("allgather");
-        const Trace pinned = generateWorkload("allgather-pinned");
+        const InstructionStream full = generateWorkload("allgather");
+        const InstructionStream pinned = generateWorkload("allgather-pinned");
         QCOMPARE(pinned.dmas.size(), size_t(4 * 6));
         for (const Dma& d : pinned.dmas) QVERIFY(!isSetupDma(d));
         const Simulation a = simulate(full);
@@ -117,7 +117,7 @@ class TestReplayWorkloads : public QObject {
     }
 
     void matmulStarvedGetsPrefetches() {
-        const Trace t = generateWorkload("matmul-starved");
+        const InstructionStream t = generateWorkload("matmul-starved");
         const Analysis a = analyze(t);
         QCOMPARE(t.dmas.size(), size_t(48));
         QVERIFY(countKind(a, "hoist") >= 10);
@@ -150,7 +150,7 @@ class TestReplayWorkloads : public QObject {
     }
 
     void fragmentationLargestFreeBelowUnused() {
-        const Trace t = generateWorkload("fragmentation");
+        const InstructionStream t = generateWorkload("fragmentation");
         const Analysis a = analyze(t);
         const DcacheAnalysis& d = a.dcache;
         QCOMPARE(d.pages, 32768u);
@@ -171,7 +171,7 @@ class TestReplayWorkloads : public QObject {
         GenerateOptions options;
         options.instructions = 20000;
         for (const std::string& name : workloadNames()) {
-            const Trace t = generateWorkload(name, options);
+            const InstructionStream t = generateWorkload(name, options);
             const Analysis a = analyze(t);
             for (const Suggestion& s : a.suggestions) {
                 const EditedTrace e = applyPlan(t, s.plan);
@@ -198,7 +198,7 @@ class TestReplayWorkloads : public QObject {
             GenerateOptions options;
             options.seed = seed;
             for (const char* name : {"fragmentation", "matmul-starved", "allgather"}) {
-                const Trace t = generateWorkload(name, options);
+                const InstructionStream t = generateWorkload(name, options);
                 const WhatifResult all = applyAllSuggestions(t);
                 const QString where = QString("%1 seed %2").arg(name).arg(seed);
                 QVERIFY2(all.afterTotal < all.beforeTotal, qPrintable(where));
@@ -228,7 +228,7 @@ class TestReplayWorkloads : public QObject {
     void scaleMix() {
         GenerateOptions options;
         options.instructions = 100000;
-        const Trace t = generateWorkload("scale", options);
+        const InstructionStream t = generateWorkload("scale", options);
         QCOMPARE(t.instrs.size(), size_t(100000));
         // About one DMA every 10-20 instructions.
         QVERIFY2(t.dmas.size() * 20 >= t.instrs.size() && t.dmas.size() * 10 <= t.instrs.size(),

@@ -12,10 +12,10 @@
 #include <set>
 #include <tuple>
 
-#include "import_service.h"
-#include "trace_compare.h"
-#include "trace_store.h"
-#include "workspace.h"
+#include "core/compare/trace_compare.h"
+#include "core/trace/trace_store.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
 
 using namespace stallscope;
 using namespace stallscope::trace;

@@ -3,10 +3,10 @@
 #include <QtTest>
 #include <random>
 
-#include "sqlite.h"
-#include "trace_store.h"
-#include "trace_writer.h"
-#include "workspace.h"
+#include "core/sqlite.h"
+#include "core/trace/trace_store.h"
+#include "core/trace/trace_writer.h"
+#include "core/workspace.h"
 
 using namespace stallscope;
 using namespace stallscope::trace;

@@ -5,10 +5,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "cpi/cpi.h"
-#include "errors.h"
-#include "sqlite.h"
-#include "workspace.h"
+#include "core/cpi/cpi.h"
+#include "core/errors.h"
+#include "core/sqlite.h"
+#include "core/workspace.h"
 
 using namespace stallscope;
 

@@ -16,13 +16,13 @@
 #include <memory>
 #include <string>
 
-#include "errors.h"
-#include "import_buffers.h"
-#include "import_service.h"
-#include "input_stream.h"
-#include "progress.h"
-#include "sqlite.h"
-#include "workspace.h"
+#include "core/errors.h"
+#include "core/import_buffers.h"
+#include "core/input_stream.h"
+#include "core/progress.h"
+#include "core/sqlite.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
 
 using namespace stallscope;
 

@@ -7,12 +7,12 @@
 #include <QtTest>
 #include <map>
 
-#include "cpi/cpi.h"
-#include "errors.h"
-#include "import_service.h"
-#include "registry.h"
-#include "sqlite.h"
-#include "workspace.h"
+#include "core/cpi/cpi.h"
+#include "core/errors.h"
+#include "core/sqlite.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
+#include "importers/registry.h"
 
 using namespace stallscope;
 

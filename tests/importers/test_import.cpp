@@ -7,12 +7,12 @@
 #include <set>
 #include <sstream>
 
-#include "checked_number.h"
-#include "codec.h"
-#include "errors.h"
-#include "import_service.h"
-#include "sqlite.h"
-#include "workspace.h"
+#include "core/checked_number.h"
+#include "core/errors.h"
+#include "core/replay/codec.h"
+#include "core/sqlite.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
 
 using namespace stallscope;
 
@@ -87,7 +87,7 @@ class TestImport : public QObject {
         QCOMPARE(imported.size(), size_t(1));
         QCOMPARE(QString::fromStdString(imported[0].kind), QString("replay"));
         QCOMPARE(QString::fromStdString(imported[0].name), QString("toy"));
-        const auto trace = replay::loadTrace(*ws_, imported[0].id);
+        const auto trace = replay::loadInstructionStream(*ws_, imported[0].id);
         QCOMPARE(trace.instrs.size(), size_t(5));
         QCOMPARE(trace.dmas.size(), size_t(1));
         QCOMPARE(trace.dmas[0].id, int64_t(3));
@@ -188,7 +188,7 @@ class TestImport : public QObject {
         const QString jsonlPath = write(dir_.path() + "/rt.jsonl", bigTrace(2000));
         Progress progress;
         const auto a = importFiles(*ws_, {{jsonlPath.toStdString()}, "", ""}, progress);
-        const auto trace = replay::loadTrace(*ws_, a[0].id);
+        const auto trace = replay::loadInstructionStream(*ws_, a[0].id);
         const std::string binPath = (dir_.path() + "/rt.ssrp").toStdString();
         {
             std::ofstream out(binPath, std::ios::binary);
@@ -204,7 +204,7 @@ class TestImport : public QObject {
         const auto b = importFiles(*ws_, {{binPath, zstPath.toStdString()}, "", ""}, progress);
         QCOMPARE(b.size(), size_t(2));
         for (const auto& p : b) {
-            const auto other = replay::loadTrace(*ws_, p.id);
+            const auto other = replay::loadInstructionStream(*ws_, p.id);
             QCOMPARE(other.instrs.size(), trace.instrs.size());
             QCOMPARE(other.dmas.size(), trace.dmas.size());
             QCOMPARE(other.regRefs, trace.regRefs);
@@ -212,7 +212,7 @@ class TestImport : public QObject {
             QCOMPARE(other.dmas.back().waitInstr, trace.dmas.back().waitInstr);
         }
         // 2000 instructions stored compactly.
-        QVERIFY(replay::storedTraceBytes(*ws_, a[0].id) < 2000 * 16);
+        QVERIFY(replay::storedInstructionStreamBytes(*ws_, a[0].id) < 2000 * 16);
     }
 
     void badTracesNameTheLine_data() {

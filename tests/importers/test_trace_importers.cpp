@@ -15,14 +15,14 @@
 #include <set>
 #include <tuple>
 
-#include "chrome/chrome_json.h"
-#include "errors.h"
-#include "import_buffers.h"
-#include "import_service.h"
-#include "sqlite.h"
-#include "trace_fixtures.h"
-#include "trace_store.h"
-#include "workspace.h"
+#include "core/errors.h"
+#include "core/import_buffers.h"
+#include "core/sqlite.h"
+#include "core/trace/trace_store.h"
+#include "core/workspace.h"
+#include "importers/chrome/chrome_json.h"
+#include "importers/import_service.h"
+#include "tests/importers/trace_fixtures.h"
 
 using namespace stallscope;
 using trace::TraceStore;

@@ -1,4 +1,4 @@
-#include "trace_fixtures.h"
+#include "tests/importers/trace_fixtures.h"
 
 #include <zlib.h>
 

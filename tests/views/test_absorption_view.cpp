@@ -9,9 +9,9 @@
 #include <QTest>
 #include <random>
 
-#include "../core/noise_curves.h"
-#include "absorption_view.h"
-#include "noise/absorption.h"
+#include "core/noise/absorption.h"
+#include "tests/core/noise_curves.h"
+#include "views/noise/absorption_view.h"
 
 using namespace stallscope;
 using namespace stallscope::noise;

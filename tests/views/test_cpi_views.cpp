@@ -12,12 +12,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "cpi_chart.h"
-#include "cpi_view.h"
-#include "estimates_chart.h"
-#include "estimates_view.h"
-#include "import_service.h"
-#include "workspace.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
+#include "views/common/chart_kit.h"
+#include "views/cpi/cpi_view.h"
+#include "views/estimates/estimates_chart.h"
+#include "views/estimates/estimates_view.h"
 
 using namespace stallscope;
 

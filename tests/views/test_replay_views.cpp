@@ -11,19 +11,19 @@
 #include <fstream>
 #include <random>
 
-#include "generate.h"
-#include "jsonl_writer.h"
-#include "replay_dcache_view.h"
-#include "replay_document.h"
-#include "replay_overview.h"
-#include "replay_reader.h"
-#include "replay_render.h"
-#include "replay_tab.h"
-#include "replay_tracks.h"
-#include "simulate.h"
-#include "timeline_lod.h"
-#include "timeline_view.h"
-#include "whatif.h"
+#include "core/replay/generate.h"
+#include "core/replay/jsonl_writer.h"
+#include "core/replay/simulate.h"
+#include "core/replay/whatif.h"
+#include "importers/replay/replay_reader.h"
+#include "views/common/timeline_lod.h"
+#include "views/common/timeline_view.h"
+#include "views/replay/replay_dcache_view.h"
+#include "views/replay/replay_document.h"
+#include "views/replay/replay_overview.h"
+#include "views/replay/replay_profile_tab.h"
+#include "views/replay/replay_render.h"
+#include "views/replay/replay_tracks.h"
 
 using namespace stallscope;
 

@@ -13,14 +13,14 @@
 #include <cmath>
 #include <fstream>
 
-#include "compare_view.h"
-#include "import_service.h"
-#include "profile_summary.h"
-#include "render.h"
-#include "timeline_view.h"
-#include "trace_tracks.h"
-#include "trace_view.h"
-#include "workspace.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
+#include "views/common/render.h"
+#include "views/common/timeline_view.h"
+#include "views/shell/profile_summary.h"
+#include "views/trace/trace_compare_view.h"
+#include "views/trace/trace_tracks.h"
+#include "views/trace/trace_view.h"
 
 using namespace stallscope;
 

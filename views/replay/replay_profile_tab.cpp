@@ -1,0 +1,508 @@
+#include "views/replay/replay_profile_tab.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QPainter>
+#include <QScrollBar>
+#include <QSplitter>
+#include <QStyle>
+#include <QSvgGenerator>
+#include <QTabWidget>
+#include <QTextStream>
+#include <QToolButton>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include "core/replay/dependencies.h"
+#include "views/common/timeline_view.h"
+#include "views/replay/replay_dcache_view.h"
+#include "views/replay/replay_overview.h"
+
+namespace stallscope {
+
+ReplayProfileTab::ReplayProfileTab(const ProfileInfo& profile, const QString& workspacePath,
+                                   QWidget* parent)
+    : QWidget(parent), workspacePath_(workspacePath) {
+    build();
+    auto* watcher = new QFutureWatcher<ReplayDocumentPtr>(this);
+    connect(watcher, &QFutureWatcher<ReplayDocumentPtr>::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        try {
+            setDocument(watcher->result());
+        } catch (const std::exception& error) {
+            status_->setText(tr("Could not load this profile: %1").arg(error.what()));
+            emit loadFailed(status_->text());
+        }
+    });
+    watcher->setFuture(ReplayDocumentCache::instance().load(workspacePath, profile));
+    status_->setText(tr("Loading and analysing %1…").arg(QString::fromStdString(profile.name)));
+}
+
+ReplayProfileTab::ReplayProfileTab(ReplayDocumentPtr document, QWidget* parent) : QWidget(parent) {
+    build();
+    setDocument(std::move(document));
+}
+
+ReplayProfileTab::~ReplayProfileTab() = default;
+
+void ReplayProfileTab::build() {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+
+    auto* bar = new QWidget(this);
+    auto* barLayout = new QHBoxLayout(bar);
+    barLayout->setContentsMargins(6, 4, 6, 4);
+    findEdit_ = new QLineEdit(bar);
+    findEdit_->setPlaceholderText(tr("Find DMA id or op name"));
+    findEdit_->setClearButtonEnabled(true);
+    findEdit_->setMaximumWidth(240);
+    connect(findEdit_, &QLineEdit::returnPressed, this, [this] {
+        if (!find(findEdit_->text()))
+            status_->setText(tr("Nothing matches “%1”").arg(findEdit_->text()));
+    });
+    dependencyMode_ = new QComboBox(bar);
+    dependencyMode_->addItems(
+        {tr("No dependency arrows"), tr("Conservative dependencies"), tr("Relaxed dependencies")});
+    dependencyMode_->setCurrentIndex(2);
+    dependencyMode_->setToolTip(
+        tr("Arrows into the selected DMA's ISSUE: conservative (direct "
+           "producers) or relaxed (lightweight chain and backtail "
+           "constraints)"));
+    connect(dependencyMode_, &QComboBox::currentIndexChanged, this,
+            [this](int index) { setDependencyMode(static_cast<DependencyOverlay::Mode>(index)); });
+    auto* wasted = new QCheckBox(tr("Wasted pages"), bar);
+    wasted->setChecked(true);
+    wasted->setToolTip(tr("Overlay data-cache pages written and never read"));
+    auto* exportButton = new QToolButton(bar);
+    exportButton->setText(tr("Export"));
+    exportButton->setPopupMode(QToolButton::InstantPopup);
+    auto* menu = new QMenu(exportButton);
+    menu->addAction(tr("Current view as PNG…"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export PNG"), QString(),
+                                                          tr("PNG images (*.png)"));
+        if (!path.isEmpty()) exportImage(path);
+    });
+    menu->addAction(tr("Current view as SVG…"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export SVG"), QString(),
+                                                          tr("SVG images (*.svg)"));
+        if (!path.isEmpty()) exportImage(path);
+    });
+    const auto saveText = [this](const QString& title, const QString& text) {
+        const QString path =
+            QFileDialog::getSaveFileName(this, title, QString(), tr("CSV files (*.csv)"));
+        if (path.isEmpty()) return;
+        QFile file(path);
+        if (file.open(QIODevice::WriteOnly | QIODevice::Text)) {
+            file.write(text.toUtf8());
+            status_->setText(tr("Wrote %1").arg(QFileInfo(path).fileName()));
+        } else {
+            status_->setText(tr("Cannot write %1: %2").arg(path, file.errorString()));
+        }
+    };
+    menu->addAction(tr("DMA table as CSV…"), this,
+                    [this, saveText] { saveText(tr("Export DMA table"), dmaCsv()); });
+    menu->addAction(tr("Data-cache heatmap as CSV…"), this,
+                    [this, saveText] { saveText(tr("Export heatmap"), dcache_->heatmapCsv()); });
+    exportButton->setMenu(menu);
+    status_ = new QLabel(bar);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    barLayout->addWidget(findEdit_);
+    barLayout->addWidget(dependencyMode_);
+    barLayout->addWidget(wasted);
+    barLayout->addWidget(exportButton);
+    barLayout->addWidget(status_, 1);
+    layout->addWidget(bar);
+
+    pages_ = new QTabWidget(this);
+    pages_->setDocumentMode(true);
+    pages_->setTabPosition(QTabWidget::South);
+    overview_ = new ReplayOverview(pages_);
+    pages_->addTab(overview_, tr("Overview"));
+
+    auto* split = new QSplitter(Qt::Horizontal, pages_);
+    auto* stack = new QSplitter(Qt::Vertical, split);
+    timeline_ = new TimelineView(stack);
+    previewBox_ = new QWidget(stack);
+    auto* previewLayout = new QVBoxLayout(previewBox_);
+    previewLayout->setContentsMargins(0, 0, 0, 0);
+    previewLabel_ = new QLabel(previewBox_);
+    previewLabel_->setMargin(4);
+    previewLabel_->setStyleSheet(QStringLiteral("background:#fff4d6"));
+    preview_ = new TimelineView(previewBox_);
+    previewLayout->addWidget(previewLabel_);
+    previewLayout->addWidget(preview_, 1);
+    previewBox_->hide();
+    // The data cache under the timeline on one time axis, so a stall can be read against the
+    // fragmentation at that moment; the Data cache tab shows the same at full size.
+    dcacheStrip_ = new DcacheView(stack);
+    // Plots under the timeline's data area: its gutter on the left, its margin (and scroll bar
+    // when shown) on the right.
+    const auto alignStrip = [this] {
+        // From the range, not isVisible(): Qt shows or hides the bar later (a queued call), and
+        // a bar on a page not on screen is never visible.
+        const QScrollBar* bar = timeline_->verticalScrollBar();
+        const bool barShown = timeline_->verticalScrollBarPolicy() == Qt::ScrollBarAlwaysOn ||
+                              (timeline_->verticalScrollBarPolicy() == Qt::ScrollBarAsNeeded &&
+                               bar->maximum() > bar->minimum());
+        const int barWidth = timeline_->style()->pixelMetric(QStyle::PM_ScrollBarExtent);
+        const int frame = timeline_->frameWidth();
+        dcacheStrip_->setCompact(TimelineView::kGutterWidth + frame,
+                                 8 + (barShown ? barWidth : 0) + frame);
+    };
+    alignStrip();
+    connect(timeline_->verticalScrollBar(), &QScrollBar::rangeChanged, this, alignStrip);
+    stack->setStretchFactor(0, 3);
+    stack->setStretchFactor(1, 2);
+    stack->setStretchFactor(2, 2);
+    details_ = new QTreeWidget(split);
+    details_->setColumnCount(2);
+    details_->setHeaderLabels({tr("Field"), tr("Value")});
+    details_->setRootIsDecorated(false);
+    details_->setAlternatingRowColors(true);
+    details_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    split->setStretchFactor(0, 4);
+    split->setStretchFactor(1, 1);
+    pages_->addTab(split, tr("Timeline"));
+    updateDetails();  // the hint until something is selected
+    dcache_ = new DcacheView(pages_);
+    pages_->addTab(dcache_, tr("Data cache"));
+    layout->addWidget(pages_, 1);
+
+    connect(wasted, &QCheckBox::toggled, dcache_, &DcacheView::setWastedOverlay);
+    connect(wasted, &QCheckBox::toggled, dcacheStrip_, &DcacheView::setWastedOverlay);
+    connect(dcacheStrip_, &DcacheView::windowChanged, this,
+            [this](TimeRange w) { syncWindow(w, dcacheStrip_); });
+    connect(dcacheStrip_, &DcacheView::cursorMoved, this, [this](double t) {
+        timeline_->setCursorTime(t);
+        dcache_->setCursorTime(t);
+        preview_->setCursorTime(t);
+    });
+    connect(timeline_, &TimelineView::windowChanged, this,
+            [this](TimeRange w) { syncWindow(w, timeline_); });
+    connect(preview_, &TimelineView::windowChanged, this,
+            [this](TimeRange w) { syncWindow(w, preview_); });
+    connect(dcache_, &DcacheView::windowChanged, this,
+            [this](TimeRange w) { syncWindow(w, dcache_); });
+    connect(timeline_, &TimelineView::cursorMoved, this, [this](double t) {
+        dcache_->setCursorTime(t);
+        dcacheStrip_->setCursorTime(t);
+        preview_->setCursorTime(t);
+    });
+    connect(dcache_, &DcacheView::cursorMoved, this,
+            [this](double t) { timeline_->setCursorTime(t); });
+    connect(timeline_, &TimelineView::selectionChanged, this, [this] {
+        updateDetails();
+        requestDependencies();
+    });
+    connect(timeline_, &TimelineView::measurementChanged, this, [this] {
+        if (auto m = timeline_->measurement(); m && m->length() > 0) {
+            status_->setText(timeline_->measurementText(*m));
+            dcache_->setSelection(*m);
+            dcacheStrip_->setSelection(*m);
+        }
+    });
+    connect(overview_, &ReplayOverview::dmaActivated, this, &ReplayProfileTab::showDma);
+    connect(overview_, &ReplayOverview::suggestionActivated, this,
+            &ReplayProfileTab::showSuggestion);
+}
+
+void ReplayProfileTab::setDocument(ReplayDocumentPtr document) {
+    doc_ = std::move(document);
+    if (!doc_) return;
+    timeline_->clearTracks();
+    tracks_ = installReplayTracks(*timeline_, doc_);
+    tracks_.dependencies->setMode(
+        static_cast<DependencyOverlay::Mode>(dependencyMode_->currentIndex()));
+    overview_->setDocument(doc_);
+    dcache_->setDocument(doc_);
+    dcacheStrip_->setDocument(doc_);
+    const auto& sim = doc_->analysis.sim;
+    status_->setText(
+        tr("%1 instructions, %2 DMAs, %3 cycles, %4% stalled")
+            .arg(doc_->trace.instrs.size())
+            .arg(doc_->trace.dmas.size())
+            .arg(formatCycles(doc_->totalCycles()))
+            .arg(100.0 * double(sim.stallCycles) / std::max(1.0, doc_->totalCycles()), 0, 'f', 1));
+    emit documentReady();
+    if (pendingSuggestion_) showSuggestion(*std::exchange(pendingSuggestion_, std::nullopt));
+    if (pendingPreview_) previewSuggestion(*std::exchange(pendingPreview_, std::nullopt));
+}
+
+void ReplayProfileTab::syncWindow(TimeRange window, QObject* from) {
+    if (syncing_) return;
+    syncing_ = true;
+    if (from != timeline_) timeline_->setWindow(window);
+    if (from != preview_ && previewBox_->isVisible()) preview_->setWindow(window);
+    if (from != dcache_) dcache_->setWindow(window);
+    if (from != dcacheStrip_) dcacheStrip_->setWindow(window);
+    syncing_ = false;
+}
+
+void ReplayProfileTab::updateDetails() {
+    details_->clear();
+    const auto& selection = timeline_->selection();
+    if (!selection) {
+        auto* hint = new QTreeWidgetItem(details_, {tr("Click a DMA, an op or a unit track")});
+        hint->setForeground(0, palette().brush(QPalette::PlaceholderText));
+        hint->setFirstColumnSpanned(true);
+        return;
+    }
+    for (const auto& [field, value] : selection->track->details(selection->item))
+        new QTreeWidgetItem(details_, {field, value});
+}
+
+void ReplayProfileTab::requestDependencies() {
+    const quint64 generation = ++dependencyGeneration_;
+    if (!tracks_.dependencies) return;
+    tracks_.dependencies->clear();
+    timeline_->viewport()->update();
+    const auto& selection = timeline_->selection();
+    if (!selection || selection->item.id < 0 || !doc_) return;
+    const bool isDma =
+        std::any_of(tracks_.lanes.begin(), tracks_.lanes.end(),
+                    [&](const auto& lane) { return lane.get() == selection->track; });
+    if (!isDma) return;
+    const size_t dma = static_cast<size_t>(selection->item.id);
+    // The dependency sweep walks the trace up to the ISSUE: a worker does it.
+    auto doc = doc_;
+    auto* watcher = new QFutureWatcher<std::vector<replay::DependencyEdge>>(this);
+    connect(watcher, &QFutureWatcher<std::vector<replay::DependencyEdge>>::finished, this,
+            [this, watcher, generation, dma] {
+                watcher->deleteLater();
+                if (generation != dependencyGeneration_) return;
+                tracks_.dependencies->setEdges(dma, watcher->result());
+                timeline_->viewport()->update();
+                emit dependenciesReady();
+            });
+    watcher->setFuture(QtConcurrent::run(
+        [doc, dma] { return replay::dmaDependencyEdges(doc->trace, doc->analysis.sim, dma); }));
+}
+
+void ReplayProfileTab::setDependencyMode(DependencyOverlay::Mode mode) {
+    if (dependencyMode_->currentIndex() != static_cast<int>(mode))
+        dependencyMode_->setCurrentIndex(static_cast<int>(mode));
+    if (tracks_.dependencies) tracks_.dependencies->setMode(mode);
+    timeline_->viewport()->update();
+}
+
+void ReplayProfileTab::showDma(size_t dma) {
+    if (!doc_ || dma >= doc_->trace.dmas.size()) return;
+    pages_->setCurrentIndex(1);
+    DmaLaneTrack* lane = tracks_.laneOf(dma);
+    if (!lane) return;
+    const TimelineItem item = lane->itemFor(dma);
+    const auto& dep = doc_->analysis.deps.dmas;
+    const double backtail = dma < dep.size() ? double(dep[dma].backtailCycle) : item.start;
+    timeline_->fitRange({std::min(backtail, item.start), item.end}, 0.15);
+    timeline_->ensureTrackVisible(lane,
+                                  DmaLaneTrack::kTopPad + item.row * DmaLaneTrack::kRowHeight);
+    timeline_->select(lane, item);
+}
+
+void ReplayProfileTab::showSuggestion(int index) {
+    if (!doc_) {
+        pendingSuggestion_ = index;
+        return;
+    }
+    if (index < 0 || size_t(index) >= doc_->analysis.suggestions.size()) return;
+    const auto& s = doc_->analysis.suggestions[size_t(index)];
+    shownSuggestion_ = index;
+    for (const auto& lane : tracks_.lanes) {
+        lane->setHighlighted({s.dmaIndices.begin(), s.dmaIndices.end()});
+        lane->setGhosts({});
+    }
+    if (s.dmaIndices.empty()) return;
+    // Everything the suggestion touches: its DMAs with their backtails and the target point.
+    TimeRange range{std::numeric_limits<double>::max(), 0};
+    for (size_t d : s.dmaIndices) {
+        const auto& t = doc_->analysis.sim.dmas[d];
+        const auto item = tracks_.laneOf(d)->itemFor(d);
+        range.start =
+            std::min({range.start, item.start, double(doc_->analysis.deps.dmas[d].backtailCycle)});
+        range.end = std::max(range.end, std::max(item.end, double(t.completeCycle)));
+    }
+    if (s.toInstr != replay::kNone && s.toInstr < doc_->analysis.sim.cycle.size())
+        range.start = std::min(range.start, double(doc_->analysis.sim.cycle[s.toInstr]));
+    const size_t first = s.dmaIndices.front();
+    DmaLaneTrack* lane = tracks_.laneOf(first);
+    pages_->setCurrentIndex(1);
+    timeline_->fitRange(range, 0.15);
+    timeline_->ensureTrackVisible(
+        lane, DmaLaneTrack::kTopPad + lane->shownRow(first) * DmaLaneTrack::kRowHeight);
+    timeline_->select(lane, lane->itemFor(first));
+    status_->setText(tr("Suggestion %1: %2").arg(index + 1).arg(QString::fromStdString(s.text)));
+
+    const quint64 generation = ++ghostGeneration_;
+    auto doc = doc_;
+    auto* watcher = new QFutureWatcher<SuggestionPreview>(this);
+    connect(watcher, &QFutureWatcher<SuggestionPreview>::finished, this,
+            [this, watcher, generation, range] {
+                watcher->deleteLater();
+                if (generation != ghostGeneration_) return;
+                SuggestionPreview result;
+                try {
+                    result = watcher->result();
+                } catch (const std::exception& error) {
+                    status_->setText(tr("Could not re-simulate: %1").arg(error.what()));
+                    return;
+                }
+                TimeRange all = range;
+                for (const auto& lane : tracks_.lanes) lane->setGhosts(result.ghosts);
+                for (const auto& g : result.ghosts) {
+                    all.start = std::min(all.start, g.issueCycle);
+                    all.end = std::max(all.end, g.completeCycle);
+                }
+                const TimeRange w = timeline_->window();
+                if (all.start < w.start || all.end > w.end) timeline_->fitRange(all, 0.15);
+                timeline_->viewport()->update();
+                emit ghostsReady();
+            });
+    watcher->setFuture(QtConcurrent::run(
+        [doc, index] { return stallscope::previewSuggestion(*doc, size_t(index), false); }));
+}
+
+void ReplayProfileTab::previewSuggestion(int index) {
+    if (!doc_) {
+        pendingPreview_ = index;
+        return;
+    }
+    if (index < 0 || size_t(index) >= doc_->analysis.suggestions.size()) return;
+    if (shownSuggestion_ != index) showSuggestion(index);
+    const quint64 generation = ++previewGeneration_;
+    previewLabel_->setText(tr("Re-simulating suggestion %1…").arg(index + 1));
+    previewBox_->show();
+    auto doc = doc_;
+    auto* watcher = new QFutureWatcher<SuggestionPreview>(this);
+    connect(
+        watcher, &QFutureWatcher<SuggestionPreview>::finished, this,
+        [this, watcher, generation, index] {
+            watcher->deleteLater();
+            if (generation != previewGeneration_) return;
+            try {
+                previewResult_ = watcher->result();
+            } catch (const std::exception& error) {
+                previewLabel_->setText(tr("Could not re-simulate: %1").arg(error.what()));
+                return;
+            }
+            previewDoc_ = previewResult_->edited;
+            preview_->clearTracks();
+            previewTracks_ = installReplayTracks(*preview_, previewDoc_);
+            // Same axis as the original so the saving shows as the shorter run.
+            preview_->setExtent(timeline_->extent());
+            preview_->setWindow(timeline_->window());
+            const double before = doc_->totalCycles();
+            previewLabel_->setText(
+                tr("Below: re-simulated with suggestion %1 — %2 → %3 cycles, saves %4 cycles "
+                   "(%5%)")
+                    .arg(index + 1)
+                    .arg(formatCycles(before), formatCycles(previewDoc_->totalCycles()),
+                         formatCycles(previewResult_->savingCycles))
+                    .arg(100.0 * previewResult_->savingCycles / std::max(1.0, before), 0, 'f', 1));
+            emit previewReady();
+        });
+    watcher->setFuture(QtConcurrent::run(
+        [doc, index] { return stallscope::previewSuggestion(*doc, size_t(index), true); }));
+}
+
+bool ReplayProfileTab::find(const QString& text) {
+    if (!doc_ || text.trimmed().isEmpty()) return false;
+    bool numeric = false;
+    const qint64 id = text.trimmed().toLongLong(&numeric);
+    if (numeric) {
+        const size_t dma = doc_->trace.dmaIndexById(id);
+        if (dma == replay::kNone) return false;
+        showDma(dma);
+        status_->setText(tr("DMA %1").arg(id));
+        return true;
+    }
+    const auto& runs = doc_->opRuns;
+    const size_t n = runs.hlo.size();
+    for (size_t k = 0; k < n; ++k) {
+        const size_t run = (findCursor_ + k) % n;
+        const QString name = QString::fromStdString(doc_->trace.hlos[runs.hlo[run]].name);
+        if (!name.contains(text.trimmed(), Qt::CaseInsensitive)) continue;
+        findCursor_ = run + 1;  // the next search continues after this one
+        pages_->setCurrentIndex(1);
+        timeline_->fitRange({runs.starts[run], runs.ends[run]}, 0.2);
+        if (tracks_.hlo) {
+            timeline_->ensureTrackVisible(tracks_.hlo.get());
+            timeline_->select(tracks_.hlo.get(),
+                              TimelineItem{int64_t(run), runs.starts[run], runs.ends[run], 1, 0});
+        }
+        status_->setText(tr("%1 at cycle %2").arg(name, formatCycles(runs.starts[run])));
+        return true;
+    }
+    return false;
+}
+
+bool ReplayProfileTab::exportImage(const QString& path) {
+    QWidget* page = pages_->currentWidget();
+    QSize size;
+    std::function<void(QPainter&)> paint;
+    if (page == overview_) {
+        size = overview_->size();
+        paint = [this, size](QPainter& p) { overview_->paintContent(p, size); };
+    } else if (page == dcache_) {
+        size = dcache_->size();
+        paint = [this, size](QPainter& p) { dcache_->paintContent(p, size); };
+    } else {
+        size = timeline_->viewport()->size();
+        paint = [this, size](QPainter& p) { timeline_->paintContent(p, size); };
+    }
+    bool ok = false;
+    if (path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
+        QSvgGenerator svg;
+        svg.setFileName(path);
+        svg.setSize(size);
+        svg.setViewBox(QRect(QPoint(0, 0), size));
+        svg.setTitle(QStringLiteral("Stallscope"));
+        QPainter painter(&svg);
+        paint(painter);
+        ok = painter.end();
+    } else {
+        QImage image(size, QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::white);
+        {
+            QPainter painter(&image);
+            paint(painter);
+        }
+        ok = image.save(path);
+    }
+    status_->setText(ok ? tr("Wrote %1").arg(QFileInfo(path).fileName())
+                        : tr("Cannot write %1").arg(path));
+    return ok;
+}
+
+QString ReplayProfileTab::dmaCsv() const {
+    QString out;
+    QTextStream s(&out);
+    s << "id,link,bytes,issue_instr,wait_instr,issue_cycle,ready_cycle,start_cycle,complete_cycle,"
+         "wait_cycle,base_stall,transfer_stall,slack,backtail_instr,backtail_cycle\n";
+    if (!doc_) return out;
+    const auto& trace = doc_->trace;
+    for (size_t d = 0; d < trace.dmas.size(); ++d) {
+        const auto& dma = trace.dmas[d];
+        const auto& t = doc_->analysis.sim.dmas[d];
+        const auto& dep = doc_->analysis.deps.dmas[d];
+        s << dma.id << ',' << QString::fromStdString(trace.machine.linkName(dma.link)) << ','
+          << dma.bytes() << ',' << dma.issueInstr << ','
+          << (dma.waitInstr == replay::kNone ? QString() : QString::number(dma.waitInstr)) << ','
+          << t.issueCycle << ',' << t.readyCycle << ',' << t.startCycle << ',' << t.completeCycle
+          << ',' << (t.waitCycle == replay::kNoCycle ? QString() : QString::number(t.waitCycle))
+          << ',' << t.baseStall << ',' << t.transferStall << ',' << t.slack << ','
+          << dep.backtailInstr << ',' << dep.backtailCycle << '\n';
+    }
+    return out;
+}
+
+}  // namespace stallscope

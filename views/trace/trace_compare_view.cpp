@@ -1,0 +1,475 @@
+#include "views/trace/trace_compare_view.h"
+
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPainter>
+#include <QPainterPath>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+#include <cmath>
+
+#include "core/errors.h"
+#include "core/trace/trace_store.h"
+#include "views/common/timeline_view.h"
+
+namespace stallscope {
+
+namespace {
+constexpr int kSortRole = Qt::UserRole + 2;
+
+// Tick step of about `target` ticks over `span`: 1, 2 or 5 times a power of ten.
+double niceTick(double span, int target) {
+    const double raw = span / std::max(1, target);
+    if (!(raw > 0)) return 1;
+    const double p = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (m * p >= raw) return m * p;
+    return 10 * p;
+}
+
+QStandardItem* cell(const QString& text, const QVariant& sortValue) {
+    auto* item = new QStandardItem(text);
+    item->setData(sortValue, kSortRole);
+    item->setEditable(false);
+    if (sortValue.typeId() == QMetaType::Double)
+        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return item;
+}
+}  // namespace
+
+// --- CDF chart ---------------------------------------------------------------------------------
+
+const QColor CdfChart::kColorA(40, 90, 190);
+const QColor CdfChart::kColorB(230, 120, 30);
+
+CdfChart::CdfChart(QWidget* parent) : QWidget(parent) {
+    setMinimumSize(240, 160);
+}
+
+QString CdfChart::xTitle() const {
+    if (op_ == QLatin1String(trace::kAllOps)) return tr("duration / median of its op in A");
+    return op_.isEmpty() ? tr("duration / median in A")
+                         : tr("%1 duration / its median in A").arg(op_);
+}
+
+void CdfChart::setCurves(std::vector<trace::CdfPoint> a, std::vector<trace::CdfPoint> b,
+                         const QString& op) {
+    a_ = std::move(a);
+    b_ = std::move(b);
+    op_ = op;
+    double low = 1, high = 1;
+    for (const auto* curve : {&a_, &b_})
+        for (const trace::CdfPoint& p : *curve) {
+            low = std::min(low, p.value);
+            high = std::max(high, p.value);
+        }
+    log_ = low > 0 && high / low > 10;
+    low_ = log_ ? low / 1.2 : 0;
+    high_ = high * 1.1;
+    update();
+}
+
+QRect CdfChart::plotArea(const QRect& rect) const {
+    return rect.adjusted(48, 28, -16, -54);
+}
+
+double CdfChart::xOf(double value, const QRect& plot) const {
+    const double f = log_ ? (std::log(std::max(value, low_)) - std::log(low_)) /
+                                (std::log(high_) - std::log(low_))
+                          : (value - low_) / (high_ - low_);
+    return plot.left() + f * plot.width();
+}
+
+void CdfChart::paintChart(QPainter& painter, const QRect& rect) const {
+    painter.save();
+    painter.fillRect(rect, Qt::white);
+    const QRect plot = plotArea(rect);
+    const QFontMetrics fm(painter.font());
+    painter.setPen(QColor(60, 60, 60));
+    const QString title = op_.isEmpty() || op_ == QLatin1String(trace::kAllOps)
+                              ? tr("CDF of op durations, normalized to the median in A")
+                              : tr("CDF of %1 durations, normalized to its median in A").arg(op_);
+    painter.drawText(rect.adjusted(8, 4, -8, 0), Qt::AlignTop | Qt::AlignLeft,
+                     fm.elidedText(title, Qt::ElideMiddle, rect.width() - 16));
+    painter.setPen(QColor(220, 220, 220));
+    for (int i = 0; i <= 4; ++i) {
+        const int y = plot.bottom() - i * plot.height() / 4;
+        painter.drawLine(plot.left(), y, plot.right(), y);
+        painter.setPen(QColor(90, 90, 90));
+        painter.drawText(QRect(rect.left(), y - 8, 44, 16), Qt::AlignRight | Qt::AlignVCenter,
+                         QString::number(i * 0.25, 'f', 2));
+        painter.setPen(QColor(220, 220, 220));
+    }
+    // x ticks: decades on a log axis, round steps on a linear one.
+    std::vector<double> ticks;
+    if (log_) {
+        for (double t = std::pow(10.0, std::floor(std::log10(low_))); t <= high_; t *= 10)
+            if (t >= low_) ticks.push_back(t);
+    } else {
+        const double step = niceTick(high_ - low_, 5);
+        for (double t = std::ceil(low_ / step) * step; t <= high_ + 1e-9; t += step)
+            ticks.push_back(t);
+    }
+    for (double t : ticks) {
+        const double x = xOf(t, plot);
+        painter.setPen(QColor(220, 220, 220));
+        painter.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
+        painter.setPen(QColor(90, 90, 90));
+        painter.drawText(QRectF(x - 30, plot.bottom() + 2, 60, 16), Qt::AlignCenter,
+                         QString::number(t, 'g', 3));
+    }
+    painter.setPen(QColor(60, 60, 60));
+    painter.drawText(QRect(plot.left(), plot.bottom() + 18, plot.width(), 16), Qt::AlignCenter,
+                     fm.elidedText(xTitle(), Qt::ElideMiddle, plot.width()));
+    painter.drawRect(plot);
+    painter.setRenderHint(QPainter::Antialiasing, true);
+    auto drawCurve = [&](const std::vector<trace::CdfPoint>& curve, const QPen& pen) {
+        if (curve.empty()) return;
+        QPainterPath path(QPointF(plot.left(), plot.bottom()));
+        double y = plot.bottom();
+        for (const trace::CdfPoint& p : curve) {
+            const double x = xOf(p.value, plot);
+            path.lineTo(x, y);
+            y = plot.bottom() - p.fraction * plot.height();
+            path.lineTo(x, y);
+        }
+        path.lineTo(plot.right(), y);
+        painter.setPen(pen);
+        painter.drawPath(path);
+    };
+    // B solid and wide, A dashed and narrower on top: identical curves show both colours.
+    drawCurve(b_, QPen(kColorB, 3.2));
+    QPen dashed(kColorA, 2.0, Qt::CustomDashLine);
+    dashed.setDashPattern({3, 2.5});
+    drawCurve(a_, dashed);
+    painter.setRenderHint(QPainter::Antialiasing, false);
+    // A's median (1.0) over the curves, labelled, so it never hides under them.
+    const double mx = xOf(1.0, plot);
+    painter.setPen(QPen(QColor(40, 40, 40), 1, Qt::DashLine));
+    painter.drawLine(QPointF(mx, plot.top()), QPointF(mx, plot.bottom()));
+    painter.save();
+    QFont small = painter.font();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    painter.setFont(small);
+    const QString medianText = tr("A median");
+    const int tw = QFontMetrics(small).horizontalAdvance(medianText) + 6;
+    const QRectF tag(std::min(mx + 3, double(plot.right() - tw)), plot.top() + 2, tw, 14);
+    painter.fillRect(tag, QColor(255, 255, 255, 220));
+    painter.setPen(QColor(40, 40, 40));
+    painter.drawText(tag, Qt::AlignCenter, medianText);
+    painter.restore();
+    // Legend: A's dashed line, B's solid one.
+    const int ly = rect.bottom() - 6;
+    painter.setPen(QPen(kColorA, 2, Qt::DashLine));
+    painter.drawLine(plot.left(), ly - 4, plot.left() + 18, ly - 4);
+    painter.setPen(QColor(40, 40, 40));
+    painter.drawText(QPoint(plot.left() + 24, ly), tr("A (before)"));
+    painter.fillRect(QRect(plot.left() + 120, ly - 5, 18, 3), kColorB);
+    painter.drawText(QPoint(plot.left() + 144, ly), tr("B (after)"));
+    painter.restore();
+}
+
+void CdfChart::paintEvent(QPaintEvent*) {
+    QPainter painter(this);
+    paintChart(painter, rect());
+}
+
+// --- compare view ------------------------------------------------------------------------------
+
+TraceComparisonData loadTraceComparison(const std::string& workspacePath, int64_t a, int64_t b) {
+    TraceComparisonData data;
+    data.a = std::make_shared<TraceSource>(workspacePath, a);
+    data.b = std::make_shared<TraceSource>(workspacePath, b);
+    auto durations = [](const TraceSourcePtr& s) {
+        return s->query(
+            [](const trace::TraceStore& store) { return trace::collectDurations(store); });
+    };
+    data.comparison = trace::compareTraces(durations(data.a), durations(data.b));
+    return data;
+}
+
+CompareView::CompareView(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    summary_ = new QLabel(tr("Comparing…"));
+    QFont bold = summary_->font();
+    bold.setBold(true);
+    bold.setPointSizeF(bold.pointSizeF() * 1.15);
+    summary_->setFont(bold);
+    layout->addWidget(summary_);
+    auto* vertical = new QSplitter(Qt::Vertical);
+    auto side = [vertical](QLabel*& label, TimelineView*& view) {
+        auto* box = new QWidget;
+        auto* v = new QVBoxLayout(box);
+        v->setContentsMargins(0, 0, 0, 0);
+        v->setSpacing(1);
+        label = new QLabel;
+        label->setStyleSheet(QStringLiteral("QLabel { font-weight: bold; padding-left: 4px; }"));
+        v->addWidget(label);
+        view = new TimelineView;
+        v->addWidget(view, 1);
+        vertical->addWidget(box);
+    };
+    side(labelA_, timelineA_);
+    side(labelB_, timelineB_);
+    auto* bottom = new QWidget;
+    auto* bottomLayout = new QHBoxLayout(bottom);
+    bottomLayout->setContentsMargins(0, 0, 0, 0);
+    auto* tablePane = new QWidget;
+    auto* tableLayout = new QVBoxLayout(tablePane);
+    tableLayout->setContentsMargins(0, 0, 0, 0);
+    auto* tools = new QHBoxLayout;
+    filter_ = new QLineEdit;
+    filter_->setPlaceholderText(tr("Filter ops"));
+    auto* csv = new QPushButton(tr("Export CSV…"));
+    tools->addWidget(filter_, 1);
+    tools->addWidget(csv);
+    tableLayout->addLayout(tools);
+    model_ = new QStandardItemModel(this);
+    model_->setHorizontalHeaderLabels({tr("Op"), tr("Count A"), tr("Count B"), tr("Total A"),
+                                       tr("Total B"), tr("Mean A"), tr("Mean B"), tr("p50 A"),
+                                       tr("p50 B"), tr("p95 A"), tr("p95 B"), tr("Δ total"),
+                                       tr("Δ %")});
+    proxy_ = new QSortFilterProxyModel(this);
+    proxy_->setSourceModel(model_);
+    proxy_->setSortRole(kSortRole);
+    proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    proxy_->setFilterKeyColumn(0);
+    table_ = new QTableView;
+    table_->setModel(proxy_);
+    // No sort column until the user clicks a header: rows keep the comparison's order (largest
+    // |Δ total| first). QHeaderView starts at column 0 descending otherwise.
+    table_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+    table_->setSortingEnabled(true);
+    table_->verticalHeader()->hide();
+    tableLayout->addWidget(table_);
+    auto* chartPane = new QWidget;
+    auto* chartLayout = new QVBoxLayout(chartPane);
+    chartLayout->setContentsMargins(0, 0, 0, 0);
+    auto* opRow = new QHBoxLayout;
+    opRow->addWidget(new QLabel(tr("CDF of:")));
+    cdfOp_ = new QComboBox;
+    cdfOp_->setToolTip(
+        tr("The op whose durations the CDFs show, normalized to its median in A "
+           "(SnR Fig. 6); default: the op with the largest total time in A"));
+    opRow->addWidget(cdfOp_, 1);
+    chartLayout->addLayout(opRow);
+    chart_ = new CdfChart;
+    chartLayout->addWidget(chart_, 1);
+    bottomLayout->addWidget(tablePane, 3);
+    bottomLayout->addWidget(chartPane, 2);
+    vertical->addWidget(bottom);
+    layout->addWidget(vertical, 1);
+    connect(filter_, &QLineEdit::textChanged, this, &CompareView::setOpFilter);
+    connect(cdfOp_, &QComboBox::activated, this,
+            [this](int index) { setCdfOp(cdfOp_->itemData(index).toString().toStdString()); });
+    connect(csv, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export op deltas"),
+                                                          "op-deltas.csv", "CSV (*.csv)");
+        if (!path.isEmpty()) exportCsv(path);
+    });
+    linkWindows();
+}
+
+void CompareView::linkWindows() {
+    // Linked time scale: both show the same span from their own start (times are relative).
+    auto follow = [this](TimelineView* other) {
+        return [this, other](TimeRange window) {
+            if (syncing_) return;
+            syncing_ = true;
+            other->setWindow(window);
+            syncing_ = false;
+        };
+    };
+    connect(timelineA_, &TimelineView::windowChanged, this, follow(timelineB_));
+    connect(timelineB_, &TimelineView::windowChanged, this, follow(timelineA_));
+    connect(timelineA_, &TimelineView::cursorMoved, timelineB_,
+            [this](double t) { timelineB_->setCursorTime(t); });
+    connect(timelineB_, &TimelineView::cursorMoved, timelineA_,
+            [this](double t) { timelineA_->setCursorTime(t); });
+}
+
+void CompareView::setAsynchronous(bool on) {
+    timelineA_->setAsynchronous(on);
+    timelineB_->setAsynchronous(on);
+}
+
+void CompareView::open(const std::string& workspacePath, int64_t a, int64_t b) {
+    auto* watcher = new QFutureWatcher<std::shared_ptr<TraceComparisonData>>(this);
+    connect(watcher, &QFutureWatcher<std::shared_ptr<TraceComparisonData>>::finished, this,
+            [this, watcher] {
+                watcher->deleteLater();
+                auto data = watcher->result();
+                if (data)
+                    setData(std::move(*data));
+                else
+                    summary_->setText(tr("Could not open the profiles"));
+            });
+    watcher->setFuture(QtConcurrent::run([workspacePath, a, b] {
+        try {
+            return std::make_shared<TraceComparisonData>(loadTraceComparison(workspacePath, a, b));
+        } catch (const std::exception&) {
+            return std::shared_ptr<TraceComparisonData>();
+        }
+    }));
+}
+
+void CompareView::setData(TraceComparisonData data) {
+    data_ = std::move(data);
+    summary_->setText(data_.comparison.summary);
+    bindingA_ = std::make_unique<TraceTimelineBinding>(*timelineA_, data_.a);
+    bindingB_ = std::make_unique<TraceTimelineBinding>(*timelineB_, data_.b);
+    // One extent for both so the linked window covers the longer profile.
+    const double length = double(std::max(data_.a->store().end() - data_.a->store().start(),
+                                          data_.b->store().end() - data_.b->store().start()));
+    timelineA_->setExtent(TimeRange{0, std::max(length, 1.0)});
+    timelineB_->setExtent(TimeRange{0, std::max(length, 1.0)});
+    bindingA_->show(traceTracksInOrder(data_.a->store()));
+    bindingB_->show(traceTracksInOrder(data_.b->store()));
+    // Minimaps: each profile's busy time over the shared extent.
+    auto minimap = [](const trace::TraceDurations& d) {
+        return densityOverview(d.busyDensity, TimeRange{0, std::max(1.0, double(d.span))});
+    };
+    timelineA_->setOverviewPainter(minimap(data_.comparison.a));
+    timelineB_->setOverviewPainter(minimap(data_.comparison.b));
+    timelineA_->fitAll();
+    timelineB_->setWindow(timelineA_->window());
+    auto sideText = [](const char* which, const trace::TraceDurations& d) {
+        return QStringLiteral("%1 · %2 slices over %3, %4 idle")
+            .arg(QString::fromUtf8(which))
+            .arg(d.slices)
+            .arg(formatNanoseconds(double(d.span)), formatNanoseconds(double(d.idle())));
+    };
+    labelA_->setText(sideText("A (before)", data_.comparison.a));
+    labelB_->setText(sideText("B (after)", data_.comparison.b));
+    proxy_->sort(-1);
+    table_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+    model_->removeRows(0, model_->rowCount());
+    for (const trace::OpDelta& op : data_.comparison.ops) {
+        const auto ns = [](double v) { return cell(formatNanoseconds(v), v); };
+        const auto signedNs = [](double v) {
+            const QString sign = v < 0 ? QStringLiteral("\u2212") : v > 0 ? "+" : "";
+            return cell(sign + formatNanoseconds(std::abs(v)), v);
+        };
+        model_->appendRow({cell(QString::fromStdString(op.name), QString::fromStdString(op.name)),
+                           cell(QString::number(op.a.count), double(op.a.count)),
+                           cell(QString::number(op.b.count), double(op.b.count)),
+                           ns(double(op.a.total)), ns(double(op.b.total)), ns(op.a.mean),
+                           ns(op.b.mean), ns(double(op.a.p50)), ns(double(op.b.p50)),
+                           ns(double(op.a.p95)), ns(double(op.b.p95)),
+                           signedNs(double(op.deltaTotal())),
+                           cell(trace::signedPercent(op.deltaPct()), op.deltaPct())});
+        QStandardItem* pct = model_->item(model_->rowCount() - 1, 12);
+        if (op.deltaPct() <= -1) pct->setForeground(QColor(20, 130, 40));
+        if (op.deltaPct() >= 1) pct->setForeground(QColor(190, 40, 30));
+    }
+    table_->resizeColumnsToContents();
+    // CDF op chooser: A's ops by total time (the default first), then all ops at once.
+    std::vector<const trace::OpDelta*> inA;
+    for (const trace::OpDelta& op : data_.comparison.ops)
+        if (op.a.count > 0) inA.push_back(&op);
+    std::stable_sort(inA.begin(), inA.end(), [](const trace::OpDelta* x, const trace::OpDelta* y) {
+        return x->a.total > y->a.total;
+    });
+    cdfOp_->clear();
+    for (const trace::OpDelta* op : inA)
+        cdfOp_->addItem(
+            tr("%1 (%2 in A)")
+                .arg(QString::fromStdString(op->name), formatNanoseconds(double(op->a.total))),
+            QString::fromStdString(op->name));
+    cdfOp_->addItem(tr("all ops, each ÷ its own median in A"), QString(trace::kAllOps));
+    setCdfOp(data_.comparison.cdfOp);
+    emit loaded();
+}
+
+void CompareView::setCdfOp(const std::string& op) {
+    if (op != data_.comparison.cdfOp) trace::setCdfOp(data_.comparison, op);
+    const int index = cdfOp_->findData(QString::fromStdString(data_.comparison.cdfOp));
+    if (index >= 0) cdfOp_->setCurrentIndex(index);
+    chart_->setCurves(data_.comparison.cdfA, data_.comparison.cdfB,
+                      QString::fromStdString(data_.comparison.cdfOp));
+}
+
+QString CompareView::summary() const {
+    return summary_->text();
+}
+
+void CompareView::setOpFilter(const QString& text) {
+    if (filter_->text() != text) filter_->setText(text);
+    proxy_->setFilterFixedString(text);
+}
+
+QString CompareView::deltaCsv() const {
+    auto quote = [](QString s) {
+        if (s.contains(',') || s.contains('"')) s = '"' + s.replace('"', "\"\"") + '"';
+        return s;
+    };
+    QString out =
+        "op,count_a,count_b,total_a_ns,total_b_ns,mean_a_ns,mean_b_ns,p50_a_ns,p50_b_ns,"
+        "p95_a_ns,p95_b_ns,delta_total_ns,delta_pct\n";
+    for (int r = 0; r < proxy_->rowCount(); ++r) {
+        QStringList fields;
+        for (int c = 0; c < proxy_->columnCount(); ++c) {
+            const QVariant v = proxy_->index(r, c).data(kSortRole);
+            fields << (c == 0 ? quote(v.toString()) : QString::number(v.toDouble(), 'g', 12));
+        }
+        out += fields.join(',') + '\n';
+    }
+    return out;
+}
+
+bool CompareView::exportCsv(const QString& path) const {
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
+    return file.write(deltaCsv().toUtf8()) >= 0;
+}
+
+QWidget* createCompareView(const ProfileInfo& a, const ProfileInfo& b,
+                           const QString& workspacePath) {
+    auto* view = new CompareView;
+    view->open(workspacePath.toStdString(), a.id, b.id);
+    return view;
+}
+
+QImage renderTraceCompare(const Workspace& workspace, const ProfileInfo& profile,
+                          const RenderOptions& options) {
+    if (!options.against)
+        throw InputError("render compare: give the second profile with --against");
+    if (options.against->kind != profile.kind)
+        throw InputError("render compare: both profiles must be trace profiles");
+    if (!options.alignOp.empty())
+        throw InputError("render compare: --align-op applies to replay profiles; use --op");
+    CompareView view;
+    view.setAsynchronous(false);
+    TraceComparisonData data =
+        loadTraceComparison(workspace.path(), profile.id, options.against->id);
+    if (!options.op.empty() && options.op != trace::kAllOps &&
+        !data.comparison.a.byOp.count(options.op))
+        throw InputError("render compare: --op: no op '" + options.op + "' in '" + profile.name +
+                         "'");
+    view.setData(std::move(data));
+    if (!options.op.empty()) view.setCdfOp(options.op);
+    view.resize(options.size);
+    if (options.from && options.to) view.timelineA()->setWindow({*options.from, *options.to});
+    view.ensurePolished();
+    QImage image(options.size, QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::white);
+    view.setAttribute(Qt::WA_DontShowOnScreen);
+    view.show();
+    view.timelineA()->prepareNow(view.timelineA()->viewport()->size());
+    view.timelineB()->prepareNow(view.timelineB()->viewport()->size());
+    view.render(&image);
+    return image;
+}
+
+}  // namespace stallscope

@@ -1,0 +1,108 @@
+#pragma once
+
+// Before/after comparison of two trace profiles (issue 8): the summary line, both timelines
+// stacked with a linked time scale (aligned at their starts), the per-op delta table (sortable,
+// filterable, CSV export) and the CDFs of normalized op durations.
+
+#include <QWidget>
+#include <memory>
+
+#include "core/compare/trace_compare.h"
+#include "views/common/render.h"
+#include "views/trace/trace_tracks.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QTableView;
+class QStandardItemModel;
+class QSortFilterProxyModel;
+
+namespace stallscope {
+
+class TimelineView;
+
+// Two step curves of the fraction of slices at or below a normalized duration: B solid orange,
+// A dashed blue on top (visible where they coincide), A's median (1.0) marked; x on a log scale
+// when the values span more than a decade.
+class CdfChart : public QWidget {
+  public:
+    static const QColor kColorA, kColorB;
+    explicit CdfChart(QWidget* parent = nullptr);
+    // `op`: the op the curves cover, or trace::kAllOps (named in the title and x-axis title).
+    void setCurves(std::vector<trace::CdfPoint> a, std::vector<trace::CdfPoint> b,
+                   const QString& op = {});
+    void paintChart(QPainter& painter, const QRect& rect) const;
+    QRect plotArea(const QRect& rect) const;
+    double xOf(double value, const QRect& plot) const;
+    QString xTitle() const;
+    QSize sizeHint() const override { return {420, 260}; }
+
+  protected:
+    void paintEvent(QPaintEvent*) override;
+
+  private:
+    std::vector<trace::CdfPoint> a_, b_;
+    QString op_;
+    double low_ = 0.1, high_ = 10;
+    bool log_ = false;
+};
+
+struct TraceComparisonData {
+    TraceSourcePtr a, b;
+    trace::TraceComparison comparison;
+};
+// Opens both profiles and compares them (off the GUI thread).
+TraceComparisonData loadTraceComparison(const std::string& workspacePath, int64_t a, int64_t b);
+
+class CompareView : public QWidget {
+    Q_OBJECT
+  public:
+    explicit CompareView(QWidget* parent = nullptr);
+    void open(const std::string& workspacePath, int64_t a, int64_t b);  // on a worker
+    void setData(TraceComparisonData data);
+
+    TimelineView* timelineA() const { return timelineA_; }
+    TimelineView* timelineB() const { return timelineB_; }
+    QTableView* deltaTable() const { return table_; }
+    QStandardItemModel* deltaModel() const { return model_; }
+    CdfChart* cdfChart() const { return chart_; }
+    QComboBox* cdfOpBox() const { return cdfOp_; }
+    // Shows the CDFs of another op (trace::kAllOps: all ops, each ÷ its own median in A).
+    void setCdfOp(const std::string& op);
+    QString summary() const;
+    void setOpFilter(const QString& text);
+    QString deltaCsv() const;  // the shown rows in the shown order
+    bool exportCsv(const QString& path) const;
+    // Both timelines synchronous (headless rendering and tests).
+    void setAsynchronous(bool on);
+
+  signals:
+    void loaded();
+
+  private:
+    void linkWindows();
+    TraceComparisonData data_;
+    std::unique_ptr<TraceTimelineBinding> bindingA_, bindingB_;
+    QLabel* summary_ = nullptr;
+    QLabel* labelA_ = nullptr;
+    QLabel* labelB_ = nullptr;
+    TimelineView* timelineA_ = nullptr;
+    TimelineView* timelineB_ = nullptr;
+    QLineEdit* filter_ = nullptr;
+    QTableView* table_ = nullptr;
+    QStandardItemModel* model_ = nullptr;
+    QSortFilterProxyModel* proxy_ = nullptr;
+    QComboBox* cdfOp_ = nullptr;
+    CdfChart* chart_ = nullptr;
+    bool syncing_ = false;
+};
+
+QWidget* createCompareView(const ProfileInfo& a, const ProfileInfo& b,
+                           const QString& workspacePath);
+
+// `render compare A --against B` for trace profiles (`--op` picks the CDF's op).
+QImage renderTraceCompare(const Workspace& workspace, const ProfileInfo& profile,
+                          const RenderOptions& options);
+
+}  // namespace stallscope

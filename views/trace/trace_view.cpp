@@ -1,0 +1,685 @@
+#include "views/trace/trace_view.h"
+
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QPainter>
+#include <QPushButton>
+#include <QScrollBar>
+#include <QShortcut>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+#include <algorithm>
+
+#include "views/common/timeline_view.h"
+
+namespace stallscope {
+
+namespace {
+
+constexpr int kTrackIdRole = Qt::UserRole + 1;
+constexpr int kSortRole = Qt::UserRole + 2;
+
+struct Opened {
+    TraceSourcePtr source;
+    std::vector<trace::OpStat> ops;
+    QString error;
+};
+
+constexpr size_t kOverviewBins = 1024;
+
+QStandardItem* numberItem(double sortValue, const QString& text) {
+    auto* item = new QStandardItem(text);
+    item->setData(sortValue, kSortRole);
+    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    item->setEditable(false);
+    return item;
+}
+
+QString htmlEscape(const QString& s) {
+    return s.toHtmlEscaped();
+}
+
+}  // namespace
+
+TraceView::TraceView(QWidget* parent)
+    : QWidget(parent), highlight_(std::make_shared<TraceHighlight>()) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+
+    auto* findBar = new QHBoxLayout;
+    findEdit_ = new QLineEdit;
+    findEdit_->setPlaceholderText(tr("Find slices by name"));
+    auto* previous = new QPushButton(tr("Previous"));
+    auto* next = new QPushButton(tr("Next"));
+    status_ = new QLabel;
+    findBar->addWidget(findEdit_, 1);
+    findBar->addWidget(previous);
+    findBar->addWidget(next);
+    findBar->addWidget(status_, 1);
+    layout->addLayout(findBar);
+    connect(findEdit_, &QLineEdit::returnPressed, this,
+            [this] { findNext(findEdit_->text(), true); });
+    connect(next, &QPushButton::clicked, this, [this] { findNext(findEdit_->text(), true); });
+    connect(previous, &QPushButton::clicked, this, [this] { findNext(findEdit_->text(), false); });
+
+    auto* vertical = new QSplitter(Qt::Vertical);
+    auto* horizontal = new QSplitter(Qt::Horizontal);
+    auto* treePane = new QWidget;
+    auto* treeLayout = new QVBoxLayout(treePane);
+    treeLayout->setContentsMargins(0, 0, 0, 0);
+    treeFilter_ = new QLineEdit;
+    treeFilter_->setPlaceholderText(tr("Filter tracks"));
+    tree_ = new QTreeWidget;
+    tree_->setHeaderLabels({tr("Track"), tr("Slices")});
+    tree_->setContextMenuPolicy(Qt::CustomContextMenu);
+    // Reorder and pin: buttons, Alt+Up/Down and the context menu act on the current track.
+    auto* treeButtons = new QHBoxLayout;
+    auto* up = new QPushButton(tr("Up"));
+    auto* down = new QPushButton(tr("Down"));
+    auto* pin = new QPushButton(tr("Pin"));
+    up->setToolTip(tr("Move the track up (Alt+Up)"));
+    down->setToolTip(tr("Move the track down (Alt+Down)"));
+    pin->setToolTip(tr("Pin the track (or process) to the top of the timeline, or unpin it"));
+    for (QPushButton* b : {up, down, pin}) treeButtons->addWidget(b);
+    connect(up, &QPushButton::clicked, this, [this] { moveCurrent(-1); });
+    connect(down, &QPushButton::clicked, this, [this] { moveCurrent(1); });
+    connect(pin, &QPushButton::clicked, this, [this] { togglePinCurrent(); });
+    auto* upKey = new QShortcut(QKeySequence(Qt::ALT | Qt::Key_Up), tree_);
+    auto* downKey = new QShortcut(QKeySequence(Qt::ALT | Qt::Key_Down), tree_);
+    upKey->setContext(Qt::WidgetShortcut);
+    downKey->setContext(Qt::WidgetShortcut);
+    connect(upKey, &QShortcut::activated, this, [this] { moveCurrent(-1); });
+    connect(downKey, &QShortcut::activated, this, [this] { moveCurrent(1); });
+    connect(tree_, &QTreeWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+        QTreeWidgetItem* item = tree_->itemAt(pos);
+        if (!item) return;
+        tree_->setCurrentItem(item);
+        const int64_t id = item->data(0, kTrackIdRole).toLongLong();
+        QMenu menu;
+        menu.addAction(tr("Move up"), this, [this] { moveCurrent(-1); });
+        menu.addAction(tr("Move down"), this, [this] { moveCurrent(1); });
+        menu.addAction(isPinned(id) ? tr("Unpin") : tr("Pin to top"), this,
+                       [this] { togglePinCurrent(); });
+        menu.exec(tree_->viewport()->mapToGlobal(pos));
+    });
+    connect(tree_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
+        if (item && !fillingTree_) showTrackDetails(item->data(0, kTrackIdRole).toLongLong());
+    });
+    treeLayout->addWidget(treeFilter_);
+    treeLayout->addLayout(treeButtons);
+    treeLayout->addWidget(tree_);
+    connect(treeFilter_, &QLineEdit::textChanged, this, &TraceView::setTrackFilter);
+    connect(tree_, &QTreeWidget::itemChanged, this, [this] {
+        if (!fillingTree_) applyTreeToTimeline();
+    });
+    connect(tree_, &QTreeWidget::itemCollapsed, this, [this] { applyTreeToTimeline(); });
+    connect(tree_, &QTreeWidget::itemExpanded, this, [this] { applyTreeToTimeline(); });
+
+    timeline_ = new TimelineView;
+    horizontal->addWidget(treePane);
+    horizontal->addWidget(timeline_);
+    horizontal->setStretchFactor(1, 1);
+    horizontal->setSizes({220, 900});
+
+    tabs_ = new QTabWidget;
+    opModel_ = new QStandardItemModel(this);
+    opModel_->setHorizontalHeaderLabels(
+        {tr("Op"), tr("Count"), tr("Total"), tr("Self"), tr("Mean"), tr("p50"), tr("p95")});
+    opProxy_ = new QSortFilterProxyModel(this);
+    opProxy_->setSourceModel(opModel_);
+    opProxy_->setSortRole(kSortRole);
+    opTable_ = new QTableView;
+    opTable_->setModel(opProxy_);
+    opTable_->setSortingEnabled(true);
+    opTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    opTable_->setSelectionMode(QAbstractItemView::SingleSelection);
+    opTable_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    opTable_->verticalHeader()->hide();
+    connect(opTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (current.isValid() && !syncingOpTable_)
+                    selectOp(opProxy_->index(current.row(), 0).data(kSortRole).toString());
+            });
+    details_ = new QTextBrowser;
+    overview_ = new QTextBrowser;
+    tabs_->addTab(overview_, tr("Overview"));
+    tabs_->addTab(opTable_, tr("Ops"));
+    tabs_->addTab(details_, tr("Details"));
+    vertical->addWidget(horizontal);
+    vertical->addWidget(tabs_);
+    vertical->setStretchFactor(0, 3);
+    vertical->setStretchFactor(1, 1);
+    layout->addWidget(vertical, 1);
+
+    connect(timeline_, &TimelineView::selectionChanged, this, &TraceView::showSelectionDetails);
+}
+
+TraceView::~TraceView() = default;
+
+void TraceView::open(const std::string& workspacePath, int64_t profileId) {
+    status_->setText(tr("Opening…"));
+    auto* watcher = new QFutureWatcher<Opened>(this);
+    connect(watcher, &QFutureWatcher<Opened>::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        Opened opened = watcher->result();
+        if (!opened.source) {
+            status_->setText(opened.error);
+            return;
+        }
+        status_->clear();
+        const TraceSourcePtr source = opened.source;
+        setSource(std::move(opened.source), std::move(opened.ops));
+        // The minimap's density comes after the first frame, from its own worker.
+        auto* density = new QFutureWatcher<std::vector<double>>(this);
+        connect(density, &QFutureWatcherBase::finished, this, [this, density, source] {
+            density->deleteLater();
+            if (source != source_) return;  // another profile was opened since
+            // Timeline times are relative to the profile's start (the source's origin).
+            const TimeRange extent{0, double(source->store().end() - source->origin())};
+            timeline_->setOverviewPainter(densityOverview(density->result(), extent));
+        });
+        density->setFuture(QtConcurrent::run([source] {
+            try {
+                return source->query(
+                    [](const trace::TraceStore& s) { return trackBusyDensity(s, kOverviewBins); });
+            } catch (const std::exception&) {
+                return std::vector<double>{};  // no minimap; the timeline itself still works
+            }
+        }));
+    });
+    // Opening reads the track list and string table and the op statistics: not on the GUI thread.
+    watcher->setFuture(QtConcurrent::run([workspacePath, profileId] {
+        Opened out;
+        try {
+            auto source = std::make_shared<TraceSource>(workspacePath, profileId);
+            out.ops = source->query([](const trace::TraceStore& s) { return s.opStats(); });
+            out.source = std::move(source);
+        } catch (const std::exception& e) {
+            out.error = QString::fromUtf8(e.what());
+        }
+        return out;
+    }));
+}
+
+void TraceView::setSource(TraceSourcePtr source, std::vector<trace::OpStat> ops) {
+    source_ = std::move(source);
+    ops_ = std::move(ops);
+    binding_ = std::make_unique<TraceTimelineBinding>(*timeline_, source_, highlight_);
+    buildTree();
+    applyTreeToTimeline();
+    timeline_->fitAll();
+    fillOpTable(ops_);
+    overview_->setHtml(overviewHtml());
+    emit loaded();
+}
+
+void TraceView::buildTree() {
+    fillingTree_ = true;
+    tree_->clear();
+    treeItems_.clear();
+    pinned_.clear();
+    const trace::TraceStore& store = source_->store();
+    std::function<void(int64_t, QTreeWidgetItem*)> add = [&](int64_t parent,
+                                                             QTreeWidgetItem* into) {
+        for (const trace::TrackRow* row : store.children(parent)) {
+            auto* item = into ? new QTreeWidgetItem(into) : new QTreeWidgetItem(tree_);
+            const QString name = QString::fromStdString(row->name.empty() ? row->tid : row->name);
+            item->setText(0, name);
+            item->setText(1, QString::number(row->slices + row->instants + row->samples));
+            item->setData(0, kTrackIdRole, qint64(row->id));
+            treeItems_[row->id] = item;
+            item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+            item->setCheckState(0, Qt::Checked);
+            add(row->id, item);
+        }
+    };
+    add(-1, nullptr);
+    tree_->expandAll();
+    tree_->resizeColumnToContents(0);
+    fillingTree_ = false;
+}
+
+void TraceView::applyTreeToTimeline() {
+    if (!binding_) return;
+    // (track id, pin rank): pinned tracks and the tracks of pinned processes go first, in the
+    // order they were pinned; the rest follow in tree order.
+    std::vector<std::pair<int64_t, size_t>> shown;
+    const size_t unpinned = pinned_.size();
+    auto pinRank = [&](int64_t id) {
+        const auto it = std::find(pinned_.begin(), pinned_.end(), id);
+        return it == pinned_.end() ? unpinned : size_t(it - pinned_.begin());
+    };
+    // A track shows when it and all its ancestors are checked, visible (filter) and expanded.
+    std::function<void(QTreeWidgetItem*, bool, size_t)> walk = [&](QTreeWidgetItem* item,
+                                                                   bool parentOpen, size_t rank) {
+        const int64_t id = item->data(0, kTrackIdRole).toLongLong();
+        rank = std::min(rank, pinRank(id));
+        const bool visible = parentOpen && !item->isHidden() && item->checkState(0) == Qt::Checked;
+        if (visible) shown.emplace_back(id, rank);
+        for (int i = 0; i < item->childCount(); ++i)
+            walk(item->child(i), visible && (item->isExpanded() || item->childCount() == 0), rank);
+    };
+    for (int i = 0; i < tree_->topLevelItemCount(); ++i)
+        walk(tree_->topLevelItem(i), true, unpinned);
+    std::erase_if(shown, [&](const auto& s) {
+        const trace::TrackRow* row = source_->store().track(s.first);
+        return !row || row->slices + row->instants + row->samples == 0;
+    });
+    std::stable_sort(shown.begin(), shown.end(),
+                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::vector<int64_t> ids;
+    ids.reserve(shown.size());
+    for (const auto& s : shown) ids.push_back(s.first);
+    binding_->show(ids);
+}
+
+std::vector<int64_t> TraceView::shownTrackIds() const {
+    std::vector<int64_t> ids;
+    if (!binding_) return ids;
+    for (const auto& track : timeline_->tracks())
+        for (const auto& [id, shown] : binding_->shown().byTrackId)
+            if (shown == track.get()) ids.push_back(id);
+    return ids;
+}
+
+void TraceView::moveTrack(int64_t trackId, int delta) {
+    const auto found = treeItems_.find(trackId);
+    if (found == treeItems_.end() || delta == 0) return;
+    QTreeWidgetItem* item = found->second;
+    QTreeWidgetItem* parent = item->parent();
+    const int count = parent ? parent->childCount() : tree_->topLevelItemCount();
+    const int index = parent ? parent->indexOfChild(item) : tree_->indexOfTopLevelItem(item);
+    const int target = std::clamp(index + delta, 0, count - 1);
+    if (target == index) return;
+    // Taking an item out forgets the expansion of its subtree: remember and restore it.
+    std::vector<std::pair<QTreeWidgetItem*, bool>> expanded;
+    std::function<void(QTreeWidgetItem*)> remember = [&](QTreeWidgetItem* i) {
+        expanded.emplace_back(i, i->isExpanded());
+        for (int c = 0; c < i->childCount(); ++c) remember(i->child(c));
+    };
+    remember(item);
+    fillingTree_ = true;
+    if (parent) {
+        parent->takeChild(index);
+        parent->insertChild(target, item);
+    } else {
+        tree_->takeTopLevelItem(index);
+        tree_->insertTopLevelItem(target, item);
+    }
+    for (const auto& [i, open] : expanded) i->setExpanded(open);
+    tree_->setCurrentItem(item);
+    fillingTree_ = false;
+    applyTreeToTimeline();
+}
+
+bool TraceView::isPinned(int64_t trackId) const {
+    return std::find(pinned_.begin(), pinned_.end(), trackId) != pinned_.end();
+}
+
+void TraceView::markPinned(QTreeWidgetItem* item, bool pinned) {
+    QFont font = item->font(0);
+    font.setBold(pinned);
+    item->setFont(0, font);
+    item->setToolTip(0, pinned ? tr("Pinned to the top of the timeline") : QString());
+}
+
+void TraceView::setPinned(int64_t trackId, bool pinned) {
+    const auto found = treeItems_.find(trackId);
+    if (found == treeItems_.end() || pinned == isPinned(trackId)) return;
+    if (pinned)
+        pinned_.push_back(trackId);
+    else
+        std::erase(pinned_, trackId);
+    fillingTree_ = true;
+    markPinned(found->second, pinned);
+    fillingTree_ = false;
+    applyTreeToTimeline();
+    timeline_->verticalScrollBar()->setValue(0);
+}
+
+void TraceView::moveCurrent(int delta) {
+    if (QTreeWidgetItem* item = tree_->currentItem())
+        moveTrack(item->data(0, kTrackIdRole).toLongLong(), delta);
+}
+
+void TraceView::togglePinCurrent() {
+    if (QTreeWidgetItem* item = tree_->currentItem()) {
+        const int64_t id = item->data(0, kTrackIdRole).toLongLong();
+        setPinned(id, !isPinned(id));
+    }
+}
+
+void TraceView::setTrackFilter(const QString& text) {
+    fillingTree_ = true;
+    std::function<bool(QTreeWidgetItem*, bool)> filter = [&](QTreeWidgetItem* item,
+                                                             bool parentMatches) {
+        const bool matches =
+            parentMatches || text.isEmpty() || item->text(0).contains(text, Qt::CaseInsensitive);
+        bool anyChild = false;
+        for (int i = 0; i < item->childCount(); ++i)
+            anyChild = filter(item->child(i), matches) || anyChild;
+        item->setHidden(!(matches || anyChild));
+        return matches || anyChild;
+    };
+    for (int i = 0; i < tree_->topLevelItemCount(); ++i) filter(tree_->topLevelItem(i), false);
+    fillingTree_ = false;
+    applyTreeToTimeline();
+}
+
+void TraceView::fillOpTable(const std::vector<trace::OpStat>& ops) {
+    opModel_->removeRows(0, opModel_->rowCount());
+    // XProf aggregated events (num_occurrences): a column saying how many of the count are known
+    // only in aggregate (they have no percentiles).
+    const bool aggregated = std::any_of(ops.begin(), ops.end(),
+                                        [](const trace::OpStat& op) { return op.aggregated > 0; });
+    QStringList headers{tr("Op"),   tr("Count"), tr("Total"), tr("Self"),
+                        tr("Mean"), tr("p50"),   tr("p95")};
+    if (aggregated) headers << tr("Aggregated");
+    // Slices that never ended: beside the figures they are left out of.
+    const bool unended =
+        std::any_of(ops.begin(), ops.end(), [](const trace::OpStat& op) { return op.unended > 0; });
+    if (unended) headers << tr("Did not end");
+    opModel_->setColumnCount(int(headers.size()));
+    opModel_->setHorizontalHeaderLabels(headers);
+    for (const trace::OpStat& op : ops) {
+        auto* name = new QStandardItem(QString::fromStdString(op.name));
+        name->setData(QString::fromStdString(op.name), kSortRole);
+        name->setEditable(false);
+        name->setForeground(traceNameColor(op.name).darker(170));
+        const bool timed = op.count > op.aggregated;
+        if (op.unended > 0)
+            name->setToolTip(
+                tr("%n slice(s) of this op never ended; they are drawn to the end of "
+                   "the trace and left out of count, total, mean and percentiles",
+                   nullptr, int(op.unended)));
+        auto percentile = [&](int64_t v) {
+            return timed ? numberItem(double(v), formatNanoseconds(double(v)))
+                         : numberItem(-1, QStringLiteral("–"));
+        };
+        QList<QStandardItem*> row{name,
+                                  numberItem(double(op.count), QString::number(op.count)),
+                                  numberItem(double(op.total), formatNanoseconds(double(op.total))),
+                                  numberItem(double(op.self), formatNanoseconds(double(op.self))),
+                                  numberItem(op.mean(), formatNanoseconds(op.mean())),
+                                  percentile(op.p50),
+                                  percentile(op.p95)};
+        if (aggregated)
+            row.append(numberItem(double(op.aggregated), QString::number(op.aggregated)));
+        if (unended)
+            row.append(numberItem(double(op.unended),
+                                  op.unended ? QString::number(op.unended) : QString()));
+        opModel_->appendRow(row);
+    }
+    opTable_->sortByColumn(2, Qt::DescendingOrder);
+    opTable_->resizeColumnsToContents();
+}
+
+void TraceView::selectOp(const QString& name) {
+    highlight_->name = name.toStdString();
+    timeline_->viewport()->update();
+    findEdit_->setText(name);
+    findNext(name, true);
+}
+
+void TraceView::findNext(const QString& needle, bool forward) {
+    if (!source_ || needle.isEmpty()) return;
+    const int64_t origin = source_->origin();
+    double after = forward ? timeline_->window().start - 1 : timeline_->window().end + 1;
+    if (const auto& selection = timeline_->selection()) after = selection->item.start;
+    const int64_t afterNs = origin + int64_t(std::llround(after));
+    auto* watcher = new QFutureWatcher<std::optional<trace::FoundSlice>>(this);
+    connect(watcher, &QFutureWatcher<std::optional<trace::FoundSlice>>::finished, this,
+            [this, watcher, origin] {
+                watcher->deleteLater();
+                const auto found = watcher->result();
+                if (!found) {
+                    status_->setText(tr("No more matches"));
+                    emit foundSlice(false);
+                    return;
+                }
+                const TimelineTrack* track = binding_->trackFor(found->track);
+                trace::SliceItem slice = found->slice;
+                slice.start -= origin;
+                const TimelineItem item = TraceSliceTrack::itemOf(slice);
+                if (!track) {
+                    status_->setText(tr("Match on a hidden track"));
+                    emit foundSlice(false);
+                    return;
+                }
+                status_->setText(QString::fromStdString(source_->text(slice.name)) + " @ " +
+                                 formatNanoseconds(item.start));
+                const TimeRange window = timeline_->window();
+                if (item.end - item.start > window.length())
+                    timeline_->fitRange({item.start, item.end});
+                else if (!window.contains(item.start) || !window.contains(item.end))
+                    timeline_->setWindow({(item.start + item.end - window.length()) / 2,
+                                          (item.start + item.end + window.length()) / 2});
+                timeline_->select(track, item);
+                timeline_->ensureTrackVisible(track, TraceSliceTrack::rowCenter(item.row));
+                emit foundSlice(true);
+            });
+    TraceSourcePtr source = source_;
+    const std::string text = needle.toStdString();
+    watcher->setFuture(QtConcurrent::run([source, text, afterNs, forward] {
+        return source->query(
+            [&](const trace::TraceStore& store) { return store.find(text, afterNs, forward); });
+    }));
+}
+
+void TraceView::selectOpRow(const std::string& name) {
+    const QList<QStandardItem*> found =
+        opModel_->findItems(QString::fromStdString(name), Qt::MatchExactly, 0);
+    if (found.isEmpty()) return;
+    const QModelIndex index = opProxy_->mapFromSource(found.front()->index());
+    syncingOpTable_ = true;
+    opTable_->selectionModel()->setCurrentIndex(
+        index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    opTable_->scrollTo(index);
+    syncingOpTable_ = false;
+}
+
+void TraceView::showTrackDetails(int64_t trackId) {
+    if (!source_) return;
+    const trace::TrackRow* row = source_->store().track(trackId);
+    if (!row) return;
+    ++detailsGeneration_;
+    DetailFields fields;
+    if (row->kind == trace::TrackKind::Process) {
+        fields = source_->processDetails(*row);
+    } else {
+        fields.append({"Track", QString::fromStdString(row->name)});
+        fields.append({"Kind", QString::fromLatin1(trace::trackKindName(row->kind))});
+        if (!row->pid.empty()) fields.append({"pid", QString::fromStdString(row->pid)});
+        if (!row->tid.empty()) fields.append({"tid", QString::fromStdString(row->tid)});
+        if (row->slices) fields.append({"Slices", QString::number(row->slices)});
+        if (row->instants) fields.append({"Instants", QString::number(row->instants)});
+        if (row->samples) fields.append({"Samples", QString::number(row->samples)});
+        if (row->slices + row->instants + row->samples > 0) {
+            fields.append({"From", formatNanoseconds(double(row->start - source_->origin()))});
+            fields.append({"To", formatNanoseconds(double(row->end - source_->origin()))});
+        }
+        if (const trace::TrackRow* process = source_->store().track(row->parent))
+            fields += source_->processDetails(*process);
+    }
+    QString html = "<table>";
+    for (const auto& [field, value] : fields)
+        html +=
+            "<tr><td><b>" + htmlEscape(field) + "</b></td><td>" + htmlEscape(value) + "</td></tr>";
+    details_->setHtml(html + "</table>");
+    tabs_->setCurrentWidget(details_);
+}
+
+QString TraceView::detailsText() const {
+    return details_->toPlainText();
+}
+
+void TraceView::showSelectionDetails() {
+    const auto& selection = timeline_->selection();
+    ++detailsGeneration_;
+    if (!selection || !selection->track) {
+        details_->clear();
+        return;
+    }
+    // The op table follows the timeline: the selected slice's op becomes the current row.
+    if (const auto* slices = dynamic_cast<const TraceSliceTrack*>(selection->track);
+        slices && selection->item.id >= 0)
+        selectOpRow(source_->text(uint32_t(selection->item.id)));
+    QString html = "<table>";
+    for (const auto& [field, value] : selection->track->details(selection->item))
+        html +=
+            "<tr><td><b>" + htmlEscape(field) + "</b></td><td>" + htmlEscape(value) + "</td></tr>";
+    html += "</table>";
+    details_->setHtml(html);
+    tabs_->setCurrentWidget(details_);
+    const auto* slices = dynamic_cast<const TraceSliceTrack*>(selection->track);
+    const uint64_t argsId = slices ? slices->argsOf(selection->item) : 0;
+    if (argsId == 0) return;
+    // Arguments live in compressed chunks: read them on a worker.
+    auto* watcher = new QFutureWatcher<std::string>(this);
+    const quint64 generation = detailsGeneration_;
+    connect(watcher, &QFutureWatcher<std::string>::finished, this,
+            [this, watcher, html, generation] {
+                watcher->deleteLater();
+                if (generation != detailsGeneration_) return;
+                const QByteArray json = QByteArray::fromStdString(watcher->result());
+                const QJsonDocument doc = QJsonDocument::fromJson(json);
+                const QString text = doc.isNull()
+                                         ? QString::fromUtf8(json)
+                                         : QString::fromUtf8(doc.toJson(QJsonDocument::Indented));
+                details_->setHtml(html + "<h4>Arguments</h4><pre>" + htmlEscape(text) + "</pre>");
+            });
+    TraceSourcePtr source = source_;
+    watcher->setFuture(QtConcurrent::run([source, argsId] {
+        return source->query([&](const trace::TraceStore& s) { return s.args(argsId); });
+    }));
+}
+
+QString TraceView::overviewHtml() const {
+    if (!source_) return {};
+    const trace::TraceStore& store = source_->store();
+    uint64_t slices = 0, instants = 0, samples = 0;
+    std::vector<const trace::TrackRow*> busiest;
+    for (const trace::TrackRow& t : store.tracks()) {
+        slices += t.slices;
+        instants += t.instants;
+        samples += t.samples;
+        if (t.slices > 0) busiest.push_back(&t);
+    }
+    std::sort(busiest.begin(), busiest.end(), [](const auto* a, const auto* b) {
+        return a->slices != b->slices ? a->slices > b->slices : a->id < b->id;
+    });
+    QString html = QStringLiteral("<h3>Time range</h3><p>%1 (%2 → %3 ns)</p>")
+                       .arg(formatNanoseconds(double(store.end() - store.start())))
+                       .arg(store.start())
+                       .arg(store.end());
+    // Devices (XProf planes with a device type) and what the importer warned about.
+    QString devices;
+    for (const auto& p : source_->metadata().value("plane_details").toArray()) {
+        const QJsonObject plane = p.toObject();
+        const QJsonObject stats = plane.value("stats").toObject();
+        if (!stats.contains("device_type_string")) continue;
+        QString line = htmlEscape(plane.value("name").toString()) + ": " +
+                       htmlEscape(stats.value("device_type_string").toString());
+        if (stats.contains("peak_teraflops_per_second"))
+            line += QStringLiteral(", %1 TFLOP/s peak")
+                        .arg(stats.value("peak_teraflops_per_second").toDouble(), 0, 'g', 6);
+        if (stats.contains("peak_hbm_bw_gigabytes_per_second"))
+            line += QStringLiteral(", %1 GB/s HBM")
+                        .arg(stats.value("peak_hbm_bw_gigabytes_per_second").toDouble(), 0, 'f', 0);
+        devices += "<li>" + line + "</li>";
+    }
+    if (!devices.isEmpty()) html += "<h3>Devices</h3><ul>" + devices + "</ul>";
+    QString warnings;
+    for (const auto& w : source_->metadata().value("warnings").toArray())
+        warnings += "<li>" + htmlEscape(w.toString()) + "</li>";
+    if (!warnings.isEmpty()) html += "<h3>Import notes</h3><ul>" + warnings + "</ul>";
+    html += QStringLiteral("<p>%1 tracks, %2 slices, %3 instants, %4 counter samples, %5 flows</p>")
+                .arg(store.tracks().size())
+                .arg(slices)
+                .arg(instants)
+                .arg(samples)
+                .arg(source_->flows().size());
+    html += "<h3>Top ops</h3><table><tr><th align=left>Op</th><th>Count</th><th>Total</th></tr>";
+    for (size_t i = 0; i < ops_.size() && i < 10; ++i)
+        html += QStringLiteral("<tr><td>%1</td><td align=right>%2</td><td align=right>%3</td></tr>")
+                    .arg(htmlEscape(QString::fromStdString(ops_[i].name)))
+                    .arg(ops_[i].count)
+                    .arg(formatNanoseconds(double(ops_[i].total)));
+    html +=
+        "</table><h3>Busiest tracks</h3><table><tr><th align=left>Track</th><th>Slices</th></tr>";
+    for (size_t i = 0; i < busiest.size() && i < 10; ++i)
+        html += QStringLiteral("<tr><td>%1</td><td align=right>%2</td></tr>")
+                    .arg(htmlEscape(QString::fromStdString(busiest[i]->name)))
+                    .arg(busiest[i]->slices);
+    return html + "</table>";
+}
+
+QWidget* createTraceView(const ProfileInfo& profile, const QString& workspacePath) {
+    auto* view = new TraceView;
+    view->open(workspacePath.toStdString(), profile.id);
+    return view;
+}
+
+QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOptions& options) {
+    TimelineView view;
+    view.setAsynchronous(false);
+    TraceTimelineBinding binding(view, source);
+    binding.show(traceTracksInOrder(source->store()));
+    // The same minimap as the GUI's (here on the calling thread: this is the headless path).
+    view.setOverviewPainter(
+        densityOverview(source->query([](const trace::TraceStore& s) {
+            return trackBusyDensity(s, kOverviewBins);
+        }),
+                        TimeRange{0, double(source->store().end() - source->origin())}));
+    if (options.from && options.to)
+        view.setWindow({*options.from, *options.to});
+    else
+        view.fitAll();
+    const QSize size = options.sizeGiven ? options.size : view.fittedSize(options.size);
+    QImage image = view.renderImage(size);
+    // Tracks below the image: say how many, and how tall an image would show them all.
+    const TimelineView::Layout layout = view.layoutFor(size);
+    int y = layout.tracks.top(), cut = 0;
+    for (const auto& track : view.tracks()) {
+        if (y + track->height() > layout.tracks.bottom() + 1 && !track->isHeader()) ++cut;
+        y += track->height();
+    }
+    if (cut > 0) {
+        const int needed = view.fittedSize(QSize(size.width(), 1 << 20)).height();
+        QPainter painter(&image);
+        painter.fillRect(layout.legend, QColor(255, 236, 200));
+        painter.setPen(QColor(120, 60, 0));
+        QFont bold = painter.font();
+        bold.setBold(true);
+        painter.setFont(bold);
+        painter.drawText(layout.legend.adjusted(8, 0, -8, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                         QStringLiteral("▼ %1 more track%2 below; render with --size %3x%4 to "
+                                        "see all of them")
+                             .arg(cut)
+                             .arg(cut == 1 ? "" : "s")
+                             .arg(size.width())
+                             .arg(needed));
+    }
+    return image;
+}
+
+QImage renderTraceTimeline(const Workspace& workspace, const ProfileInfo& profile,
+                           const RenderOptions& options) {
+    return renderTraceTimelineImage(std::make_shared<TraceSource>(workspace.path(), profile.id),
+                                    options);
+}
+
+}  // namespace stallscope

@@ -1,0 +1,113 @@
+#pragma once
+
+// The trace-profile tab: track tree (process → thread/stream; collapse, filter by name, reorder,
+// pin to the top), the timeline, find by name with next/previous, the op table linked both ways
+// with the timeline, a details panel with the selected slice's arguments (or the selected
+// process's device stats) and an overview (time range, devices, top ops, busiest tracks).
+
+#include <QImage>
+#include <QWidget>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "views/common/render.h"
+#include "views/trace/trace_tracks.h"
+
+class QLineEdit;
+class QLabel;
+class QTreeWidget;
+class QTableView;
+class QStandardItemModel;
+class QSortFilterProxyModel;
+class QTextBrowser;
+class QTabWidget;
+class QTreeWidgetItem;
+
+namespace stallscope {
+
+class TimelineView;
+
+class TraceView : public QWidget {
+    Q_OBJECT
+  public:
+    explicit TraceView(QWidget* parent = nullptr);
+    ~TraceView() override;
+
+    // Opens the profile on a worker; the view fills in when it is ready (emits loaded()).
+    void open(const std::string& workspacePath, int64_t profileId);
+    // Shows an already opened source (tests, compare view).
+    void setSource(TraceSourcePtr source, std::vector<trace::OpStat> ops);
+
+    TimelineView* timeline() const { return timeline_; }
+    QTreeWidget* trackTree() const { return tree_; }
+    QTableView* opTable() const { return opTable_; }
+    QStandardItemModel* opModel() const { return opModel_; }
+    const TraceSourcePtr& source() const { return source_; }
+    QString overviewHtml() const;
+
+    // Track tree filter: shows tracks whose name (or whose process's name) contains `text`.
+    void setTrackFilter(const QString& text);
+    // Find: the next/previous slice whose name contains `needle` after/before the current
+    // selection (or the window start); selects and reveals it. Runs on a worker; foundSlice()
+    // reports the result (found false when nothing matched).
+    void findNext(const QString& needle, bool forward);
+    // Highlights the op's slices and finds its next occurrence.
+    void selectOp(const QString& name);
+    // Moves a track (or process) up (delta < 0) or down among its siblings, in the tree and on
+    // the timeline; kept for the session.
+    void moveTrack(int64_t trackId, int delta);
+    // Pins a track (or a whole process) to the top of the timeline, in the order pinned.
+    void setPinned(int64_t trackId, bool pinned);
+    bool isPinned(int64_t trackId) const;
+    // Store track ids shown on the timeline, in order (headers excluded).
+    std::vector<int64_t> shownTrackIds() const;
+    // The details panel's text (what a selection or a clicked process shows).
+    QString detailsText() const;
+
+  signals:
+    void loaded();
+    void foundSlice(bool found);
+
+  private:
+    void buildTree();
+    void applyTreeToTimeline();
+    void fillOpTable(const std::vector<trace::OpStat>& ops);
+    void showSelectionDetails();
+    void showTrackDetails(int64_t trackId);
+    void selectOpRow(const std::string& name);
+    void moveCurrent(int delta);
+    void togglePinCurrent();
+    void markPinned(QTreeWidgetItem* item, bool pinned);
+
+    TraceSourcePtr source_;
+    std::vector<trace::OpStat> ops_;
+    std::shared_ptr<TraceHighlight> highlight_;
+    std::unique_ptr<TraceTimelineBinding> binding_;
+    TimelineView* timeline_ = nullptr;
+    QTreeWidget* tree_ = nullptr;
+    QLineEdit* treeFilter_ = nullptr;
+    QLineEdit* findEdit_ = nullptr;
+    QLabel* status_ = nullptr;
+    QTableView* opTable_ = nullptr;
+    QStandardItemModel* opModel_ = nullptr;
+    QSortFilterProxyModel* opProxy_ = nullptr;
+    QTextBrowser* details_ = nullptr;
+    QTextBrowser* overview_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    bool fillingTree_ = false;
+    bool syncingOpTable_ = false;
+    quint64 detailsGeneration_ = 0;
+    std::map<int64_t, QTreeWidgetItem*> treeItems_;
+    std::vector<int64_t> pinned_;  // in pin order
+};
+
+QWidget* createTraceView(const ProfileInfo& profile, const QString& workspacePath);
+
+// `render timeline` for trace profiles: every track with data over options.from/to (ns since the
+// profile's start; default: all).
+QImage renderTraceTimeline(const Workspace& workspace, const ProfileInfo& profile,
+                           const RenderOptions& options);
+QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOptions& options);
+
+}  // namespace stallscope
