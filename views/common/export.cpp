@@ -83,10 +83,8 @@ bool writeSvgFile(const QString& path, QSize size, const PaintFunction& paint, c
         setError(error, QObject::tr("Cannot write %1").arg(path));
         return false;
     }
-    painter.fillRect(QRect(QPoint(0, 0), size), Qt::white);
     paint(painter, QRectF(QPointF(0, 0), QSizeF(size)));
-    painter.end();
-    if (!QFileInfo(path).exists()) {
+    if (!painter.end() || !QFileInfo(path).exists()) {
         setError(error, QObject::tr("Cannot write %1").arg(path));
         return false;
     }

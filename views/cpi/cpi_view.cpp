@@ -1,5 +1,7 @@
 #include "views/cpi/cpi_view.h"
 
+#include "views/common/export.h"
+
 #include <QComboBox>
 #include <QFile>
 #include <QFileDialog>
@@ -42,25 +44,6 @@ QStandardItem* numberItem(double value, int decimals = 0) {
                       Qt::DisplayRole);
     item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     return item;
-}
-
-QTableView* makeTable(QStandardItemModel* model, QWidget* parent) {
-    auto* table = new QTableView(parent);
-    table->setModel(model);
-    table->setSortingEnabled(true);
-    table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table->verticalHeader()->hide();
-    table->horizontalHeader()->setStretchLastSection(true);
-    table->setAlternatingRowColors(true);
-    return table;
-}
-
-QString csvField(const QString& text) {
-    if (!text.contains(',') && !text.contains('"') && !text.contains('\n')) return text;
-    QString escaped = text;
-    escaped.replace("\"", "\"\"");
-    return "\"" + escaped + "\"";
 }
 
 }  // namespace
@@ -246,9 +229,8 @@ void CpiMapeChart::paintEvent(QPaintEvent*) {
 // ---------------------------------------------------------------------------------------------
 
 CpiView::CpiView(const ProfileInfo& profile, const QString& workspacePath, QWidget* parent)
-    : QWidget(parent), profile_(profile), data_(std::make_unique<CpiViewData>()) {
-    auto* layout = new QVBoxLayout(this);
-    auto* bar = new QHBoxLayout;
+    : ChartTablesFrame(profile, "CPI stacks: " + q(profile.name), QSize(1400, 900), parent),
+      data_(std::make_unique<CpiViewData>()) {
     categoryMode_ = new QComboBox(this);
     categoryMode_->addItems({"Raw categories", "GSI classes"});
     categoryMode_->setToolTip(
@@ -257,100 +239,37 @@ CpiView::CpiView(const ProfileInfo& profile, const QString& workspacePath, QWidg
         "ComData, ComStruct)");
     scaleMode_ = new QComboBox(this);
     scaleMode_->addItems({"Absolute cycles", "Normalized (100%)"});
-    auto* exportButton = new QToolButton(this);
-    exportButton->setText("Export");
-    exportButton->setPopupMode(QToolButton::InstantPopup);
-    auto* menu = new QMenu(exportButton);
-    exportButton->setMenu(menu);
-    status_ = new QLabel("Loading…", this);
-    status_->setWordWrap(true);
-    bar->addWidget(new QLabel("Categories:", this));
-    bar->addWidget(categoryMode_);
-    bar->addWidget(scaleMode_);
-    bar->addWidget(exportButton);
-    bar->addWidget(status_, 1);
-    layout->addLayout(bar);
+    addToolBarWidget(new QLabel("Categories:", this));
+    addToolBarWidget(categoryMode_);
+    addToolBarWidget(scaleMode_);
+    finishToolBar("cpi-stacks.csv");
 
-    auto* split = new QSplitter(Qt::Horizontal, this);
-    auto* charts = new QSplitter(Qt::Vertical, split);
-    stackChart_ = new CpiStackChart(charts);
-    mapeChart_ = new CpiMapeChart(charts);
-    charts->setStretchFactor(0, 3);
-    charts->setStretchFactor(1, 1);
-    auto* tabs = new QTabWidget(split);
-    tabs_ = tabs;
+    stackChart_ = new CpiStackChart(this);
+    mapeChart_ = new CpiMapeChart(this);
+    setCharts(stackChart_, mapeChart_, 700);
     stacksModel_ = new QStandardItemModel(this);
     mapeModel_ = new QStandardItemModel(this);
     errorsModel_ = new QStandardItemModel(this);
     metricsModel_ = new KernelMetricModel(this);
-    stacksTable_ = makeTable(stacksModel_, tabs);
-    mapeTable_ = makeTable(mapeModel_, tabs);
-    errorsTable_ = makeTable(errorsModel_, tabs);
-    metricsTable_ = new QTableView(tabs);
-    metricsTable_->setModel(metricsModel_);
-    metricsTable_->setSortingEnabled(true);
-    metricsTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    metricsTable_->verticalHeader()->hide();
-    metricsTable_->setAlternatingRowColors(true);
+    stacksTable_ = addTable(stacksModel_, "Stacks");
+    mapeTable_ = addTable(mapeModel_, "MAPE");
+    errorsTable_ = addTable(errorsModel_, "Kernel errors");
+    // Metric columns can be many and wide: no stretched last column.
+    metricsTable_ = addTable(metricsModel_, "Metrics");
+    metricsTable_->horizontalHeader()->setStretchLastSection(false);
     metricsTable_->horizontalHeader()->setSortIndicatorShown(true);
-    tabs->addTab(stacksTable_, "Stacks");
-    tabs->addTab(mapeTable_, "MAPE");
-    tabs->addTab(errorsTable_, "Kernel errors");
-    tabs->addTab(metricsTable_, "Metrics");
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
-    // Stretch factors only share space beyond the size hints, and wide tables hint wide: give
-    // the charts three fifths outright (QSplitter scales these to the real width).
-    split->setSizes({600, 400});
-    charts->setSizes({700, 300});
-    layout->addWidget(split, 1);
 
     connect(categoryMode_, &QComboBox::currentIndexChanged, this,
             [this](int index) { setClasses(index == 1); });
     connect(scaleMode_, &QComboBox::currentIndexChanged, this,
             [this](int index) { setNormalized(index == 1); });
-    connect(menu->addAction("CSV…"), &QAction::triggered, this, [this] {
-        const QString path =
-            QFileDialog::getSaveFileName(this, "Export CPI stacks", {}, "CSV (*.csv)");
-        QString error;
-        if (!path.isEmpty() && !exportCsv(path, &error))
-            QMessageBox::warning(this, "Export failed", error);
-    });
-    connect(menu->addAction("PNG…"), &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, "Export chart", {}, "PNG (*.png)");
-        if (!path.isEmpty() && !exportPng(path))
-            QMessageBox::warning(this, "Export failed", "Cannot write " + path);
-    });
-    connect(menu->addAction("SVG…"), &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, "Export chart", {}, "SVG (*.svg)");
-        if (!path.isEmpty() && !exportSvg(path))
-            QMessageBox::warning(this, "Export failed", "Cannot write " + path);
-    });
-
-    connect(&watcher_, &QFutureWatcher<CpiViewData>::finished, this, &CpiView::onLoaded);
-    const std::string path = workspacePath.toStdString();
-    watcher_.setFuture(QtConcurrent::run([path, profile]() -> CpiViewData {
-        try {
-            auto workspace = Workspace::open(path, Workspace::Mode::ReadOnly);
-            return loadCpiViewData(*workspace, profile);
-        } catch (const std::exception& e) {
-            CpiViewData failed;
-            failed.error = QString::fromUtf8(e.what());
-            return failed;
-        }
-    }));
+    startLoading(workspacePath, loadCpiViewData,
+                 [this](CpiViewData data) { showData(std::move(data)); });
 }
 
-CpiView::~CpiView() {
-    watcher_.waitForFinished();
-}
-
-void CpiView::onLoaded() {
-    *data_ = watcher_.result();
-    loaded_ = true;
-    if (!data_->error.isEmpty()) {
-        status_->setText("Cannot read the profile: " + data_->error);
-    } else {
+void CpiView::showData(CpiViewData data) {
+    *data_ = std::move(data);
+    {
         QString text = QString("%1 kernels, %2 sources, %3 kernels with metrics")
                            .arg(data_->raw.kernels.size())
                            .arg(data_->raw.sources.size())
@@ -358,7 +277,7 @@ void CpiView::onLoaded() {
         for (const cpi::ModelMape& m : data_->mape.overall)
             text += QString(" · MAPE %1 %2%").arg(q(m.model)).arg(m.mapePct, 0, 'f', 2);
         if (!data_->notice.isEmpty()) text += " · " + data_->notice;
-        status_->setText(text);
+        setStatus(text);
     }
     mapeChart_->setData(&data_->mape, data_->raw.sources);
     stackChart_->setNotice(data_->notice);
@@ -368,12 +287,11 @@ void CpiView::onLoaded() {
     if (data_->metrics.columns() <= 200) metricsTable_->resizeColumnsToContents();
     // A profile without stacks is its metrics.
     if (data_->raw.stacks.empty() && !data_->metrics.rows.empty())
-        tabs_->setCurrentWidget(metricsTable_);
+        tabs()->setCurrentWidget(metricsTable_);
     refresh();
     QList<SuggestionItem> items;
     for (const cpi::CpiSuggestion& s : data_->suggestions) items.append({q(s.kind), q(s.text), 0});
     emit suggestionsChanged(items);
-    emit loaded();
 }
 
 const cpi::CpiData& CpiView::current() const {
@@ -384,14 +302,14 @@ void CpiView::setClasses(bool classes) {
     classes_ = classes;
     if (categoryMode_->currentIndex() != (classes ? 1 : 0))
         categoryMode_->setCurrentIndex(classes ? 1 : 0);
-    if (loaded_) refresh();
+    if (isLoaded()) refresh();
 }
 
 void CpiView::setNormalized(bool normalized) {
     normalized_ = normalized;
     if (scaleMode_->currentIndex() != (normalized ? 1 : 0))
         scaleMode_->setCurrentIndex(normalized ? 1 : 0);
-    if (loaded_) stackChart_->setData(&current(), normalized_);
+    if (isLoaded()) stackChart_->setData(&current(), normalized_);
 }
 
 void CpiView::refresh() {
@@ -446,9 +364,9 @@ bool CpiView::exportCsv(const QString& path, QString* error) const {
     for (const cpi::KernelStack& s : current().stacks)
         for (const std::string& c : current().categories)
             if (const auto it = s.cycles.find(c); it != s.cycles.end())
-                out << csvField(q(s.kernel)) << ',' << csvField(q(s.source)) << ','
-                    << csvField(q(s.group)) << ',' << csvField(q(c)) << ','
-                    << QString::number(it->second, 'g', 12) << '\n';
+                out << exporting::csvField(q(s.kernel)) << ',' << exporting::csvField(q(s.source))
+                    << ',' << exporting::csvField(q(s.group)) << ',' << exporting::csvField(q(c))
+                    << ',' << QString::number(it->second, 'g', 12) << '\n';
     out.flush();
     if (file.error() != QFile::NoError) {
         if (error) *error = path + ": " + file.errorString();
@@ -500,21 +418,6 @@ void paintCpi(QPainter& painter, const QRectF& area, const CpiViewData& data,
 
 void CpiView::paintAll(QPainter& painter, const QRectF& area) const {
     paintCpi(painter, area, *data_, current(), normalized_, q(profile_.name));
-}
-
-bool CpiView::exportPng(const QString& path) const {
-    QImage image(QSize(1400, 900), QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::white);
-    QPainter painter(&image);
-    paintAll(painter, QRectF(0, 0, image.width(), image.height()));
-    painter.end();
-    return image.save(path, "PNG");
-}
-
-bool CpiView::exportSvg(const QString& path) const {
-    return charts::writeSvg(
-        path, QSize(1400, 900), "CPI stacks: " + q(profile_.name),
-        [this](QPainter& painter, const QRectF& area) { paintAll(painter, area); });
 }
 
 QWidget* createCpiView(const ProfileInfo& profile, const QString& workspacePath) {

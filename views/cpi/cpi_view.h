@@ -1,7 +1,6 @@
 #pragma once
 
 #include <QAbstractTableModel>
-#include <QFutureWatcher>
 #include <QImage>
 #include <QList>
 #include <QWidget>
@@ -10,6 +9,7 @@
 #include "core/cpi/cpi.h"
 #include "core/workspace.h"
 #include "views/common/chart_kit.h"
+#include "views/common/chart_tables_frame.h"
 #include "views/common/render.h"
 #include "views/shell/suggestions_dock.h"
 
@@ -29,7 +29,6 @@ struct CpiViewData {
     std::vector<cpi::CpiSuggestion> suggestions;
     cpi::MetricTable metrics;  // every kernel's stored metrics (Nsight Compute, GPGPU-Sim, Sniper)
     QString notice;
-    QString error;
 };
 
 // Kernel x metric table over a MetricTable: one row per (kernel, source), one column per metric
@@ -94,13 +93,11 @@ class CpiMapeChart : public QWidget {
 
 // CPI stacks of one profile: stacked bars per kernel (hw and each model side by side), raw
 // categories or GSI classes, absolute or normalized, a MAPE panel, sortable tables, export.
-class CpiView : public QWidget {
+class CpiView : public ChartTablesFrame {
     Q_OBJECT
   public:
     CpiView(const ProfileInfo& profile, const QString& workspacePath, QWidget* parent = nullptr);
-    ~CpiView() override;
 
-    bool isLoaded() const { return loaded_; }
     void setClasses(bool classes);
     void setNormalized(bool normalized);
     bool classes() const { return classes_; }
@@ -113,38 +110,31 @@ class CpiView : public QWidget {
     const CpiViewData& viewData() const { return *data_; }
 
     // Export of the current mode; false (with a message) when the file cannot be written.
-    bool exportCsv(const QString& path, QString* error = nullptr) const;
-    bool exportPng(const QString& path) const;
-    bool exportSvg(const QString& path) const;
+    bool exportCsv(const QString& path, QString* error = nullptr) const override;
 
   signals:
-    void loaded();
     // What the suggestions dock should list for this profile.
     void suggestionsChanged(const QList<SuggestionItem>& suggestions);
 
-  private:
-    void onLoaded();
-    void refresh();
-    void exportDialog();
-    const cpi::CpiData& current() const;
-    void paintAll(QPainter& painter, const QRectF& area) const;
+  protected:
+    void paintAll(QPainter& painter, const QRectF& area) const override;
 
-    ProfileInfo profile_;
-    QFutureWatcher<CpiViewData> watcher_;
+  private:
+    void showData(CpiViewData data);
+    void refresh();
+    const cpi::CpiData& current() const;
+
     std::unique_ptr<CpiViewData> data_;
-    bool loaded_ = false;
     bool classes_ = false;
     bool normalized_ = false;
     QComboBox* categoryMode_;
     QComboBox* scaleMode_;
-    QLabel* status_;
     CpiStackChart* stackChart_;
     CpiMapeChart* mapeChart_;
     QTableView* stacksTable_;
     QTableView* mapeTable_;
     QTableView* errorsTable_;
     QTableView* metricsTable_;
-    QTabWidget* tabs_;
     KernelMetricModel* metricsModel_;
     QStandardItemModel* stacksModel_;
     QStandardItemModel* mapeModel_;

@@ -1,5 +1,7 @@
 #include "views/estimates/estimates_view.h"
 
+#include "views/common/export.h"
+
 #include <QFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -40,25 +42,6 @@ QStandardItem* numberItem(double value, int decimals) {
 
 QStandardItem* optionalItem(const std::optional<double>& value, int decimals) {
     return value ? numberItem(*value, decimals) : new QStandardItem;
-}
-
-QTableView* makeTable(QStandardItemModel* model, QWidget* parent) {
-    auto* table = new QTableView(parent);
-    table->setModel(model);
-    table->setSortingEnabled(true);
-    table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table->verticalHeader()->hide();
-    table->horizontalHeader()->setStretchLastSection(true);
-    table->setAlternatingRowColors(true);
-    return table;
-}
-
-QString csvField(const QString& text) {
-    if (!text.contains(',') && !text.contains('"') && !text.contains('\n')) return text;
-    QString escaped = text;
-    escaped.replace("\"", "\"\"");
-    return "\"" + escaped + "\"";
 }
 
 }  // namespace
@@ -134,97 +117,36 @@ void EstimateMapeChart::paintEvent(QPaintEvent*) {
 
 EstimatesView::EstimatesView(const ProfileInfo& profile, const QString& workspacePath,
                              QWidget* parent)
-    : QWidget(parent), profile_(profile), data_(std::make_unique<EstimatesViewData>()) {
-    auto* layout = new QVBoxLayout(this);
-    auto* bar = new QHBoxLayout;
-    auto* exportButton = new QToolButton(this);
-    exportButton->setText("Export");
-    exportButton->setPopupMode(QToolButton::InstantPopup);
-    auto* menu = new QMenu(exportButton);
-    exportButton->setMenu(menu);
-    status_ = new QLabel("Loading…", this);
-    status_->setWordWrap(true);
-    bar->addWidget(exportButton);
-    bar->addWidget(status_, 1);
-    layout->addLayout(bar);
-
-    auto* split = new QSplitter(Qt::Horizontal, this);
-    auto* charts = new QSplitter(Qt::Vertical, split);
-    scatter_ = new EstimateScatterChart(charts);
-    mapeChart_ = new EstimateMapeChart(charts);
-    charts->setStretchFactor(0, 3);
-    charts->setStretchFactor(1, 2);
-    auto* tabs = new QTabWidget(split);
+    : ChartTablesFrame(profile, "Estimates: " + q(profile.name), QSize(1500, 900), parent),
+      data_(std::make_unique<EstimatesViewData>()) {
+    finishToolBar("estimates.csv");
+    scatter_ = new EstimateScatterChart(this);
+    mapeChart_ = new EstimateMapeChart(this);
+    setCharts(scatter_, mapeChart_, 600);
     rowsModel_ = new QStandardItemModel(this);
     mapeModel_ = new QStandardItemModel(this);
     speedupModel_ = new QStandardItemModel(this);
     costModel_ = new QStandardItemModel(this);
-    rowsTable_ = makeTable(rowsModel_, tabs);
-    mapeTable_ = makeTable(mapeModel_, tabs);
-    speedupTable_ = makeTable(speedupModel_, tabs);
-    costTable_ = makeTable(costModel_, tabs);
-    tabs->addTab(speedupTable_, "Speedup errors");
-    tabs->addTab(mapeTable_, "MAPE");
-    tabs->addTab(costTable_, "Cost vs. accuracy");
-    tabs->addTab(rowsTable_, "Rows");
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
-    split->setSizes({600, 400});  // the charts get three fifths whatever the tables hint
-    charts->setSizes({600, 400});
-    layout->addWidget(split, 1);
-
-    connect(menu->addAction("CSV…"), &QAction::triggered, this, [this] {
-        const QString path =
-            QFileDialog::getSaveFileName(this, "Export estimates", {}, "CSV (*.csv)");
-        QString error;
-        if (!path.isEmpty() && !exportCsv(path, &error))
-            QMessageBox::warning(this, "Export failed", error);
-    });
-    connect(menu->addAction("PNG…"), &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, "Export chart", {}, "PNG (*.png)");
-        if (!path.isEmpty() && !exportPng(path))
-            QMessageBox::warning(this, "Export failed", "Cannot write " + path);
-    });
-    connect(menu->addAction("SVG…"), &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, "Export chart", {}, "SVG (*.svg)");
-        if (!path.isEmpty() && !exportSvg(path))
-            QMessageBox::warning(this, "Export failed", "Cannot write " + path);
-    });
-
-    connect(&watcher_, &QFutureWatcher<EstimatesViewData>::finished, this,
-            &EstimatesView::onLoaded);
-    const std::string path = workspacePath.toStdString();
-    watcher_.setFuture(QtConcurrent::run([path, profile]() -> EstimatesViewData {
-        try {
-            auto workspace = Workspace::open(path, Workspace::Mode::ReadOnly);
-            return loadEstimatesViewData(*workspace, profile);
-        } catch (const std::exception& e) {
-            EstimatesViewData failed;
-            failed.error = QString::fromUtf8(e.what());
-            return failed;
-        }
-    }));
+    speedupTable_ = addTable(speedupModel_, "Speedup errors");
+    mapeTable_ = addTable(mapeModel_, "MAPE");
+    costTable_ = addTable(costModel_, "Cost vs. accuracy");
+    rowsTable_ = addTable(rowsModel_, "Rows");
+    startLoading(workspacePath, loadEstimatesViewData,
+                 [this](EstimatesViewData data) { showData(std::move(data)); });
 }
 
-EstimatesView::~EstimatesView() {
-    watcher_.waitForFinished();
-}
-
-void EstimatesView::onLoaded() {
-    *data_ = watcher_.result();
-    loaded_ = true;
+void EstimatesView::showData(EstimatesViewData data) {
+    *data_ = std::move(data);
     const auto& d = data_->data;
     const auto& r = data_->report;
-    if (!data_->error.isEmpty()) {
-        status_->setText("Cannot read the profile: " + data_->error);
-    } else {
+    {
         QString text = QString("%1 rows · %2 estimators · %3 hardware targets")
                            .arg(d.rows.size())
                            .arg(d.estimators.size())
                            .arg(d.hardware.size());
         for (const auto& m : r.byEstimator)
             text += QString(" · MAPE %1 %2%").arg(q(m.estimator)).arg(m.mapePct, 0, 'f', 1);
-        status_->setText(text);
+        setStatus(text);
     }
     scatter_->setData(&data_->data);
     mapeChart_->setData(data_.get());
@@ -274,7 +196,6 @@ void EstimatesView::onLoaded() {
                                c.rows ? numberItem(c.mapePct, 2) : new QStandardItem});
     for (QTableView* t : {rowsTable_, mapeTable_, speedupTable_, costTable_})
         t->resizeColumnsToContents();
-    emit loaded();
 }
 
 bool EstimatesView::exportCsv(const QString& path, QString* error) const {
@@ -290,9 +211,9 @@ bool EstimatesView::exportCsv(const QString& path, QString* error) const {
         return v ? QString::number(*v, 'g', 12) : QString();
     };
     for (const auto& r : data_->data.rows)
-        out << csvField(q(r.workload)) << ',' << csvField(q(r.region)) << ','
-            << csvField(q(r.hardware)) << ',' << csvField(q(r.estimator)) << ','
-            << QString::number(r.predictedUs, 'g', 12) << ',' << opt(r.measuredUs) << ','
+        out << exporting::csvField(q(r.workload)) << ',' << exporting::csvField(q(r.region)) << ','
+            << exporting::csvField(q(r.hardware)) << ',' << exporting::csvField(q(r.estimator))
+            << ',' << QString::number(r.predictedUs, 'g', 12) << ',' << opt(r.measuredUs) << ','
             << opt(r.wallS) << ',' << opt(r.errorPct()) << '\n';  // measured_us as shared
     out.flush();
     return file.error() == QFile::NoError;
@@ -321,21 +242,6 @@ void paintEstimates(QPainter& painter, const QRectF& area, const EstimatesViewDa
 
 void EstimatesView::paintAll(QPainter& painter, const QRectF& area) const {
     paintEstimates(painter, area, *data_);
-}
-
-bool EstimatesView::exportPng(const QString& path) const {
-    QImage image(QSize(1500, 900), QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::white);
-    QPainter painter(&image);
-    paintAll(painter, QRectF(0, 0, image.width(), image.height()));
-    painter.end();
-    return image.save(path, "PNG");
-}
-
-bool EstimatesView::exportSvg(const QString& path) const {
-    return charts::writeSvg(
-        path, QSize(1500, 900), "Estimates: " + q(profile_.name),
-        [this](QPainter& painter, const QRectF& area) { paintAll(painter, area); });
 }
 
 QWidget* createEstimatesView(const ProfileInfo& profile, const QString& workspacePath) {

@@ -1,12 +1,12 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QImage>
 #include <QWidget>
 #include <memory>
 
 #include "core/cpi/estimates.h"
 #include "core/workspace.h"
+#include "views/common/chart_tables_frame.h"
 #include "views/common/render.h"
 #include "views/estimates/estimates_chart.h"
 
@@ -19,7 +19,6 @@ namespace stallscope {
 struct EstimatesViewData {
     estimates::EstimateData data;
     estimates::EstimateReport report;
-    QString error;
 };
 
 // SQL: not on the GUI thread.
@@ -56,35 +55,26 @@ class EstimateMapeChart : public QWidget {
 
 // Cross-fidelity estimates of one profile: predicted vs. measured scatter with y = x, MAPE bars,
 // and tables of rows, MAPE, speedup errors (Table V) and estimator cost against accuracy.
-class EstimatesView : public QWidget {
+class EstimatesView : public ChartTablesFrame {
     Q_OBJECT
   public:
     EstimatesView(const ProfileInfo& profile, const QString& workspacePath,
                   QWidget* parent = nullptr);
-    ~EstimatesView() override;
 
-    bool isLoaded() const { return loaded_; }
     const EstimatesViewData& viewData() const { return *data_; }
     EstimateScatterChart* scatter() const { return scatter_; }
     QTableView* speedupTable() const { return speedupTable_; }
     QTableView* rowsTable() const { return rowsTable_; }
 
-    bool exportCsv(const QString& path, QString* error = nullptr) const;
-    bool exportPng(const QString& path) const;
-    bool exportSvg(const QString& path) const;
+    bool exportCsv(const QString& path, QString* error = nullptr) const override;
 
-  signals:
-    void loaded();
+  protected:
+    void paintAll(QPainter& painter, const QRectF& area) const override;
 
   private:
-    void onLoaded();
-    void paintAll(QPainter& painter, const QRectF& area) const;
+    void showData(EstimatesViewData data);
 
-    ProfileInfo profile_;
-    QFutureWatcher<EstimatesViewData> watcher_;
     std::unique_ptr<EstimatesViewData> data_;
-    bool loaded_ = false;
-    QLabel* status_;
     EstimateScatterChart* scatter_;
     EstimateMapeChart* mapeChart_;
     QTableView* rowsTable_;
