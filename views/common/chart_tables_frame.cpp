@@ -5,9 +5,9 @@
 #include <QLabel>
 #include <QPainter>
 #include <QSplitter>
-#include <QToolButton>
 #include <QTabWidget>
 #include <QTableView>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace stallscope {

@@ -1,6 +1,5 @@
 #include "views/common/timeline_view.h"
 
-#include <QFutureWatcher>
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -54,9 +53,7 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
     setMinimumSize(320, 200);
 }
 
-TimelineView::~TimelineView() {
-    ++generation_;  // late worker results are dropped
-}
+TimelineView::~TimelineView() = default;
 
 void TimelineView::addTrack(std::shared_ptr<TimelineTrack> track) {
     const bool first = tracks_.empty() && !explicitExtent_;
@@ -72,8 +69,7 @@ void TimelineView::clearTracks() {
     tracks_.clear();
     frames_.clear();
     selection_.reset();
-    ++generation_;
-    pending_ = 0;
+    frameJob_.supersede();
     updateScrollBars();
     viewport()->update();
 }
@@ -304,33 +300,27 @@ void TimelineView::requestFrames() {
     // About three viewport widths so panning reuses the frame.
     const TimeRange wide{window_.start - window_.length(), window_.end + window_.length()};
     const double upp = mapping.unitsPerPixel();
-    const quint64 generation = ++generation_;
-    auto tracks = tracks_;
-    ++pending_;
     using Frames = std::vector<std::shared_ptr<const TrackFrame>>;
-    auto* watcher = new QFutureWatcher<Frames>(this);
-    connect(watcher, &QFutureWatcher<Frames>::finished, this, [this, watcher, generation] {
-        watcher->deleteLater();
-        --pending_;
-        if (generation != generation_) return;
-        Frames frames = watcher->result();
-        if (frames.size() != frames_.size()) return;
-        frames_ = std::move(frames);
-        viewport()->update();
-        emit framesReady();
-    });
-    watcher->setFuture(QtConcurrent::run([tracks = std::move(tracks), wide, upp] {
-        Frames frames;
-        frames.reserve(tracks.size());
-        for (const auto& track : tracks) frames.push_back(track->prepare(wide, upp));
-        return frames;
-    }));
+    // Tracks are shared with the worker; a newer request supersedes this one.
+    frameJob_.start(
+        [tracks = tracks_, wide, upp] {
+            Frames frames;
+            frames.reserve(tracks.size());
+            for (const auto& track : tracks) frames.push_back(track->prepare(wide, upp));
+            return frames;
+        },
+        [this](Frames frames) {
+            if (frames.size() != frames_.size()) return;
+            frames_ = std::move(frames);
+            viewport()->update();
+            emit framesReady();
+        });
 }
 
 void TimelineView::prepareNow(QSize size) {
     const TimeMapping mapping = mappingFor(size);
     const TimeRange wide{window_.start - window_.length(), window_.end + window_.length()};
-    ++generation_;
+    frameJob_.supersede();
     for (size_t i = 0; i < tracks_.size(); ++i)
         frames_[i] = tracks_[i]->prepare(wide, mapping.unitsPerPixel());
 }

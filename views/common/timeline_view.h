@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "views/common/async_job.h"
 #include "views/common/timeline_track.h"
 
 namespace stallscope {
@@ -80,7 +81,7 @@ class TimelineView : public QAbstractScrollArea {
     // tests. prepareNow() computes the frames for the current window at `size` on this thread.
     void setAsynchronous(bool on) { asynchronous_ = on; }
     void prepareNow(QSize size);
-    bool framesPending() const { return pending_ > 0; }
+    bool framesPending() const { return frameJob_.isBusy(); }
     // Draws everything for a viewport of `size` (the paint event and exports use the same code).
     void paintContent(QPainter& painter, QSize size) const;
     QImage renderImage(QSize size);
@@ -143,8 +144,7 @@ class TimelineView : public QAbstractScrollArea {
     std::optional<TimeRange> measurement_;
     std::optional<double> cursor_;
     bool asynchronous_ = true;
-    int pending_ = 0;
-    quint64 generation_ = 0;
+    async::JobSlot frameJob_{this};
     bool updatingScrollBars_ = false;
 
     Drag drag_ = Drag::None;

@@ -3,7 +3,6 @@
 #include <QComboBox>
 #include <QFile>
 #include <QFileDialog>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
@@ -163,27 +162,13 @@ CpiCompareView::CpiCompareView(const ProfileInfo& a, const ProfileInfo& b,
                                const QString& workspacePath, QWidget* parent)
     : QWidget(parent) {
     build();
-    auto* watcher = new QFutureWatcher<CpiCompareData>(this);
-    connect(watcher, &QFutureWatcher<CpiCompareData>::finished, this, [this, watcher] {
-        watcher->deleteLater();
-        CpiCompareData data = watcher->result();
-        if (!data.error.isEmpty()) {
-            summary_->setText(tr("Could not compare: %1").arg(data.error));
-            return;
-        }
-        showData(std::move(data));
-    });
     const int64_t ida = a.id, idb = b.id;
-    watcher->setFuture(QtConcurrent::run([workspacePath, ida, idb] {
-        try {
+    loadJob_.start(
+        [workspacePath, ida, idb] {
             auto ws = Workspace::open(workspacePath.toStdString(), Workspace::Mode::ReadOnly);
             return loadCpiCompare(*ws, ida, idb);
-        } catch (const std::exception& e) {
-            CpiCompareData failed;
-            failed.error = QString::fromUtf8(e.what());
-            return failed;
-        }
-    }));
+        },
+        [this](CpiCompareData data) { showData(std::move(data)); });
 }
 
 CpiCompareView::CpiCompareView(CpiCompareData data, QWidget* parent) : QWidget(parent) {
@@ -416,6 +401,10 @@ QImage renderCpiCompare(const Workspace& workspace, const ProfileInfo& profile,
     return imageWithSummary(
         options.size, view.summary(),
         [&](QPainter& painter, const QRectF& area) { view.paintCharts(painter, area); });
+}
+
+void CpiCompareView::showLoadError(const QString& error) {
+    summary_->setText(tr("Could not compare: %1").arg(error));
 }
 
 }  // namespace stallscope

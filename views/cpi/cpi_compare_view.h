@@ -12,6 +12,7 @@
 #include "core/compare/kind_compare.h"
 #include "core/cpi/cpi.h"
 #include "core/workspace.h"
+#include "views/common/async_job.h"
 #include "views/common/render.h"
 
 class QComboBox;
@@ -24,7 +25,6 @@ namespace stallscope {
 struct CpiCompareData {
     cpi::CpiData a, b;
     CpiComparison raw, classes;  // raw categories, and folded into GSI classes
-    QString error;
 };
 // Reads both profiles' stacks and compares them (SQL: off the GUI thread).
 CpiCompareData loadCpiCompare(const Workspace& workspace, int64_t a, int64_t b);
@@ -74,6 +74,8 @@ class CpiCompareView : public QWidget {
     void loaded();
 
   private:
+    void showLoadError(const QString& error);
+    async::JobSlot loadJob_{this, [this](const QString& error) { showLoadError(error); }};
     void build();
     void showData(CpiCompareData data);
     void refresh();

@@ -2,7 +2,6 @@
 
 #include <QComboBox>
 #include <QFileDialog>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -752,22 +751,14 @@ AbsorptionView::AbsorptionView(const ProfileInfo& profile, const QString& worksp
 
     if (workspacePath.isEmpty()) return;
     // SQL and fitting run on a worker with its own read-only connection.
-    auto* watcher = new QFutureWatcher<AbsorptionReport>(this);
-    connect(watcher, &QFutureWatcher<AbsorptionReport>::finished, this, [this, watcher] {
-        watcher->deleteLater();
-        try {
-            setReport(watcher->result());
-        } catch (const std::exception& e) {
-            status_->setText(tr("Cannot load: %1").arg(QString::fromUtf8(e.what())));
-            emit loadFailed(status_->text());
-        }
-    });
     const std::string path = workspacePath.toStdString();
     const int64_t id = profile.id;
-    watcher->setFuture(QtConcurrent::run([path, id] {
-        auto workspace = Workspace::open(path, Workspace::Mode::ReadOnly);
-        return noise::analyzeProfile(*workspace, id);
-    }));
+    loadJob_.start(
+        [path, id] {
+            auto workspace = Workspace::open(path, Workspace::Mode::ReadOnly);
+            return noise::analyzeProfile(*workspace, id);
+        },
+        [this](AbsorptionReport report) { setReport(report); });
 }
 
 void AbsorptionView::setReport(const AbsorptionReport& report) {
@@ -870,6 +861,11 @@ void AbsorptionView::exportCurrent(const QString& format) {
     if (path.isEmpty()) return;
     const bool ok = exportTo(format, path);
     status_->setText(ok ? tr("Exported %1").arg(path) : tr("Cannot write %1").arg(path));
+}
+
+void AbsorptionView::showLoadError(const QString& error) {
+    status_->setText(tr("Cannot load: %1").arg(error));
+    emit loadFailed(status_->text());
 }
 
 }  // namespace stallscope

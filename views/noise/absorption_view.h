@@ -14,6 +14,7 @@
 
 #include "core/noise/absorption.h"
 #include "core/workspace.h"
+#include "views/common/async_job.h"
 #include "views/common/line_chart.h"
 #include "views/common/render.h"
 #include "views/shell/suggestions_dock.h"
@@ -106,6 +107,9 @@ class AbsorptionView : public QWidget {
     void loadFailed(const QString& message);
 
   private:
+    // SQL and fitting run on a worker with its own read-only connection.
+    void showLoadError(const QString& error);
+    async::JobSlot loadJob_{this, [this](const QString& error) { showLoadError(error); }};
     void showCurves(int index);
     void showSweep(int index);
     void exportCurrent(const QString& format);

@@ -3,7 +3,6 @@
 #include <QComboBox>
 #include <QFile>
 #include <QFileDialog>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
@@ -137,29 +136,13 @@ NoiseCompareView::NoiseCompareView(const ProfileInfo& a, const ProfileInfo& b,
                                    const QString& workspacePath, QWidget* parent)
     : QWidget(parent) {
     build();
-    struct Result {
-        NoiseComparison c;
-        QString error;
-    };
-    auto* watcher = new QFutureWatcher<Result>(this);
-    connect(watcher, &QFutureWatcher<Result>::finished, this, [this, watcher] {
-        watcher->deleteLater();
-        Result r = watcher->result();
-        if (!r.error.isEmpty())
-            summary_->setText(tr("Could not compare: %1").arg(r.error));
-        else
-            showData(std::move(r.c));
-    });
     const int64_t ida = a.id, idb = b.id;
-    watcher->setFuture(QtConcurrent::run([workspacePath, ida, idb] {
-        try {
+    loadJob_.start(
+        [workspacePath, ida, idb] {
             auto ws = Workspace::open(workspacePath.toStdString(), Workspace::Mode::ReadOnly);
-            return Result{
-                compareNoise(noise::analyzeProfile(*ws, ida), noise::analyzeProfile(*ws, idb)), {}};
-        } catch (const std::exception& e) {
-            return Result{{}, QString::fromUtf8(e.what())};
-        }
-    }));
+            return compareNoise(noise::analyzeProfile(*ws, ida), noise::analyzeProfile(*ws, idb));
+        },
+        [this](NoiseComparison comparison) { showData(std::move(comparison)); });
 }
 
 NoiseCompareView::NoiseCompareView(NoiseComparison comparison, QWidget* parent) : QWidget(parent) {
@@ -314,6 +297,10 @@ QImage renderNoiseCompare(const Workspace& workspace, const ProfileInfo& profile
         compareNoise(noise::analyzeProfile(workspace, profile.id),
                      noise::analyzeProfile(workspace, options.against->id)),
         options.size);
+}
+
+void NoiseCompareView::showLoadError(const QString& error) {
+    summary_->setText(tr("Could not compare: %1").arg(error));
 }
 
 }  // namespace stallscope

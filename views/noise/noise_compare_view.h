@@ -12,6 +12,7 @@
 #include "core/compare/kind_compare.h"
 #include "core/noise/absorption.h"
 #include "core/workspace.h"
+#include "views/common/async_job.h"
 #include "views/common/line_chart.h"
 #include "views/common/render.h"
 
@@ -53,6 +54,8 @@ class NoiseCompareView : public QWidget {
     void loaded();
 
   private:
+    void showLoadError(const QString& error);
+    async::JobSlot loadJob_{this, [this](const QString& error) { showLoadError(error); }};
     void build();
     void showData(NoiseComparison comparison);
     void showGroup(int index);

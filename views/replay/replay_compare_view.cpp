@@ -154,16 +154,8 @@ ReplayCompareView::ReplayCompareView(const ProfileInfo& a, const ProfileInfo& b,
     build();
     summary_->setText(tr("Comparing %1 (A) with %2 (B)…")
                           .arg(QString::fromStdString(a.name), QString::fromStdString(b.name)));
-    watcher_ = new QFutureWatcher<ReplayComparisonPtr>(this);
-    connect(watcher_, &QFutureWatcher<ReplayComparisonPtr>::finished, this, [this] {
-        try {
-            showData(watcher_->result());
-        } catch (const std::exception& e) {
-            summary_->setText(tr("Could not compare: %1").arg(e.what()));
-        }
-    });
-    watcher_->setFuture(QtConcurrent::run(
-        [workspacePath, a, b] { return loadReplayComparison(workspacePath, a, b); }));
+    loadJob_.start([workspacePath, a, b] { return loadReplayComparison(workspacePath, a, b); },
+                   [this](ReplayComparisonPtr data) { showData(std::move(data)); });
 }
 
 ReplayCompareView::ReplayCompareView(ReplayComparisonPtr data, QWidget* parent) : QWidget(parent) {
@@ -661,6 +653,10 @@ QImage renderReplayCompare(const Workspace& workspace, const ProfileInfo& profil
     if (!options.alignOp.empty()) view.setAlignment(options.alignOp);
     if (options.from && options.to) view.before()->setWindow({*options.from, *options.to});
     return view.renderImage(options.size, !options.sizeGiven);
+}
+
+void ReplayCompareView::showLoadError(const QString& error) {
+    summary_->setText(tr("Could not compare: %1").arg(error));
 }
 
 }  // namespace stallscope

@@ -1,12 +1,12 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QImage>
 #include <QWidget>
 #include <memory>
 #include <optional>
 
 #include "core/compare/replay_compare.h"
+#include "views/common/async_job.h"
 #include "views/common/render.h"
 #include "views/replay/replay_document.h"
 #include "views/replay/replay_tracks.h"
@@ -89,6 +89,8 @@ class ReplayCompareView : public QWidget {
     bool eventFilter(QObject* watched, QEvent* event) override;
 
   private:
+    void showLoadError(const QString& error);
+    async::JobSlot loadJob_{this, [this](const QString& error) { showLoadError(error); }};
     void build();
     void showData(ReplayComparisonPtr data);
     void installTracks();
@@ -98,7 +100,6 @@ class ReplayCompareView : public QWidget {
     void selectDma(TimelineView* view, bool sideA, size_t dma);
 
     ReplayComparisonPtr data_;
-    QFutureWatcher<ReplayComparisonPtr>* watcher_ = nullptr;
     QLabel* summary_ = nullptr;
     QLabel* labelA_ = nullptr;
     QLabel* labelB_ = nullptr;

@@ -3,7 +3,6 @@
 #include <QComboBox>
 #include <QFile>
 #include <QFileDialog>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -305,23 +304,8 @@ void CompareView::setAsynchronous(bool on) {
 }
 
 void CompareView::open(const std::string& workspacePath, int64_t a, int64_t b) {
-    auto* watcher = new QFutureWatcher<std::shared_ptr<TraceComparisonData>>(this);
-    connect(watcher, &QFutureWatcher<std::shared_ptr<TraceComparisonData>>::finished, this,
-            [this, watcher] {
-                watcher->deleteLater();
-                auto data = watcher->result();
-                if (data)
-                    setData(std::move(*data));
-                else
-                    summary_->setText(tr("Could not open the profiles"));
-            });
-    watcher->setFuture(QtConcurrent::run([workspacePath, a, b] {
-        try {
-            return std::make_shared<TraceComparisonData>(loadTraceComparison(workspacePath, a, b));
-        } catch (const std::exception&) {
-            return std::shared_ptr<TraceComparisonData>();
-        }
-    }));
+    loadJob_.start([workspacePath, a, b] { return loadTraceComparison(workspacePath, a, b); },
+                   [this](TraceComparisonData data) { setData(std::move(data)); });
 }
 
 void CompareView::setData(TraceComparisonData data) {
@@ -470,6 +454,10 @@ QImage renderTraceCompare(const Workspace& workspace, const ProfileInfo& profile
     view.timelineB()->prepareNow(view.timelineB()->viewport()->size());
     view.render(&image);
     return image;
+}
+
+void CompareView::showLoadError(const QString& error) {
+    summary_->setText(tr("Could not compare: %1").arg(error));
 }
 
 }  // namespace stallscope

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "core/compare/trace_compare.h"
+#include "views/common/async_job.h"
 #include "views/common/render.h"
 #include "views/trace/trace_tracks.h"
 
@@ -81,6 +82,8 @@ class CompareView : public QWidget {
     void loaded();
 
   private:
+    void showLoadError(const QString& error);
+    async::JobSlot loadJob_{this, [this](const QString& error) { showLoadError(error); }};
     void linkWindows();
     TraceComparisonData data_;
     std::unique_ptr<TraceTimelineBinding> bindingA_, bindingB_;

@@ -1,6 +1,5 @@
 #include "views/trace/trace_view.h"
 
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
@@ -35,7 +34,6 @@ constexpr int kSortRole = Qt::UserRole + 2;
 struct Opened {
     TraceSourcePtr source;
     std::vector<trace::OpStat> ops;
-    QString error;
 };
 
 constexpr size_t kOverviewBins = 1024;
@@ -55,7 +53,17 @@ QString htmlEscape(const QString& s) {
 }  // namespace
 
 TraceView::TraceView(QWidget* parent)
-    : QWidget(parent), highlight_(std::make_shared<TraceHighlight>()) {
+    : QWidget(parent),
+      highlight_(std::make_shared<TraceHighlight>()),
+      openJob_(this, [this](const QString& error) { status_->setText(error); }),
+      densityJob_(this,
+                  [this](const QString& error) {
+                      status_->setText(tr("No overview strip: %1").arg(error));
+                  }),
+      findJob_(this, [this](const QString& error) { status_->setText(error); }),
+      argsJob_(this, [this](const QString& error) {
+          details_->append(tr("Cannot read the arguments: %1").arg(error));
+      }) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
 
@@ -171,47 +179,32 @@ TraceView::~TraceView() = default;
 
 void TraceView::open(const std::string& workspacePath, int64_t profileId) {
     status_->setText(tr("Opening…"));
-    auto* watcher = new QFutureWatcher<Opened>(this);
-    connect(watcher, &QFutureWatcher<Opened>::finished, this, [this, watcher] {
-        watcher->deleteLater();
-        Opened opened = watcher->result();
-        if (!opened.source) {
-            status_->setText(opened.error);
-            return;
-        }
-        status_->clear();
-        const TraceSourcePtr source = opened.source;
-        setSource(std::move(opened.source), std::move(opened.ops));
-        // The minimap's density comes after the first frame, from its own worker.
-        auto* density = new QFutureWatcher<std::vector<double>>(this);
-        connect(density, &QFutureWatcherBase::finished, this, [this, density, source] {
-            density->deleteLater();
-            if (source != source_) return;  // another profile was opened since
-            // Timeline times are relative to the profile's start (the source's origin).
-            const TimeRange extent{0, double(source->store().end() - source->origin())};
-            timeline_->setOverviewPainter(densityOverview(density->result(), extent));
-        });
-        density->setFuture(QtConcurrent::run([source] {
-            try {
-                return source->query(
-                    [](const trace::TraceStore& s) { return trackBusyDensity(s, kOverviewBins); });
-            } catch (const std::exception&) {
-                return std::vector<double>{};  // no minimap; the timeline itself still works
-            }
-        }));
-    });
     // Opening reads the track list and string table and the op statistics: not on the GUI thread.
-    watcher->setFuture(QtConcurrent::run([workspacePath, profileId] {
-        Opened out;
-        try {
-            auto source = std::make_shared<TraceSource>(workspacePath, profileId);
-            out.ops = source->query([](const trace::TraceStore& s) { return s.opStats(); });
-            out.source = std::move(source);
-        } catch (const std::exception& e) {
-            out.error = QString::fromUtf8(e.what());
-        }
-        return out;
-    }));
+    openJob_.start(
+        [workspacePath, profileId] {
+            Opened out;
+            out.source = std::make_shared<TraceSource>(workspacePath, profileId);
+            out.ops = out.source->query([](const trace::TraceStore& s) { return s.opStats(); });
+            return out;
+        },
+        [this](Opened opened) {
+            status_->clear();
+            const TraceSourcePtr source = opened.source;
+            setSource(std::move(opened.source), std::move(opened.ops));
+            // The minimap's density comes after the first frame, from its own worker.
+            densityJob_.start(
+                [source] {
+                    return source->query([](const trace::TraceStore& s) {
+                        return trackBusyDensity(s, kOverviewBins);
+                    });
+                },
+                [this, source](std::vector<double> density) {
+                    if (source != source_) return;  // another profile was opened since
+                    // Timeline times are relative to the profile's start (the source's origin).
+                    const TimeRange extent{0, double(source->store().end() - source->origin())};
+                    timeline_->setOverviewPainter(densityOverview(std::move(density), extent));
+                });
+        });
 }
 
 void TraceView::setSource(TraceSourcePtr source, std::vector<trace::OpStat> ops) {
@@ -440,43 +433,40 @@ void TraceView::findNext(const QString& needle, bool forward) {
     double after = forward ? timeline_->window().start - 1 : timeline_->window().end + 1;
     if (const auto& selection = timeline_->selection()) after = selection->item.start;
     const int64_t afterNs = origin + int64_t(std::llround(after));
-    auto* watcher = new QFutureWatcher<std::optional<trace::FoundSlice>>(this);
-    connect(watcher, &QFutureWatcher<std::optional<trace::FoundSlice>>::finished, this,
-            [this, watcher, origin] {
-                watcher->deleteLater();
-                const auto found = watcher->result();
-                if (!found) {
-                    status_->setText(tr("No more matches"));
-                    emit foundSlice(false);
-                    return;
-                }
-                const TimelineTrack* track = binding_->trackFor(found->track);
-                trace::SliceItem slice = found->slice;
-                slice.start -= origin;
-                const TimelineItem item = TraceSliceTrack::itemOf(slice);
-                if (!track) {
-                    status_->setText(tr("Match on a hidden track"));
-                    emit foundSlice(false);
-                    return;
-                }
-                status_->setText(QString::fromStdString(source_->text(slice.name)) + " @ " +
-                                 formatNanoseconds(item.start));
-                const TimeRange window = timeline_->window();
-                if (item.end - item.start > window.length())
-                    timeline_->fitRange({item.start, item.end});
-                else if (!window.contains(item.start) || !window.contains(item.end))
-                    timeline_->setWindow({(item.start + item.end - window.length()) / 2,
-                                          (item.start + item.end + window.length()) / 2});
-                timeline_->select(track, item);
-                timeline_->ensureTrackVisible(track, TraceSliceTrack::rowCenter(item.row));
-                emit foundSlice(true);
-            });
     TraceSourcePtr source = source_;
     const std::string text = needle.toStdString();
-    watcher->setFuture(QtConcurrent::run([source, text, afterNs, forward] {
-        return source->query(
-            [&](const trace::TraceStore& store) { return store.find(text, afterNs, forward); });
-    }));
+    findJob_.start(
+        [source, text, afterNs, forward] {
+            return source->query(
+                [&](const trace::TraceStore& store) { return store.find(text, afterNs, forward); });
+        },
+        [this, origin](std::optional<trace::FoundSlice> found) {
+            if (!found) {
+                status_->setText(tr("No more matches"));
+                emit foundSlice(false);
+                return;
+            }
+            const TimelineTrack* track = binding_->trackFor(found->track);
+            trace::SliceItem slice = found->slice;
+            slice.start -= origin;
+            const TimelineItem item = TraceSliceTrack::itemOf(slice);
+            if (!track) {
+                status_->setText(tr("Match on a hidden track"));
+                emit foundSlice(false);
+                return;
+            }
+            status_->setText(QString::fromStdString(source_->text(slice.name)) + " @ " +
+                             formatNanoseconds(item.start));
+            const TimeRange window = timeline_->window();
+            if (item.end - item.start > window.length())
+                timeline_->fitRange({item.start, item.end});
+            else if (!window.contains(item.start) || !window.contains(item.end))
+                timeline_->setWindow({(item.start + item.end - window.length()) / 2,
+                                      (item.start + item.end + window.length()) / 2});
+            timeline_->select(track, item);
+            timeline_->ensureTrackVisible(track, TraceSliceTrack::rowCenter(item.row));
+            emit foundSlice(true);
+        });
 }
 
 void TraceView::selectOpRow(const std::string& name) {
@@ -495,7 +485,7 @@ void TraceView::showTrackDetails(int64_t trackId) {
     if (!source_) return;
     const trace::TrackRow* row = source_->store().track(trackId);
     if (!row) return;
-    ++detailsGeneration_;
+    argsJob_.supersede();  // late arguments of an earlier selection are dropped
     DetailFields fields;
     if (row->kind == trace::TrackKind::Process) {
         fields = source_->processDetails(*row);
@@ -528,7 +518,7 @@ QString TraceView::detailsText() const {
 
 void TraceView::showSelectionDetails() {
     const auto& selection = timeline_->selection();
-    ++detailsGeneration_;
+    argsJob_.supersede();  // late arguments of an earlier selection are dropped
     if (!selection || !selection->track) {
         details_->clear();
         return;
@@ -548,23 +538,19 @@ void TraceView::showSelectionDetails() {
     const uint64_t argsId = slices ? slices->argsOf(selection->item) : 0;
     if (argsId == 0) return;
     // Arguments live in compressed chunks: read them on a worker.
-    auto* watcher = new QFutureWatcher<std::string>(this);
-    const quint64 generation = detailsGeneration_;
-    connect(watcher, &QFutureWatcher<std::string>::finished, this,
-            [this, watcher, html, generation] {
-                watcher->deleteLater();
-                if (generation != detailsGeneration_) return;
-                const QByteArray json = QByteArray::fromStdString(watcher->result());
-                const QJsonDocument doc = QJsonDocument::fromJson(json);
-                const QString text = doc.isNull()
-                                         ? QString::fromUtf8(json)
-                                         : QString::fromUtf8(doc.toJson(QJsonDocument::Indented));
-                details_->setHtml(html + "<h4>Arguments</h4><pre>" + htmlEscape(text) + "</pre>");
-            });
     TraceSourcePtr source = source_;
-    watcher->setFuture(QtConcurrent::run([source, argsId] {
-        return source->query([&](const trace::TraceStore& s) { return s.args(argsId); });
-    }));
+    argsJob_.start(
+        [source, argsId] {
+            return source->query([&](const trace::TraceStore& s) { return s.args(argsId); });
+        },
+        [this, html](std::string args) {
+            const QByteArray json = QByteArray::fromStdString(args);
+            const QJsonDocument doc = QJsonDocument::fromJson(json);
+            const QString text = doc.isNull()
+                                     ? QString::fromUtf8(json)
+                                     : QString::fromUtf8(doc.toJson(QJsonDocument::Indented));
+            details_->setHtml(html + "<h4>Arguments</h4><pre>" + htmlEscape(text) + "</pre>");
+        });
 }
 
 QString TraceView::overviewHtml() const {

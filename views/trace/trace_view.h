@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "views/common/async_job.h"
 #include "views/common/render.h"
 #include "views/trace/trace_tracks.h"
 
@@ -97,9 +98,9 @@ class TraceView : public QWidget {
     QTabWidget* tabs_ = nullptr;
     bool fillingTree_ = false;
     bool syncingOpTable_ = false;
-    quint64 detailsGeneration_ = 0;
     std::map<int64_t, QTreeWidgetItem*> treeItems_;
     std::vector<int64_t> pinned_;  // in pin order
+    async::JobSlot openJob_, densityJob_, findJob_, argsJob_;
 };
 
 QWidget* createTraceView(const ProfileInfo& profile, const QString& workspacePath);
