@@ -15,6 +15,7 @@
 
 #include "core/workspace.h"
 #include "importers/import_service.h"
+#include "views/common/format.h"
 #include "views/common/render.h"
 #include "views/common/timeline_view.h"
 #include "views/shell/profile_summary.h"
@@ -498,16 +499,16 @@ class TestTraceViews : public QObject {
     }
 
     void formatsAndCounterUnits() {
-        QCOMPARE(formatNanoseconds(830), QString("830 ns"));
-        QCOMPARE(formatNanoseconds(2.25), QString("2.250 ns"));
-        QCOMPARE(formatNanoseconds(0.4), QString("400 ps"));
-        QCOMPARE(formatNanoseconds(30000), QString("30.00 µs"));
-        QCOMPARE(counterUnit("unused_memory_bytes 0xaf5a"), QString("B"));
-        QCOMPARE(counterUnit("FPS fps"), QString());
-        QCOMPARE(formatCounterValue(36250000, "B"), QString("34.6 MiB"));
-        QCOMPARE(formatCounterValue(512, "B"), QString("512 B"));
-        QCOMPARE(formatCounterValue(36140000, ""), QString("36.1 M"));
-        QCOMPARE(formatCounterValue(59.97, ""), QString("59.97"));
+        QCOMPARE(format::nanoseconds(830), QString("830 ns"));
+        QCOMPARE(format::nanoseconds(2.25), QString("2.250 ns"));
+        QCOMPARE(format::nanoseconds(0.4), QString("400 ps"));
+        QCOMPARE(format::nanoseconds(30000), QString("30.00 µs"));
+        QCOMPARE(format::counterUnit("unused_memory_bytes 0xaf5a"), QString("B"));
+        QCOMPARE(format::counterUnit("FPS fps"), QString());
+        QCOMPARE(format::counterValue(36250000, "B"), QString("34.6 MiB"));
+        QCOMPARE(format::counterValue(512, "B"), QString("512 B"));
+        QCOMPARE(format::counterValue(36140000, ""), QString("36.1 M"));
+        QCOMPARE(format::counterValue(59.97, ""), QString("59.97"));
     }
 
     void zeroLengthAndSubNanosecondSlicesStayVisible() {

@@ -1,4 +1,5 @@
 #include "views/common/chart_kit.h"
+#include "views/common/format.h"
 
 #include <QFontMetricsF>
 #include <QSvgGenerator>
@@ -32,7 +33,7 @@ const QColor kAxis(0x90, 0x90, 0x90);
 const QColor kBand(0xf4, 0xf6, 0xf9);
 
 void drawYAxis(QPainter& p, const QRectF& plot, double max, bool percent) {
-    const double step = niceStep(max, 5);
+    const double step = format::tickStep(max, 5);
     p.save();
     QFont font = p.font();
     font.setPointSizeF(8);
@@ -42,7 +43,7 @@ void drawYAxis(QPainter& p, const QRectF& plot, double max, bool percent) {
         p.setPen(kGrid);
         p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
         p.setPen(kText);
-        const QString label = percent ? QString::number(v, 'g', 3) + "%" : shortNumber(v);
+        const QString label = percent ? QString::number(v, 'g', 3) + "%" : format::shortNumber(v);
         p.drawText(QRectF(plot.left() - 62, y - 8, 56, 16), Qt::AlignRight | Qt::AlignVCenter,
                    label);
     }
@@ -150,23 +151,6 @@ QColor seriesColor(int index) {
                                      QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd),
                                      QColor(0x8c, 0x56, 0x4b), QColor(0xe3, 0x77, 0xc2)};
     return palette[static_cast<size_t>(index) % std::size(palette)];
-}
-
-double niceStep(double max, int target) {
-    if (!(max > 0)) return 1;
-    const double raw = max / std::max(1, target);
-    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-        if (raw <= m * magnitude) return m * magnitude;
-    return 10 * magnitude;
-}
-
-QString shortNumber(double value) {
-    const double a = std::abs(value);
-    if (a >= 1e9) return QString::number(value / 1e9, 'g', 3) + "G";
-    if (a >= 1e6) return QString::number(value / 1e6, 'g', 3) + "M";
-    if (a >= 1e3) return QString::number(value / 1e3, 'g', 3) + "k";
-    return QString::number(value, 'g', 3);
 }
 
 QString shortKernelName(const std::string& kernel) {
@@ -402,8 +386,8 @@ StackChartLayout paintStackChart(QPainter& p, const QRectF& area, const cpi::Cpi
     const double axisMax =
         options.normalized
             ? 100.0
-            : (maxTotal > 0 ? std::ceil(maxTotal * 1.06 / niceStep(maxTotal * 1.06, 5)) *
-                                  niceStep(maxTotal * 1.06, 5)
+            : (maxTotal > 0 ? std::ceil(maxTotal * 1.06 / format::tickStep(maxTotal * 1.06, 5)) *
+                                  format::tickStep(maxTotal * 1.06, 5)
                             : 1.0);
 
     // Group bands behind the bars.
@@ -470,7 +454,7 @@ StackChartLayout paintStackChart(QPainter& p, const QRectF& area, const cpi::Cpi
         // Total on top of the bar when it fits.
         if (!options.normalized && barWidth >= 14) {
             p.setPen(kText);
-            const QString label = shortNumber(total);
+            const QString label = format::shortNumber(total);
             // Room of its own: the hw bar has the gap beside it, model bars touch their
             // neighbours, so their totals must fit the bar itself or they run together.
             const bool hw = s.source == cpi::kHardwareSource;
@@ -618,8 +602,8 @@ void paintMapeChart(QPainter& p, const QRectF& area, const cpi::MapeReport& mape
     double max = 0;
     for (const auto& m : mape.overall) max = std::max(max, m.mapePct);
     for (const auto& m : mape.byGroup) max = std::max(max, m.mapePct);
-    const double axisMax =
-        std::max(1.0, std::ceil(max * 1.15 / niceStep(max * 1.15, 4)) * niceStep(max * 1.15, 4));
+    const double axisMax = std::max(1.0, std::ceil(max * 1.15 / format::tickStep(max * 1.15, 4)) *
+                                             format::tickStep(max * 1.15, 4));
     // Narrow (a chart beside tables): the legend goes in one row under the title and the plot
     // takes the whole width.
     const bool legendOnTop = area.width() < 560;

@@ -31,11 +31,6 @@ Palette categoryPalette(const std::vector<std::string>& categories);
 // Distinct colours for series (models, estimators) by position.
 QColor seriesColor(int index);
 
-// Tick step of about `target` ticks over [0, max]: 1, 2 or 5 times a power of ten.
-double niceStep(double max, int target);
-// "13.5k", "2.1M", "950".
-QString shortNumber(double value);
-
 // A kernel name short enough for a label that keeps what tells kernels apart: the launch id
 // ("#3 "), the function name and the last template arguments, without the return type, e.g.
 // "#0 enable_if<!T7, void>::type kernel<int, …, float>>(T13)" -> "#0 kernel<int, …, float>(T13)".

@@ -1,4 +1,5 @@
 #include "views/common/line_chart.h"
+#include "views/common/format.h"
 
 #include <QApplication>
 #include <QGraphicsItem>
@@ -47,24 +48,11 @@ Range valueRange(const ChartSpec& spec, bool xAxis, bool secondary) {
     return r;
 }
 
-// A round step (1, 2 or 5 times a power of ten) giving about six ticks over `span`.
-double niceStep(double span) {
-    const double raw = span / 6;
-    const double power = std::pow(10.0, std::floor(std::log10(raw)));
-    double step = power;
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-        if (m * power >= raw) {
-            step = m * power;
-            break;
-        }
-    return step;
-}
-
 // Ticks at round values, anchored at 0, about six of them.
 void niceTicks(QValueAxis& axis) {
     axis.setTickType(QValueAxis::TicksDynamic);
     axis.setTickAnchor(0);
-    axis.setTickInterval(niceStep(axis.max() - axis.min()));
+    axis.setTickInterval(format::tickStep(axis.max() - axis.min(), 6));
 }
 
 QLineSeries* lineSeries(const QList<QPointF>& points, const QColor& color, Qt::PenStyle style,

@@ -1,4 +1,5 @@
 #include "views/common/timeline_view.h"
+#include "views/common/format.h"
 
 #include <QHelpEvent>
 #include <QKeyEvent>
@@ -22,15 +23,6 @@ constexpr double kMinWindow = 4;  // time units
 
 QString defaultTime(double t) {
     return QString::number(t, 'g', 6);
-}
-
-// A "nice" step (1, 2 or 5 times a power of ten) near `rough`.
-double niceStep(double rough) {
-    if (rough <= 0) return 1;
-    const double power = std::pow(10.0, std::floor(std::log10(rough)));
-    const double mantissa = rough / power;
-    const double nice = mantissa < 1.5 ? 1 : mantissa < 3.5 ? 2 : mantissa < 7.5 ? 5 : 10;
-    return std::max(1.0, nice * power);
 }
 
 }  // namespace
@@ -353,7 +345,7 @@ void TimelineView::paintContent(QPainter& painter, QSize size) const {
     const TimeMapping mapping = mappingFor(size);
     painter.fillRect(QRect(QPoint(0, 0), size), palette().color(QPalette::Base));
     // Grid under the tracks, so bars stay solid.
-    const double step = niceStep(mapping.unitsPerPixel() * 110);
+    const double step = format::nearestWholeStep(mapping.unitsPerPixel() * 110);
     painter.setPen(QPen(palette().color(QPalette::Midlight), 1, Qt::DotLine));
     for (double t = std::ceil(window_.start / step) * step; t <= window_.end; t += step) {
         const int x = static_cast<int>(std::lround(mapping.x(t)));
@@ -405,7 +397,7 @@ void TimelineView::paintAxis(QPainter& painter, const Layout& layout,
     painter.drawText(QRect(6, r.top() + 2, kGutterWidth - 12, r.height() / 2),
                      Qt::AlignVCenter | Qt::AlignLeft,
                      format_.unit.isEmpty() ? tr("time") : format_.unit);
-    const double step = niceStep(mapping.unitsPerPixel() * 110);
+    const double step = format::nearestWholeStep(mapping.unitsPerPixel() * 110);
     const double first = std::ceil(window_.start / step) * step;
     for (double t = first; t <= window_.end; t += step) {
         const int x = static_cast<int>(std::lround(mapping.x(t)));

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "views/common/chart_kit.h"
+#include "views/common/format.h"
 
 namespace stallscope::charts {
 
@@ -102,9 +103,10 @@ void paintEstimateScatter(QPainter& p, const QRectF& area, const estimates::Esti
         p.drawLine(QPointF(toX(v), plot.top()), QPointF(toX(v), plot.bottom()));
         p.drawLine(QPointF(plot.left(), toY(v)), QPointF(plot.right(), toY(v)));
         p.setPen(kText);
-        p.drawText(QRectF(toX(v) - 30, plot.bottom() + 2, 60, 14), Qt::AlignCenter, shortNumber(v));
+        p.drawText(QRectF(toX(v) - 30, plot.bottom() + 2, 60, 14), Qt::AlignCenter,
+                   format::shortNumber(v));
         p.drawText(QRectF(plot.left() - 62, toY(v) - 8, 56, 16), Qt::AlignRight | Qt::AlignVCenter,
-                   shortNumber(v));
+                   format::shortNumber(v));
     }
     p.setPen(kAxis);
     p.drawRect(plot);
@@ -164,7 +166,7 @@ void paintEstimateMape(QPainter& p, const QRectF& area, const estimates::Estimat
     }
     double max = 0;
     for (const auto& m : report.byEstimatorHardware) max = std::max(max, m.mapePct);
-    const double step = niceStep(max * 1.15, 4);
+    const double step = format::tickStep(max * 1.15, 4);
     const double axisMax = std::max(1.0, std::ceil(max * 1.15 / step) * step);
     const QFontMetricsF legendFm(font);
     double legendWidth = legendFm.horizontalAdvance("estimator");

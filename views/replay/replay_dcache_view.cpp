@@ -9,6 +9,7 @@
 #include <QWheelEvent>
 #include <cmath>
 
+#include "views/common/format.h"
 #include "views/replay/replay_tracks.h"
 
 namespace stallscope {
@@ -23,13 +24,6 @@ QColor unusedColour() {
 }
 QColor largestColour() {
     return QColor(227, 26, 28);
-}
-
-double niceStep(double rough) {
-    if (rough <= 0) return 1;
-    const double power = std::pow(10.0, std::floor(std::log10(rough)));
-    const double m = rough / power;
-    return std::max(1.0, (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * power);
 }
 
 // Lower median of values weighted by weights.
@@ -219,7 +213,7 @@ QString DcacheView::hoverText(const QPoint& pos, QSize size) const {
                        .arg(bucket)
                        .arg(bucket * dc.bucketPages)
                        .arg((bucket + 1) * dc.bucketPages - 1)
-                       .arg(formatCycles(a), formatCycles(b))
+                       .arg(format::cycles(a), format::cycles(b))
                        .arg(doc_->microseconds(a), 0, 'f', 2)
                        .arg(doc_->microseconds(b), 0, 'f', 2)
                        .arg(used, 0, 'f', 1)
@@ -262,7 +256,7 @@ void DcacheView::paintContent(QPainter& painter, QSize size) const {
     const QString scope =
         s.wholeTrace ? tr("whole trace")
                      : tr("selection %1 – %2 cycles")
-                           .arg(formatCycles(selection_->start), formatCycles(selection_->end));
+                           .arg(format::cycles(selection_->start), format::cycles(selection_->end));
     painter.drawText(layout.header.adjusted(8, 0, -8, 0), Qt::AlignVCenter | Qt::AlignLeft,
                      tr("Data-cache: %1 pages of %2 B, %3 buckets of %4 pages — %5: median unused "
                         "%6%, median largest contiguous unused %7%, wasted page-writes %8")
@@ -435,7 +429,7 @@ void DcacheView::paintAxis(QPainter& painter, const Layout& layout,
                            const TimeMapping& mapping) const {
     const QRect r = layout.axis;
     painter.setPen(palette().color(QPalette::Text));
-    const double step = niceStep(mapping.unitsPerPixel() * 110);
+    const double step = format::nearestWholeStep(mapping.unitsPerPixel() * 110);
     QFont small = painter.font();
     small.setPointSizeF(small.pointSizeF() * 0.85);
     painter.setFont(small);
@@ -448,7 +442,7 @@ void DcacheView::paintAxis(QPainter& painter, const Layout& layout,
         painter.drawLine(x, r.top(), x, r.top() + 5);
         painter.setPen(palette().color(QPalette::Text));
         painter.drawText(QRect(x + 3, r.top() + 2, 110, r.height() / 2 - 2),
-                         Qt::AlignLeft | Qt::AlignVCenter, formatCycles(t));
+                         Qt::AlignLeft | Qt::AlignVCenter, format::cycles(t));
         painter.setPen(palette().color(QPalette::PlaceholderText));
         painter.drawText(
             QRect(x + 3, r.top() + r.height() / 2, 110, r.height() / 2 - 2),

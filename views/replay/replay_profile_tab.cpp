@@ -23,6 +23,7 @@
 #include <QtConcurrent>
 
 #include "core/replay/dependencies.h"
+#include "views/common/format.h"
 #include "views/common/timeline_view.h"
 #include "views/replay/replay_dcache_view.h"
 #include "views/replay/replay_overview.h"
@@ -231,7 +232,7 @@ void ReplayProfileTab::setDocument(ReplayDocumentPtr document) {
         tr("%1 instructions, %2 DMAs, %3 cycles, %4% stalled")
             .arg(doc_->trace.instrs.size())
             .arg(doc_->trace.dmas.size())
-            .arg(formatCycles(doc_->totalCycles()))
+            .arg(format::cycles(doc_->totalCycles()))
             .arg(100.0 * double(sim.stallCycles) / std::max(1.0, doc_->totalCycles()), 0, 'f', 1));
     emit documentReady();
     if (pendingSuggestion_) showSuggestion(*std::exchange(pendingSuggestion_, std::nullopt));
@@ -405,8 +406,8 @@ void ReplayProfileTab::previewSuggestion(int index) {
                 tr("Below: re-simulated with suggestion %1 — %2 → %3 cycles, saves %4 cycles "
                    "(%5%)")
                     .arg(index + 1)
-                    .arg(formatCycles(before), formatCycles(previewDoc_->totalCycles()),
-                         formatCycles(previewResult_->savingCycles))
+                    .arg(format::cycles(before), format::cycles(previewDoc_->totalCycles()),
+                         format::cycles(previewResult_->savingCycles))
                     .arg(100.0 * previewResult_->savingCycles / std::max(1.0, before), 0, 'f', 1));
             emit previewReady();
         });
@@ -439,7 +440,7 @@ bool ReplayProfileTab::find(const QString& text) {
             timeline_->select(tracks_.hlo.get(),
                               TimelineItem{int64_t(run), runs.starts[run], runs.ends[run], 1, 0});
         }
-        status_->setText(tr("%1 at cycle %2").arg(name, formatCycles(runs.starts[run])));
+        status_->setText(tr("%1 at cycle %2").arg(name, format::cycles(runs.starts[run])));
         return true;
     }
     return false;

@@ -5,6 +5,7 @@
 #include <QPainterPath>
 #include <cmath>
 
+#include "views/common/format.h"
 #include "views/common/timeline_lod.h"
 #include "views/common/timeline_view.h"
 
@@ -54,14 +55,6 @@ QColor op(const QString& name) {
     return QColor::fromHsv(static_cast<int>(qHash(name) % 360), 70, 235);
 }
 }  // namespace replaycolors
-
-QString formatCycles(double cycles) {
-    const double a = std::abs(cycles);
-    if (a >= 1e9) return QString::number(cycles / 1e9, 'g', 4) + QLatin1Char('G');
-    if (a >= 1e6) return QString::number(cycles / 1e6, 'g', 4) + QLatin1Char('M');
-    if (a >= 1e4) return QString::number(cycles / 1e3, 'g', 4) + QLatin1Char('k');
-    return QString::number(std::round(cycles), 'f', 0);
-}
 
 namespace {
 
@@ -804,7 +797,7 @@ ReplayTracks installReplayTracks(TimelineView& view, const ReplayDocumentPtr& do
     tracks.doc = doc;
     view.setExtent(TimeRange{0, std::max(1.0, doc->totalCycles())});
     const double ghz = doc->clockGhz();
-    view.setTimeFormat({QObject::tr("cycles"), formatCycles, [ghz](double cycles) {
+    view.setTimeFormat({QObject::tr("cycles"), format::cycles, [ghz](double cycles) {
                             const double us = cycles / (ghz * 1000.0);
                             return QStringLiteral("%1 µs").arg(QString::number(us, 'g', 4));
                         }});

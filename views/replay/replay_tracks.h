@@ -190,7 +190,5 @@ struct ReplayTrackSelection {
 };
 ReplayTracks installReplayTracks(TimelineView& view, const ReplayDocumentPtr& doc,
                                  ReplayTrackSelection which = {});
-// Cycles with µs from the clock for the axis and readouts.
-QString formatCycles(double cycles);
 
 }  // namespace stallscope

@@ -20,22 +20,13 @@
 
 #include "core/errors.h"
 #include "core/trace/trace_store.h"
+#include "views/common/format.h"
 #include "views/common/timeline_view.h"
 
 namespace stallscope {
 
 namespace {
 constexpr int kSortRole = Qt::UserRole + 2;
-
-// Tick step of about `target` ticks over `span`: 1, 2 or 5 times a power of ten.
-double niceTick(double span, int target) {
-    const double raw = span / std::max(1, target);
-    if (!(raw > 0)) return 1;
-    const double p = std::pow(10.0, std::floor(std::log10(raw)));
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-        if (m * p >= raw) return m * p;
-    return 10 * p;
-}
 
 QStandardItem* cell(const QString& text, const QVariant& sortValue) {
     auto* item = new QStandardItem(text);
@@ -116,7 +107,7 @@ void CdfChart::paintChart(QPainter& painter, const QRect& rect) const {
         for (double t = std::pow(10.0, std::floor(std::log10(low_))); t <= high_; t *= 10)
             if (t >= low_) ticks.push_back(t);
     } else {
-        const double step = niceTick(high_ - low_, 5);
+        const double step = format::tickStep(high_ - low_, 5);
         for (double t = std::ceil(low_ / step) * step; t <= high_ + 1e-9; t += step)
             ticks.push_back(t);
     }
@@ -332,7 +323,7 @@ void CompareView::setData(TraceComparisonData data) {
         return QStringLiteral("%1 · %2 slices over %3, %4 idle")
             .arg(QString::fromUtf8(which))
             .arg(d.slices)
-            .arg(formatNanoseconds(double(d.span)), formatNanoseconds(double(d.idle())));
+            .arg(format::nanoseconds(double(d.span)), format::nanoseconds(double(d.idle())));
     };
     labelA_->setText(sideText("A (before)", data_.comparison.a));
     labelB_->setText(sideText("B (after)", data_.comparison.b));
@@ -340,10 +331,10 @@ void CompareView::setData(TraceComparisonData data) {
     table_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
     model_->removeRows(0, model_->rowCount());
     for (const trace::OpDelta& op : data_.comparison.ops) {
-        const auto ns = [](double v) { return cell(formatNanoseconds(v), v); };
+        const auto ns = [](double v) { return cell(format::nanoseconds(v), v); };
         const auto signedNs = [](double v) {
             const QString sign = v < 0 ? QStringLiteral("\u2212") : v > 0 ? "+" : "";
-            return cell(sign + formatNanoseconds(std::abs(v)), v);
+            return cell(sign + format::nanoseconds(std::abs(v)), v);
         };
         model_->appendRow({cell(QString::fromStdString(op.name), QString::fromStdString(op.name)),
                            cell(QString::number(op.a.count), double(op.a.count)),
@@ -369,7 +360,7 @@ void CompareView::setData(TraceComparisonData data) {
     for (const trace::OpDelta* op : inA)
         cdfOp_->addItem(
             tr("%1 (%2 in A)")
-                .arg(QString::fromStdString(op->name), formatNanoseconds(double(op->a.total))),
+                .arg(QString::fromStdString(op->name), format::nanoseconds(double(op->a.total))),
             QString::fromStdString(op->name));
     cdfOp_->addItem(tr("all ops, each ÷ its own median in A"), QString(trace::kAllOps));
     setCdfOp(data_.comparison.cdfOp);

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "core/sqlite.h"
+#include "views/common/format.h"
 #include "views/common/timeline_view.h"
 
 namespace stallscope {
@@ -111,18 +112,6 @@ QColor traceNameColor(const std::string& name) {
     return QColor::fromHsl(hue, saturation, lightness);
 }
 
-QString formatNanoseconds(double ns) {
-    const double a = std::abs(ns);
-    if (a >= 1e9) return QString::number(ns / 1e9, 'f', 3) + " s";
-    if (a >= 1e6) return QString::number(ns / 1e6, 'f', a >= 1e8 ? 1 : 2) + " ms";
-    if (a >= 1e3) return QString::number(ns / 1e3, 'f', a >= 1e5 ? 1 : 2) + " µs";
-    // Picosecond-resolution times (XProf) keep their fraction.
-    const double ps = std::round(ns * 1000.0);
-    if (std::fmod(ps, 1000.0) == 0.0) return QString::number(ns, 'f', 0) + " ns";
-    if (a < 1.0) return QString::number(ps, 'f', 0) + " ps";
-    return QString::number(ps / 1000.0, 'f', 3) + " ns";
-}
-
 std::vector<double> trackBusyDensity(const trace::TraceStore& store, size_t bins) {
     std::vector<double> density(bins, 0.0);
     const int64_t origin = store.start();
@@ -170,40 +159,6 @@ std::function<void(QPainter&, const QRect&, TimeRange)> densityOverview(std::vec
             if (h > 0) painter.fillRect(QRectF(x, r.bottom() - h, 1, h), colour);
         }
     };
-}
-
-QString counterUnit(const std::string& seriesName) {
-    QString name = QString::fromStdString(seriesName).toLower();
-    if (name.contains("bytes") || name.endsWith(" mem") || name.contains("memory")) return "B";
-    if (name.contains('%') || name.contains("percent") || name.contains("utilization")) return "%";
-    return {};
-}
-
-QString formatCounterValue(double value, const QString& unit) {
-    const double a = std::abs(value);
-    auto trim = [](double v) { return QString::number(v, 'f', std::abs(v) >= 100 ? 0 : 1); };
-    if (unit == "B") {
-        static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-        int k = 0;
-        double v = value;
-        while (std::abs(v) >= 1024 && k < 5) {
-            v /= 1024;
-            ++k;
-        }
-        return (k == 0 ? QString::number(value, 'g', 6) : trim(v)) + " " + units[k];
-    }
-    QString text;
-    if (a >= 1e12)
-        text = trim(value / 1e12) + " T";
-    else if (a >= 1e9)
-        text = trim(value / 1e9) + " G";
-    else if (a >= 1e6)
-        text = trim(value / 1e6) + " M";
-    else if (a >= 1e4)
-        text = trim(value / 1e3) + " k";
-    else
-        text = QString::number(value, 'g', 4);
-    return unit.isEmpty() ? text : (text.endsWith(' ') ? text + unit : text + " " + unit);
 }
 
 namespace {
@@ -559,16 +514,16 @@ QString TraceSliceTrack::toolTip(const TimelineItem& item) const {
     if (item.id < 0)
         return QStringLiteral("%1 slices folded (%2)")
             .arg(item.count)
-            .arg(formatNanoseconds(item.end - item.start));
+            .arg(format::nanoseconds(item.end - item.start));
     const QString name = QString::fromStdString(source_->text(uint32_t(item.id)));
     const trace::SliceItem* slice = hitSlice(item);
     if (slice && slice->unended)
         return QStringLiteral(
                    "%1\nDid not end: began at %2, still open at the end of the trace "
                    "(%3 later); not counted in op statistics")
-            .arg(name, formatNanoseconds(item.start), formatNanoseconds(item.end - item.start));
+            .arg(name, format::nanoseconds(item.start), format::nanoseconds(item.end - item.start));
     return QStringLiteral("%1\n%2 at %3")
-        .arg(name, formatNanoseconds(item.end - item.start), formatNanoseconds(item.start));
+        .arg(name, format::nanoseconds(item.end - item.start), format::nanoseconds(item.start));
 }
 
 DetailFields TraceSliceTrack::details(const TimelineItem& item) const {
@@ -579,14 +534,14 @@ DetailFields TraceSliceTrack::details(const TimelineItem& item) const {
         fields.append({"Name", QString::fromStdString(source_->text(uint32_t(item.id)))});
     }
     fields.append({"Track", title_});
-    fields.append({"Start", formatNanoseconds(item.start)});
+    fields.append({"Start", format::nanoseconds(item.start)});
     const trace::SliceItem* slice = item.id >= 0 ? hitSlice(item) : nullptr;
     if (slice && slice->unended) {
         fields.append({"Duration", QStringLiteral("did not end (at least %1, to the end of the "
                                                   "trace)")
-                                       .arg(formatNanoseconds(item.end - item.start))});
+                                       .arg(format::nanoseconds(item.end - item.start))});
     } else {
-        fields.append({"Duration", formatNanoseconds(item.end - item.start)});
+        fields.append({"Duration", format::nanoseconds(item.end - item.start)});
     }
     fields.append({"Depth", QString::number(item.row)});
     // Views show times from the profile's start; the trace's own clock is kept here.
@@ -604,7 +559,7 @@ TraceCounterTrack::TraceCounterTrack(TraceSourcePtr source, const trace::TrackRo
       extent_(relativeExtent(row, source_->origin())),
       indent_(indentOf(row)),
       color_(traceNameColor(row.name).darker(115)),
-      unit_(counterUnit(row.name)) {}
+      unit_(format::counterUnit(QString::fromStdString(row.name))) {}
 
 std::shared_ptr<const TrackFrame> TraceCounterTrack::prepare(TimeRange window, double upp) const {
     auto frame = std::make_shared<Frame>();
@@ -667,8 +622,8 @@ void TraceCounterTrack::paint(QPainter& painter, const QRect& rect, const TimeMa
     small.setPointSizeF(small.pointSizeF() * 0.85);
     painter.setFont(small);
     const QFontMetrics metrics(small);
-    const QString highText = formatCounterValue(frame->high, unit_);
-    const QString lowText = formatCounterValue(frame->low, unit_);
+    const QString highText = format::counterValue(frame->high, unit_);
+    const QString lowText = format::counterValue(frame->low, unit_);
     const int w =
         std::max(metrics.horizontalAdvance(highText), metrics.horizontalAdvance(lowText)) + 8;
     const QRect labels(rect.right() - w - 2, rect.top() + 1, w, rect.height() - 2);
@@ -713,12 +668,12 @@ QString TraceCounterTrack::toolTip(const TimelineItem& item) const {
     if (it == lastHit_.end()) return title_;
     QString value = QString::number(it->second.value, 'g', 6);
     if (!unit_.isEmpty() || std::abs(it->second.value) >= 1e4)
-        value += " (" + formatCounterValue(it->second.value, unit_) + ")";
-    return QStringLiteral("%1 = %2 at %3").arg(title_, value, formatNanoseconds(item.start));
+        value += " (" + format::counterValue(it->second.value, unit_) + ")";
+    return QStringLiteral("%1 = %2 at %3").arg(title_, value, format::nanoseconds(item.start));
 }
 
 DetailFields TraceCounterTrack::details(const TimelineItem& item) const {
-    DetailFields fields{{"Counter", title_}, {"Time", formatNanoseconds(item.start)}};
+    DetailFields fields{{"Counter", title_}, {"Time", format::nanoseconds(item.start)}};
     const auto it = lastHit_.find(item.start);
     if (it != lastHit_.end()) {
         fields.append({"Value", QString::number(it->second.value, 'g', 8)});
@@ -916,7 +871,7 @@ TraceTimelineTracks makeTraceTracks(const TraceSourcePtr& source,
 void setTraceTimeFormat(TimelineView& view) {
     TimeFormat format;
     format.unit.clear();  // each label carries its own unit ("12.5 µs", "3.00 ms")
-    format.primary = [](double t) { return formatNanoseconds(t); };
+    format.primary = [](double t) { return format::nanoseconds(t); };
     view.setTimeFormat(format);
 }
 

@@ -83,12 +83,6 @@ using TraceSourcePtr = std::shared_ptr<const TraceSource>;
 
 // A stable colour per op name (FNV-1a hash → hue), so a name looks the same in every view.
 QColor traceNameColor(const std::string& name);
-// "1.25 ms", "830 ns", "2.500 s"; below a microsecond fractions show: "2.250 ns", "400 ps".
-QString formatNanoseconds(double ns);
-// A counter value with an SI prefix (or binary units for bytes): "36.1 M", "33.0 MiB".
-QString formatCounterValue(double value, const QString& unit);
-// The unit a counter series name implies: "bytes" for memory in bytes, "%" for percentages.
-QString counterUnit(const std::string& seriesName);
 
 // The minimap's density: per bin of [start, end), how many tracks are inside a top-level slice on
 // average (0..tracks), read from a coarse LOD level so it costs a few thousand items a track.

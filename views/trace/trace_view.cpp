@@ -22,6 +22,7 @@
 #include <QtConcurrent>
 #include <algorithm>
 
+#include "views/common/format.h"
 #include "views/common/timeline_view.h"
 
 namespace stallscope {
@@ -399,16 +400,17 @@ void TraceView::fillOpTable(const std::vector<trace::OpStat>& ops) {
                    "the trace and left out of count, total, mean and percentiles",
                    nullptr, int(op.unended)));
         auto percentile = [&](int64_t v) {
-            return timed ? numberItem(double(v), formatNanoseconds(double(v)))
+            return timed ? numberItem(double(v), format::nanoseconds(double(v)))
                          : numberItem(-1, QStringLiteral("–"));
         };
-        QList<QStandardItem*> row{name,
-                                  numberItem(double(op.count), QString::number(op.count)),
-                                  numberItem(double(op.total), formatNanoseconds(double(op.total))),
-                                  numberItem(double(op.self), formatNanoseconds(double(op.self))),
-                                  numberItem(op.mean(), formatNanoseconds(op.mean())),
-                                  percentile(op.p50),
-                                  percentile(op.p95)};
+        QList<QStandardItem*> row{
+            name,
+            numberItem(double(op.count), QString::number(op.count)),
+            numberItem(double(op.total), format::nanoseconds(double(op.total))),
+            numberItem(double(op.self), format::nanoseconds(double(op.self))),
+            numberItem(op.mean(), format::nanoseconds(op.mean())),
+            percentile(op.p50),
+            percentile(op.p95)};
         if (aggregated)
             row.append(numberItem(double(op.aggregated), QString::number(op.aggregated)));
         if (unended)
@@ -456,7 +458,7 @@ void TraceView::findNext(const QString& needle, bool forward) {
                 return;
             }
             status_->setText(QString::fromStdString(source_->text(slice.name)) + " @ " +
-                             formatNanoseconds(item.start));
+                             format::nanoseconds(item.start));
             const TimeRange window = timeline_->window();
             if (item.end - item.start > window.length())
                 timeline_->fitRange({item.start, item.end});
@@ -498,8 +500,8 @@ void TraceView::showTrackDetails(int64_t trackId) {
         if (row->instants) fields.append({"Instants", QString::number(row->instants)});
         if (row->samples) fields.append({"Samples", QString::number(row->samples)});
         if (row->slices + row->instants + row->samples > 0) {
-            fields.append({"From", formatNanoseconds(double(row->start - source_->origin()))});
-            fields.append({"To", formatNanoseconds(double(row->end - source_->origin()))});
+            fields.append({"From", format::nanoseconds(double(row->start - source_->origin()))});
+            fields.append({"To", format::nanoseconds(double(row->end - source_->origin()))});
         }
         if (const trace::TrackRow* process = source_->store().track(row->parent))
             fields += source_->processDetails(*process);
@@ -568,7 +570,7 @@ QString TraceView::overviewHtml() const {
         return a->slices != b->slices ? a->slices > b->slices : a->id < b->id;
     });
     QString html = QStringLiteral("<h3>Time range</h3><p>%1 (%2 → %3 ns)</p>")
-                       .arg(formatNanoseconds(double(store.end() - store.start())))
+                       .arg(format::nanoseconds(double(store.end() - store.start())))
                        .arg(store.start())
                        .arg(store.end());
     // Devices (XProf planes with a device type) and what the importer warned about.
@@ -603,7 +605,7 @@ QString TraceView::overviewHtml() const {
         html += QStringLiteral("<tr><td>%1</td><td align=right>%2</td><td align=right>%3</td></tr>")
                     .arg(htmlEscape(QString::fromStdString(ops_[i].name)))
                     .arg(ops_[i].count)
-                    .arg(formatNanoseconds(double(ops_[i].total)));
+                    .arg(format::nanoseconds(double(ops_[i].total)));
     html +=
         "</table><h3>Busiest tracks</h3><table><tr><th align=left>Track</th><th>Slices</th></tr>";
     for (size_t i = 0; i < busiest.size() && i < 10; ++i)
