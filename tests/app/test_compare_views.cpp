@@ -15,6 +15,7 @@
 #include "core/workspace.h"
 #include "importers/import_service.h"
 #include "views/common/chart_kit.h"
+#include "views/common/format.h"
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 #include "views/cpi/cpi_compare_view.h"
@@ -56,7 +57,7 @@ int countPixels(const QImage& image, const QRect& area, const std::function<bool
 std::vector<double> sortKeys(const QTableWidget* table, int column) {
     std::vector<double> out;
     for (int r = 0; r < table->rowCount(); ++r)
-        out.push_back(table->item(r, column)->data(comparetable::kSortRole).toDouble());
+        out.push_back(table->item(r, column)->data(tablekit::kSortRole).toDouble());
     return out;
 }
 

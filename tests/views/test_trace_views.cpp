@@ -17,6 +17,7 @@
 #include "importers/import_service.h"
 #include "views/common/format.h"
 #include "views/common/render.h"
+#include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 #include "views/shell/profile_summary.h"
 #include "views/trace/trace_compare_view.h"
@@ -345,9 +346,9 @@ class TestTraceViews : public QObject {
         QCOMPARE(model->item(outer, 2)->text(), QString("100.0 µs"));
         QCOMPARE(model->item(outer, 3)->text(), QString("60.00 µs"));
         QCOMPARE(model->item(inner, 1)->text(), QString("2"));
-        QCOMPARE(model->item(inner, 4)->data(Qt::UserRole + 2).toDouble(), 20000.0);  // mean
-        QCOMPARE(model->item(inner, 5)->data(Qt::UserRole + 2).toDouble(), 10000.0);  // p50
-        QCOMPARE(model->item(inner, 6)->data(Qt::UserRole + 2).toDouble(), 30000.0);  // p95
+        QCOMPARE(model->item(inner, 4)->data(tablekit::kSortRole).toDouble(), 20000.0);  // mean
+        QCOMPARE(model->item(inner, 5)->data(tablekit::kSortRole).toDouble(), 10000.0);  // p50
+        QCOMPARE(model->item(inner, 6)->data(tablekit::kSortRole).toDouble(), 30000.0);  // p95
         // The table is sorted by total, descending; clicking Count sorts numerically.
         QCOMPARE(view.opTable()->model()->index(0, 0).data().toString(), QString("outer"));
         view.opTable()->sortByColumn(1, Qt::DescendingOrder);

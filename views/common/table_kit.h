@@ -1,41 +1,45 @@
 #pragma once
 
-// Table cells shared by the comparison views: sort by value (numbers as numbers), keep the
-// given row order until a header is clicked, export what is shown as CSV.
+// Tables of every view: cells that sort by value (numbers as numbers) under one sort role, for
+// QTableWidget and for item models; keep the given row order until a header is clicked; export
+// what is shown as CSV.
 
 #include <QHeaderView>
 #include <QLocale>
 #include <QRegularExpression>
+#include <QSortFilterProxyModel>
+#include <QStandardItem>
 #include <QStringList>
 #include <QTableWidget>
 #include <cmath>
 #include <vector>
 
-#include "core/compare/percent.h"
+#include "views/common/export.h"
+#include "views/common/format.h"
 
-namespace stallscope::comparetable {
+namespace stallscope::tablekit {
 
 inline constexpr int kSortRole = Qt::UserRole;     // number or text the column sorts by
 inline constexpr int kCsvRole = Qt::UserRole + 1;  // the cell as CSV writes it
 inline constexpr int kRowRole = Qt::UserRole + 2;  // the model row a table row shows
 
-inline const QLocale& numberLocale() {
-    static const QLocale english(QLocale::English, QLocale::UnitedStates);
-    return english;
+// A QStandardItem cell (item-model tables): shows `text`, sorts by `sortValue` under kSortRole
+// (numbers right-aligned and sorted as numbers); read-only.
+inline QStandardItem* standardCell(const QString& text, const QVariant& sortValue) {
+    auto* item = new QStandardItem(text);
+    item->setData(sortValue, kSortRole);
+    item->setEditable(false);
+    if (sortValue.typeId() == QMetaType::Double)
+        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return item;
 }
-// "12,345".
-inline QString count(double v) {
-    return numberLocale().toString(qint64(std::llround(v)));
-}
-// "−14,688", "+12", "0" (a real minus sign, as in every display text).
-inline QString signedCount(double v, int decimals = 0) {
-    const QString magnitude =
-        decimals == 0 ? count(std::abs(v)) : numberLocale().toString(std::abs(v), 'f', decimals);
-    if (magnitude.count(QRegularExpression("[1-9]")) == 0) return magnitude;
-    return (v < 0 ? QStringLiteral("\u2212") : QStringLiteral("+")) + magnitude;
-}
-inline QString signedPct(double v) {
-    return QString::fromStdString(signedPercentText(v));
+
+// A proxy that sorts `source` by kSortRole .
+inline QSortFilterProxyModel* sortingProxy(QAbstractItemModel* source, QObject* parent) {
+    auto* proxy = new QSortFilterProxyModel(parent);
+    proxy->setSourceModel(source);
+    proxy->setSortRole(kSortRole);
+    return proxy;
 }
 
 // Sorts by kSortRole: numbers as numbers, text as text (QTableWidgetItem alone compares the
@@ -58,7 +62,7 @@ class SortItem : public QTableWidgetItem {
 
 // A number; `text` replaces the default "12,345" display.
 inline QTableWidgetItem* numberCell(double value, const QString& text = {}) {
-    return new SortItem(text.isEmpty() ? count(value) : text, value,
+    return new SortItem(text.isEmpty() ? format::count(value) : text, value,
                         QString::number(value, 'g', 15));
 }
 inline QTableWidgetItem* textCell(const QString& text, const QString& csv = {}) {
@@ -72,22 +76,16 @@ inline QTableWidgetItem* missingCell() {
 }
 // A signed change: green when it went down, red when up.
 inline QTableWidgetItem* deltaCell(double delta, int decimals = 0) {
-    auto* item = numberCell(delta, signedCount(delta, decimals));
+    auto* item = numberCell(delta, format::signedCount(delta, decimals));
     if (delta < 0) item->setForeground(QColor(20, 130, 40));
     if (delta > 0) item->setForeground(QColor(190, 40, 30));
     return item;
 }
 inline QTableWidgetItem* pctCell(double pct) {
-    auto* item = numberCell(pct, signedPct(pct));
+    auto* item = numberCell(pct, format::signedPercent(pct));
     if (pct <= -1) item->setForeground(QColor(20, 130, 40));
     if (pct >= 1) item->setForeground(QColor(190, 40, 30));
     return item;
-}
-
-inline QString csvField(QString s) {
-    if (s.contains(',') || s.contains('"') || s.contains('\n'))
-        s = '"' + s.replace('"', QStringLiteral("\"\"")) + '"';
-    return s;
 }
 
 // A table's rows as shown (after any sorting), from each cell's kCsvRole.
@@ -97,7 +95,7 @@ inline QString tableCsv(const QTableWidget* table, const QString& header) {
         QStringList fields;
         for (int c = 0; c < table->columnCount(); ++c) {
             const QTableWidgetItem* item = table->item(r, c);
-            fields << csvField(item ? item->data(kCsvRole).toString() : QString());
+            fields << exporting::csvField(item ? item->data(kCsvRole).toString() : QString());
         }
         out += fields.join(',') + '\n';
     }
@@ -127,4 +125,4 @@ inline void setUpTable(QTableWidget* table) {
     table->verticalHeader()->hide();
 }
 
-}  // namespace stallscope::comparetable
+}  // namespace stallscope::tablekit

@@ -27,7 +27,7 @@
 
 namespace stallscope {
 
-using namespace comparetable;
+using namespace tablekit;
 
 namespace {
 QString qs(const std::string& s) {
@@ -336,9 +336,10 @@ void CpiCompareView::paintCharts(QPainter& painter, const QRectF& area) const {
     QStringList lines;
     for (const CpiSourceTotals& s : c.sources)
         lines << tr("%1: %2 → %3 cycles (%4), stall %5 → %6 (%7), %8 matched kernel(s)")
-                     .arg(qs(s.source), count(s.totalA), count(s.totalB),
-                          signedPct(percentChange(s.totalA, s.totalB)), count(s.stallA),
-                          count(s.stallB), signedPct(percentChange(s.stallA, s.stallB)))
+                     .arg(qs(s.source), format::count(s.totalA), format::count(s.totalB),
+                          format::signedPercent(percentChange(s.totalA, s.totalB)),
+                          format::count(s.stallA), format::count(s.stallB),
+                          format::signedPercent(percentChange(s.stallA, s.stallB)))
                      .arg(s.kernels);
     auto pairs = [](const std::vector<std::pair<std::string, std::string>>& list) {
         QStringList out;

@@ -1,6 +1,7 @@
 #include "views/cpi/cpi_view.h"
 
 #include "views/common/export.h"
+#include "views/common/table_kit.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -100,7 +101,7 @@ QVariant KernelMetricModel::data(const QModelIndex& index, int role) const {
             return std::isnan(table_->value(row, metric))
                        ? QVariant(int(Qt::AlignLeft | Qt::AlignVCenter))
                        : QVariant(int(Qt::AlignRight | Qt::AlignVCenter));
-        case Qt::UserRole: {
+        case tablekit::kSortRole: {
             const double v = table_->value(row, metric);
             return std::isnan(v) ? QVariant() : QVariant(v);
         }

@@ -1,4 +1,5 @@
 #include "views/noise/noise_compare_view.h"
+#include "views/common/format.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -27,7 +28,7 @@
 
 namespace stallscope {
 
-using namespace comparetable;
+using namespace tablekit;
 
 namespace {
 QString qs(const std::string& s) {
@@ -113,10 +114,10 @@ QString noiseComparisonCsv(const NoiseComparison& c) {
         return v ? QString::number(*v, 'g', 12) : QString();
     };
     for (const NoiseCurveDelta& d : c.curves) {
-        QStringList f{csvField(qs(d.a.machine)),
-                      csvField(qs(d.a.region)),
-                      csvField(qs(noise::paramsLabel(d.a.params))),
-                      csvField(qs(d.a.mode)),
+        QStringList f{exporting::csvField(qs(d.a.machine)),
+                      exporting::csvField(qs(d.a.region)),
+                      exporting::csvField(qs(noise::paramsLabel(d.a.params))),
+                      exporting::csvField(qs(d.a.mode)),
                       num(d.a.fit.k1),
                       num(d.b.fit.k1),
                       num(d.b.fit.k1 - d.a.fit.k1),
@@ -206,7 +207,7 @@ void NoiseCompareView::showData(NoiseComparison comparison) {
              textCell(qs(noise::paramsLabel(d.a.params))), textCell(qs(d.a.mode)),
              numberCell(d.a.fit.k1, QString::number(d.a.fit.k1, 'g', 4)),
              numberCell(d.b.fit.k1, QString::number(d.b.fit.k1, 'g', 4)),
-             numberCell(d.b.fit.k1 - d.a.fit.k1, signedCount(d.b.fit.k1 - d.a.fit.k1, 1)),
+             numberCell(d.b.fit.k1 - d.a.fit.k1, format::signedCount(d.b.fit.k1 - d.a.fit.k1, 1)),
              optionalCell(d.a.absRel()), optionalCell(d.b.absRel()), optionalCell(d.a.fit.k2),
              optionalCell(d.b.fit.k2), numberCell(d.a.fit.t0, QString::number(d.a.fit.t0, 'g', 5)),
              numberCell(d.b.fit.t0, QString::number(d.b.fit.t0, 'g', 5)),
@@ -266,9 +267,9 @@ QImage renderNoiseComparison(const NoiseComparison& c, QSize size) {
                 QObject::tr("%1:  Abs_raw %2 → %3 (%4)   k2 %5   t0 %6 → %7 (%8)")
                     .arg(d.label(), QString::number(d.a.fit.k1, 'g', 4),
                          QString::number(d.b.fit.k1, 'g', 4),
-                         signedCount(d.b.fit.k1 - d.a.fit.k1, 1), k2,
+                         format::signedCount(d.b.fit.k1 - d.a.fit.k1, 1), k2,
                          QString::number(d.a.fit.t0, 'g', 5), QString::number(d.b.fit.t0, 'g', 5),
-                         signedPct(percentChange(d.a.fit.t0, d.b.fit.t0))));
+                         format::signedPercent(percentChange(d.a.fit.t0, d.b.fit.t0))));
             y += lineHeight;
         }
         const QRectF charts(area.left(), area.top(), area.width(), area.height() - textHeight);

@@ -1,4 +1,5 @@
 #include "views/replay/replay_compare_view.h"
+#include "views/common/format.h"
 
 #include <QComboBox>
 #include <QEvent>
@@ -29,7 +30,7 @@ namespace stallscope {
 
 namespace {
 
-using namespace comparetable;
+using namespace tablekit;
 constexpr int kDeltaRole = kRowRole;
 
 // One row of the shared track set: the same title and height in both timelines, drawing the
@@ -100,7 +101,7 @@ QString sideText(const char* which, const ReplayDocument& doc, const replay::Rep
     const QString name = doc.profile ? QString::fromStdString(doc.profile->name) : QString();
     return QStringLiteral("%1%2 · %3 cycles, %4 stall")
         .arg(QString::fromUtf8(which), name.isEmpty() ? QString() : QStringLiteral(": ") + name,
-             count(double(s.totalCycles)), count(double(s.stallCycles)));
+             format::count(double(s.totalCycles)), format::count(double(s.stallCycles)));
 }
 
 // Rows of the totals table: label, A, B.
@@ -383,13 +384,13 @@ void ReplayCompareView::showData(ReplayComparisonPtr data) {
     for (const TotalRow& t : totalRows(c)) {
         const int decimals = t.percent ? 1 : 0;
         auto value = [&](double v) {
-            return numberCell(v, t.percent ? QString::number(v, 'f', 1) : count(v));
+            return numberCell(v, t.percent ? QString::number(v, 'f', 1) : format::count(v));
         };
         const double delta = t.b - t.a;
-        rows.push_back(
-            {textCell(t.label, t.csv), value(t.a), value(t.b),
-             numberCell(delta, signedCount(delta, decimals) + (t.percent ? tr(" pt") : QString())),
-             t.percent ? missingCell() : pctCell(percentChange(t.a, t.b))});
+        rows.push_back({textCell(t.label, t.csv), value(t.a), value(t.b),
+                        numberCell(delta, format::signedCount(delta, decimals) +
+                                              (t.percent ? tr(" pt") : QString())),
+                        t.percent ? missingCell() : pctCell(percentChange(t.a, t.b))});
     }
     fillTable(totals_, rows, false);
 
@@ -429,9 +430,9 @@ void ReplayCompareView::showData(ReplayComparisonPtr data) {
             deltaCell(double(d.slackB - d.slackA)),
             inA ? numberCell(double(d.issueInstrA), QString::number(d.issueInstrA)) : missingCell(),
             inB ? numberCell(double(d.issueInstrB), QString::number(d.issueInstrB)) : missingCell(),
-            d.issueMoved
-                ? numberCell(double(d.issueShift), signedCount(double(d.issueShift)) + tr(" instr"))
-                : numberCell(0, tr("no")),
+            d.issueMoved ? numberCell(double(d.issueShift),
+                                      format::signedCount(double(d.issueShift)) + tr(" instr"))
+                         : numberCell(0, tr("no")),
             textCell(d.changed() ? tr("yes") : tr("no"), d.changed() ? "1" : "0")};
         row[0]->setData(kDeltaRole, qulonglong(i));
         rows.push_back(std::move(row));
@@ -468,8 +469,8 @@ void ReplayCompareView::applyAlignment() {
     QString b = sideText("B (after)", *data_->b, c.b);
     if (!alignment_.op.empty())
         b += tr("   ·   axis shifted %1 cycles: %2 starts at %3 in A, %4 in B")
-                 .arg(signedCount(off), QString::fromStdString(alignment_.op),
-                      count(double(alignment_.a)), count(double(alignment_.b)));
+                 .arg(format::signedCount(off), QString::fromStdString(alignment_.op),
+                      format::count(double(alignment_.a)), format::count(double(alignment_.b)));
     labelB_->setText(b);
 }
 
@@ -611,8 +612,8 @@ QImage ReplayCompareView::renderImage(QSize size, bool fit) {
         for (const TotalRow& t : totalRows(data_->comparison)) {
             if (t.percent || t.csv == "instructions" || t.csv == "dmas") continue;
             parts << QStringLiteral("%1 %2 → %3 (%4)")
-                         .arg(t.label.trimmed(), count(t.a), count(t.b),
-                              signedPct(percentChange(t.a, t.b)));
+                         .arg(t.label.trimmed(), format::count(t.a), format::count(t.b),
+                              format::signedPercent(percentChange(t.a, t.b)));
         }
         painter.setPen(QColor(50, 50, 50));
         painter.drawText(QRect(10, 28, size.width() - 20, 20), Qt::AlignVCenter | Qt::AlignLeft,

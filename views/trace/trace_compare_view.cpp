@@ -21,22 +21,13 @@
 #include "core/errors.h"
 #include "core/trace/trace_store.h"
 #include "views/common/format.h"
+#include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 
 namespace stallscope {
 
-namespace {
-constexpr int kSortRole = Qt::UserRole + 2;
-
-QStandardItem* cell(const QString& text, const QVariant& sortValue) {
-    auto* item = new QStandardItem(text);
-    item->setData(sortValue, kSortRole);
-    item->setEditable(false);
-    if (sortValue.typeId() == QMetaType::Double)
-        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    return item;
-}
-}  // namespace
+using tablekit::kSortRole;
+using tablekit::standardCell;
 
 // --- CDF chart ---------------------------------------------------------------------------------
 
@@ -230,9 +221,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
                                        tr("Total B"), tr("Mean A"), tr("Mean B"), tr("p50 A"),
                                        tr("p50 B"), tr("p95 A"), tr("p95 B"), tr("Δ total"),
                                        tr("Δ %")});
-    proxy_ = new QSortFilterProxyModel(this);
-    proxy_->setSourceModel(model_);
-    proxy_->setSortRole(kSortRole);
+    proxy_ = tablekit::sortingProxy(model_, this);
     proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
     proxy_->setFilterKeyColumn(0);
     table_ = new QTableView;
@@ -331,19 +320,19 @@ void CompareView::setData(TraceComparisonData data) {
     table_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
     model_->removeRows(0, model_->rowCount());
     for (const trace::OpDelta& op : data_.comparison.ops) {
-        const auto ns = [](double v) { return cell(format::nanoseconds(v), v); };
+        const auto ns = [](double v) { return standardCell(format::nanoseconds(v), v); };
         const auto signedNs = [](double v) {
             const QString sign = v < 0 ? QStringLiteral("\u2212") : v > 0 ? "+" : "";
-            return cell(sign + format::nanoseconds(std::abs(v)), v);
+            return standardCell(sign + format::nanoseconds(std::abs(v)), v);
         };
-        model_->appendRow({cell(QString::fromStdString(op.name), QString::fromStdString(op.name)),
-                           cell(QString::number(op.a.count), double(op.a.count)),
-                           cell(QString::number(op.b.count), double(op.b.count)),
-                           ns(double(op.a.total)), ns(double(op.b.total)), ns(op.a.mean),
-                           ns(op.b.mean), ns(double(op.a.p50)), ns(double(op.b.p50)),
-                           ns(double(op.a.p95)), ns(double(op.b.p95)),
-                           signedNs(double(op.deltaTotal())),
-                           cell(trace::signedPercent(op.deltaPct()), op.deltaPct())});
+        model_->appendRow(
+            {standardCell(QString::fromStdString(op.name), QString::fromStdString(op.name)),
+             standardCell(QString::number(op.a.count), double(op.a.count)),
+             standardCell(QString::number(op.b.count), double(op.b.count)), ns(double(op.a.total)),
+             ns(double(op.b.total)), ns(op.a.mean), ns(op.b.mean), ns(double(op.a.p50)),
+             ns(double(op.b.p50)), ns(double(op.a.p95)), ns(double(op.b.p95)),
+             signedNs(double(op.deltaTotal())),
+             standardCell(trace::signedPercent(op.deltaPct()), op.deltaPct())});
         QStandardItem* pct = model_->item(model_->rowCount() - 1, 12);
         if (op.deltaPct() <= -1) pct->setForeground(QColor(20, 130, 40));
         if (op.deltaPct() >= 1) pct->setForeground(QColor(190, 40, 30));

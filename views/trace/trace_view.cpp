@@ -23,6 +23,7 @@
 #include <algorithm>
 
 #include "views/common/format.h"
+#include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 
 namespace stallscope {
@@ -30,7 +31,7 @@ namespace stallscope {
 namespace {
 
 constexpr int kTrackIdRole = Qt::UserRole + 1;
-constexpr int kSortRole = Qt::UserRole + 2;
+using tablekit::kSortRole;
 
 struct Opened {
     TraceSourcePtr source;
@@ -40,11 +41,7 @@ struct Opened {
 constexpr size_t kOverviewBins = 1024;
 
 QStandardItem* numberItem(double sortValue, const QString& text) {
-    auto* item = new QStandardItem(text);
-    item->setData(sortValue, kSortRole);
-    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    item->setEditable(false);
-    return item;
+    return tablekit::standardCell(text, sortValue);
 }
 
 QString htmlEscape(const QString& s) {
@@ -147,9 +144,7 @@ TraceView::TraceView(QWidget* parent)
     opModel_ = new QStandardItemModel(this);
     opModel_->setHorizontalHeaderLabels(
         {tr("Op"), tr("Count"), tr("Total"), tr("Self"), tr("Mean"), tr("p50"), tr("p95")});
-    opProxy_ = new QSortFilterProxyModel(this);
-    opProxy_->setSourceModel(opModel_);
-    opProxy_->setSortRole(kSortRole);
+    opProxy_ = tablekit::sortingProxy(opModel_, this);
     opTable_ = new QTableView;
     opTable_->setModel(opProxy_);
     opTable_->setSortingEnabled(true);
