@@ -72,8 +72,8 @@ class JobSlot {
         });
         std::shared_ptr<State> state = state_;
         ErrorHandler onError = onError_;
-        outcome.then(owner_.data(), [state, id, done = std::move(done),
-                                     onError](std::shared_ptr<Outcome<Result>> result) mutable {
+        auto deliver = [state, id, done = std::move(done),
+                        onError](std::shared_ptr<Outcome<Result>> result) mutable {
             --state->running;
             if (id != state->newest) return;  // superseded
             if (!result->value) {
@@ -87,6 +87,19 @@ class JobSlot {
                 done();
             else
                 done(std::move(*result->value));
+        };
+        // The continuation runs on the owner's thread, and directly when the work had already
+        // finished: post the delivery so it never runs inside start() (a constructor would see
+        // its result before its signals are connected).
+        outcome.then(owner_.data(), [owner = owner_, deliver = std::move(deliver)](
+                                        std::shared_ptr<Outcome<Result>> result) mutable {
+            if (!owner) return;
+            QMetaObject::invokeMethod(
+                owner.data(),
+                [deliver = std::move(deliver), result = std::move(result)]() mutable {
+                    deliver(std::move(result));
+                },
+                Qt::QueuedConnection);
         });
         return id;
     }

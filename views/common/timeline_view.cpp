@@ -1,5 +1,6 @@
 #include "views/common/timeline_view.h"
 #include "views/common/format.h"
+#include "views/common/time_navigation.h"
 
 #include <QHelpEvent>
 #include <QKeyEvent>
@@ -16,9 +17,6 @@ namespace stallscope {
 namespace {
 
 constexpr int kScrollSteps = 10000;
-constexpr double kWheelZoomPerStep = 1.25;  // per 120 units of wheel delta
-constexpr double kKeyZoom = 1.5;
-constexpr double kKeyPanFraction = 0.15;
 constexpr double kMinWindow = 4;  // time units
 
 QString defaultTime(double t) {
@@ -140,10 +138,7 @@ void TimelineView::fitRange(TimeRange range, double margin) {
 }
 
 void TimelineView::zoomBy(double factor, double anchorTime) {
-    const double fraction = (anchorTime - window_.start) / std::max(window_.length(), 1e-12);
-    const double length = window_.length() / factor;
-    const double start = anchorTime - fraction * length;
-    setWindow({start, start + length});
+    setWindow(TimeNavigation::zoomed(window_, factor, anchorTime));
 }
 
 void TimelineView::panByPixels(double dx) {
@@ -600,7 +595,7 @@ void TimelineView::wheelEvent(QWheelEvent* event) {
         panByPixels(-d / 120.0 * layout.dataArea.width() * 0.1);
     } else if (delta.y() != 0) {
         const double anchor = mappingFor(size).time(pos.x());
-        zoomBy(std::pow(kWheelZoomPerStep, delta.y() / 120.0), anchor);
+        zoomBy(TimeNavigation::wheelZoomFactor(delta.y()), anchor);
     }
     event->accept();
 }
@@ -708,20 +703,14 @@ bool TimelineView::viewportEvent(QEvent* event) {
 void TimelineView::keyPressEvent(QKeyEvent* event) {
     const double center =
         cursor_ && window_.contains(*cursor_) ? *cursor_ : (window_.start + window_.end) / 2;
-    const double panStep = window_.length() * kKeyPanFraction;
+    // W/S/A/D as every time view has them; Home fits with this view's margins.
+    if (event->key() != Qt::Key_Home)
+        if (const auto w = TimeNavigation::windowForKey(event->key(), window_, center, extent())) {
+            setWindow(*w);
+            event->accept();
+            return;
+        }
     switch (event->key()) {
-        case Qt::Key_W:
-            zoomBy(kKeyZoom, center);
-            break;
-        case Qt::Key_S:
-            zoomBy(1 / kKeyZoom, center);
-            break;
-        case Qt::Key_A:
-            setWindow({window_.start - panStep, window_.end - panStep});
-            break;
-        case Qt::Key_D:
-            setWindow({window_.start + panStep, window_.end + panStep});
-            break;
         case Qt::Key_Home:
             fitAll();
             break;

@@ -1,5 +1,6 @@
 #include "views/replay/replay_compare_view.h"
 #include "views/common/format.h"
+#include "views/common/time_navigation.h"
 
 #include <QComboBox>
 #include <QEvent>
@@ -238,22 +239,8 @@ void ReplayCompareView::build() {
 
     // One cycle axis: a window change in either timeline moves the other, shifted by the
     // alignment offset; the cursor follows the same way; rows scroll together.
-    connect(before_, &TimelineView::windowChanged, this, [this](TimeRange w) {
-        if (syncing_) return;
-        const QScopedValueRollback guard(syncing_, true);
-        const double off = double(alignment_.offset());
-        after_->setWindow({w.start + off, w.end + off});
-    });
-    connect(after_, &TimelineView::windowChanged, this, [this](TimeRange w) {
-        if (syncing_) return;
-        const QScopedValueRollback guard(syncing_, true);
-        const double off = double(alignment_.offset());
-        before_->setWindow({w.start - off, w.end - off});
-    });
-    connect(before_, &TimelineView::cursorMoved, this,
-            [this](double t) { after_->setCursorTime(t + double(alignment_.offset())); });
-    connect(after_, &TimelineView::cursorMoved, this,
-            [this](double t) { before_->setCursorTime(t - double(alignment_.offset())); });
+    navigation_->link(before_);
+    navigation_->link(after_);
     connect(before_->verticalScrollBar(), &QScrollBar::valueChanged, after_->verticalScrollBar(),
             &QScrollBar::setValue);
     connect(after_->verticalScrollBar(), &QScrollBar::valueChanged, before_->verticalScrollBar(),
@@ -263,7 +250,7 @@ void ReplayCompareView::build() {
     connect(after_, &TimelineView::selectionChanged, this,
             [this] { syncSelection(after_, before_); });
     connect(dmas_, &QTableWidget::currentCellChanged, this, [this](int row) {
-        if (syncing_ || row < 0) return;
+        if (navigation_->isUpdating() || row < 0) return;
         const int index = dmaDeltaOfRow(row);
         if (index >= 0) showDmaDelta(size_t(index));
     });
@@ -454,11 +441,12 @@ void ReplayCompareView::setAlignment(const std::string& op) {
 void ReplayCompareView::applyAlignment() {
     const auto& c = data_->comparison;
     const double off = double(alignment_.offset());
+    navigation_->setOffset(after_, off);
     const TimeRange extentA{
         std::min(0.0, -off),
         std::max(double(std::max<uint64_t>(c.a.totalCycles, 1)), double(c.b.totalCycles) - off)};
     {
-        const QScopedValueRollback guard(syncing_, true);
+        const auto guard = navigation_->hold();
         before_->setExtent(extentA);
         after_->setExtent(TimeRange{extentA.start + off, extentA.end + off});
         before_->fitAll();
@@ -491,8 +479,8 @@ void ReplayCompareView::selectDma(TimelineView* view, bool sideA, size_t dma) {
 }
 
 void ReplayCompareView::syncSelection(TimelineView* from, TimelineView* to) {
-    if (syncing_ || !data_) return;
-    const QScopedValueRollback guard(syncing_, true);
+    if (navigation_->isUpdating() || !data_) return;
+    const auto guard = navigation_->hold();
     const bool fromA = from == before_;
     const auto dma = dmaOf(from);
     if (!dma) {
@@ -531,7 +519,7 @@ void ReplayCompareView::showDmaDelta(size_t index) {
                       : TimeRange{start, end};
     };
     {
-        const QScopedValueRollback guard(syncing_, true);
+        const auto guard = navigation_->hold();
         if (d.a != replay::kNone) {
             selectDma(before_, true, d.a);
             const TimelineItem item = tracksA_.lanes[data_->a->dmaLane[d.a]]->itemFor(d.a);

@@ -8,6 +8,7 @@
 #include "core/compare/replay_compare.h"
 #include "views/common/async_job.h"
 #include "views/common/render.h"
+#include "views/common/time_navigation.h"
 #include "views/replay/replay_document.h"
 #include "views/replay/replay_tracks.h"
 
@@ -115,7 +116,7 @@ class ReplayCompareView : public QWidget {
     std::vector<const TimelineTrack*> laneRowsA_, laneRowsB_;
     std::vector<size_t> deltaOfA_, deltaOfB_;  // DMA index -> comparison.dmas index
     replay::Alignment alignment_;
-    bool syncing_ = false;
+    TimeNavigation* navigation_ = new TimeNavigation(this);
 };
 
 // `render compare A --against B` for replay profiles (`--align-op` aligns at an HLO op).

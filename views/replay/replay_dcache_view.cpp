@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "views/common/format.h"
+#include "views/common/time_navigation.h"
 #include "views/replay/replay_tracks.h"
 
 namespace stallscope {
@@ -505,10 +506,8 @@ QString DcacheView::heatmapCsv() const {
 
 void DcacheView::wheelEvent(QWheelEvent* event) {
     const double anchor = mappingFor(size()).time(event->position().x());
-    const double factor = std::pow(1.25, event->angleDelta().y() / 120.0);
-    const double fraction = (anchor - window_.start) / window_.length();
-    const double length = window_.length() / factor;
-    setWindow({anchor - fraction * length, anchor - fraction * length + length});
+    setWindow(TimeNavigation::zoomed(
+        window_, TimeNavigation::wheelZoomFactor(event->angleDelta().y()), anchor));
     event->accept();
 }
 
@@ -551,28 +550,13 @@ void DcacheView::mouseReleaseEvent(QMouseEvent*) {
 void DcacheView::keyPressEvent(QKeyEvent* event) {
     const double c =
         cursor_ && window_.contains(*cursor_) ? *cursor_ : (window_.start + window_.end) / 2;
-    const auto zoom = [&](double f) {
-        const double fraction = (c - window_.start) / window_.length();
-        const double length = window_.length() / f;
-        setWindow({c - fraction * length, c - fraction * length + length});
-    };
-    const double step = window_.length() * 0.15;
+    const TimeRange all{0, doc_ ? doc_->totalCycles() : 1.0};
+    if (const auto w = TimeNavigation::windowForKey(event->key(), window_, c, all)) {
+        setWindow(*w);
+        event->accept();
+        return;
+    }
     switch (event->key()) {
-        case Qt::Key_W:
-            zoom(1.5);
-            break;
-        case Qt::Key_S:
-            zoom(1 / 1.5);
-            break;
-        case Qt::Key_A:
-            setWindow({window_.start - step, window_.end - step});
-            break;
-        case Qt::Key_D:
-            setWindow({window_.start + step, window_.end + step});
-            break;
-        case Qt::Key_Home:
-            setWindow({0, doc_ ? doc_->totalCycles() : 1.0});
-            break;
         case Qt::Key_Escape:
             setSelection(std::nullopt);
             break;

@@ -22,6 +22,7 @@
 #include "core/trace/trace_store.h"
 #include "views/common/format.h"
 #include "views/common/table_kit.h"
+#include "views/common/time_navigation.h"
 #include "views/common/timeline_view.h"
 
 namespace stallscope {
@@ -262,20 +263,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
 
 void CompareView::linkWindows() {
     // Linked time scale: both show the same span from their own start (times are relative).
-    auto follow = [this](TimelineView* other) {
-        return [this, other](TimeRange window) {
-            if (syncing_) return;
-            syncing_ = true;
-            other->setWindow(window);
-            syncing_ = false;
-        };
-    };
-    connect(timelineA_, &TimelineView::windowChanged, this, follow(timelineB_));
-    connect(timelineB_, &TimelineView::windowChanged, this, follow(timelineA_));
-    connect(timelineA_, &TimelineView::cursorMoved, timelineB_,
-            [this](double t) { timelineB_->setCursorTime(t); });
-    connect(timelineB_, &TimelineView::cursorMoved, timelineA_,
-            [this](double t) { timelineA_->setCursorTime(t); });
+    navigation_->link(timelineA_);
+    navigation_->link(timelineB_);
 }
 
 void CompareView::setAsynchronous(bool on) {

@@ -10,6 +10,7 @@
 #include "core/compare/trace_compare.h"
 #include "views/common/async_job.h"
 #include "views/common/render.h"
+#include "views/common/time_navigation.h"
 #include "views/trace/trace_tracks.h"
 
 class QComboBox;
@@ -98,7 +99,7 @@ class CompareView : public QWidget {
     QSortFilterProxyModel* proxy_ = nullptr;
     QComboBox* cdfOp_ = nullptr;
     CdfChart* chart_ = nullptr;
-    bool syncing_ = false;
+    TimeNavigation* navigation_ = new TimeNavigation(this);
 };
 
 QWidget* createCompareView(const ProfileInfo& a, const ProfileInfo& b,
