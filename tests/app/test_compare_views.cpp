@@ -1,6 +1,7 @@
 // Comparison views (issue 8): the replay comparison's synchronized selection, cursor, scroll
 // and alignment, table order and sorting, renders checked at known pixels; the trace
 // comparison's CDF op chooser and chart; the CPI and noise comparison views.
+#include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QComboBox>
 #include <QHeaderView>
@@ -338,6 +339,8 @@ void TestCompareViews::traceCompareTableOrderCdfOpAndChart() {
     CompareView view;
     view.setAsynchronous(false);
     view.resize(1400, 900);
+    QAbstractItemModelTester deltaTester(view.deltaModel(),
+                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
     view.setData(loadTraceComparison(path, ida, idb));
     // The comparison's order (|Δ total| descending, then name) with no sort column.
     QTableView* table = view.deltaTable();

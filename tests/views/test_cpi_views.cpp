@@ -1,5 +1,6 @@
 // CPI and estimates views: what is drawn (pixels at known places), hover, tables, export, the
 // worker-thread load, and the command line (`cpi --json`, `render`) as a process.
+#include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QFile>
 #include <QImage>
@@ -139,6 +140,10 @@ class TestCpiViews : public QObject {
     void cpiViewLoadsOnWorkerAndHovers() {
         CpiView view(stacks_, store_);
         QSignalSpy loaded(&view, &CpiView::loaded);
+        // Every model the view shows stays consistent through loading, sorting and mode changes.
+        for (QTableView* table : {view.stacksTable(), view.mapeTable(), view.metricsTable()})
+            new QAbstractItemModelTester(
+                table->model(), QAbstractItemModelTester::FailureReportingMode::QtTest, &view);
         QSignalSpy suggestions(&view, &CpiView::suggestionsChanged);
         QVERIFY(loaded.wait(10000));
         QCOMPARE(suggestions.count(), 1);

@@ -1,6 +1,7 @@
 // Trace views: slices drawn at known pixels for a tiny hand-written Chrome trace, hit-testing,
 // the op table, find next/previous, the rendered PNG, and the compare view (linked zoom, delta
 // table, CDF chart).
+#include <QAbstractItemModelTester>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -333,6 +334,8 @@ class TestTraceViews : public QObject {
         view.setSource(source, ops);
         view.resize(1200, 800);
         QStandardItemModel* model = view.opModel();
+        QAbstractItemModelTester tester(model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model->rowCount(), 4);
         // Rows in store order (total descending): outer 100 µs (self 60), late 50, inner 40,
         // load 40.
