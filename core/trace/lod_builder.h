@@ -8,9 +8,13 @@
 //  - Folding loses nothing: the counts of a level's items add up to the items of level 0.
 //  - Every level-0 item lies within exactly one item of the level at its own depth, and a
 //    folded item spans exactly its members: from the first one's start to the latest end.
-//  - A folded item's members all start in one bucket [b * width, (b + 1) * width).
-//  - Folding a finer level's items gives the same items as folding level 0 (buckets of a level
-//    nest in those of the level below): levels are built as a cascade, each from the one below.
+//  - A folded item's members all start in one bucket [b * width, (b + 1) * width), and it is
+//    named after one of them.
+//  - Folding a finer level's items gives, per depth, the same items as folding level 0 (buckets
+//    of a level nest in those of the level below): levels are built as a cascade, each from the
+//    one below. Only a folded item's name may differ: it is the widest item's of the finer level,
+//    where a folded run counts with its span, not necessarily the longest slice among its
+//    members. Runs of different depths may close in another order.
 
 #include <algorithm>
 #include <bit>
@@ -37,15 +41,15 @@ class SliceFolder {
         : width_(width), shift_(std::countr_zero(uint64_t(width))) {}
 
     template <class Emit>
-    void add(const SliceItem& item, Emit&& emit) {
+    void add(const SliceItem& item, Emit&& output) {
         const bool instant = item.kind == ItemKind::Instant ||
                              (item.kind == ItemKind::Folded && item.args == kFoldedInstants);
         const size_t slot = size_t(item.depth) * 2 + (instant ? 1 : 0);
         if (slot >= open_.size()) open_.resize(slot + 1);
         Run& run = open_[slot];
         if (item.kind == ItemKind::Slice && item.dur >= width_) {
-            close(run, emit, instant);
-            emit(item);
+            close(run, output, instant);
+            output(item);
             return;
         }
         const int64_t bucket =
@@ -56,15 +60,16 @@ class SliceFolder {
             if (item.dur > run.longest.dur) run.longest = item;
             return;
         }
-        close(run, emit, instant);
+        close(run, output, instant);
         run.bucket = bucket;
         run.count = item.count;
         run.first = run.longest = item;
         run.end = item.end();
     }
     template <class Emit>
-    void finish(Emit&& emit) {
-        for (size_t slot = 0; slot < open_.size(); ++slot) close(open_[slot], emit, slot % 2 == 1);
+    void finish(Emit&& output) {
+        for (size_t slot = 0; slot < open_.size(); ++slot)
+            close(open_[slot], output, slot % 2 == 1);
     }
 
   private:
@@ -75,10 +80,10 @@ class SliceFolder {
         SliceItem first, longest;
     };
     template <class Emit>
-    void close(Run& run, Emit& emit, bool instants) {
+    void close(Run& run, Emit& output, bool instants) {
         if (run.count == 0) return;
         if (run.count == 1) {
-            emit(run.first);
+            output(run.first);
         } else {
             SliceItem folded;
             folded.start = run.first.start;
@@ -88,7 +93,7 @@ class SliceFolder {
             folded.kind = ItemKind::Folded;
             folded.count = run.count;
             folded.args = instants ? kFoldedInstants : 0;
-            emit(folded);
+            output(folded);
         }
         run.count = 0;
     }
@@ -102,7 +107,7 @@ class CounterFolder {
   public:
     explicit CounterFolder(int64_t width) : shift_(std::countr_zero(uint64_t(width))) {}
     template <class Emit>
-    void add(const CounterItem& s, Emit&& emit) {
+    void add(const CounterItem& s, Emit&& output) {
         const int64_t bucket = s.ts >> shift_;
         if (open_ && bucket == bucket_) {
             item_.value = s.value;
@@ -111,14 +116,14 @@ class CounterFolder {
             item_.count += s.count;
             return;
         }
-        finish(emit);
+        finish(output);
         open_ = true;
         bucket_ = bucket;
         item_ = s;
     }
     template <class Emit>
-    void finish(Emit&& emit) {
-        if (open_) emit(item_);
+    void finish(Emit&& output) {
+        if (open_) output(item_);
         open_ = false;
     }
 
@@ -206,24 +211,24 @@ class LevelCounter {
     Cascade<Folder, Item, CountItem> cascade_;
 };
 
-// Second pass: builds the kept levels from a track's level-0 items in order. emit(level, item)
-// receives each item of each level above 0, in order within a level.
-template <class Folder, class Item, class Emit>
+// Second pass: builds the kept levels from a track's level-0 items in order. output(level,
+// item) receives each item of each level above 0, in order within a level.
+template <class Folder, class Item, class Output>
 class LevelBuilder {
   public:
     // levels: as chooseLevels returns them (0 first, then ascending).
-    LevelBuilder(const std::vector<int>& levels, Emit emit)
+    LevelBuilder(const std::vector<int>& levels, Output output)
         : levels_(levels),
           folders_(makeFolders(levels)),
-          cascade_(folders_, ToLevel{&levels_, std::move(emit)}) {}
+          cascade_(folders_, ToLevel{&levels_, std::move(output)}) {}
     void add(const Item& item) { cascade_.add(item); }
     void finish() { cascade_.finish(); }
 
   private:
     struct ToLevel {
         const std::vector<int>* levels;
-        Emit emit;
-        void operator()(size_t i, const Item& item) { emit((*levels)[i + 1], item); }
+        Output output;
+        void operator()(size_t i, const Item& item) { output((*levels)[i + 1], item); }
     };
     static std::vector<Folder> makeFolders(const std::vector<int>& levels) {
         std::vector<Folder> folders;
