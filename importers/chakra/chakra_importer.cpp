@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "core/errors.h"
+#include "core/json_escape.h"
 #include "core/trace/trace_store.h"
 #include "core/trace/trace_writer.h"
 #include "et_def.pb.h"
@@ -28,7 +29,7 @@ namespace stallscope {
 namespace {
 
 using chakra_wire::appendAttributeJson;
-using chakra_wire::appendJsonString;
+using json::appendString;
 using trace::FlowBinding;
 using trace::FlowEnd;
 using trace::TraceWriter;
@@ -233,7 +234,7 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
         const std::string& typeName = typeNameOf(node.type);
         const bool collective = node.type == chakra::COMM_COLL_NODE;
         args.assign("{\"type\":");
-        appendJsonString(args, typeName);
+        appendString(args, typeName);
         args += ",\"id\":";
         char digits[24];
         args.append(digits, std::to_chars(digits, digits + sizeof digits, node.id).ptr);
@@ -241,7 +242,7 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
         size_t commTypeAt = 0, commTypeEnd = 0, commSizeAt = 0, commSizeEnd = 0;
         for (const chakra_wire::Attribute& a : node.attributes) {
             args.push_back(',');
-            appendJsonString(args, a.name);
+            appendString(args, a.name);
             args.push_back(':');
             const size_t valueAt = args.size();
             int64_t number = 0;
@@ -249,8 +250,8 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
             // number in comm_type, kept as it is.
             if (collective && a.name == "comm_type" && a.integer(number) &&
                 chakra::CollectiveCommType_IsValid(int(number)))
-                appendJsonString(
-                    args, chakra::CollectiveCommType_Name(chakra::CollectiveCommType(number)));
+                appendString(args,
+                             chakra::CollectiveCommType_Name(chakra::CollectiveCommType(number)));
             else
                 appendAttributeJson(args, a);
             if (a.name == "comm_type") {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/json_escape.h"
+
 namespace stallscope::chakra_wire {
 
 namespace {
@@ -189,7 +191,7 @@ void appendList(std::string& out, const Attribute& a) {
                 out += v != 0 ? "true" : "false";
                 return;
             default:
-                return appendJsonString(out, s);
+                return json::appendString(out, s);
         }
     };
     // Values collected since the member was last (re)started; a JSON text can be cut back.
@@ -222,27 +224,6 @@ bool Attribute::integer(int64_t& out) const {
         return true;
     }
     return false;
-}
-
-void appendJsonString(std::string& out, std::string_view s) {
-    out.push_back('"');
-    size_t plain = 0;  // start of the run of characters that need no escape
-    for (size_t i = 0; i < s.size(); ++i) {
-        const char c = s[i];
-        if (c != '"' && c != '\\' && uint8_t(c) >= 0x20) continue;
-        out.append(s.data() + plain, i - plain);
-        plain = i + 1;
-        if (c == '"' || c == '\\') {
-            out.push_back('\\');
-            out.push_back(c);
-        } else {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        }
-    }
-    out.append(s.data() + plain, s.size() - plain);
-    out.push_back('"');
 }
 
 void parseNode(std::string_view bytes, Node& out) {
@@ -361,9 +342,9 @@ void appendAttributeJson(std::string& out, const Attribute& a) {
             out += a.bits != 0 ? "true" : "false";
             return;
         case kStringVal:
-            return appendJsonString(out, a.bytes);
+            return json::appendString(out, a.bytes);
         case kBytesVal:
-            return appendJsonString(out, "<" + std::to_string(a.bytes.size()) + " bytes>");
+            return json::appendString(out, "<" + std::to_string(a.bytes.size()) + " bytes>");
         case kNoValue:
             out += "null";
             return;

@@ -78,6 +78,5 @@ bool isGlobalMetadata(std::string_view bytes);
 
 // An attribute's value as JSON text; the same text the importer made from protobuf objects.
 void appendAttributeJson(std::string& out, const Attribute& attribute);
-void appendJsonString(std::string& out, std::string_view s);
 
 }  // namespace stallscope::chakra_wire

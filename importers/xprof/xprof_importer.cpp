@@ -20,6 +20,7 @@
 
 #include "core/errors.h"
 #include "core/import_buffers.h"
+#include "core/json_escape.h"
 #include "core/trace/trace_store.h"
 #include "core/trace/trace_writer.h"
 #include "importers/common/proto_wire.h"
@@ -64,38 +65,6 @@ class WireReader {
     XSpaceWire reader_;
     const std::string& path_;
 };
-
-void appendJsonString(std::string& out, std::string_view s) {
-    out.push_back('"');
-    for (const char c : s) {
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (uint8_t(c) < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    out += buf;
-                } else {
-                    out.push_back(c);
-                }
-        }
-    }
-    out.push_back('"');
-}
 
 // A compressed_str_value: gzip per tsl's xplane.proto ("Gzip compressed string"); zlib streams
 // and zstd frames are accepted too. Empty optional when the bytes do not decompress.
@@ -382,7 +351,7 @@ class PlaneReader {
             }
             if (display && m.name() != m.display_name()) {
                 info.tailText += ",\"long_name\":";
-                appendJsonString(info.tailText, m.name());
+                json::appendString(info.tailText, m.name());
             }
         }
         info.name = writer_.intern(info.shownName);
@@ -409,7 +378,7 @@ class PlaneReader {
         auto it = statKeys_.find(id);
         if (it == statKeys_.end()) {
             std::string key;
-            appendJsonString(key, statName(id));
+            json::appendString(key, statName(id));
             key.push_back(':');
             it = statKeys_.emplace(id, std::move(key)).first;
         }
@@ -513,23 +482,23 @@ class PlaneReader {
                 break;
             }
             case 5:
-                appendJsonString(out, s.bytes);
+                json::appendString(out, s.bytes);
                 break;
             case 6:
-                appendJsonString(out, "<" + std::to_string(s.bytes.size()) + " bytes>");
+                json::appendString(out, "<" + std::to_string(s.bytes.size()) + " bytes>");
                 break;
             case 7:
-                appendJsonString(out, statName(int64_t(s.number)));
+                json::appendString(out, statName(int64_t(s.number)));
                 break;
             case 8: {
                 ++compressedStats;
                 const auto text = decompressStat(s.bytes);
                 if (text) {
-                    appendJsonString(out, *text);
+                    json::appendString(out, *text);
                 } else {
                     ++corruptCompressedStats;
-                    appendJsonString(out, "<" + std::to_string(s.bytes.size()) +
-                                              " bytes that do not decompress>");
+                    json::appendString(out, "<" + std::to_string(s.bytes.size()) +
+                                                " bytes that do not decompress>");
                 }
                 break;
             }
