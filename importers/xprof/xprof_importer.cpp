@@ -21,6 +21,7 @@
 #include "core/errors.h"
 #include "core/import_buffers.h"
 #include "core/json_escape.h"
+#include "core/lanes.h"
 #include "core/trace/trace_store.h"
 #include "core/trace/trace_writer.h"
 #include "importers/common/proto_wire.h"
@@ -755,22 +756,12 @@ class PlaneReader {
             });
         // Events of a line nest; ones that overlap without nesting (async copies) would be drawn
         // as false children, so they move to a lane of their own, as Perfetto does.
-        std::vector<std::vector<PreciseTime>> laneStacks(1);
+        lanes::LaneAssigner<PreciseTime> laneOf(lanes::Touching::SameLane, lanes::Nesting::Allowed);
         std::vector<uint32_t> laneTracks{laneTrack(lineId, lineName, order->second, 0)};
         for (const Timed& t : timed) {
-            size_t lane = 0;
-            for (;; ++lane) {
-                if (lane == laneStacks.size()) {
-                    laneStacks.emplace_back();
-                    laneTracks.push_back(laneTrack(lineId, lineName, order->second, lane));
-                }
-                std::vector<PreciseTime>& stack = laneStacks[lane];
-                while (!stack.empty() && stack.back() <= t.start) stack.pop_back();
-                if (stack.empty() || t.end() <= stack.back()) {
-                    stack.push_back(t.end());
-                    break;
-                }
-            }
+            const size_t lane = laneOf.place(t.start, t.end());
+            if (lane == laneTracks.size())
+                laneTracks.push_back(laneTrack(lineId, lineName, order->second, lane));
             EventInfo& info = eventInfo(t.metadataId);
             const auto& [event, at] = eventBytes[t.index];
             const uint64_t args =
