@@ -1,16 +1,19 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/sqlite.h"
+#include "core/trace/args_store.h"
+#include "core/trace/flow_binder.h"
+#include "core/trace/op_statistics.h"
+#include "core/trace/spill_sorter.h"
+#include "core/trace/string_interner.h"
 #include "core/trace/trace_format.h"
 #include "core/workspace.h"
 
@@ -26,19 +29,6 @@ struct TrackSpec {
     std::string name;
     int64_t sortIndex = 0;
     std::string pid, tid;  // the source's own identifiers, for display
-};
-
-// Where a flow arrow attaches: the slice enclosing `ts` on `track`, the first slice starting at
-// or after `ts` (Chrome's "next slice" binding of flow ends without bp:"e"), or the slice starting
-// at `ts` that carries the args id `args` (importers that know the exact slice, e.g. Chakra
-// nodes). As in Perfetto, an arrow leaves its source slice at that slice's end and enters its
-// destination slice at its start; an end without a slice stays at `ts`.
-enum class FlowBinding : uint8_t { Enclosing, NextSlice, Slice };
-struct FlowEnd {
-    uint32_t track = 0;
-    int64_t ts = 0;
-    FlowBinding binding = FlowBinding::Enclosing;
-    uint64_t args = 0;  // FlowBinding::Slice: the args id of the slice
 };
 
 struct TraceSummary {
@@ -61,6 +51,11 @@ struct TraceSummary {
 // buffer that is sorted and spilled to an anonymous temporary file as sorted runs, merged per
 // track at finish(). Flows, strings and per-name statistics stay in memory (they grow with the
 // number of flows and distinct names, not with the number of slices).
+//
+// The writer orchestrates its parts: StringInterner (names), ArgsStore (argument objects),
+// SpillSorter (slices and samples per track), FlowTable/TrackFlowBinder (flow ends),
+// OpStatistics (per-op figures) and the level-of-detail folders (lod_builder.h). Itself it nests
+// each track's slices and writes the chunks and rows.
 class TraceWriter {
   public:
     // recordBudget: slices + samples held in memory before a run is spilled (0: the process's
@@ -70,18 +65,18 @@ class TraceWriter {
     TraceWriter(const TraceWriter&) = delete;
     TraceWriter& operator=(const TraceWriter&) = delete;
 
-    uint32_t intern(std::string_view text);
+    uint32_t intern(std::string_view text) { return strings_.intern(text); }
     uint32_t addTrack(TrackSpec spec);
     TrackSpec& track(uint32_t id) { return tracks_[id].spec; }
     size_t trackCount() const { return tracks_.size(); }
 
     // Stores an argument object (JSON text); returns its 1-based id for addSlice/addInstant.
     // Several slices may share one id.
-    uint64_t addArgs(std::string_view json);
+    uint64_t addArgs(std::string_view json) { return args_.add(json); }
     // Stores `own` (a JSON object) as an overlay on the stored object `base`: it reads back as
     // own's members followed by base's members own does not have. Per-event stats over shared
     // per-op stats (XProf event metadata) cost only the event's own bytes.
-    uint64_t addArgsOver(uint64_t base, std::string_view own);
+    uint64_t addArgsOver(uint64_t base, std::string_view own) { return args_.addOver(base, own); }
     // startPs/durPs: sub-ns remainders (0..999 ps) of the start and the duration. A slice that
     // never ended (ended = false) is drawn over `dur` (to the trace's end) but its unknown
     // duration stays out of the statistics.
@@ -141,8 +136,8 @@ class TraceWriter {
             return a.seq < b.seq;
         }
     };
-    template <class T, class Less>
-    class SpillSorter;
+    using SliceSorter = SpillSorter<RawSlice, SliceOrder>;
+    using SampleSorter = SpillSorter<RawSample, SampleOrder>;
     struct TrackState {
         TrackSpec spec;
         uint64_t slices = 0, instants = 0, samples = 0;
@@ -152,31 +147,11 @@ class TraceWriter {
         bool slicesWritten = false;  // by finishTracksBefore
         bool hasData() const { return slices + instants + samples > 0; }
     };
-    // A flow as added, its ends' times replaced by where they attach once their track is
-    // written. 56 bytes instead of two FlowEnds and the results (96): Chakra adds one per
-    // dependency.
-    struct FlowRecord {
-        int64_t fromTs, toTs;
-        uint64_t fromArgs, toArgs;
-        uint32_t fromTrack, toTrack;
-        uint32_t name;
-        int32_t fromDepth = -1, toDepth = -1;
-        FlowBinding fromBinding, toBinding;
-    };
-    // Flows in blocks of kFlowBlock: no copy and no doubled peak as they grow.
-    static constexpr size_t kFlowBlockBits = 16;
-    FlowRecord& flow(size_t i) {
-        return flowBlocks_[i >> kFlowBlockBits][i & ((size_t(1) << kFlowBlockBits) - 1)];
-    }
-    struct NameStats;
-
-    void flushArgs();
-    NameStats& statsOf(uint32_t name);
-    void indexFlowEnds();
-    void writeSliceTrack(uint32_t trackId, TrackState& track,
-                         SpillSorter<RawSlice, SliceOrder>& slices,
-                         const std::function<void(double)>& step);
     struct PendingTracks;
+
+    void storeArgsChunk(int64_t seq, const std::string& packed);
+    void writeSliceTrack(uint32_t trackId, TrackState& track, SliceSorter& slices,
+                         const std::function<void(double)>& step);
     void waitPendingTracks();
     void writeCounterTrack(uint32_t track);
     std::vector<bool> keptTracks() const;
@@ -184,50 +159,24 @@ class TraceWriter {
 
     Workspace& workspace_;
     int64_t profileId_;
-    // Interned strings: texts in arena blocks (no allocation per string), looked up through an
-    // open-addressing table of ids; a node-based map cost more than parsing with a unique name
-    // per node (Chakra).
-    std::vector<std::unique_ptr<char[]>> stringArena_;
-    size_t arenaLeft_ = 0;
-    char* arenaNext_ = nullptr;
-    std::vector<std::string_view> strings_;  // by id
-    std::vector<uint64_t> stringHashes_;     // by id
-    // (upper 32 bits of the hash) << 32 | (id + 1), 0 when free; a power of two long. The hash
-    // bits in the slot spare a cache miss per occupied slot probed.
-    std::vector<uint64_t> stringSlots_;
-    std::string_view storeString(std::string_view text);
-    void growStringSlots();
+    StringInterner strings_;
     std::vector<TrackState> tracks_;
     size_t recordBudget_;
-    std::unique_ptr<SpillSorter<RawSlice, SliceOrder>> slices_;
-    std::unique_ptr<SpillSorter<RawSlice, SliceOrder>> spareSlices_;  // cleared, for reuse
-    uint64_t slicesHandedOff_ = 0;
-    size_t namesKnown_ = 0;  // how far statsOf sizes the statistics  // records of tracks written
-                             // by finishTracksBefore
+    std::unique_ptr<SliceSorter> slices_;
+    std::unique_ptr<SliceSorter> spareSlices_;  // cleared, for reuse
+    std::unique_ptr<SampleSorter> samples_;
+    uint64_t slicesHandedOff_ = 0;  // records of tracks written by finishTracksBefore
     // Tracks being written on a worker; until it is joined, it alone touches the statistics.
     std::unique_ptr<PendingTracks> pending_;
     // The connection is opened without SQLite's mutex: the worker writing tracks and the
     // importer storing args chunks take turns through this one.
     std::mutex dbMutex_;
-    std::unique_ptr<SpillSorter<RawSample, SampleOrder>> samples_;
-    std::vector<std::unique_ptr<FlowRecord[]>> flowBlocks_;
-    size_t flowCount_ = 0;
-    // Flow ends by track (flow index << 1 | 1 for a source), from flowEndsBegin_[track].
-    std::vector<uint32_t> flowEnds_;
-    std::vector<size_t> flowEndsBegin_;
-    uint64_t slicesAdded_ = 0, samplesAdded_ = 0;
-    uint64_t argsCount_ = 0;
-    ByteWriter argsChunk_;
-    class ArgsCompressor;
-    std::unique_ptr<ArgsCompressor> argsCompressor_;
+    FlowTable flows_;
+    OpStatistics ops_;
     std::unique_ptr<sql::Statement> argsInsert_;
-    void insertArgsChunk(int64_t seq, const std::string& packed);
-    std::unique_ptr<std::vector<NameStats>> nameStats_;
-    uint64_t exactDurations_ = 0;
-    bool percentilesExact_ = true;
+    ArgsStore args_;
+    uint64_t slicesAdded_ = 0, samplesAdded_ = 0;
     uint64_t overlapping_ = 0;
-    uint64_t unended_ = 0;
-    uint64_t unboundFlows_ = 0;
 };
 
 }  // namespace stallscope::trace

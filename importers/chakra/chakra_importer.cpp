@@ -15,10 +15,12 @@
 #include <unordered_map>
 
 #include "core/errors.h"
+#include "core/json_escape.h"
 #include "core/trace/trace_store.h"
 #include "core/trace/trace_writer.h"
 #include "et_def.pb.h"
 #include "importers/chakra/chakra_wire.h"
+#include "importers/common/proto_wire.h"
 #include "importers/import_service.h"
 #include "importers/registry.h"
 
@@ -27,7 +29,7 @@ namespace stallscope {
 namespace {
 
 using chakra_wire::appendAttributeJson;
-using chakra_wire::appendJsonString;
+using json::appendString;
 using trace::FlowBinding;
 using trace::FlowEnd;
 using trace::TraceWriter;
@@ -48,6 +50,10 @@ RankName splitRank(const std::string& path) {
     return {path, -1, ""};
 }
 
+// A message's length prefix is a varint of at most 6 bytes (and a length above 2^30 is refused
+// as implausible).
+constexpr int kMaxLengthPrefix = 6;
+
 // Reads the varint-length-framed messages of a file through a buffer (a byte-at-a-time read
 // through the decompressing stream would cost more than the parsing).
 class FrameReader {
@@ -57,21 +63,19 @@ class FrameReader {
 
     // One message; false at a clean end of input.
     bool next(std::string_view& out) {
-        uint64_t length = 0;
-        int shift = 0;
         const uint64_t at = offset_;
-        for (;;) {
-            if (pos_ == end_ && !fill(1)) {
-                if (shift == 0) return false;
-                fail(at, "the file ends inside a length prefix");
-            }
-            const auto c = uint8_t(buf_[pos_++]);
-            ++offset_;
-            length |= uint64_t(c & 0x7f) << shift;
-            if (!(c & 0x80)) break;
-            shift += 7;
-            if (shift > 35) fail(offset_, "invalid length prefix");
-        }
+        // The whole prefix in the buffer, unless the file ends first.
+        if (end_ - pos_ < size_t(kMaxLengthPrefix)) fill(size_t(kMaxLengthPrefix));
+        if (pos_ == end_) return false;
+        const char* p = buf_.data() + pos_;
+        uint64_t length = 0;
+        const proto_wire::VarintRead read =
+            proto_wire::readVarint<kMaxLengthPrefix>(p, buf_.data() + end_, length);
+        if (read == proto_wire::VarintRead::Truncated)
+            fail(at, "the file ends inside a length prefix");
+        offset_ += uint64_t(p - (buf_.data() + pos_));
+        pos_ = size_t(p - buf_.data());
+        if (read == proto_wire::VarintRead::TooLong) fail(offset_, "invalid length prefix");
         if (length > (uint64_t(1) << 30))
             fail(offset_, "message length " + std::to_string(length) +
                               " is implausible (not a Chakra trace?)");
@@ -230,7 +234,7 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
         const std::string& typeName = typeNameOf(node.type);
         const bool collective = node.type == chakra::COMM_COLL_NODE;
         args.assign("{\"type\":");
-        appendJsonString(args, typeName);
+        appendString(args, typeName);
         args += ",\"id\":";
         char digits[24];
         args.append(digits, std::to_chars(digits, digits + sizeof digits, node.id).ptr);
@@ -238,7 +242,7 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
         size_t commTypeAt = 0, commTypeEnd = 0, commSizeAt = 0, commSizeEnd = 0;
         for (const chakra_wire::Attribute& a : node.attributes) {
             args.push_back(',');
-            appendJsonString(args, a.name);
+            appendString(args, a.name);
             args.push_back(':');
             const size_t valueAt = args.size();
             int64_t number = 0;
@@ -246,8 +250,8 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
             // number in comm_type, kept as it is.
             if (collective && a.name == "comm_type" && a.integer(number) &&
                 chakra::CollectiveCommType_IsValid(int(number)))
-                appendJsonString(
-                    args, chakra::CollectiveCommType_Name(chakra::CollectiveCommType(number)));
+                appendString(args,
+                             chakra::CollectiveCommType_Name(chakra::CollectiveCommType(number)));
             else
                 appendAttributeJson(args, a);
             if (a.name == "comm_type") {
@@ -381,10 +385,14 @@ class ChakraImporter : public Importer {
         if (!named || sniff.head.size() < 3) return 0;
         // A varint length, then GlobalMetadata starting with its version (field 1) or its
         // attributes (field 2), both length-delimited.
-        size_t i = 0;
-        while (i < 5 && i < sniff.head.size() && (uint8_t(sniff.head[i]) & 0x80)) ++i;
-        if (i + 1 >= sniff.head.size()) return 0;
-        const char first = sniff.head[i + 1];
+        const char* p = sniff.head.data();
+        const char* const end = p + sniff.head.size();
+        uint64_t length = 0;
+        if (proto_wire::readVarint<kMaxLengthPrefix>(p, end, length) ==
+                proto_wire::VarintRead::Truncated ||
+            p == end)
+            return 0;
+        const char first = *p;
         // Traces older than GlobalMetadata start with a Node: its id (field 1, a varint).
         return first == 0x0a || first == 0x12 ? 85 : first == 0x08 ? 80 : 0;
     }

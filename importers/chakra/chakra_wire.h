@@ -10,10 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "importers/common/proto_wire.h"
+
 namespace stallscope::chakra_wire {
 
 // Thrown for bytes the generated parser would refuse; the caller names the file and offset.
-struct Malformed {};
+using Malformed = proto_wire::Malformed;
 
 // AttributeProto's value fields (the oneof), by field number.
 enum AttributeValue : uint32_t {
@@ -76,6 +78,5 @@ bool isGlobalMetadata(std::string_view bytes);
 
 // An attribute's value as JSON text; the same text the importer made from protobuf objects.
 void appendAttributeJson(std::string& out, const Attribute& attribute);
-void appendJsonString(std::string& out, std::string_view s);
 
 }  // namespace stallscope::chakra_wire

@@ -9,6 +9,7 @@
 
 #include "core/checked_number.h"
 #include "core/errors.h"
+#include "core/lanes.h"
 #include "core/trace/trace_store.h"
 #include "core/trace/trace_writer.h"
 #include "importers/chrome/chrome_json.h"
@@ -336,26 +337,29 @@ class ChromeTraceBuilder {
     static constexpr size_t kMaxLanes = 4096;
     static constexpr int64_t kAsyncSortBase = (int64_t(INT32_MAX) + int64_t(TrackKind::Async))
                                               << 24;
-    struct LaneState {
-        uint32_t open = 0;
-        int64_t lastEnd = INT64_MIN;
-    };
     struct AsyncGroup {
         size_t ordinal = 0;
         std::vector<uint32_t> lanes;  // track ids
+        // A lane is free once every root it held has ended (at or before the next one starts).
+        lanes::LaneAssigner<int64_t> free{lanes::Touching::SameLane};
+    };
+    struct AsyncLane {
+        AsyncGroup* group;  // map values do not move
+        size_t lane;
     };
 
-    uint32_t asyncLane(const chrome::RawEvent& ev, bool forRoot) {
+    AsyncGroup& asyncGroup(const chrome::RawEvent& ev) {
         key_.assign(ev.pid);
         key_.push_back('\x1f');
         key_.append(ev.name);
         auto [it, inserted] = asyncGroups_.try_emplace(key_);
-        AsyncGroup& group = it->second;
-        if (inserted) group.ordinal = asyncGroups_.size() - 1;
-        for (uint32_t track : group.lanes) {
-            const LaneState& lane = laneState_[track];
-            if (!forRoot || (lane.open == 0 && lane.lastEnd <= ev.tsNs)) return track;
-        }
+        if (inserted) it->second.ordinal = asyncGroups_.size() - 1;
+        return it->second;
+    }
+
+    // The track of a lane of the group, made when it is new.
+    uint32_t laneTrack(AsyncGroup& group, size_t lane, const chrome::RawEvent& ev) {
+        if (lane < group.lanes.size()) return group.lanes[lane];
         TrackSpec spec;
         spec.kind = TrackKind::Async;
         spec.parent = process(ev.pid);
@@ -368,6 +372,7 @@ class ChromeTraceBuilder {
         spec.sortIndex = kAsyncSortBase;
         const uint32_t id = writer_.addTrack(std::move(spec));
         group.lanes.push_back(id);
+        asyncLanes_.emplace(id, AsyncLane{&group, group.lanes.size() - 1});
         return id;
     }
 
@@ -389,8 +394,8 @@ class ChromeTraceBuilder {
         // Nested async slices share their root's track; a root takes a free lane of its name.
         uint32_t track;
         if (stack.empty()) {
-            track = asyncLane(ev, true);
-            ++laneState_[track].open;
+            AsyncGroup& group = asyncGroup(ev);
+            track = laneTrack(group, group.free.open(ev.tsNs), ev);
         } else {
             track = stack.front().track;
         }
@@ -421,9 +426,8 @@ class ChromeTraceBuilder {
         }
         if (match == 1) {
             // The root ended: its lane is free from now on.
-            LaneState& lane = laneState_[stack.front().track];
-            --lane.open;
-            lane.lastEnd = std::max(lane.lastEnd, ev.tsNs);
+            const AsyncLane& lane = asyncLanes_.at(stack.front().track);
+            lane.group->free.close(lane.lane, ev.tsNs);
         }
         stack.resize(match - 1);
         if (stack.empty()) async_.erase(it);
@@ -431,8 +435,9 @@ class ChromeTraceBuilder {
 
     void asyncInstant(const chrome::RawEvent& ev, bool legacy) {
         auto it = async_.find(asyncKey(ev, legacy));
-        const uint32_t track = it != async_.end() && !it->second.empty() ? it->second.front().track
-                                                                         : asyncLane(ev, false);
+        const uint32_t track = it != async_.end() && !it->second.empty()
+                                   ? it->second.front().track
+                                   : laneTrack(asyncGroup(ev), 0, ev);
         writer_.addInstant(track, ev.tsNs, writer_.intern(ev.name), argsOf(ev));
     }
 
@@ -579,7 +584,7 @@ class ChromeTraceBuilder {
     uint64_t events_ = 0, unmatchedEnd_ = 0, unterminated_ = 0, repairedValues_ = 0;
     uint64_t closedByParent_ = 0, extraLanes_ = 0;
     std::unordered_map<std::string, AsyncGroup> asyncGroups_;
-    std::unordered_map<uint32_t, LaneState> laneState_;
+    std::unordered_map<uint32_t, AsyncLane> asyncLanes_;  // by track
     std::map<std::string, uint64_t> phases_, ignored_;
     int64_t firstTs_ = 0, lastTs_ = INT64_MIN;
     bool haveTs_ = false;

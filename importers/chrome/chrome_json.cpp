@@ -8,6 +8,7 @@
 
 #include "core/errors.h"
 #include "core/import_buffers.h"
+#include "core/json_escape.h"
 
 namespace stallscope::chrome {
 
@@ -225,9 +226,7 @@ void applyRepairs(std::string_view raw, const std::vector<Repair>& repairs, std:
             out.append(r.at, r.length);
             out.push_back('"');
         } else {
-            char escaped[8];
-            std::snprintf(escaped, sizeof escaped, "\\u%04x", unsigned(uint8_t(*r.at)));
-            out += escaped;
+            json::appendControlEscape(out, *r.at);
         }
         from = r.at + r.length;
     }

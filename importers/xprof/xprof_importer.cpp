@@ -20,8 +20,11 @@
 
 #include "core/errors.h"
 #include "core/import_buffers.h"
+#include "core/json_escape.h"
+#include "core/lanes.h"
 #include "core/trace/trace_store.h"
 #include "core/trace/trace_writer.h"
+#include "importers/common/proto_wire.h"
 #include "importers/import_service.h"
 #include "importers/registry.h"
 #include "xplane.pb.h"
@@ -35,112 +38,34 @@ using trace::TraceWriter;
 using trace::TrackKind;
 using trace::TrackSpec;
 
-// Walks the top-level fields of a serialized message without materialising it, so an XSpace's
-// planes and lines are parsed one at a time (an XSpace is one message, not a stream).
+using proto_wire::Field;
+// XSpace's rules: tags and lengths are plain 10-byte varints, groups are refused.
+using XSpaceWire = proto_wire::Reader<proto_wire::Rules::Plain>;
+
+[[noreturn]] void failAt(const std::string& path, const proto_wire::Malformed& error) {
+    throw InputError(atOffset(path, static_cast<long long>(error.offset),
+                              "XSpace: " + proto_wire::describe(error)));
+}
+
+// Walks the fields of a serialized message without materialising it, so an XSpace's planes and
+// lines are parsed one at a time (an XSpace is one message, not a stream); errors name the file
+// and the offset.
 class WireReader {
   public:
-    struct Field {
-        uint32_t number;
-        uint32_t wireType;
-        uint64_t varint;
-        std::string_view bytes;
-        size_t offset;  // of the field's tag, from the start of the whole buffer
-    };
     WireReader(std::string_view data, size_t base, const std::string& path)
-        : data_(data), base_(base), path_(path) {}
-
+        : reader_(data, base), path_(path) {}
     bool next(Field& f) {
-        if (pos_ >= data_.size()) return false;
-        f.offset = base_ + pos_;
-        const uint64_t tag = varint();
-        f.number = uint32_t(tag >> 3);
-        f.wireType = uint32_t(tag & 7);
-        f.bytes = {};
-        f.varint = 0;
-        switch (f.wireType) {
-            case 0:
-                f.varint = varint();
-                break;
-            case 1:
-                if (8 > data_.size() - pos_) fail(f.offset, "a fixed-size field runs past the end");
-                f.bytes = data_.substr(pos_, 8);
-                pos_ += 8;
-                break;
-            case 2: {
-                const uint64_t n = varint();
-                if (n > data_.size() - pos_)
-                    fail(f.offset, "a length-delimited field runs past the end (truncated file?)");
-                f.bytes = data_.substr(pos_, size_t(n));
-                pos_ += size_t(n);
-                break;
-            }
-            case 5:
-                skip(4);
-                break;
-            default:
-                fail(f.offset, "invalid protobuf wire type " + std::to_string(f.wireType));
+        try {
+            return reader_.next(f);
+        } catch (const proto_wire::Malformed& error) {
+            failAt(path_, error);
         }
-        return true;
     }
-    size_t base() const { return base_; }
 
   private:
-    uint64_t varint() {
-        // Tags and small values are one byte: most of the varints of an XSpace.
-        if (pos_ < data_.size() && !(uint8_t(data_[pos_]) & 0x80)) return uint8_t(data_[pos_++]);
-        uint64_t v = 0;
-        for (int shift = 0; shift < 64; shift += 7) {
-            if (pos_ >= data_.size()) fail(base_ + pos_, "truncated varint (truncated file?)");
-            const uint8_t b = uint8_t(data_[pos_++]);
-            v |= uint64_t(b & 0x7f) << shift;
-            if (!(b & 0x80)) return v;
-        }
-        fail(base_ + pos_, "varint too long");
-    }
-    void skip(size_t n) {
-        if (n > data_.size() - pos_) fail(base_ + pos_, "a fixed-size field runs past the end");
-        pos_ += n;
-    }
-    [[noreturn]] void fail(size_t offset, const std::string& what) const {
-        throw InputError(atOffset(path_, static_cast<long long>(offset), "XSpace: " + what));
-    }
-    std::string_view data_;
-    size_t base_;
-    size_t pos_ = 0;
+    XSpaceWire reader_;
     const std::string& path_;
 };
-
-void appendJsonString(std::string& out, std::string_view s) {
-    out.push_back('"');
-    for (const char c : s) {
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (uint8_t(c) < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    out += buf;
-                } else {
-                    out.push_back(c);
-                }
-        }
-    }
-    out.push_back('"');
-}
 
 // A compressed_str_value: gzip per tsl's xplane.proto ("Gzip compressed string"); zlib streams
 // and zstd frames are accepted too. Empty optional when the bytes do not decompress.
@@ -192,29 +117,33 @@ class SpaceReader {
 
     // The next top-level field; for length-delimited ones `bytes` stays valid until the next
     // call. False at a clean end of input.
-    bool next(WireReader::Field& f) {
-        if (!available(1)) return false;
-        f.offset = offset_;
-        const uint64_t tag = varint();
-        f.number = uint32_t(tag >> 3);
-        f.wireType = uint32_t(tag & 7);
-        f.bytes = {};
-        f.varint = 0;
+    bool next(Field& f) {
+        // A field's tag and varint (or length) take at most 20 bytes: all in the buffer unless
+        // the input ends first, so the reader sees a truncated one only at the real end.
+        available(2 * proto_wire::kMaxVarintBytes);
+        if (pos_ == end_) return false;
+        XSpaceWire header(std::string_view(buf_.data() + pos_, end_ - pos_), offset_);
+        try {
+            header.header(f);
+        } catch (const proto_wire::Malformed& error) {
+            failAt(in_.path(), error);
+        }
+        pos_ += header.consumed();
+        offset_ += header.consumed();
         switch (f.wireType) {
-            case 0:
-                f.varint = varint();
+            case proto_wire::kFixed64:
+            case proto_wire::kFixed32: {
+                const size_t size = f.wireType == proto_wire::kFixed64 ? 8 : 4;
+                if (!take(size, f.bytes)) fail(f.offset, "a fixed-size field runs past the end");
+                std::memcpy(&f.value, f.bytes.data(), size);
                 break;
-            case 1:
-            case 5:
-                if (!take(f.wireType == 1 ? 8 : 4, f.bytes))
-                    fail(f.offset, "a fixed-size field runs past the end");
-                break;
-            case 2:
-                if (!take(varint(), f.bytes))
+            }
+            case proto_wire::kLength:
+                if (!take(f.value, f.bytes))
                     fail(f.offset, "a length-delimited field runs past the end (truncated file?)");
                 break;
             default:
-                fail(f.offset, "invalid protobuf wire type " + std::to_string(f.wireType));
+                break;
         }
         return true;
     }
@@ -234,17 +163,6 @@ class SpaceReader {
             end_ += got;
         }
         return true;
-    }
-    uint64_t varint() {
-        uint64_t v = 0;
-        for (int shift = 0; shift < 64; shift += 7) {
-            if (!available(1)) fail(offset_, "truncated varint (truncated file?)");
-            const uint8_t b = uint8_t(buf_[pos_++]);
-            ++offset_;
-            v |= uint64_t(b & 0x7f) << shift;
-            if (!(b & 0x80)) return v;
-        }
-        fail(offset_, "varint too long");
     }
     // n bytes: from the header buffer when they fit, else into the field buffer (grown as
     // needed, never zero-filled) straight from the input.
@@ -331,11 +249,11 @@ class PlaneReader {
         std::string name;
         int64_t planeId = 0;
         WireReader plane(planeBytes, base, path_);
-        WireReader::Field f;
+        Field f;
         while (plane.next(f)) {
             const size_t at = size_t(f.bytes.data() - planeBytes.data()) + base;
             if (f.number == 1 && f.wireType == 0) {
-                planeId = int64_t(f.varint);
+                planeId = int64_t(f.value);
             } else if (f.number == 2 && f.wireType == 2) {
                 name = std::string(f.bytes);
             } else if (f.number == 3 && f.wireType == 2) {
@@ -388,13 +306,13 @@ class PlaneReader {
         bool sharedArgsMade = false;
     };
 
-    void readMapEntry(const WireReader::Field& entry, size_t base) {
+    void readMapEntry(const Field& entry, size_t base) {
         WireReader r(entry.bytes, base, path_);
-        WireReader::Field f;
+        Field f;
         int64_t key = 0;
         std::string_view value;
         while (r.next(f)) {
-            if (f.number == 1 && f.wireType == 0) key = int64_t(f.varint);
+            if (f.number == 1 && f.wireType == 0) key = int64_t(f.value);
             if (f.number == 2 && f.wireType == 2) value = f.bytes;
         }
         if (entry.number == 4) {
@@ -434,7 +352,7 @@ class PlaneReader {
             }
             if (display && m.name() != m.display_name()) {
                 info.tailText += ",\"long_name\":";
-                appendJsonString(info.tailText, m.name());
+                json::appendString(info.tailText, m.name());
             }
         }
         info.name = writer_.intern(info.shownName);
@@ -461,7 +379,7 @@ class PlaneReader {
         auto it = statKeys_.find(id);
         if (it == statKeys_.end()) {
             std::string key;
-            appendJsonString(key, statName(id));
+            json::appendString(key, statName(id));
             key.push_back(':');
             it = statKeys_.emplace(id, std::move(key)).first;
         }
@@ -523,16 +441,16 @@ class PlaneReader {
     StatView parseStat(std::string_view bytes, size_t base) const {
         StatView v;
         WireReader r(bytes, base, path_);
-        WireReader::Field f;
+        Field f;
         while (r.next(f)) {
             if (f.number == 1 && f.wireType == 0) {
-                v.metadataId = int64_t(f.varint);
+                v.metadataId = int64_t(f.value);
             } else if (f.number == 2 && f.wireType == 1) {
                 v.field = 2;
-                std::memcpy(&v.number, f.bytes.data(), 8);
+                v.number = f.value;
             } else if ((f.number == 3 || f.number == 4 || f.number == 7) && f.wireType == 0) {
                 v.field = f.number;
-                v.number = f.varint;
+                v.number = f.value;
             } else if ((f.number == 5 || f.number == 6 || f.number == 8) && f.wireType == 2) {
                 v.field = f.number;
                 v.bytes = f.bytes;
@@ -565,23 +483,23 @@ class PlaneReader {
                 break;
             }
             case 5:
-                appendJsonString(out, s.bytes);
+                json::appendString(out, s.bytes);
                 break;
             case 6:
-                appendJsonString(out, "<" + std::to_string(s.bytes.size()) + " bytes>");
+                json::appendString(out, "<" + std::to_string(s.bytes.size()) + " bytes>");
                 break;
             case 7:
-                appendJsonString(out, statName(int64_t(s.number)));
+                json::appendString(out, statName(int64_t(s.number)));
                 break;
             case 8: {
                 ++compressedStats;
                 const auto text = decompressStat(s.bytes);
                 if (text) {
-                    appendJsonString(out, *text);
+                    json::appendString(out, *text);
                 } else {
                     ++corruptCompressedStats;
-                    appendJsonString(out, "<" + std::to_string(s.bytes.size()) +
-                                              " bytes that do not decompress>");
+                    json::appendString(out, "<" + std::to_string(s.bytes.size()) +
+                                                " bytes that do not decompress>");
                 }
                 break;
             }
@@ -590,15 +508,10 @@ class PlaneReader {
         }
     }
 
-    // A varint within [p, end); false when it does not end there.
+    // A varint within [p, end); false when it does not end there (the general walk then says
+    // what is wrong).
     static bool smallVarint(const char*& p, const char* end, uint64_t& v) {
-        v = 0;
-        for (int shift = 0; shift < 64 && p < end; shift += 7) {
-            const uint8_t b = uint8_t(*p++);
-            v |= uint64_t(b & 0x7f) << shift;
-            if (!(b & 0x80)) return true;
-        }
-        return false;
+        return proto_wire::readVarint(p, end, v) == proto_wire::VarintRead::Ok;
     }
     // The stats of an event in their usual shape (each a metadata id then one value, nothing
     // else after the first stat) appended to args_ without the general walk: most events are
@@ -661,7 +574,7 @@ class PlaneReader {
         }
         args_.assign("{");
         WireReader r(stats, base, path_);
-        WireReader::Field f;
+        Field f;
         while (r.next(f)) {
             if (f.number != 4 || f.wireType != 2) continue;
             const StatView stat = parseStat(f.bytes, f.offset);
@@ -759,14 +672,14 @@ class PlaneReader {
         eventBytes.clear();
         {
             WireReader r(bytes, offset, path_);
-            WireReader::Field f;
+            Field f;
             while (r.next(f)) {
                 if (f.number == 1 && f.wireType == 0)
-                    lineId = int64_t(f.varint);
+                    lineId = int64_t(f.value);
                 else if (f.number == 2 && f.wireType == 2)
                     name = f.bytes;
                 else if (f.number == 3 && f.wireType == 0)
-                    timestampNs = int64_t(f.varint);
+                    timestampNs = int64_t(f.value);
                 else if (f.number == 4 && f.wireType == 2)
                     eventBytes.emplace_back(f.bytes,
                                             size_t(f.bytes.data() - bytes.data()) + offset);
@@ -792,16 +705,16 @@ class PlaneReader {
             if (!fastEvent(event, ev)) {
                 ev = EventFields{};
                 WireReader r(event, at, path_);
-                WireReader::Field f;
+                Field f;
                 while (r.next(f)) {
                     if (f.wireType == 0)
-                        ev.set(f.number, f.varint);
+                        ev.set(f.number, f.value);
                     else if (f.number == 4 && f.wireType == 2 && ev.statsFrom == kNoStats)
                         ev.statsFrom = uint32_t(f.offset - at);
                 }
             }
             const auto [metadataId, offsetPs, durationPs, occurrences, aggregated, statsFrom] = ev;
-            WireReader::Field f;
+            Field f;
             if (aggregated) {
                 ++aggregatedEvents;
                 const EventInfo& info = eventInfo(metadataId);
@@ -843,22 +756,12 @@ class PlaneReader {
             });
         // Events of a line nest; ones that overlap without nesting (async copies) would be drawn
         // as false children, so they move to a lane of their own, as Perfetto does.
-        std::vector<std::vector<PreciseTime>> laneStacks(1);
+        lanes::LaneAssigner<PreciseTime> laneOf(lanes::Touching::SameLane, lanes::Nesting::Allowed);
         std::vector<uint32_t> laneTracks{laneTrack(lineId, lineName, order->second, 0)};
         for (const Timed& t : timed) {
-            size_t lane = 0;
-            for (;; ++lane) {
-                if (lane == laneStacks.size()) {
-                    laneStacks.emplace_back();
-                    laneTracks.push_back(laneTrack(lineId, lineName, order->second, lane));
-                }
-                std::vector<PreciseTime>& stack = laneStacks[lane];
-                while (!stack.empty() && stack.back() <= t.start) stack.pop_back();
-                if (stack.empty() || t.end() <= stack.back()) {
-                    stack.push_back(t.end());
-                    break;
-                }
-            }
+            const size_t lane = laneOf.place(t.start, t.end());
+            if (lane == laneTracks.size())
+                laneTracks.push_back(laneTrack(lineId, lineName, order->second, lane));
             EventInfo& info = eventInfo(t.metadataId);
             const auto& [event, at] = eventBytes[t.index];
             const uint64_t args =
@@ -909,7 +812,7 @@ class XSpaceImporter : public Importer {
         TraceWriter writer(ctx.workspace, ctx.profileId, importBuffers().xprofTraceRecords);
         PlaneReader planes(writer, ctx.input.path());
         SpaceReader space(ctx.input);
-        WireReader::Field f;
+        Field f;
         QJsonArray planeInfo, hostnames, errors, warnings;
         int64_t index = 0;
         while (space.next(f)) {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "core/lanes.h"
 #include "core/replay/codec.h"
 #include "core/replay/simulate.h"
 #include "core/replay/whatif.h"
@@ -48,34 +49,23 @@ void packLanes(ReplayDocument& doc) {
         lane.link = link;
         lane.name = QString::fromStdString(trace.machine.linkName(link));
         lane.dmaCount = dmas.size();
-        // Interval partitioning: the lowest free row, so rows fill from the top.
-        using Busy = std::pair<double, uint32_t>;  // end, row
-        std::priority_queue<Busy, std::vector<Busy>, std::greater<>> busy;
-        std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;
+        // The lowest free row, so rows fill from the top.
+        lanes::LaneAssigner<double> rows(lanes::Touching::NextLane);
         for (uint32_t d : dmas) {
             const double start = static_cast<double>(timing[d].issueCycle);
-            while (!busy.empty() && busy.top().first < start) {
-                free.push(busy.top().second);
-                busy.pop();
-            }
-            uint32_t row;
-            if (!free.empty()) {
-                row = free.top();
-                free.pop();
-            } else {
-                row = static_cast<uint32_t>(lane.rows.size());
+            const double end = std::max(start, endOf(d));
+            const auto row = static_cast<uint32_t>(rows.place(start, end));
+            if (row == lane.rows.size()) {
                 lane.rows.emplace_back();
                 lane.rows.back().stallPrefix.push_back(0);
             }
             auto& r = lane.rows[row];
-            const double end = std::max(start, endOf(d));
             r.dmas.push_back(d);
             r.starts.push_back(start);
             r.ends.push_back(end);
             r.stallPrefix.push_back(
                 r.stallPrefix.back() +
                 static_cast<double>(timing[d].baseStall + timing[d].transferStall));
-            busy.emplace(end, row);
             doc.dmaLane[d] = static_cast<uint32_t>(doc.lanes.size());
             doc.dmaRow[d] = row;
         }

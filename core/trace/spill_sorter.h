@@ -1,0 +1,266 @@
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <queue>
+#include <utility>
+#include <vector>
+
+namespace stallscope::trace {
+
+// The temporary file behind a SpillSorter; every failure throws Failure naming what to do.
+namespace spill_file {
+FILE* create();
+void write(FILE* file, uint64_t offset, const void* data, size_t bytes);
+void read(FILE* file, uint64_t offset, void* data, size_t bytes);
+}  // namespace spill_file
+
+// Sorts records of many tracks in a fixed memory budget: a buffer that, when full, is sorted and
+// appended to a temporary file as a run. At the end each track's records come back in order by
+// merging its segments of every run with what is left in memory.
+//
+// T is a trivially copyable record with a `uint32_t track` member; Less orders records by track
+// first. Records comparing equal must be identical (the order of equal records is not kept).
+template <class T, class Less>
+class SpillSorter {
+  public:
+    // The whole budget is reserved at once: pages are only committed as records arrive, and
+    // growing by doubling copied the buffer several times on its way to the budget.
+    explicit SpillSorter(size_t budget) : budget_(std::max<size_t>(budget, kMinBudget)) {
+        buffer_.reserve(budget_);
+    }
+    ~SpillSorter() {
+        if (file_) std::fclose(file_);
+    }
+    SpillSorter(const SpillSorter&) = delete;
+    SpillSorter& operator=(const SpillSorter&) = delete;
+
+    static constexpr size_t kMinBudget = 1024;
+
+    void push(const T& record) {
+        // Whether each track's records still come in order (lines and ranks are usually added
+        // in time order, tracks interleaved): then a run needs grouping by track, not a sort.
+        if (record.track >= lastOfTrack_.size()) {
+            lastOfTrack_.resize(size_t(record.track) + 1, kNone);
+            countOfTrack_.resize(size_t(record.track) + 1, 0);
+        }
+        size_t& last = lastOfTrack_[record.track];
+        if (last != kNone && less_(record, buffer_[last])) tracksInOrder_ = false;
+        last = buffer_.size();
+        ++countOfTrack_[record.track];
+        buffer_.push_back(record);
+        if (buffer_.size() >= budget_) spill();
+    }
+    uint64_t records() const { return total_ + buffer_.size(); }
+    // Sorted runs written to the spill file so far.
+    size_t runs() const { return runs_.size(); }
+
+    // Forgets every record, keeping the buffer's pages and the spill file for the next ones.
+    void clear() {
+        buffer_.clear();
+        std::fill(lastOfTrack_.begin(), lastOfTrack_.end(), kNone);
+        std::fill(countOfTrack_.begin(), countOfTrack_.end(), 0);
+        tracksInOrder_ = true;
+        runs_.clear();
+        fileEnd_ = 0;
+        total_ = 0;
+    }
+
+    // Whether every record held, in memory or spilled, belongs to a track below `end`.
+    bool onlyBefore(uint32_t end) const {
+        for (size_t t = end; t < countOfTrack_.size(); ++t)
+            if (countOfTrack_[t] > 0) return false;
+        for (const Run& run : runs_)
+            if (!run.segments.empty() && run.segments.rbegin()->first >= end) return false;
+        return true;
+    }
+
+    // Call once, after the last push: sorts what is still in memory (spilling it grouped
+    // instead was slower: one more run to write, read and merge).
+    void seal() { sortBuffer(); }
+
+    // Visits the records of one track in order (after seal()).
+    template <class Visit>
+    void forEach(uint32_t track, Visit&& visit) {
+        std::vector<Cursor> cursors;
+        for (const Run& run : runs_) {
+            auto it = run.segments.find(track);
+            if (it != run.segments.end())
+                cursors.push_back(
+                    Cursor(this, run.offset + it->second.first * sizeof(T), it->second.second));
+        }
+        auto [lo, hi] = std::equal_range(buffer_.begin(), buffer_.end(), track, ByTrack{});
+        if (lo != hi) cursors.push_back(Cursor(&*lo, size_t(hi - lo)));
+        if (cursors.size() == 1) {
+            while (const T* r = cursors[0].peek()) {
+                visit(*r);
+                cursors[0].pop();
+            }
+            return;
+        }
+        auto greater = [this, &cursors](size_t a, size_t b) {
+            return less_(*cursors[b].peek(), *cursors[a].peek());
+        };
+        std::priority_queue<size_t, std::vector<size_t>, decltype(greater)> heap(greater);
+        for (size_t i = 0; i < cursors.size(); ++i)
+            if (cursors[i].peek()) heap.push(i);
+        // Runs often hold long stretches of a track (importers add a line or a rank at a
+        // time): a cursor keeps going without heap operations while it stays the smallest.
+        while (!heap.empty()) {
+            const size_t i = heap.top();
+            heap.pop();
+            for (;;) {
+                visit(*cursors[i].peek());
+                cursors[i].pop();
+                const T* next = cursors[i].peek();
+                if (!next) break;
+                if (!heap.empty() && less_(*cursors[heap.top()].peek(), *next)) {
+                    heap.push(i);
+                    break;
+                }
+            }
+        }
+    }
+
+  private:
+    struct ByTrack {
+        bool operator()(const T& r, uint32_t track) const { return r.track < track; }
+        bool operator()(uint32_t track, const T& r) const { return track < r.track; }
+    };
+    struct Run {
+        uint64_t offset;
+        std::map<uint32_t, std::pair<uint64_t, uint64_t>> segments;  // track -> (first, count)
+    };
+    // Reads a sorted segment either from memory or from the spill file, a block at a time.
+    class Cursor {
+      public:
+        Cursor(const T* memory, size_t count) : memory_(memory), left_(count) {}
+        Cursor(SpillSorter* owner, uint64_t offset, uint64_t count)
+            : owner_(owner), offset_(offset), left_(count) {}
+        const T* peek() {
+            if (left_ == 0) return nullptr;
+            if (memory_) return memory_;
+            if (pos_ == block_.size()) refill();
+            return &block_[pos_];
+        }
+        void pop() {
+            --left_;
+            if (memory_)
+                ++memory_;
+            else
+                ++pos_;
+        }
+
+      private:
+        void refill() {
+            const size_t n = size_t(std::min<uint64_t>(left_, kBlock));
+            block_.resize(n);
+            spill_file::read(owner_->file_, offset_, block_.data(), n * sizeof(T));
+            offset_ += n * sizeof(T);
+            pos_ = 0;
+        }
+        static constexpr size_t kBlock = 4096;
+        const T* memory_ = nullptr;
+        SpillSorter* owner_ = nullptr;
+        uint64_t offset_ = 0;
+        uint64_t left_;
+        std::vector<T> block_;
+        size_t pos_ = 0;
+    };
+
+    // Importers often add records in order already (a track at a time, by time).
+    // Often all but a stretch is (XProf: a line's lanes interleaved, the other lines in order):
+    // only the part that is out of place is sorted. Records comparing equal are identical, so
+    // the result is the full sort's.
+    void sortBuffer() {
+        const auto begin = buffer_.begin(), end = buffer_.end();
+        const auto first = std::is_sorted_until(begin, end, less_);  // the first descent
+        if (first == end) return;
+        auto last = end - 1;  // the last descent
+        while (!less_(*last, *(last - 1))) --last;
+        // Sorted before `first` and from `last` on; what lies between, and what of either side
+        // it overlaps, is sorted.
+        const T& low = *std::min_element(first, last + 1, less_);
+        const T& high = *std::max_element(first - 1, last, less_);
+        const auto from = std::upper_bound(begin, first, low, less_);
+        const auto to = std::lower_bound(last, end, high, less_);
+        std::sort(from, to, less_);
+    }
+    void spill() {
+        if (!file_) file_ = spill_file::create();
+        if (tracksInOrder_ && !std::is_sorted(buffer_.begin(), buffer_.end(), less_))
+            spillGrouped();
+        else
+            spillSorted();
+        buffer_.clear();
+        std::fill(lastOfTrack_.begin(), lastOfTrack_.end(), kNone);
+        std::fill(countOfTrack_.begin(), countOfTrack_.end(), 0);
+        tracksInOrder_ = true;
+    }
+    // Each track's records are in order: they go to their track's segment of the run through
+    // a small buffer per track, in one pass (sorting a million records cost more).
+    void spillGrouped() {
+        Run run;
+        run.offset = fileEnd_;
+        std::vector<uint64_t> next(countOfTrack_.size(), 0);  // next record's place in the run
+        uint64_t first = 0;
+        for (uint32_t t = 0; t < countOfTrack_.size(); ++t) {
+            if (countOfTrack_[t] == 0) continue;
+            run.segments[t] = {first, countOfTrack_[t]};
+            next[t] = first;
+            first += countOfTrack_[t];
+        }
+        constexpr size_t kScatter = 1024;
+        std::vector<std::vector<T>> pending(countOfTrack_.size());
+        auto flush = [&](uint32_t t) {
+            std::vector<T>& p = pending[t];
+            spill_file::write(file_, run.offset + next[t] * sizeof(T), p.data(),
+                              p.size() * sizeof(T));
+            next[t] += p.size();
+            p.clear();
+        };
+        for (const T& r : buffer_) {
+            std::vector<T>& p = pending[r.track];
+            if (p.capacity() == 0) p.reserve(kScatter);
+            p.push_back(r);
+            if (p.size() == kScatter) flush(r.track);
+        }
+        for (uint32_t t = 0; t < pending.size(); ++t)
+            if (!pending[t].empty()) flush(t);
+        fileEnd_ += buffer_.size() * sizeof(T);
+        total_ += buffer_.size();
+        runs_.push_back(std::move(run));
+    }
+    void spillSorted() {
+        sortBuffer();
+        Run run;
+        run.offset = fileEnd_;
+        for (size_t i = 0; i < buffer_.size();) {
+            size_t j = i;
+            while (j < buffer_.size() && buffer_[j].track == buffer_[i].track) ++j;
+            run.segments[buffer_[i].track] = {i, j - i};
+            i = j;
+        }
+        const size_t bytes = buffer_.size() * sizeof(T);
+        spill_file::write(file_, fileEnd_, buffer_.data(), bytes);
+        fileEnd_ += bytes;
+        total_ += buffer_.size();
+        runs_.push_back(std::move(run));
+    }
+
+    static constexpr size_t kNone = SIZE_MAX;
+    size_t budget_;
+    Less less_;
+    std::vector<T> buffer_;
+    std::vector<size_t> lastOfTrack_;     // index in buffer_ of each track's last record
+    std::vector<uint64_t> countOfTrack_;  // records of each track in buffer_
+    bool tracksInOrder_ = true;
+    std::vector<Run> runs_;
+    FILE* file_ = nullptr;
+    uint64_t fileEnd_ = 0;
+    uint64_t total_ = 0;
+};
+
+}  // namespace stallscope::trace
