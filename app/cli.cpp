@@ -15,12 +15,12 @@
 #include <sstream>
 
 #include "app/commands.h"
+#include "app/demo_workspace.h"
 #include "app/replay_commands.h"
 #include "app/terminal.h"
 #include "core/errors.h"
-#include "core/kind_info.h"
+#include "core/kinds.h"
 #include "core/progress.h"
-#include "core/trace/trace_store.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
 
@@ -185,17 +185,11 @@ int cmdInfo(const std::vector<std::string>& args, const std::string& store) {
     auto ws = Workspace::openExisting(store);
     const ProfileInfo p = ws->resolveProfile(a.positional[0]);
     QJsonObject info = profileJson(p);
-    if (p.kind == "replay") {
-        const QJsonObject replayInfo = replayInfoJson(*ws, p);
-        for (auto it = replayInfo.begin(); it != replayInfo.end(); ++it)
+    if (const ProfileKind* kind = findProfileKind(p.kind)) {
+        const QJsonObject kindInfo = kind->info(*ws, p);
+        for (auto it = kindInfo.begin(); it != kindInfo.end(); ++it)
             info.insert(it.key(), it.value());
     }
-    QJsonObject kindInfo;
-    if (p.kind == "trace") kindInfo = trace::TraceStore(*ws, p.id).infoJson();
-    if (p.kind == "cpi") kindInfo = cpiInfoJson(*ws, p.id);
-    if (p.kind == "estimates") kindInfo = estimatesInfoJson(*ws, p.id);
-    if (p.kind == "noise") kindInfo = noiseInfoJson(*ws, p.id);
-    for (auto it = kindInfo.begin(); it != kindInfo.end(); ++it) info.insert(it.key(), it.value());
     if (a.has("--json")) {
         printJson(info);
     } else {
@@ -279,7 +273,7 @@ int runCli(const std::vector<std::string>& argsIn) {
         if (command == "formats") return cmdFormats(sub);
         if (command == "demo") {
             ensureDemoWorkspace(store);
-            std::cout << workspaceSummary(store);
+            std::cout << workspaceSummary(*Workspace::openExisting(store));
             return 0;
         }
         if (int status = 0; runReplayCommand(sub, store, status)) return status;

@@ -15,10 +15,4 @@ bool isCliCommand(const std::vector<std::string>& args);
 // The workspace chosen by --store (or the default), removing the option from args.
 std::string takeStoreOption(std::vector<std::string>& args);
 
-// Builds the bundled demo workspace (generated reference workloads) if it has no profiles yet.
-void ensureDemoWorkspace(const std::string& storePath);
-
-// A plain-text overview of a workspace: what the GUI would show first, for terminals.
-std::string workspaceSummary(const std::string& storePath);
-
 }  // namespace stallscope

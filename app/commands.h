@@ -11,9 +11,6 @@ namespace stallscope {
 bool runReplayCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 bool runRenderCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 bool runNoiseCommand(const std::vector<std::string>& args, const std::string& store, int& status);
-// Writes a bundled demo file (resources/, e.g. "noise-probe-demo.csv") into `directory` for the
-// demo workspace; returns its path.
-std::string writeDemoResource(const std::string& name, const std::string& directory);
 bool runCompareCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 bool runCpiCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 

@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "app/cli.h"
+#include "app/demo_workspace.h"
 #include "app/mainwindow.h"
 #include "core/errors.h"
+#include "core/kinds.h"
 
 namespace {
 
@@ -36,7 +38,7 @@ int main(int argc, char** argv) {
         if (demo) stallscope::ensureDemoWorkspace(store);
         if (!displayAvailable()) {
             std::cout << "No display found; headless summary of " << store << ":\n"
-                      << stallscope::workspaceSummary(store);
+                      << stallscope::workspaceSummary(*stallscope::Workspace::openExisting(store));
             return 0;
         }
     } catch (const stallscope::InputError& e) {

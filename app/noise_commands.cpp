@@ -1,7 +1,6 @@
 // Noise-injection commands: `absorption PROFILE --json` and `noise-probe --out F.csv`.
 #include <unistd.h>
 
-#include <QFile>
 #include <QJsonDocument>
 #include <chrono>
 #include <cstdio>
@@ -141,18 +140,6 @@ bool runNoiseCommand(const std::vector<std::string>& args, const std::string& st
         return true;
     }
     return false;
-}
-
-std::string writeDemoResource(const std::string& name, const std::string& directory) {
-    QFile resource(QString::fromStdString(":/demo/" + name));
-    if (!resource.open(QIODevice::ReadOnly))
-        throw Failure("the bundled demo file " + name + " is missing");
-    const std::string path = directory + "/" + name;
-    std::ofstream file(path, std::ios::binary);
-    const QByteArray bytes = resource.readAll();
-    file.write(bytes.constData(), bytes.size());
-    if (!file) throw Failure(path + ": cannot write the demo file");
-    return path;
 }
 
 }  // namespace stallscope

@@ -1,29 +1,20 @@
 #include "app/replay_commands.h"
 
-#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QTemporaryDir>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
-#include <sstream>
 
-#include "app/cli.h"
-#include "app/commands.h"
-#include "core/cpi/cpi.h"
-#include "core/cpi/estimates.h"
 #include "core/errors.h"
-#include "core/noise/absorption.h"
+#include "core/kinds.h"
 #include "core/replay/codec.h"
 #include "core/replay/generate.h"
 #include "core/replay/jsonl_writer.h"
 #include "core/replay/report.h"
 #include "core/replay/suggest.h"
 #include "core/replay/whatif.h"
-#include "core/trace/trace_store.h"
-#include "importers/import_service.h"
+#include "core/workspace.h"
 #include "importers/replay/replay_reader.h"
 
 namespace stallscope {
@@ -95,7 +86,7 @@ LoadedReplay loadReplay(const std::string& store, const std::string& name) {
     LoadedReplay r;
     r.workspace = Workspace::openExisting(store);
     r.profile = r.workspace->resolveProfile(name);
-    if (r.profile.kind != "replay")
+    if (r.profile.kind != kinds::kReplay)
         throw InputError("profile '" + r.profile.name + "' is a " + r.profile.kind +
                          " profile, not a replay trace");
     r.trace = replay::loadInstructionStream(*r.workspace, r.profile.id);
@@ -233,106 +224,6 @@ bool runReplayCommand(const std::vector<std::string>& args, const std::string& s
     else
         status = cmdConvert(a);
     return true;
-}
-
-QJsonObject replayInfoJson(const Workspace& workspace, const ProfileInfo& profile) {
-    const replay::InstructionStream trace = replay::loadInstructionStream(workspace, profile.id);
-    const replay::Simulation sim = replay::simulate(trace);
-    return replay::replayInfo(trace, sim, profile.id);
-}
-
-void ensureDemoWorkspace(const std::string& storePath) {
-    auto workspace = Workspace::open(storePath);
-    if (!workspace->profiles().empty()) return;
-    QTemporaryDir dir;
-    if (!dir.isValid()) throw Failure("cannot create a temporary directory");
-    std::vector<std::string> files;
-    for (const char* scenario :
-         {"allgather", "allgather-pinned", "matmul-starved", "fragmentation"}) {
-        const std::string path = (dir.path() + "/" + scenario + ".jsonl").toStdString();
-        writeTraceFile(replay::generateWorkload(scenario), path, nullptr);
-        files.push_back(path);
-    }
-    Progress progress;
-    // Measured and hand-made examples of the other kinds, so every view has something to show.
-    for (const char* name :
-         {"noise-probe-demo.csv", "cpi-demo.csv", "estimates-demo.csv", "train-step-trace.json"})
-        files.push_back(writeDemoResource(name, dir.path().toStdString()));
-    importFiles(*workspace, ImportRequest{files, "", ""}, progress);
-}
-
-namespace {
-
-std::string percent(double value) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f%%", value);
-    return text;
-}
-
-// One line (after the kind) for the profiles that are not replays: what their view shows first.
-std::string kindSummary(const Workspace& workspace, const ProfileInfo& p) {
-    std::ostringstream out;
-    if (p.kind == "noise") {
-        const noise::AbsorptionReport report = noise::analyzeProfile(workspace, p.id);
-        out << ": " << report.runs << " runs, " << report.curves.size() << " curves";
-        for (const noise::Classification& c : report.classifications)
-            out << "\n      " << c.region << " on " << c.machine << ": " << noise::className(c.cls)
-                << (c.uncertain ? " (uncertain)" : "") << " (" << c.evidence.text << ")";
-    } else if (p.kind == "cpi") {
-        const cpi::CpiData data = cpi::loadCpiData(workspace, p.id);
-        out << ": " << data.kernels.size() << " kernels, " << data.sources.size() << " source(s)";
-        for (const cpi::ModelMape& m : cpi::computeMape(data).overall)
-            out << "; MAPE " << m.model << " " << percent(m.mapePct);
-    } else if (p.kind == "estimates") {
-        const estimates::EstimateData data = estimates::loadEstimates(workspace, p.id);
-        out << ": " << data.rows.size() << " rows, " << data.estimators.size() << " estimator(s), "
-            << data.hardware.size() << " hardware target(s)";
-        for (const estimates::EstimatorMape& m : estimates::analyzeEstimates(data).byEstimator)
-            out << "; MAPE " << m.estimator << " " << percent(m.mapePct);
-    } else if (p.kind == "trace") {
-        const QJsonObject info = trace::TraceStore(workspace, p.id).infoJson(1);
-        char span[32];
-        std::snprintf(span, sizeof span, "%.2f ms",
-                      (info.value("end").toDouble() - info.value("start").toDouble()) / 1e6);
-        out << ": " << info.value("slices").toInteger() << " slices on "
-            << info.value("tracks").toInteger() << " tracks, " << info.value("flows").toInteger()
-            << " flows over " << span;
-    }
-    return out.str();
-}
-
-}  // namespace
-
-std::string workspaceSummary(const std::string& storePath) {
-    auto workspace = Workspace::openExisting(storePath);
-    std::ostringstream out;
-    const auto profiles = workspace->profiles();
-    out << profiles.size() << " profile(s)\n";
-    for (const auto& p : profiles) {
-        out << "  [" << p.id << "] " << p.name << " (" << p.kind << ")";
-        if (p.kind == "replay") {
-            const replay::InstructionStream trace = replay::loadInstructionStream(*workspace, p.id);
-            const replay::Analysis analysis = replay::analyze(trace);
-            const auto& sim = analysis.sim;
-            const double stallShare =
-                sim.totalCycles ? 100.0 * double(sim.stallCycles) / double(sim.totalCycles) : 0;
-            out << ": " << trace.instrs.size() << " instructions, " << trace.dmas.size()
-                << " DMAs, " << sim.totalCycles << " cycles, " << sim.stallCycles << " stalled ("
-                << std::fixed;
-            out.precision(1);
-            out << stallShare << "%: " << sim.baseStallCycles << " base latency, "
-                << sim.transferStallCycles << " transfer)";
-            if (!analysis.suggestions.empty()) {
-                const auto& best = analysis.suggestions.front();
-                out << "\n      " << analysis.suggestions.size()
-                    << " suggestion(s); best: " << best.text;
-            }
-        } else {
-            out << kindSummary(*workspace, p);
-        }
-        out << '\n';
-    }
-    return out.str();
 }
 
 }  // namespace stallscope

@@ -1,36 +1,19 @@
 #include "views/common/render.h"
 
-#include "views/replay/replay_compare_view.h"
-
 #include "core/errors.h"
-#include "views/cpi/cpi_compare_view.h"
-#include "views/cpi/cpi_view.h"
-#include "views/estimates/estimates_view.h"
-#include "views/noise/absorption_view.h"
-#include "views/noise/noise_compare_view.h"
-#include "views/replay/replay_render.h"
-#include "views/trace/trace_compare_view.h"
-#include "views/trace/trace_view.h"
+#include "views/common/view_kinds.h"
 
 namespace stallscope {
 
 const std::vector<RendererEntry>& renderers() {
-    // One entry per view and the kinds it draws; each view module adds its own line.
-    static const std::vector<RendererEntry> all{
-        {"cpi", {"cpi"}, renderCpi},
-        {"absorption", {"noise"}, renderAbsorption},
-        {"estimates", {"estimates"}, renderEstimates},
-        {"timeline", {"replay"}, renderReplayTimeline},
-        {"timeline", {"trace"}, renderTraceTimeline},
-        {"compare", {"trace"}, renderTraceCompare},
-        {"compare", {"replay"}, renderReplayCompare},
-        {"compare", {"cpi"}, renderCpiCompare},
-        {"compare", {"noise"}, renderNoiseCompare},
-        {"dma", {"replay"}, renderReplayDma},
-        {"utilization", {"replay"}, renderReplayUtilization},
-        {"dcache", {"replay"}, renderReplayDcache},
-        {"overview", {"replay"}, renderReplayOverview},
-    };
+    // Each kind's renderers, from the kinds table (views/common/view_kinds.cpp).
+    static const std::vector<RendererEntry> all = [] {
+        std::vector<RendererEntry> entries;
+        for (const ViewKind& kind : viewKinds())
+            for (const auto& [view, render] : kind.renderers)
+                entries.push_back({view, {std::string(kind.name)}, render});
+        return entries;
+    }();
     return all;
 }
 

@@ -1,7 +1,5 @@
 #include "views/replay/replay_document.h"
 
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QtConcurrent>
 #include <algorithm>
 #include <cmath>
@@ -12,9 +10,9 @@
 #include "core/errors.h"
 #include "core/lanes.h"
 #include "core/replay/codec.h"
+#include "core/replay/derived_profile.h"
 #include "core/replay/simulate.h"
 #include "core/replay/whatif.h"
-#include "core/sqlite.h"
 
 namespace stallscope {
 namespace {
@@ -354,29 +352,9 @@ SuggestionPreview previewSuggestion(const ReplayDocument& document, size_t sugge
 ProfileInfo applySuggestionAsProfile(const QString& workspacePath, const ReplayDocument& document,
                                      size_t suggestion) {
     if (!document.profile) throw InputError("the suggestion's trace is not a stored profile");
-    const auto& s = document.analysis.suggestions.at(suggestion);
-    const replay::EditedTrace edited = replay::applyPlan(document.trace, s.plan);
     auto workspace = Workspace::open(workspacePath.toStdString(), Workspace::Mode::ReadWrite);
-    sql::Transaction transaction(workspace->db());
-    ProfileInfo info;
-    info.name = workspace->uniqueName(document.profile->name + " (suggestion applied)");
-    info.kind = "replay";
-    info.sourcePath = document.profile->sourcePath;
-    info.parentId = document.profile->id;
-    QJsonObject meta;
-    meta.insert("machine", QString::fromStdString(edited.trace.machine.name));
-    meta.insert("instructions", static_cast<qint64>(edited.trace.instrs.size()));
-    meta.insert("dmas", static_cast<qint64>(edited.trace.dmas.size()));
-    meta.insert("hlo_ops", static_cast<qint64>(edited.trace.hlos.size()));
-    meta.insert("measured", false);
-    meta.insert("format", "derived");
-    meta.insert("applied", QString::fromStdString(s.text));
-    meta.insert("predicted_saving", static_cast<qint64>(s.savingCycles));
-    info.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
-    info.id = workspace->insertProfile(info);
-    replay::storeInstructionStream(*workspace, info.id, edited.trace);
-    transaction.commit();
-    return *workspace->profile(info.id);
+    return replay::writeDerivedProfile(*workspace, *document.profile, document.trace,
+                                       document.analysis.suggestions.at(suggestion));
 }
 
 }  // namespace stallscope

@@ -111,7 +111,7 @@ SuggestionPreview previewSuggestion(const ReplayDocument& document, size_t sugge
                                     bool fullAnalysis);
 
 // Stores the edited trace of a suggestion as a new replay profile derived from the document's
-// profile, named "<parent> (suggestion applied)" (made unique), in one transaction. Returns it.
+// profile (replay::writeDerivedProfile) in the workspace at `workspacePath`. Returns it.
 ProfileInfo applySuggestionAsProfile(const QString& workspacePath, const ReplayDocument& document,
                                      size_t suggestion);
 

@@ -11,6 +11,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include "core/kinds.h"
 #include "views/shell/profile_summary.h"
 
 namespace stallscope {
@@ -126,7 +127,12 @@ WorkspaceDock::~WorkspaceDock() {
 }
 
 const QStringList& WorkspaceDock::kindOrder() {
-    static const QStringList order{"replay", "noise", "cpi", "estimates", "trace"};
+    static const QStringList order = [] {
+        QStringList names;
+        for (const ProfileKind& kind : profileKinds())
+            names << QString::fromUtf8(kind.name.data(), qsizetype(kind.name.size()));
+        return names;
+    }();
     return order;
 }
 

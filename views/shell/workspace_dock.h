@@ -29,7 +29,7 @@ class WorkspaceDock : public QWidget {
     explicit WorkspaceDock(QWidget* parent = nullptr);
     ~WorkspaceDock() override;
 
-    // Group order of the tree; kinds outside this list get a group after these.
+    // Group order of the tree (core/kinds.h); kinds outside it get a group after these.
     static const QStringList& kindOrder();
 
     void setProfiles(const std::vector<ProfileInfo>& profiles);

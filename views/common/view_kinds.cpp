@@ -1,0 +1,71 @@
+#include "views/common/view_kinds.h"
+
+#include "core/kinds.h"
+#include "views/cpi/cpi_compare_view.h"
+#include "views/cpi/cpi_view.h"
+#include "views/estimates/estimates_view.h"
+#include "views/noise/absorption_view.h"
+#include "views/noise/noise_compare_view.h"
+#include "views/replay/replay_compare_view.h"
+#include "views/replay/replay_profile_tab.h"
+#include "views/replay/replay_render.h"
+#include "views/trace/trace_compare_view.h"
+#include "views/trace/trace_view.h"
+
+namespace stallscope {
+
+const std::vector<ViewKind>& viewKinds() {
+    static const std::vector<ViewKind> all{
+        {kinds::kReplay,
+         // Overview, timeline and data-cache pages of one profile.
+         [](const ProfileInfo& profile, const QString& path) -> QWidget* {
+             return new ReplayProfileTab(profile, path);
+         },
+         [](const ProfileInfo& a, const ProfileInfo& b, const QString& path) -> QWidget* {
+             return new ReplayCompareView(a, b, path);
+         },
+         {},
+         {{"timeline", renderReplayTimeline},
+          {"dma", renderReplayDma},
+          {"utilization", renderReplayUtilization},
+          {"dcache", renderReplayDcache},
+          {"overview", renderReplayOverview},
+          {"compare", renderReplayCompare}}},
+        {kinds::kNoise,
+         createNoiseView,
+         [](const ProfileInfo& a, const ProfileInfo& b, const QString& path) -> QWidget* {
+             return new NoiseCompareView(a, b, path);
+         },
+         [](QWidget* view, QObject* context, ViewKind::SuggestionsHandler handler) {
+             if (auto* absorption = qobject_cast<AbsorptionView*>(view))
+                 QObject::connect(absorption, &AbsorptionView::suggestionsReady, context,
+                                  std::move(handler));
+         },
+         {{"absorption", renderAbsorption}, {"compare", renderNoiseCompare}}},
+        {kinds::kCpi,
+         createCpiView,
+         [](const ProfileInfo& a, const ProfileInfo& b, const QString& path) -> QWidget* {
+             return new CpiCompareView(a, b, path);
+         },
+         [](QWidget* view, QObject* context, ViewKind::SuggestionsHandler handler) {
+             if (auto* cpi = qobject_cast<CpiView*>(view))
+                 QObject::connect(cpi, &CpiView::suggestionsChanged, context, std::move(handler));
+         },
+         {{"cpi", renderCpi}, {"compare", renderCpiCompare}}},
+        {kinds::kEstimates, createEstimatesView, {}, {}, {{"estimates", renderEstimates}}},
+        {kinds::kTrace,
+         createTraceView,
+         createCompareView,
+         {},
+         {{"timeline", renderTraceTimeline}, {"compare", renderTraceCompare}}},
+    };
+    return all;
+}
+
+const ViewKind* findViewKind(std::string_view name) {
+    for (const ViewKind& kind : viewKinds())
+        if (kind.name == name) return &kind;
+    return nullptr;
+}
+
+}  // namespace stallscope
