@@ -10,6 +10,7 @@
 #include "core/cpi/cpi.h"
 #include "core/cpi/estimates.h"
 #include "core/errors.h"
+#include "core/kinds.h"
 #include "core/workspace.h"
 
 namespace stallscope {
@@ -155,7 +156,7 @@ bool runCpiCommand(const std::vector<std::string>& args, const std::string& stor
     if (command == "cpi") {
         const Options o = parseOptions(args, true);
         auto workspace = openStore(store);
-        const ProfileInfo p = requireKind(*workspace, o.profile, "cpi");
+        const ProfileInfo p = requireKind(*workspace, o.profile, std::string(kinds::kCpi));
         cpi::CpiData data = cpi::loadCpiData(*workspace, p.id);
         const std::vector<cpi::KernelMetrics> metrics = cpi::loadKernelMetrics(*workspace, p.id);
         // Suggestions name raw categories (more specific); the stacks follow --classes.
@@ -174,7 +175,7 @@ bool runCpiCommand(const std::vector<std::string>& args, const std::string& stor
     } else {
         const Options o = parseOptions(args, false);
         auto workspace = openStore(store);
-        const ProfileInfo p = requireKind(*workspace, o.profile, "estimates");
+        const ProfileInfo p = requireKind(*workspace, o.profile, std::string(kinds::kEstimates));
         const estimates::EstimateData data = estimates::loadEstimates(*workspace, p.id);
         const estimates::EstimateReport report = estimates::analyzeEstimates(data);
         if (o.json) {

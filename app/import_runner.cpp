@@ -1,15 +1,16 @@
 #include "app/import_runner.h"
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QFileInfo>
-#include <QtConcurrent>
+#include <QPointer>
 #include <exception>
-#include <mutex>
 
 #include "core/errors.h"
 #include "core/progress.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
+#include "views/common/queued_job.h"
 
 namespace stallscope {
 namespace {
@@ -27,30 +28,28 @@ QString describeImported(const std::vector<ImportedProfile>& imported) {
 
 }  // namespace
 
-ImportRunner::ImportRunner(QObject* parent) : QObject(parent) {
-    pool_.setMaxThreadCount(1);
-    connect(&watcher_, &QFutureWatcher<Outcome>::finished, this, &ImportRunner::onWorkerFinished);
-}
+ImportRunner::ImportRunner(QObject* parent) : QObject(parent), job_(this) {}
 
 ImportRunner::~ImportRunner() {
     cancel();
-    waitForFinished();
 }
 
 bool ImportRunner::start(const QString& workspacePath, const QStringList& files,
                          const QString& name, const QString& format) {
     if (running_) return false;
     running_ = true;
+    currentFiles_ = files;
 
-    // The listener runs on the worker; it posts to this object, which outlives the worker
-    // because the destructor waits for it.
+    // The listener runs on the worker, which may outlive this runner: it posts to the
+    // application, and the runner is looked up again on the GUI thread.
     struct Throttle {
         QElapsedTimer sinceLast;
         std::string lastStage;
     };
     auto throttle = std::make_shared<Throttle>();
+    const QPointer<ImportRunner> self(this);
     progress_ =
-        std::make_shared<Progress>([this, throttle](double fraction, const std::string& stage) {
+        std::make_shared<Progress>([self, throttle](double fraction, const std::string& stage) {
             const bool stageChanged = stage != throttle->lastStage;
             if (!stageChanged && fraction < 1.0 && throttle->sinceLast.isValid() &&
                 throttle->sinceLast.elapsed() < kMinProgressIntervalMs)
@@ -59,9 +58,9 @@ bool ImportRunner::start(const QString& workspacePath, const QStringList& files,
             throttle->lastStage = stage;
             const QString stageText = QString::fromStdString(stage);
             QMetaObject::invokeMethod(
-                this,
-                [this, fraction, stageText] {
-                    if (running_) emit progressChanged(fraction, stageText);
+                QCoreApplication::instance(),
+                [self, fraction, stageText] {
+                    if (self && self->running_) emit self->progressChanged(fraction, stageText);
                 },
                 Qt::QueuedConnection);
         });
@@ -73,41 +72,53 @@ bool ImportRunner::start(const QString& workspacePath, const QStringList& files,
 
     std::shared_ptr<Progress> progress = progress_;
     const std::string path = workspacePath.toStdString();
-    watcher_.setFuture(QtConcurrent::run(&pool_, [path, request, progress]() -> Outcome {
-        Outcome outcome;
-        try {
-            std::unique_ptr<Workspace> workspace = Workspace::open(path);
-            const std::vector<ImportedProfile> imported =
-                stallscope::importFiles(*workspace, request, *progress);
-            outcome.ok = true;
-            outcome.message = describeImported(imported);
-            for (const ImportedProfile& profile : imported) outcome.profileIds << profile.id;
-        } catch (const Cancelled&) {
-            outcome.cancelled = true;
-            outcome.message = tr("Import cancelled; nothing was stored");
-        } catch (const std::exception& error) {
-            // InputError and Failure messages already name the file and line.
-            outcome.message = QString::fromStdString(error.what());
-        }
-        return outcome;
-    }));
+    async::startQueued(
+        job_, this,
+        [path, request, progress]() -> Outcome {
+            Outcome outcome;
+            try {
+                std::unique_ptr<Workspace> workspace = Workspace::open(path);
+                const std::vector<ImportedProfile> imported =
+                    stallscope::importFiles(*workspace, request, *progress);
+                outcome.ok = true;
+                outcome.message = describeImported(imported);
+                for (const ImportedProfile& profile : imported) outcome.profileIds << profile.id;
+            } catch (const Cancelled&) {
+                outcome.cancelled = true;
+                outcome.message = tr("Import cancelled; nothing was stored");
+            } catch (const std::exception& error) {
+                // InputError and Failure messages already name the file and line.
+                outcome.message = QString::fromStdString(error.what());
+            }
+            return outcome;
+        },
+        [this](Outcome outcome) { onWorkerFinished(outcome); });
     emit started(files);
     return true;
 }
 
+void ImportRunner::enqueue(const QString& workspacePath, const QStringList& files) {
+    if (running_)
+        queue_.append({workspacePath, files});
+    else
+        start(workspacePath, files);
+}
+
 void ImportRunner::cancel() {
+    queue_.clear();
     if (running_ && progress_) progress_->cancel();
 }
 
-void ImportRunner::waitForFinished() {
-    watcher_.waitForFinished();
-}
-
-void ImportRunner::onWorkerFinished() {
-    lastOutcome_ = watcher_.result();
+void ImportRunner::onWorkerFinished(const Outcome& outcome) {
+    lastOutcome_ = outcome;
     running_ = false;
     progress_.reset();
+    currentFiles_.clear();
     emit finished(lastOutcome_.ok, lastOutcome_.message, lastOutcome_.profileIds);
+    if (!running_ && !queue_.isEmpty()) {
+        const auto [path, files] = queue_.takeFirst();
+        start(path, files);
+    }
 }
 
 }  // namespace stallscope

@@ -1,18 +1,19 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QList>
 #include <QObject>
 #include <QStringList>
-#include <QThreadPool>
 #include <memory>
+
+#include "views/common/async_job.h"
 
 namespace stallscope {
 
 class Progress;
 
 // Runs importFiles() on a worker thread with its own workspace connection, so the GUI thread
-// never waits on parsing or SQLite. One import at a time.
+// never waits on parsing or SQLite. One import at a time; enqueue() lines further requests up
+// behind it.
 class ImportRunner : public QObject {
     Q_OBJECT
   public:
@@ -27,7 +28,8 @@ class ImportRunner : public QObject {
     };
 
     explicit ImportRunner(QObject* parent = nullptr);
-    // Cancels a running import and waits for the worker, which rolls the import back.
+    // Cancels a running import without waiting: its worker rolls the import back (the
+    // application waits for the thread pool before it exits).
     ~ImportRunner() override;
 
     // Imports files into the workspace at workspacePath (created if missing). name and format
@@ -35,13 +37,18 @@ class ImportRunner : public QObject {
     // nothing, while another import runs.
     bool start(const QString& workspacePath, const QStringList& files, const QString& name = {},
                const QString& format = {});
-    // Asks the worker to stop at its next progress point; finished() follows with ok == false.
+    // Starts the files now, or after the imports before them.
+    void enqueue(const QString& workspacePath, const QStringList& files);
+    // Asks the worker to stop at its next progress point (finished() follows with ok == false)
+    // and drops the queued requests.
     void cancel();
     bool isRunning() const { return running_; }
+    // Running or queued.
+    bool isBusy() const { return running_ || !queue_.isEmpty(); }
+    // The files of the running import.
+    const QStringList& currentFiles() const { return currentFiles_; }
     // The result of the last finished import (tells a cancellation from an error).
     const Outcome& lastOutcome() const { return lastOutcome_; }
-    // Blocks until the worker is done (tests and shutdown only).
-    void waitForFinished();
 
   signals:
     void started(const QStringList& files);
@@ -49,13 +56,14 @@ class ImportRunner : public QObject {
     void finished(bool ok, const QString& message, const QList<qint64>& profileIds);
 
   private:
-    void onWorkerFinished();
+    void onWorkerFinished(const Outcome& outcome);
 
-    QThreadPool pool_;  // one thread of our own: the global pool stays free for list loads
-    QFutureWatcher<Outcome> watcher_;
+    async::JobSlot job_;
     std::shared_ptr<Progress> progress_;
     Outcome lastOutcome_;
     bool running_ = false;
+    QStringList currentFiles_;
+    QList<QPair<QString, QStringList>> queue_;  // workspace path, files
 };
 
 }  // namespace stallscope

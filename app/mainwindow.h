@@ -1,28 +1,27 @@
 #pragma once
 
 #include <QByteArray>
-#include <QHash>
 #include <QMainWindow>
 #include <QStringList>
-#include <QThreadPool>
-#include <functional>
 #include <optional>
-#include <vector>
 
+#include "app/app_info.h"
+#include "app/suggestion_flow.h"
+#include "app/tab_registry.h"
+#include "app/workspace_tasks.h"
 #include "core/workspace.h"
 #include "views/replay/replay_document.h"
+#include "views/shell/status_line.h"
 #include "views/shell/suggestions_dock.h"
+#include "views/shell/workspace_dock.h"
 
 class QAction;
 class QDockWidget;
-class QLabel;
 class QMenu;
 class QMimeData;
-class QProgressBar;
 class QStackedWidget;
 class QTabWidget;
 class QToolBar;
-class QToolButton;
 class QTreeWidget;
 
 namespace stallscope {
@@ -30,18 +29,19 @@ namespace stallscope {
 class DetailsDock;
 class ImportRunner;
 class ReplayProfileTab;
-class WorkspaceDock;
 
 // The desktop window: workspace dock, tabs of opened views, details and suggestions docks and
-// the import machinery. Wiring only; SQL runs on worker threads, never on the GUI thread.
+// the import machinery. It wires them together; the work is done by TabRegistry (which tab shows
+// what), SuggestionFlow (the suggestions dock), WorkspaceTasks (profile list and edits off the
+// GUI thread) and ImportRunner.
 class MainWindow : public QMainWindow {
     Q_OBJECT
   public:
-    // Builds the widget shown in a tab for a profile of one kind.
-    using ViewFactory =
-        std::function<QWidget*(const ProfileInfo& profile, const QString& workspacePath)>;
+    using ViewFactory = TabRegistry::ViewFactory;
 
-    static constexpr int kMaxRecentWorkspaces = 8;
+    static constexpr int kMaxRecentWorkspaces = appinfo::kMaxRecent;
+    // The side docks never get narrower than this, so no view squeezes them to a sliver.
+    static constexpr int kSideDockMinimumWidth = 200;
 
     explicit MainWindow(const QString& workspacePath, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -58,47 +58,59 @@ class MainWindow : public QMainWindow {
     ImportRunner* importRunner() const { return runner_; }
 
     // Loads the profile list on a worker; profilesReloaded() follows.
-    void reloadProfiles();
+    void reloadProfiles() { workspaceTasks_->reload(); }
     // Workspace edits on a worker, then a reload. deleteProfile() does not ask; the Delete
     // action asks first (confirmDeleteProfile()).
     void renameProfile(qint64 id, const QString& newName);
     void deleteProfile(qint64 id);
-    bool confirmDeleteProfile(const ProfileInfo& profile);
+    bool confirmDeleteProfile(const ProfileInfo& profile) {
+        return WorkspaceDock::confirmDelete(this, profile);
+    }
 
-    // Opens (or focuses) the tab of a profile, built by the factory registered for its kind or
-    // as a read-only summary page. Returns the tab's widget.
-    virtual QWidget* openProfile(const ProfileInfo& profile);
-    void registerView(const QString& kind, ViewFactory factory);
-    void closeTab(int index);
+    // Opens (or focuses) the tab of a profile, built by the view of its kind or as a read-only
+    // summary page. Returns the tab's widget.
+    virtual QWidget* openProfile(const ProfileInfo& profile) {
+        return tabRegistry_->openProfile(profile);
+    }
+    void registerView(const QString& kind, ViewFactory factory) {
+        tabRegistry_->registerView(kind, std::move(factory));
+    }
+    void closeTab(int index) { tabRegistry_->closeTab(index); }
 
-    void setSuggestions(const QList<SuggestionItem>& suggestions);
+    void setSuggestions(const QList<SuggestionItem>& suggestions) {
+        suggestionFlow_->setSuggestions(suggestions);
+    }
     // Opens a before (a) / after (b) comparison tab; nullptr for kinds without one.
-    QWidget* openComparison(const ProfileInfo& a, const ProfileInfo& b);
+    QWidget* openComparison(const ProfileInfo& a, const ProfileInfo& b) {
+        return tabRegistry_->openComparison(a, b);
+    }
     // Compares a profile derived by applying suggestions with its parent.
-    void compareWithParent(qint64 derivedId);
+    void compareWithParent(qint64 derivedId) { suggestionFlow_->compareWithParent(derivedId); }
     // The replay profile whose suggestions the dock lists, and its analysed document.
-    const std::optional<ProfileInfo>& suggestionsProfile() const { return suggestionsProfile_; }
-    const ReplayDocumentPtr& suggestionsDocument() const { return suggestionsDocument_; }
+    const std::optional<ProfileInfo>& suggestionsProfile() const {
+        return suggestionFlow_->profile();
+    }
+    const ReplayDocumentPtr& suggestionsDocument() const { return suggestionFlow_->document(); }
     // Suggestion `index` of the dock: open the profile's tab and show it on the timeline (zoom,
     // backtail, ghost), show its re-simulated timeline under the original, or save the edited
     // trace as a derived profile "<parent> (suggestion applied)" on a worker (suggestionApplied).
-    ReplayProfileTab* showSuggestion(int index);
-    ReplayProfileTab* previewSuggestion(int index);
-    void applySuggestion(int index);
+    ReplayProfileTab* showSuggestion(int index) { return suggestionFlow_->show(index); }
+    ReplayProfileTab* previewSuggestion(int index) { return suggestionFlow_->preview(index); }
+    void applySuggestion(int index) { suggestionFlow_->apply(index); }
 
-    QTreeWidget* profileTree() const;
+    QTreeWidget* profileTree() const { return workspaceDock_->tree(); }
     WorkspaceDock* workspaceDock() const { return workspaceDock_; }
     DetailsDock* detailsDock() const { return detailsDock_; }
     SuggestionsDock* suggestionsDock() const { return suggestionsDock_; }
     QTabWidget* tabs() const { return tabs_; }
-    QString statusText() const;
+    QString statusText() const { return statusLine_->message(); }
 
     // Most recent first, at most kMaxRecentWorkspaces, kept in QSettings.
-    static QStringList recentWorkspaces();
-    static void addRecentWorkspace(const QString& path);
-    static void clearRecentWorkspaces();
+    static QStringList recentWorkspaces() { return appinfo::recentWorkspaces(); }
+    static void addRecentWorkspace(const QString& path) { appinfo::addRecentWorkspace(path); }
+    static void clearRecentWorkspaces() { appinfo::clearRecentWorkspaces(); }
     // The About box text: versions of Stallscope and the libraries it runs on.
-    static QString aboutText();
+    static QString aboutText() { return appinfo::aboutText(); }
 
   signals:
     void profilesReloaded();
@@ -114,60 +126,41 @@ class MainWindow : public QMainWindow {
     void dropEvent(QDropEvent* event) override;
 
   private:
-    struct ProfileList {
-        quint64 generation = 0;
-        std::vector<ProfileInfo> profiles;
-        QString error;
-        bool writable = true;
-    };
-
     void createActions();
     void createMenus();
     void createDocks();
+    void connectDocks();
     void createStatusBar();
-    void createWelcomePage();
+    QDockWidget* addDock(const QString& title, const QString& name, QWidget* content,
+                         Qt::DockWidgetArea area);
     void restoreSettings();
     void saveSettings() const;
     void updateWindowTitle();
     void updateActions();
-    void startNextImport();
+    void onImportStarted(const QStringList& files);
     void onImportProgress(double fraction, const QString& stage);
     void onImportFinished(bool ok, const QString& message, const QList<qint64>& profileIds);
     void onProfilesLoaded(const ProfileList& list);
-    void runWorkspaceEdit(const QString& description, std::function<void(Workspace&)> edit);
-    void setStatus(const QString& text, bool error = false);
-    // Analyses the selected replay profile on a worker and fills the suggestions dock.
-    void loadSuggestionsFor(const std::optional<ProfileInfo>& profile);
+    void onEdited(const QString& message, bool failed);
+    void setStatus(const QString& text, bool error = false) {
+        statusLine_->setMessage(text, error);
+    }
     void showImportDialog();
     void showOpenWorkspaceDialog();
     void rebuildRecentMenu();
-    void showAbout();
     void toggleFullScreen(bool on);
     void resetLayout();
-    void closeTabsOfMissingProfiles();
-    int tabIndexOfProfile(qint64 id) const;
     static QStringList localFiles(const QMimeData* mime);
 
     QString workspacePath_;
     bool workspaceWritable_ = true;
-    quint64 listGeneration_ = 0;
-    quint64 suggestionsGeneration_ = 0;
-    std::optional<ProfileInfo> suggestionsProfile_;
-    ReplayDocumentPtr suggestionsDocument_;
     std::optional<qint64> selectAfterReload_;
-    QList<QStringList> pendingImports_;
-    QStringList currentImport_;
-    QHash<QString, ViewFactory> viewFactories_;
     QByteArray defaultState_;
 
     ImportRunner* runner_;
-    // Short workspace reads (profile lists, renames, a comparison's profiles) on threads of their
-    // own, so they never wait behind analyses running on the global pool.
-    QThreadPool quickReads_;
-    // Suggestions the CPI and absorption views derived, by profile, so the dock shows them again
-    // when their profile becomes current.
-    QHash<qint64, QList<SuggestionItem>> viewSuggestions_;
-    std::optional<qint64> dockProfileId_;  // the profile the suggestions dock is showing
+    WorkspaceTasks* workspaceTasks_ = nullptr;
+    TabRegistry* tabRegistry_ = nullptr;
+    SuggestionFlow* suggestionFlow_ = nullptr;
     WorkspaceDock* workspaceDock_ = nullptr;
     DetailsDock* detailsDock_ = nullptr;
     SuggestionsDock* suggestionsDock_ = nullptr;
@@ -178,10 +171,7 @@ class MainWindow : public QMainWindow {
     QWidget* welcome_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     QToolBar* toolBar_ = nullptr;
-    QLabel* statusLabel_ = nullptr;
-    QLabel* countLabel_ = nullptr;
-    QProgressBar* importProgress_ = nullptr;
-    QToolButton* cancelButton_ = nullptr;
+    StatusLine* statusLine_ = nullptr;
     QMenu* recentMenu_ = nullptr;
 
     QAction* importAction_ = nullptr;

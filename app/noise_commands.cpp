@@ -12,6 +12,7 @@
 #include "app/commands.h"
 #include "app/terminal.h"
 #include "core/errors.h"
+#include "core/kinds.h"
 #include "core/noise/absorption.h"
 #include "core/noise/probe.h"
 #include "core/progress.h"
@@ -39,7 +40,7 @@ int cmdAbsorption(const std::vector<std::string>& args, const std::string& store
     if (positional.size() != 1) throw InputError("absorption: give exactly one PROFILE");
     auto workspace = Workspace::openExisting(store);
     const ProfileInfo profile = workspace->resolveProfile(positional[0]);
-    if (profile.kind != "noise")
+    if (profile.kind != kinds::kNoise)
         throw InputError("absorption: profile '" + profile.name + "' is a " + profile.kind +
                          " profile, not a noise profile");
     const noise::AbsorptionReport report = noise::analyzeProfile(*workspace, profile.id);

@@ -1,10 +1,10 @@
 #include "views/replay/replay_overview.h"
 
-#include <QLocale>
 #include <QMouseEvent>
 #include <QPainter>
 #include <algorithm>
 
+#include "views/common/format.h"
 #include "views/replay/replay_tracks.h"
 
 namespace stallscope {
@@ -12,13 +12,55 @@ namespace {
 
 constexpr int kMargin = 16;
 constexpr int kCardHeight = 84;
+constexpr int kCardGap = 12;
 constexpr int kTitleHeight = 26;
+// Card insides: text starts right of the accent bar.
+constexpr int kCardLeftPad = 14;
+constexpr int kCardRightPad = 8;
+constexpr int kValueTop = 26;
+// The figure's font, as a multiple of the text font: the largest that fits, not below the text.
+constexpr double kLargestValueScale = 1.5;
+constexpr double kSmallestValueScale = 1.0;
+constexpr double kValueScaleStep = 0.05;
 
 QString num(double v) {
-    return QLocale().toString(v, 'f', 0);
+    return format::localCount(v);
 }
 QString pct(double part, double whole) {
-    return QStringLiteral("%1%").arg(whole > 0 ? 100.0 * part / whole : 0.0, 0, 'f', 1);
+    return format::percentOf(part, whole);
+}
+
+QFont valueFont(double scale) {
+    QFont f;
+    f.setPointSizeF(f.pointSizeF() * scale);
+    f.setBold(true);
+    return f;
+}
+
+int textWidth(const QFont& font, const QString& text, const QPaintDevice* device) {
+    return device ? QFontMetrics(font, device).horizontalAdvance(text)
+                  : QFontMetrics(font).horizontalAdvance(text);
+}
+
+// Columns and figure font for cards over `width`: one row when the figures fit at the text font
+// or larger, else rows of three, then two, then one.
+std::pair<int, double> cardGrid(const std::vector<ReplayOverview::Card>& cards, int width,
+                                const QPaintDevice* device) {
+    const int n = static_cast<int>(cards.size());
+    for (int columns : {n, 3, 2, 1}) {
+        if (columns > n) continue;
+        const int cardWidth = (width - kCardGap * (columns - 1)) / columns;
+        const int room = cardWidth - kCardLeftPad - kCardRightPad;
+        for (double scale = kLargestValueScale; scale >= kSmallestValueScale - 1e-9;
+             scale -= kValueScaleStep) {
+            const QFont font = valueFont(scale);
+            const bool fits = std::all_of(cards.begin(), cards.end(), [&](const auto& card) {
+                return textWidth(font, card.value, device) <= room;
+            });
+            if (fits) return {columns, scale};
+        }
+    }
+    return {1, kSmallestValueScale};
 }
 
 void sectionTitle(QPainter& p, const QRect& r, const QString& title) {
@@ -27,16 +69,59 @@ void sectionTitle(QPainter& p, const QRect& r, const QString& title) {
     f.setPointSizeF(f.pointSizeF() * 1.05);
     p.setFont(f);
     p.setPen(QColor(40, 40, 40));
-    p.drawText(QRect(r.left(), r.top(), r.width(), kTitleHeight), Qt::AlignLeft | Qt::AlignVCenter,
-               title);
+    p.drawText(QRect(r.left(), r.top(), r.width() - 6, kTitleHeight),
+               Qt::AlignLeft | Qt::AlignVCenter,
+               p.fontMetrics().elidedText(title, Qt::ElideRight, r.width() - 6));
     p.setFont(QFont());
 }
 
+constexpr int kLinkColumn = 1;
+constexpr int kCellGap = 6;
+
+// Left edges of the DMA table's columns over `width` (one more entry: the right end). Each figure
+// column gets the width of its widest text; when they do not all fit, the least telling columns
+// get none (base, transfer, bytes, backtail, in that order) rather than cut figures. The link's
+// name takes what is left and elides.
+std::vector<int> dmaColumns(const QStringList& headers, const std::vector<QStringList>& rows,
+                            int width, const QPaintDevice* device) {
+    QFont bold;
+    bold.setBold(true);
+    const int n = static_cast<int>(headers.size());
+    std::vector<int> need(size_t(n), 0);
+    for (int c = 0; c < n; ++c) {
+        need[size_t(c)] = textWidth(bold, headers[c], device);
+        for (const QStringList& row : rows)
+            if (c < row.size())
+                need[size_t(c)] = std::max(need[size_t(c)], textWidth(QFont(), row[c], device));
+        need[size_t(c)] += kCellGap;
+    }
+    const int linkMinimum = std::min(need[kLinkColumn], textWidth(QFont(), "hbm->…", device));
+    constexpr int kKeepFirst[] = {0, 3, kLinkColumn, 6, 2, 4, 5};
+    std::vector<int> widths(size_t(n), 0);
+    int used = 0;
+    for (int c : kKeepFirst) {
+        const int w = c == kLinkColumn ? linkMinimum : need[size_t(c)];
+        if (used + w > width) continue;
+        widths[size_t(c)] = w;
+        used += w;
+    }
+    // Room left: the link's full name first, then evenly over the shown columns.
+    if (widths[kLinkColumn] > 0) {
+        const int more = std::min(width - used, need[kLinkColumn] - widths[kLinkColumn]);
+        widths[kLinkColumn] += more;
+        used += more;
+    }
+    const int shown = int(std::count_if(widths.begin(), widths.end(), [](int w) { return w > 0; }));
+    const int spare = shown > 0 ? (width - used) / shown : 0;
+    std::vector<int> x{0};
+    for (int w : widths) x.push_back(x.back() + (w > 0 ? w + spare : 0));
+    return x;
+}
 }  // namespace
 
 ReplayOverview::ReplayOverview(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
-    setMinimumSize(700, 500);
+    setMinimumSize(kMinimumWidth, kMinimumHeight);
 }
 
 void ReplayOverview::setDocument(ReplayDocumentPtr doc) {
@@ -57,10 +142,16 @@ void ReplayOverview::setDocument(ReplayDocumentPtr doc) {
     update();
 }
 
-ReplayOverview::Areas ReplayOverview::areasFor(QSize size) const {
+ReplayOverview::Areas ReplayOverview::areasFor(QSize size, const QPaintDevice* device) const {
     Areas a;
     const int w = size.width() - 2 * kMargin;
-    a.cards = QRect(kMargin, kMargin, w, kCardHeight);
+    int cardRows = 1;
+    if (doc_) {
+        const std::vector<Card> cards = cardContents();
+        const int columns = cardGrid(cards, w, device).first;
+        cardRows = (static_cast<int>(cards.size()) + columns - 1) / columns;
+    }
+    a.cards = QRect(kMargin, kMargin, w, cardRows * kCardHeight + (cardRows - 1) * kCardGap);
     const int midTop = a.cards.bottom() + 14;
     const int half = (w - 16) / 2;
     const int unitRows = doc_ ? static_cast<int>(doc_->units.size()) : 0;
@@ -77,7 +168,7 @@ ReplayOverview::Areas ReplayOverview::areasFor(QSize size) const {
 std::vector<ReplayOverview::Row> ReplayOverview::rowsFor(QSize size) const {
     std::vector<Row> rows;
     if (!doc_) return rows;
-    const Areas a = areasFor(size);
+    const Areas a = areasFor(size, this);
     int y = a.dmas.top() + kTitleHeight + kRowHeight;  // below the header row
     for (size_t d : topDmas_) {
         if (y + kRowHeight > a.dmas.bottom()) break;
@@ -108,6 +199,54 @@ void ReplayOverview::paintEvent(QPaintEvent*) {
     paintContent(painter, size());
 }
 
+std::vector<ReplayOverview::Card> ReplayOverview::cardContents() const {
+    const auto& sim = doc_->analysis.sim;
+    const double total = static_cast<double>(sim.totalCycles);
+    uint64_t slack = 0;
+    size_t dmasWithSlack = 0;
+    for (const auto& t : sim.dmas) {
+        slack += t.slack;
+        if (t.slack > 0) ++dmasWithSlack;
+    }
+    return {{tr("Total"), tr("%1 cycles").arg(num(total)),
+             tr("%1 µs at %2 GHz").arg(doc_->microseconds(total), 0, 'f', 2).arg(doc_->clockGhz()),
+             QColor(60, 60, 60)},
+            {tr("Stalled at DMA WAITs"), tr("%1 cycles").arg(num(double(sim.stallCycles))),
+             tr("%1 of the run").arg(pct(double(sim.stallCycles), total)),
+             replaycolors::transferStall()},
+            {tr("Base-latency stall"), tr("%1 cycles").arg(num(double(sim.baseStallCycles))),
+             tr("%1 of stalls").arg(pct(double(sim.baseStallCycles), double(sim.stallCycles))),
+             replaycolors::baseStall()},
+            {tr("Transfer stall"), tr("%1 cycles").arg(num(double(sim.transferStallCycles))),
+             tr("%1 of stalls").arg(pct(double(sim.transferStallCycles), double(sim.stallCycles))),
+             replaycolors::transferStall()},
+            {tr("Slack"), tr("%1 cycles").arg(num(double(slack))),
+             dmasWithSlack == 0 ? tr("no WAIT is late")
+                                : tr("late WAITs: %1 of %2 DMAs")
+                                      .arg(num(double(dmasWithSlack)))
+                                      .arg(num(double(sim.dmas.size()))),
+             replaycolors::slack()}};
+}
+
+std::vector<ReplayOverview::Card> ReplayOverview::cardsFor(QSize size,
+                                                           const QPaintDevice* device) const {
+    if (!doc_) return {};
+    std::vector<Card> cards = cardContents();
+    const QRect area = areasFor(size, device).cards;
+    const auto [columns, scale] = cardGrid(cards, area.width(), device);
+    const int cardWidth = (area.width() - kCardGap * (columns - 1)) / columns;
+    for (size_t i = 0; i < cards.size(); ++i) {
+        const int column = static_cast<int>(i) % columns, row = static_cast<int>(i) / columns;
+        Card& card = cards[i];
+        card.rect = QRect(area.left() + column * (cardWidth + kCardGap),
+                          area.top() + row * (kCardHeight + kCardGap), cardWidth, kCardHeight);
+        card.valueFont = valueFont(scale);
+        card.valueRect = card.rect.adjusted(kCardLeftPad, kValueTop, -kCardRightPad, 0);
+        card.valueRect.setHeight(QFontMetrics(card.valueFont).height());
+    }
+    return cards;
+}
+
 void ReplayOverview::paintContent(QPainter& p, QSize size) const {
     p.fillRect(QRect(QPoint(0, 0), size), QColor(246, 247, 249));
     if (!doc_) {
@@ -116,61 +255,29 @@ void ReplayOverview::paintContent(QPainter& p, QSize size) const {
         return;
     }
     const auto& sim = doc_->analysis.sim;
-    const Areas a = areasFor(size);
+    const Areas a = areasFor(size, p.device());
     const double total = static_cast<double>(sim.totalCycles);
-    uint64_t slack = 0;
-    size_t dmasWithSlack = 0;
-    for (const auto& t : sim.dmas) {
-        slack += t.slack;
-        if (t.slack > 0) ++dmasWithSlack;
-    }
 
     // Headline cards.
-    struct Card {
-        QString title, value, detail;
-        QColor accent;
-    };
-    const std::vector<Card> cards{
-        {tr("Total"), tr("%1 cycles").arg(num(total)),
-         tr("%1 µs at %2 GHz").arg(doc_->microseconds(total), 0, 'f', 2).arg(doc_->clockGhz()),
-         QColor(60, 60, 60)},
-        {tr("Stalled at DMA WAITs"), tr("%1 cycles").arg(num(double(sim.stallCycles))),
-         tr("%1 of the run").arg(pct(double(sim.stallCycles), total)),
-         replaycolors::transferStall()},
-        {tr("Base-latency stall"), tr("%1 cycles").arg(num(double(sim.baseStallCycles))),
-         tr("%1 of stalls").arg(pct(double(sim.baseStallCycles), double(sim.stallCycles))),
-         replaycolors::baseStall()},
-        {tr("Transfer stall"), tr("%1 cycles").arg(num(double(sim.transferStallCycles))),
-         tr("%1 of stalls").arg(pct(double(sim.transferStallCycles), double(sim.stallCycles))),
-         replaycolors::transferStall()},
-        {tr("Slack"), tr("%1 cycles").arg(num(double(slack))),
-         dmasWithSlack == 0 ? tr("no WAIT is late")
-                            : tr("late WAITs: %1 of %2 DMAs")
-                                  .arg(num(double(dmasWithSlack)))
-                                  .arg(num(double(sim.dmas.size()))),
-         replaycolors::slack()}};
-    const int cardWidth = (a.cards.width() - 12 * int(cards.size() - 1)) / int(cards.size());
-    QFont big = p.font();
-    big.setPointSizeF(big.pointSizeF() * 1.5);
-    big.setBold(true);
-    for (size_t i = 0; i < cards.size(); ++i) {
-        const QRect r(a.cards.left() + int(i) * (cardWidth + 12), a.cards.top(), cardWidth,
-                      a.cards.height());
+    for (const Card& card : cardsFor(size, p.device())) {
+        const QRect& r = card.rect;
         p.fillRect(r, Qt::white);
-        p.fillRect(QRect(r.left(), r.top(), 4, r.height()), cards[i].accent);
+        p.fillRect(QRect(r.left(), r.top(), 4, r.height()), card.accent);
         p.setPen(QColor(220, 220, 220));
         p.drawRect(r.adjusted(0, 0, -1, -1));
         p.setPen(QColor(90, 90, 90));
-        p.drawText(r.adjusted(14, 8, -8, 0), Qt::AlignLeft | Qt::AlignTop, cards[i].title);
-        p.setFont(big);
+        // Narrow cards: titles and details elide; the figure always fits (cardsFor).
+        const QRect title = r.adjusted(kCardLeftPad, 8, -kCardRightPad, 0);
+        p.drawText(title, Qt::AlignLeft | Qt::AlignTop,
+                   p.fontMetrics().elidedText(card.title, Qt::ElideRight, title.width()));
+        p.setFont(card.valueFont);
         p.setPen(QColor(20, 20, 20));
-        p.drawText(r.adjusted(14, 26, -8, 0), Qt::AlignLeft | Qt::AlignTop, cards[i].value);
+        p.drawText(card.valueRect, Qt::AlignLeft | Qt::AlignTop, card.value);
         p.setFont(QFont());
         p.setPen(QColor(90, 90, 90));
-        // Narrow cards (docks open): an ellipsis rather than text cut mid-letter.
-        const QRect detail = r.adjusted(14, 0, -8, -8);
+        const QRect detail = r.adjusted(kCardLeftPad, 0, -kCardRightPad, -8);
         p.drawText(detail, Qt::AlignLeft | Qt::AlignBottom,
-                   p.fontMetrics().elidedText(cards[i].detail, Qt::ElideRight, detail.width()));
+                   p.fontMetrics().elidedText(card.detail, Qt::ElideRight, detail.width()));
     }
     // Stall split bar under the cards' row is implied by the cards; units next.
     p.fillRect(a.units, Qt::white);
@@ -194,11 +301,18 @@ void ReplayOverview::paintContent(QPainter& p, QSize size) const {
     sectionTitle(p, a.dcache.adjusted(10, 0, 0, 0), tr("Data-cache"));
     const auto& dc = doc_->analysis.dcache;
     y = a.dcache.top() + kTitleHeight + 2;
+    // The figure keeps its width; a narrow panel elides the name before it instead.
     const auto line = [&](const QString& k, const QString& v) {
+        const int valueWidth = p.fontMetrics().horizontalAdvance(v);
+        const int valueLeft =
+            std::max(a.dcache.left() + 10,
+                     std::min(a.dcache.left() + 270, a.dcache.right() - 10 - valueWidth));
+        const int keyWidth = std::max(0, valueLeft - 10 - (a.dcache.left() + 10));
         p.setPen(QColor(90, 90, 90));
-        p.drawText(QRect(a.dcache.left() + 10, y, 260, 18), Qt::AlignLeft | Qt::AlignVCenter, k);
+        p.drawText(QRect(a.dcache.left() + 10, y, keyWidth, 18), Qt::AlignLeft | Qt::AlignVCenter,
+                   p.fontMetrics().elidedText(k, Qt::ElideRight, keyWidth));
         p.setPen(QColor(20, 20, 20));
-        p.drawText(QRect(a.dcache.left() + 270, y, a.dcache.width() - 280, 18),
+        p.drawText(QRect(valueLeft, y, std::max(valueWidth, a.dcache.right() - 10 - valueLeft), 18),
                    Qt::AlignLeft | Qt::AlignVCenter, v);
         y += 22;
     };
@@ -217,43 +331,48 @@ void ReplayOverview::paintContent(QPainter& p, QSize size) const {
     sectionTitle(p, a.dmas.adjusted(10, 0, 0, 0), tr("Most stalled DMAs (click to show)"));
     const QStringList headers{tr("DMA"),  tr("link"),     tr("bytes"),   tr("stall"),
                               tr("base"), tr("transfer"), tr("backtail")};
-    const std::vector<double> columns{0.0, 0.1, 0.34, 0.47, 0.61, 0.74, 0.87};
-    const auto drawRow = [&](const QRect& r, const QStringList& cells, bool header) {
+    const std::vector<Row> rows = rowsFor(size);
+    std::vector<QStringList> cells(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].suggestion) continue;
+        const size_t d = rows[i].index;
+        const auto& t = sim.dmas[d];
+        const auto& dep = doc_->analysis.deps.dmas;
+        const double backtail =
+            d < dep.size() ? double(t.issueCycle) - double(dep[d].backtailCycle) : 0.0;
+        cells[i] = {QString::number(doc_->trace.dmas[d].id),
+                    QString::fromStdString(doc_->trace.machine.linkName(doc_->trace.dmas[d].link)),
+                    num(double(doc_->trace.dmas[d].bytes())),
+                    num(double(t.baseStall + t.transferStall)),
+                    num(double(t.baseStall)),
+                    num(double(t.transferStall)),
+                    num(backtail)};
+    }
+    const std::vector<int> columnX = dmaColumns(headers, cells, a.dmas.width() - 20, p.device());
+    const auto drawRow = [&](const QRect& r, const QStringList& row, bool header) {
         QFont f;
         f.setBold(header);
         p.setFont(f);
-        for (int c = 0; c < cells.size(); ++c) {
-            const int x0 = r.left() + 10 + int(columns[size_t(c)] * (r.width() - 20));
-            const int x1 = c + 1 < cells.size()
-                               ? r.left() + 10 + int(columns[size_t(c) + 1] * (r.width() - 20))
-                               : r.right() - 6;
-            p.drawText(QRect(x0, r.top(), x1 - x0 - 4, r.height()),
-                       (c >= 2 ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter,
-                       p.fontMetrics().elidedText(cells[c], Qt::ElideRight, x1 - x0 - 4));
+        for (int c = 0; c < row.size(); ++c) {
+            const int width = columnX[size_t(c) + 1] - columnX[size_t(c)] - kCellGap;
+            if (width <= 0) continue;  // left out at this width
+            const QRect cell(r.left() + 10 + columnX[size_t(c)], r.top(), width, r.height());
+            // Only the link's name elides: figures got the room they need.
+            p.drawText(cell, (c >= 2 ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter,
+                       c == kLinkColumn ? p.fontMetrics().elidedText(row[c], Qt::ElideRight, width)
+                                        : row[c]);
         }
         p.setFont(QFont());
     };
     p.setPen(QColor(90, 90, 90));
     drawRow(QRect(a.dmas.left(), a.dmas.top() + kTitleHeight, a.dmas.width(), kRowHeight), headers,
             true);
-    const std::vector<Row> rows = rowsFor(size);
     for (size_t i = 0; i < rows.size(); ++i) {
         const Row& row = rows[i];
         if (int(i) == hoverRow_) p.fillRect(row.rect, QColor(232, 240, 254));
         if (row.suggestion) continue;
-        const size_t d = row.index;
-        const auto& t = sim.dmas[d];
-        const auto& dep = doc_->analysis.deps.dmas;
-        const double backtail =
-            d < dep.size() ? double(t.issueCycle) - double(dep[d].backtailCycle) : 0.0;
         p.setPen(QColor(20, 20, 20));
-        drawRow(
-            row.rect,
-            {QString::number(doc_->trace.dmas[d].id),
-             QString::fromStdString(doc_->trace.machine.linkName(doc_->trace.dmas[d].link)),
-             num(double(doc_->trace.dmas[d].bytes())), num(double(t.baseStall + t.transferStall)),
-             num(double(t.baseStall)), num(double(t.transferStall)), num(backtail)},
-            false);
+        drawRow(row.rect, cells[i], false);
     }
     if (topDmas_.empty()) {
         p.setPen(QColor(120, 120, 120));

@@ -33,7 +33,23 @@ class ReplayOverview : public QWidget {
         size_t index = 0;  // DMA index or suggestion index
     };
     std::vector<Row> rowsFor(QSize size) const;
+
+    // A headline card as drawn at a size: the figure gets the largest font (up to 1.5 times the
+    // text font) at which every card's figure fits; when even the text font does not fit in one
+    // row the cards wrap into rows of three, then two. A figure is never cut.
+    struct Card {
+        QString title, value, detail;
+        QColor accent;
+        QRect rect;       // the card
+        QRect valueRect;  // where its figure is drawn
+        QFont valueFont;
+    };
+    std::vector<Card> cardsFor(QSize size, const QPaintDevice* device = nullptr) const;
     QSize sizeHint() const override { return {1100, 760}; }
+    QSize minimumSizeHint() const override { return {kMinimumWidth, kMinimumHeight}; }
+    // Small enough for the window's central area at 1280×800 with both side docks open.
+    static constexpr int kMinimumWidth = 520;
+    static constexpr int kMinimumHeight = 400;
 
   signals:
     void dmaActivated(size_t dma);
@@ -49,7 +65,8 @@ class ReplayOverview : public QWidget {
     struct Areas {
         QRect cards, units, dcache, dmas, suggestions;
     };
-    Areas areasFor(QSize size) const;
+    Areas areasFor(QSize size, const QPaintDevice* device = nullptr) const;
+    std::vector<Card> cardContents() const;
     ReplayDocumentPtr doc_;
     std::vector<size_t> topDmas_;
     int hoverRow_ = -1;

@@ -1,28 +1,36 @@
 #pragma once
 
 #include <QWidget>
+#include <functional>
 #include <optional>
 
+#include "views/common/async_job.h"
 #include "views/replay/replay_document.h"
 #include "views/replay/replay_tracks.h"
+#include "views/shell/elided_label.h"
 
+class QCheckBox;
 class QComboBox;
-class QLabel;
+class QPainter;
 class QLineEdit;
 class QSplitter;
 class QTabWidget;
+class QToolButton;
 class QTreeWidget;
 
 namespace stallscope {
 
 class DcacheView;
 class ReplayOverview;
+class SuggestionPreviewer;
 class TimelineView;
 
 // The tab of one replay profile: Overview, Timeline (HLO band, DMA lanes, unit utilization,
 // dependency arrows, a details panel and, on request, the re-simulated timeline of a suggestion
 // stacked under the original) and Data cache (heatmap), with linked time axes. The document loads
-// on a worker through ReplayDocumentCache, so the suggestions dock and the tab share it.
+// on a worker through ReplayDocumentCache, so the suggestions dock and the tab share it. While a
+// preview is open the two timelines share the page and the data-cache strip under them steps
+// aside; the splitter between them remembers where the user put it (QSettings).
 class ReplayProfileTab : public QWidget {
     Q_OBJECT
   public:
@@ -42,8 +50,16 @@ class ReplayProfileTab : public QWidget {
     DcacheView* dcache() const { return dcache_; }
     DcacheView* dcacheStrip() const { return dcacheStrip_; }  // under the timeline
     QTreeWidget* detailsPanel() const { return details_; }
-    QLabel* previewLabel() const { return previewLabel_; }
+    // The tool bar's status line and the preview's caption: one line, elided, tooltip the whole.
+    ElidedLabel* statusLabel() const { return status_; }
+    ElidedLabel* previewLabel() const { return previewLabel_; }
+    // Timeline, preview and data-cache strip, top to bottom.
+    QSplitter* timelineSplitter() const { return stack_; }
+    QToolButton* closePreviewButton() const { return closePreview_; }
     const ReplayTracks& tracks() const { return tracks_; }
+
+    // Where the timeline splitter's sizes with a preview open are kept.
+    static constexpr char kPreviewSizesKey[] = "replayTab/previewSplitterSizes";
 
     // Switches to the timeline, zooms to the DMA and selects it.
     void showDma(size_t dma);
@@ -52,10 +68,12 @@ class ReplayProfileTab : public QWidget {
     // ghost bars. Before the document is loaded, the request waits for it.
     void showSuggestion(int index);
     // Re-simulates the suggestion on a worker and stacks its timeline under the original
-    // (previewReady).
+    // (previewReady); the data-cache strip steps aside meanwhile.
     void previewSuggestion(int index);
-    std::optional<int> shownSuggestion() const { return shownSuggestion_; }
-    const std::optional<SuggestionPreview>& lastPreview() const { return previewResult_; }
+    // Removes the preview and gives the strip its room back.
+    void closePreview();
+    std::optional<int> shownSuggestion() const;
+    const std::optional<SuggestionPreview>& lastPreview() const;
     // A DMA id or (part of) an HLO op name; true when found.
     bool find(const QString& text);
     void setDependencyMode(DependencyOverlay::Mode mode);
@@ -73,9 +91,17 @@ class ReplayProfileTab : public QWidget {
 
   private:
     void build();
+    QWidget* buildToolBar();
+    QWidget* buildTimelinePage();
     void syncWindow(TimeRange window, QObject* from);
     void updateDetails();
     void requestDependencies();
+    void onSuggestionShown(int index);
+    void onGhostsReady(int index, const SuggestionPreview& preview);
+    void onPreviewStarted(int index);
+    void onPreviewReady(int index, const SuggestionPreview& preview);
+    void rememberPreviewSizes();
+    TimeRange suggestionRange(int index) const;
 
     QString workspacePath_;
     ReplayDocumentPtr doc_;
@@ -84,23 +110,23 @@ class ReplayProfileTab : public QWidget {
     ReplayTracks previewTracks_;
     QTabWidget* pages_ = nullptr;
     ReplayOverview* overview_ = nullptr;
+    QSplitter* stack_ = nullptr;
     TimelineView* timeline_ = nullptr;
     TimelineView* preview_ = nullptr;
     QWidget* previewBox_ = nullptr;
-    QLabel* previewLabel_ = nullptr;
+    ElidedLabel* previewLabel_ = nullptr;
+    QToolButton* closePreview_ = nullptr;
     DcacheView* dcache_ = nullptr;
     DcacheView* dcacheStrip_ = nullptr;
     QTreeWidget* details_ = nullptr;
     QLineEdit* findEdit_ = nullptr;
     QComboBox* dependencyMode_ = nullptr;
-    QLabel* status_ = nullptr;
-    std::optional<int> pendingSuggestion_;
-    std::optional<int> pendingPreview_;
-    std::optional<int> shownSuggestion_;
-    std::optional<SuggestionPreview> previewResult_;
-    quint64 ghostGeneration_ = 0;
-    quint64 previewGeneration_ = 0;
-    quint64 dependencyGeneration_ = 0;
+    QCheckBox* wastedPages_ = nullptr;
+    ElidedLabel* status_ = nullptr;
+    SuggestionPreviewer* suggestions_ = nullptr;
+    async::JobSlot dependencyJob_;
+    // The splitter's sizes before a preview opened, given back when it closes.
+    QList<int> sizesWithoutPreview_;
     bool syncing_ = false;
     size_t findCursor_ = 0;
 };

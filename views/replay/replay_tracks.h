@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QFontMetrics>
 #include <QLineF>
 #include <QRectF>
 #include <set>
@@ -165,7 +166,23 @@ class DependencyOverlay final : public TimelineOverlay {
     void paint(QPainter& painter, const QRect& dataArea, const TimeMapping& mapping,
                const std::function<QRect(const TimelineTrack*)>& trackRect) const override;
 
+    // A constraint's name ("destination-writer") where paint() draws it: clear of every DMA bar
+    // and of the other labels, next to the arrow's start when there is room, else the nearest
+    // free place above or below it (a leader line joins them); left out when the data area has
+    // no such place.
+    struct Label {
+        QString text;
+        QRectF rect;
+        QPointF from;  // the arrow's start
+    };
+    std::vector<Label> labels(const QFontMetrics& metrics, const QRect& dataArea,
+                              const TimeMapping& mapping,
+                              const std::function<QRect(const TimelineTrack*)>& trackRect) const;
+
   private:
+    bool overlapsDmaBar(const QRectF& rect, const TimeMapping& mapping,
+                        const std::function<QRect(const TimelineTrack*)>& trackRect) const;
+
     ReplayDocumentPtr doc_;
     const TimelineTrack* hlo_ = nullptr;
     std::vector<const DmaLaneTrack*> lanes_;

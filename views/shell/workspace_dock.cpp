@@ -7,6 +7,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QStackedWidget>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -328,6 +330,21 @@ std::vector<ProfileInfo> WorkspaceDock::selectedProfiles() const {
     std::sort(out.begin(), out.end(),
               [](const ProfileInfo& x, const ProfileInfo& y) { return x.id < y.id; });
     return out;
+}
+
+bool WorkspaceDock::confirmDelete(QWidget* parent, const ProfileInfo& profile) {
+    QMessageBox box(
+        QMessageBox::Question, tr("Delete Profile"),
+        tr("Delete the %1 profile “%2”?")
+            .arg(QString::fromStdString(profile.kind), QString::fromStdString(profile.name)),
+        QMessageBox::NoButton, parent);
+    box.setInformativeText(
+        tr("Its data is removed from the workspace. The source file is not touched."));
+    QPushButton* deleteButton = box.addButton(tr("Delete"), QMessageBox::DestructiveRole);
+    QPushButton* cancel = box.addButton(QMessageBox::Cancel);
+    box.setDefaultButton(cancel);
+    box.exec();
+    return box.clickedButton() == deleteButton;
 }
 
 }  // namespace stallscope

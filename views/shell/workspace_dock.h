@@ -31,6 +31,8 @@ class WorkspaceDock : public QWidget {
 
     // Group order of the tree (core/kinds.h); kinds outside it get a group after these.
     static const QStringList& kindOrder();
+    // Asks whether to delete `profile` (Delete / Cancel, Cancel the default).
+    static bool confirmDelete(QWidget* parent, const ProfileInfo& profile);
 
     void setProfiles(const std::vector<ProfileInfo>& profiles);
     // Replaces the tree by a message, e.g. when the workspace cannot be read.

@@ -1,0 +1,201 @@
+#include "app/suggestion_flow.h"
+
+#include <QFutureWatcher>
+
+#include "app/tab_registry.h"
+#include "core/kinds.h"
+#include "views/common/queued_job.h"
+#include "views/replay/replay_profile_tab.h"
+
+namespace stallscope {
+namespace {
+
+QList<SuggestionItem> dockItems(const ReplayDocument& document) {
+    QList<SuggestionItem> items;
+    for (const auto& s : document.analysis.suggestions) {
+        SuggestionItem item{QString::fromStdString(s.kind), QString::fromStdString(s.text),
+                            static_cast<double>(s.savingCycles)};
+        for (int64_t id : s.dmas) item.dmas.append(id);
+        QStringList evidence;
+        for (const auto& [key, value] : s.evidence)
+            evidence << QStringLiteral("%1=%2").arg(QString::fromStdString(key)).arg(value);
+        item.evidence = evidence.join(QStringLiteral(", "));
+        items.append(item);
+    }
+    return items;
+}
+
+}  // namespace
+
+SuggestionFlow::SuggestionFlow(SuggestionsDock* dock, TabRegistry* tabs,
+                               const QString& workspacePath, QObject* parent)
+    : QObject(parent),
+      dock_(dock),
+      tabs_(tabs),
+      workspacePath_(workspacePath),
+      applyJob_(this, async::queuedErrors(
+                          this,
+                          [this](const QString& error) {
+                              emit status(tr("Could not save the edited trace: %1").arg(error),
+                                          true);
+                              emit applied(false, 0, error);
+                          })),
+      parentJob_(this, async::queuedErrors(this, [this](const QString& error) {
+                     emit status(tr("Cannot compare with the original: %1").arg(error), true);
+                 })) {
+    connect(dock_, &SuggestionsDock::suggestionActivated, this, &SuggestionFlow::show);
+    connect(dock_, &SuggestionsDock::previewRequested, this, &SuggestionFlow::preview);
+    connect(dock_, &SuggestionsDock::applyRequested, this, &SuggestionFlow::apply);
+    connect(dock_, &SuggestionsDock::compareWithParentRequested, this,
+            &SuggestionFlow::compareWithParent);
+    connect(this, &SuggestionFlow::applied, dock_, [this](bool ok, qint64 id, const QString&) {
+        if (ok) dock_->setDerivedProfile(id);
+    });
+}
+
+void SuggestionFlow::setWorkspacePath(const QString& path) {
+    workspacePath_ = path;
+    viewSuggestions_.clear();
+    select(std::nullopt);
+}
+
+void SuggestionFlow::setSuggestions(const QList<SuggestionItem>& suggestions) {
+    dock_->setSuggestions(suggestions);
+}
+
+void SuggestionFlow::select(const std::optional<ProfileInfo>& profile) {
+    // The same profile again (the workspace dock announces it after every reload and whenever
+    // editing is switched): keep the list and the user's selection in it, take fresh fields
+    // (a rename). A new profile that reuses a deleted one's id was imported at another time.
+    if (profile && dockProfile_ && dockProfile_->id == profile->id &&
+        dockProfile_->importedAt == profile->importedAt) {
+        dockProfile_ = profile;
+        if (replayProfile_) replayProfile_ = profile;
+        return;
+    }
+    const quint64 generation = ++selection_;
+    replayProfile_.reset();
+    document_.reset();
+    dockProfile_ = profile;
+    if (!profile || profile->kind != kinds::kReplay) {
+        // Other kinds: what their open view derived (nothing until it has loaded).
+        dock_->setSuggestions(profile ? viewSuggestions_.value(profile->id)
+                                      : QList<SuggestionItem>{});
+        return;
+    }
+    replayProfile_ = profile;
+    // Loading and analysing a trace takes up to seconds on big ones: the cache does it on a
+    // worker once for the dock and the profile's tab. A QFutureWatcher, because that future is
+    // shared (a QFuture takes one continuation).
+    auto* watcher = new QFutureWatcher<ReplayDocumentPtr>(this);
+    connect(watcher, &QFutureWatcher<ReplayDocumentPtr>::finished, this,
+            [this, watcher, generation] {
+                watcher->deleteLater();
+                try {
+                    showDocument(generation, watcher->result(), {});
+                } catch (const std::exception& e) {
+                    showDocument(generation, nullptr, QString::fromUtf8(e.what()));
+                }
+            });
+    watcher->setFuture(ReplayDocumentCache::instance().load(workspacePath_, *profile));
+}
+
+void SuggestionFlow::showDocument(quint64 generation, ReplayDocumentPtr document,
+                                  const QString& error) {
+    if (generation != selection_) return;  // another profile was selected meanwhile
+    document_ = std::move(document);
+    QList<SuggestionItem> items;
+    if (document_)
+        items = dockItems(*document_);
+    else
+        items.append(
+            {QStringLiteral("error"), tr("Could not analyse this profile: %1").arg(error), 0});
+    dock_->setSuggestions(items);
+    emit suggestionsLoaded();
+}
+
+void SuggestionFlow::adoptView(QWidget* view, const ProfileInfo& profile) {
+    if (auto* tab = qobject_cast<ReplayProfileTab*>(view)) {
+        // The dock may already hold this profile's document: share it instead of waiting.
+        if (document_ && replayProfile_ && replayProfile_->id == profile.id &&
+            replayProfile_->importedAt == profile.importedAt)
+            tab->setDocument(document_);
+        return;
+    }
+    if (const ViewKind* kind = findViewKind(profile.kind); kind && kind->watchSuggestions) {
+        const qint64 id = profile.id;
+        kind->watchSuggestions(view, this, [this, id](const QList<SuggestionItem>& suggestions) {
+            viewSuggestions_[id] = suggestions;
+            if (dockProfile_ && dockProfile_->id == id) dock_->setSuggestions(suggestions);
+        });
+    }
+}
+
+void SuggestionFlow::keepOnly(const QSet<qint64>& presentIds) {
+    for (auto it = viewSuggestions_.begin(); it != viewSuggestions_.end();)
+        it = presentIds.contains(it.key()) ? std::next(it) : viewSuggestions_.erase(it);
+}
+
+ReplayProfileTab* SuggestionFlow::show(int index) {
+    if (!replayProfile_ || !document_) return nullptr;
+    auto* tab = qobject_cast<ReplayProfileTab*>(tabs_->openProfile(*replayProfile_));
+    if (!tab) return nullptr;
+    if (!tab->isLoaded()) tab->setDocument(document_);
+    tab->showSuggestion(index);
+    return tab;
+}
+
+ReplayProfileTab* SuggestionFlow::preview(int index) {
+    ReplayProfileTab* tab = show(index);
+    if (tab) tab->previewSuggestion(index);
+    return tab;
+}
+
+void SuggestionFlow::apply(int index) {
+    if (!replayProfile_ || !document_ || index < 0 ||
+        size_t(index) >= document_->analysis.suggestions.size())
+        return;
+    if (!writable_) {
+        emit status(tr("This workspace is read-only; the edited trace cannot be saved."), true);
+        return;
+    }
+    emit status(tr("Saving the edited trace…"), false);
+    const QString path = workspacePath_;
+    const ReplayDocumentPtr document = document_;
+    async::startQueued(
+        applyJob_, this,
+        [path, document, index] {
+            return applySuggestionAsProfile(path, *document, size_t(index));
+        },
+        [this](ProfileInfo derived) {
+            const QString name = QString::fromStdString(derived.name);
+            emit status(tr("Saved “%1”, ready to compare with its parent").arg(name), false);
+            emit applied(true, derived.id, name);
+        });
+}
+
+void SuggestionFlow::compareWithParent(qint64 derivedId) {
+    // Profile rows are read on a worker; the comparison opens when both are known.
+    struct Pair {
+        std::optional<ProfileInfo> parent, derived;
+    };
+    const std::string path = workspacePath_.toStdString();
+    async::startQueued(
+        parentJob_, this,
+        [path, derivedId] {
+            auto workspace = Workspace::open(path, Workspace::Mode::ReadOnly);
+            Pair pair;
+            pair.derived = workspace->profile(derivedId);
+            if (pair.derived && pair.derived->parentId)
+                pair.parent = workspace->profile(*pair.derived->parentId);
+            return pair;
+        },
+        [this](Pair pair) {
+            if (pair.parent && pair.derived)
+                tabs_->openComparison(*pair.parent, *pair.derived);
+            else
+                emit status(tr("The original of this profile is no longer in the workspace"), true);
+        });
+}
+
+}  // namespace stallscope
