@@ -1,4 +1,5 @@
 #include "app/import_runner.h"
+#include "views/common/async_job.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -10,7 +11,6 @@
 #include "core/progress.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
-#include "views/common/queued_job.h"
 
 namespace stallscope {
 namespace {
@@ -72,8 +72,7 @@ bool ImportRunner::start(const QString& workspacePath, const QStringList& files,
 
     std::shared_ptr<Progress> progress = progress_;
     const std::string path = workspacePath.toStdString();
-    async::startQueued(
-        job_, this,
+    job_.start(
         [path, request, progress]() -> Outcome {
             Outcome outcome;
             try {

@@ -4,7 +4,7 @@
 
 #include "app/tab_registry.h"
 #include "core/kinds.h"
-#include "views/common/queued_job.h"
+#include "views/common/async_job.h"
 #include "views/replay/replay_profile_tab.h"
 
 namespace stallscope {
@@ -33,16 +33,14 @@ SuggestionFlow::SuggestionFlow(SuggestionsDock* dock, TabRegistry* tabs,
       dock_(dock),
       tabs_(tabs),
       workspacePath_(workspacePath),
-      applyJob_(this, async::queuedErrors(
-                          this,
-                          [this](const QString& error) {
-                              emit status(tr("Could not save the edited trace: %1").arg(error),
-                                          true);
-                              emit applied(false, 0, error);
-                          })),
-      parentJob_(this, async::queuedErrors(this, [this](const QString& error) {
-                     emit status(tr("Cannot compare with the original: %1").arg(error), true);
-                 })) {
+      applyJob_(this,
+                [this](const QString& error) {
+                    emit status(tr("Could not save the edited trace: %1").arg(error), true);
+                    emit applied(false, 0, error);
+                }),
+      parentJob_(this, [this](const QString& error) {
+          emit status(tr("Cannot compare with the original: %1").arg(error), true);
+      }) {
     connect(dock_, &SuggestionsDock::suggestionActivated, this, &SuggestionFlow::show);
     connect(dock_, &SuggestionsDock::previewRequested, this, &SuggestionFlow::preview);
     connect(dock_, &SuggestionsDock::applyRequested, this, &SuggestionFlow::apply);
@@ -162,16 +160,14 @@ void SuggestionFlow::apply(int index) {
     emit status(tr("Saving the edited trace…"), false);
     const QString path = workspacePath_;
     const ReplayDocumentPtr document = document_;
-    async::startQueued(
-        applyJob_, this,
-        [path, document, index] {
-            return applySuggestionAsProfile(path, *document, size_t(index));
-        },
-        [this](ProfileInfo derived) {
-            const QString name = QString::fromStdString(derived.name);
-            emit status(tr("Saved “%1”, ready to compare with its parent").arg(name), false);
-            emit applied(true, derived.id, name);
-        });
+    applyJob_.start([path, document,
+                     index] { return applySuggestionAsProfile(path, *document, size_t(index)); },
+                    [this](ProfileInfo derived) {
+                        const QString name = QString::fromStdString(derived.name);
+                        emit status(tr("Saved “%1”, ready to compare with its parent").arg(name),
+                                    false);
+                        emit applied(true, derived.id, name);
+                    });
 }
 
 void SuggestionFlow::compareWithParent(qint64 derivedId) {
@@ -180,8 +176,7 @@ void SuggestionFlow::compareWithParent(qint64 derivedId) {
         std::optional<ProfileInfo> parent, derived;
     };
     const std::string path = workspacePath_.toStdString();
-    async::startQueued(
-        parentJob_, this,
+    parentJob_.start(
         [path, derivedId] {
             auto workspace = Workspace::open(path, Workspace::Mode::ReadOnly);
             Pair pair;

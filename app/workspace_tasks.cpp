@@ -1,7 +1,7 @@
 #include "app/workspace_tasks.h"
+#include "views/common/async_job.h"
 
 #include "core/errors.h"
-#include "views/common/queued_job.h"
 
 namespace stallscope {
 
@@ -15,8 +15,7 @@ void WorkspaceTasks::setPath(const QString& path) {
 
 void WorkspaceTasks::reload() {
     const std::string path = path_.toStdString();
-    async::startQueued(
-        listJob_, this,
+    listJob_.start(
         [path] {
             ProfileList list;
             try {
@@ -41,8 +40,7 @@ void WorkspaceTasks::reload() {
 void WorkspaceTasks::edit(const QString& description, std::function<void(Workspace&)> edit) {
     const std::string path = path_.toStdString();
     async::JobSlot* job = editJobs_.emplace_back(std::make_unique<async::JobSlot>(this)).get();
-    async::startQueued(
-        *job, this,
+    (*job).start(
         [path, edit = std::move(edit)]() -> QString {
             try {
                 std::unique_ptr<Workspace> workspace = Workspace::open(path);

@@ -1,4 +1,5 @@
 #include "views/replay/replay_profile_tab.h"
+#include "views/common/async_job.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -22,7 +23,6 @@
 #include "core/replay/dependencies.h"
 #include "views/common/export.h"
 #include "views/common/format.h"
-#include "views/common/queued_job.h"
 #include "views/common/timeline_view.h"
 #include "views/replay/replay_dcache_view.h"
 #include "views/replay/replay_overview.h"
@@ -318,8 +318,7 @@ void ReplayProfileTab::requestDependencies() {
     const size_t dma = static_cast<size_t>(selection->item.id);
     // The dependency sweep walks the trace up to the ISSUE: a worker does it.
     const ReplayDocumentPtr doc = doc_;
-    async::startQueued(
-        dependencyJob_, this,
+    dependencyJob_.start(
         [doc, dma] { return replay::dmaDependencyEdges(doc->trace, doc->analysis.sim, dma); },
         [this, dma](std::vector<replay::DependencyEdge> edges) {
             tracks_.dependencies->setEdges(dma, std::move(edges));

@@ -1,18 +1,14 @@
 #include "views/replay/suggestion_previewer.h"
+#include "views/common/async_job.h"
 
 #include <utility>
-
-#include "views/common/queued_job.h"
 
 namespace stallscope {
 
 SuggestionPreviewer::SuggestionPreviewer(QObject* parent)
     : QObject(parent),
-      ghostJob_(this, async::queuedErrors(
-                          this, [this](const QString& message) { emit failed(message, false); })),
-      previewJob_(this, async::queuedErrors(
-                            this, [this](const QString& message) { emit failed(message, true); })) {
-}
+      ghostJob_(this, [this](const QString& message) { emit failed(message, false); }),
+      previewJob_(this, [this](const QString& message) { emit failed(message, true); }) {}
 
 void SuggestionPreviewer::setDocument(ReplayDocumentPtr document) {
     document_ = std::move(document);
@@ -39,8 +35,7 @@ void SuggestionPreviewer::show(int index) {
     shown_ = index;
     emit shown(index);
     const ReplayDocumentPtr document = document_;
-    async::startQueued(
-        ghostJob_, this,
+    ghostJob_.start(
         [document, index] { return previewSuggestion(*document, size_t(index), false); },
         [this, index](SuggestionPreview result) { emit ghostsReady(index, result); });
 }
@@ -55,8 +50,7 @@ void SuggestionPreviewer::preview(int index) {
     previewed_ = index;
     emit previewStarted(index);
     const ReplayDocumentPtr document = document_;
-    async::startQueued(
-        previewJob_, this,
+    previewJob_.start(
         [document, index] { return previewSuggestion(*document, size_t(index), true); },
         [this, index](SuggestionPreview result) {
             lastPreview_ = result;
