@@ -1,7 +1,5 @@
 #include "app/suggestion_flow.h"
 
-#include <QFutureWatcher>
-
 #include "app/tab_registry.h"
 #include "core/kinds.h"
 #include "views/common/async_job.h"
@@ -38,6 +36,7 @@ SuggestionFlow::SuggestionFlow(SuggestionsDock* dock, TabRegistry* tabs,
                     emit status(tr("Could not save the edited trace: %1").arg(error), true);
                     emit applied(false, 0, error);
                 }),
+      documentJob_(this, [this](const QString& error) { showDocument(nullptr, error); }),
       parentJob_(this, [this](const QString& error) {
           emit status(tr("Cannot compare with the original: %1").arg(error), true);
       }) {
@@ -71,7 +70,7 @@ void SuggestionFlow::select(const std::optional<ProfileInfo>& profile) {
         if (replayProfile_) replayProfile_ = profile;
         return;
     }
-    const quint64 generation = ++selection_;
+    documentJob_.supersede();  // a late analysis of the previous selection is dropped
     replayProfile_.reset();
     document_.reset();
     dockProfile_ = profile;
@@ -83,24 +82,13 @@ void SuggestionFlow::select(const std::optional<ProfileInfo>& profile) {
     }
     replayProfile_ = profile;
     // Loading and analysing a trace takes up to seconds on big ones: the cache does it on a
-    // worker once for the dock and the profile's tab. A QFutureWatcher, because that future is
-    // shared (a QFuture takes one continuation).
-    auto* watcher = new QFutureWatcher<ReplayDocumentPtr>(this);
-    connect(watcher, &QFutureWatcher<ReplayDocumentPtr>::finished, this,
-            [this, watcher, generation] {
-                watcher->deleteLater();
-                try {
-                    showDocument(generation, watcher->result(), {});
-                } catch (const std::exception& e) {
-                    showDocument(generation, nullptr, QString::fromUtf8(e.what()));
-                }
-            });
-    watcher->setFuture(ReplayDocumentCache::instance().load(workspacePath_, *profile));
+    // worker once for the dock and the profile's tab.
+    documentJob_.follow(
+        ReplayDocumentCache::instance().load(workspacePath_, *profile),
+        [this](ReplayDocumentPtr document) { showDocument(std::move(document), {}); });
 }
 
-void SuggestionFlow::showDocument(quint64 generation, ReplayDocumentPtr document,
-                                  const QString& error) {
-    if (generation != selection_) return;  // another profile was selected meanwhile
+void SuggestionFlow::showDocument(ReplayDocumentPtr document, const QString& error) {
     document_ = std::move(document);
     QList<SuggestionItem> items;
     if (document_)

@@ -62,18 +62,18 @@ class SuggestionFlow : public QObject {
     void status(const QString& text, bool error);
 
   private:
-    void showDocument(quint64 generation, ReplayDocumentPtr document, const QString& error);
+    void showDocument(ReplayDocumentPtr document, const QString& error);
 
     SuggestionsDock* dock_;
     TabRegistry* tabs_;
     QString workspacePath_;
     bool writable_ = true;
-    quint64 selection_ = 0;                     // counts selections; a late analysis is dropped
     std::optional<ProfileInfo> dockProfile_;    // the profile the dock is showing
     std::optional<ProfileInfo> replayProfile_;  // ... when it is a replay profile
     ReplayDocumentPtr document_;
     QHash<qint64, QList<SuggestionItem>> viewSuggestions_;
     async::JobSlot applyJob_;
+    async::JobSlot documentJob_;
     async::JobSlot parentJob_;
 };
 

@@ -91,6 +91,40 @@ class TestViewKit : public QObject {
         QVERIFY(!delivered);
     }
 
+    void followSharesOneFutureAmongSlots() {
+        // Two views follow one shared load (the replay document cache): both get its result,
+        // a superseded follower gets nothing, and a failed load reaches the handler.
+        QObject owner;
+        async::JobSlot tab(&owner), dock(&owner), late(&owner);
+        QFuture<int> shared = QtConcurrent::run([] {
+            QThread::msleep(80);
+            return 7;
+        });
+        int tabValue = 0, dockValue = 0, lateValue = 0;
+        tab.follow(shared, [&](int v) { tabValue = v; });
+        dock.follow(shared, [&](int v) { dockValue = v; });
+        late.follow(shared, [&](int v) { lateValue = v; });
+        late.supersede();
+        QTRY_COMPARE(tabValue, 7);
+        QTRY_COMPARE(dockValue, 7);
+        QTRY_VERIFY(!tab.isBusy() && !dock.isBusy());
+        QTest::qWait(20);
+        QCOMPARE(lateValue, 0);
+
+        // Already finished: still delivered on the event loop, never inside follow().
+        int again = 0;
+        tab.follow(shared, [&](int v) { again = v; });
+        QCOMPARE(again, 0);
+        QTRY_COMPARE(again, 7);
+
+        QString error;
+        async::JobSlot failing(&owner, [&](const QString& e) { error = e; });
+        failing.follow(
+            QtConcurrent::run([]() -> int { throw std::runtime_error("no such profile"); }),
+            [](int) { QFAIL("no result expected"); });
+        QTRY_COMPARE(error, QString("no such profile"));
+    }
+
     void formatters() {
         QCOMPARE(format::tickStep(10, 5), 2.0);
         QCOMPARE(format::stepAtLeast(0.3), 0.5);

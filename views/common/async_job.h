@@ -9,6 +9,7 @@
 //    the slot's handler if it has one, otherwise JobErrors (the main window shows those).
 
 #include <QFuture>
+#include <QFutureWatcher>
 #include <QObject>
 #include <QPointer>
 #include <QString>
@@ -76,13 +77,7 @@ class JobSlot {
                         onError](std::shared_ptr<Outcome<Result>> result) mutable {
             --state->running;
             if (id != state->newest) return;  // superseded
-            if (!result->value) {
-                if (onError)
-                    onError(result->error);
-                else
-                    JobErrors::instance().report(result->error);
-                return;
-            }
+            if (!result->value) return fail(onError, result->error);
             if constexpr (std::is_void_v<Result>)
                 done();
             else
@@ -104,6 +99,34 @@ class JobSlot {
         return id;
     }
 
+    // Like start() for a future somebody else runs and shares (a document cache hands one load
+    // to every view that wants it): `done(result)` when it finishes, superseding and errors as
+    // for start(). A watcher, because a QFuture takes only one continuation.
+    template <typename T, typename Done>
+    uint64_t follow(QFuture<T> future, Done done) {
+        const uint64_t id = ++state_->newest;
+        ++state_->running;
+        auto* watcher = new QFutureWatcher<T>(owner_.data());
+        // The watcher posts finished() (even for a finished future), so it never runs inside
+        // follow(); it dies with the owner, and with it the delivery.
+        QObject::connect(
+            watcher, &QFutureWatcherBase::finished, watcher,
+            [watcher, state = state_, id, done = std::move(done), onError = onError_]() mutable {
+                watcher->deleteLater();
+                --state->running;
+                if (id != state->newest) return;
+                std::optional<T> value;
+                try {
+                    value.emplace(watcher->result());
+                } catch (...) {
+                    return fail(onError, currentExceptionText());
+                }
+                done(std::move(*value));
+            });
+        watcher->setFuture(std::move(future));
+        return id;
+    }
+
     // The newest job's id (0 before the first).
     uint64_t currentJob() const { return state_->newest; }
     // A job's result is still to come.
@@ -112,6 +135,12 @@ class JobSlot {
     void supersede() { ++state_->newest; }
 
   private:
+    static void fail(const ErrorHandler& onError, const QString& message) {
+        if (onError)
+            onError(message);
+        else
+            JobErrors::instance().report(message);
+    }
     template <typename Result>
     struct Outcome {
         std::optional<std::conditional_t<std::is_void_v<Result>, std::monostate, Result>> value;

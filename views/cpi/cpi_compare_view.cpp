@@ -1,8 +1,6 @@
 #include "views/cpi/cpi_compare_view.h"
 
 #include <QComboBox>
-#include <QFile>
-#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
@@ -223,9 +221,11 @@ void CpiCompareView::build() {
         const Table table = static_cast<Table>(tabs_->currentIndex());
         const char* names[] = {"cpi-kernel-deltas.csv", "cpi-category-deltas.csv",
                                "cpi-source-deltas.csv"};
-        const QString path = QFileDialog::getSaveFileName(
-            this, tr("Export CSV"), QString::fromUtf8(names[int(table)]), "CSV (*.csv)");
-        if (!path.isEmpty()) exportCsv(table, path);
+        exporting::runExport(this, {tr("Deltas as CSV…"), exporting::Format::Csv,
+                                    QString::fromUtf8(names[int(table)]),
+                                    [this, table](const QString& path, QString* error) {
+                                        return exportCsv(table, path, error);
+                                    }});
     });
 }
 
@@ -386,8 +386,8 @@ QString CpiCompareView::csv(Table table) const {
     return {};
 }
 
-bool CpiCompareView::exportCsv(Table table, const QString& path) const {
-    return exporting::writeTextFile(path, csv(table));
+bool CpiCompareView::exportCsv(Table table, const QString& path, QString* error) const {
+    return exporting::writeTextFile(path, csv(table), error);
 }
 
 QImage renderCpiCompare(const Workspace& workspace, const ProfileInfo& profile,

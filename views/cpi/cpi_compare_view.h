@@ -66,7 +66,7 @@ class CpiCompareView : public QWidget {
     QTableWidget* categoryTable() const { return categories_; }
     QTableWidget* sourceTable() const { return sources_; }
     QString csv(Table table) const;
-    bool exportCsv(Table table, const QString& path) const;
+    bool exportCsv(Table table, const QString& path, QString* error = nullptr) const;
     // The charts as drawn in the view and by `render compare`.
     void paintCharts(QPainter& painter, const QRectF& area) const;
 

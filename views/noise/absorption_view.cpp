@@ -1,13 +1,11 @@
 #include "views/noise/absorption_view.h"
 
 #include <QComboBox>
-#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QSvgGenerator>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -19,6 +17,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "views/common/export.h"
 
 namespace stallscope {
 
@@ -842,8 +841,7 @@ bool AbsorptionView::exportTo(const QString& format, const QString& path) {
         const QString text = table   ? comparisonCsv(report_)
                              : sweep ? sweepCsv(report_, sweeps_[size_t(currentSweep_)])
                                      : curvesCsv(report_, groups_[size_t(currentGroup_)]);
-        QSaveFile file(path);
-        return file.open(QIODevice::WriteOnly) && file.write(text.toUtf8()) >= 0 && file.commit();
+        return exporting::writeTextFile(path, text);
     }
     if (format == QLatin1String("SVG"))
         return table ? writeComparisonTableSvg(report_, path)
@@ -854,13 +852,14 @@ bool AbsorptionView::exportTo(const QString& format, const QString& path) {
 }
 
 void AbsorptionView::exportCurrent(const QString& format) {
-    const QString suffix = format.toLower();
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export %1").arg(format), QStringLiteral("absorption.%1").arg(suffix),
-        QStringLiteral("%1 (*.%2)").arg(format, suffix));
-    if (path.isEmpty()) return;
-    const bool ok = exportTo(format, path);
-    status_->setText(ok ? tr("Exported %1").arg(path) : tr("Cannot write %1").arg(path));
+    const exporting::Format kind = format == QLatin1String("CSV")   ? exporting::Format::Csv
+                                   : format == QLatin1String("SVG") ? exporting::Format::Svg
+                                                                    : exporting::Format::Png;
+    exporting::runExport(
+        this,
+        {tr("Export %1").arg(format), kind, QStringLiteral("absorption.%1").arg(format.toLower()),
+         [this, format](const QString& path, QString*) { return exportTo(format, path); }},
+        [this](const QString& message, bool) { status_->setText(message); });
 }
 
 void AbsorptionView::showLoadError(const QString& error) {

@@ -2,8 +2,6 @@
 #include "views/common/format.h"
 
 #include <QComboBox>
-#include <QFile>
-#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
@@ -176,9 +174,10 @@ void NoiseCompareView::build() {
     layout->addWidget(split, 1);
     connect(group_, &QComboBox::activated, this, &NoiseCompareView::showGroup);
     connect(exportButton, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export CSV"),
-                                                          "absorption-deltas.csv", "CSV (*.csv)");
-        if (!path.isEmpty()) exportCsv(path);
+        exporting::runExport(
+            this, {tr("Absorption deltas as CSV…"), exporting::Format::Csv,
+                   QStringLiteral("absorption-deltas.csv"),
+                   [this](const QString& path, QString* error) { return exportCsv(path, error); }});
     });
 }
 
@@ -237,8 +236,8 @@ QString NoiseCompareView::summary() const {
     return summary_->text();
 }
 
-bool NoiseCompareView::exportCsv(const QString& path) const {
-    return exporting::writeTextFile(path, csv());
+bool NoiseCompareView::exportCsv(const QString& path, QString* error) const {
+    return exporting::writeTextFile(path, csv(), error);
 }
 
 QImage renderNoiseComparison(const NoiseComparison& c, QSize size) {

@@ -48,7 +48,7 @@ class NoiseCompareView : public QWidget {
     QComboBox* groupBox() const { return group_; }
     QTableWidget* table() const { return table_; }
     QString csv() const { return noiseComparisonCsv(c_); }
-    bool exportCsv(const QString& path) const;
+    bool exportCsv(const QString& path, QString* error = nullptr) const;
 
   signals:
     void loaded();

@@ -4,7 +4,6 @@
 
 #include <QComboBox>
 #include <QEvent>
-#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -24,6 +23,7 @@
 #include "core/compare/percent.h"
 #include "core/errors.h"
 #include "core/replay/codec.h"
+#include "views/common/export.h"
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 
@@ -225,9 +225,11 @@ void ReplayCompareView::build() {
     connect(exportButton, &QPushButton::clicked, this, [this] {
         const Table table = static_cast<Table>(tables_->currentIndex());
         const char* names[] = {"totals.csv", "op-deltas.csv", "dma-deltas.csv"};
-        const QString path = QFileDialog::getSaveFileName(
-            this, tr("Export CSV"), QString::fromUtf8(names[int(table)]), "CSV (*.csv)");
-        if (!path.isEmpty()) exportCsv(table, path);
+        exporting::runExport(this, {tr("Deltas as CSV…"), exporting::Format::Csv,
+                                    QString::fromUtf8(names[int(table)]),
+                                    [this, table](const QString& path, QString* error) {
+                                        return exportCsv(table, path, error);
+                                    }});
     });
     connect(align_, &QComboBox::activated, this, [this](int index) {
         try {
@@ -563,13 +565,11 @@ QString ReplayCompareView::dmaCsv() const {
                                           "issue_shift,changed"));
 }
 
-bool ReplayCompareView::exportCsv(Table table, const QString& path) const {
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
+bool ReplayCompareView::exportCsv(Table table, const QString& path, QString* error) const {
     const QString text = table == Table::Totals ? totalsCsv()
                          : table == Table::Ops  ? opCsv()
                                                 : dmaCsv();
-    return file.write(text.toUtf8()) >= 0;
+    return exporting::writeTextFile(path, text, error);
 }
 
 QImage ReplayCompareView::renderImage(QSize size, bool fit) {

@@ -77,7 +77,7 @@ class ReplayCompareView : public QWidget {
     QString totalsCsv() const;
     QString opCsv() const;
     QString dmaCsv() const;
-    bool exportCsv(Table table, const QString& path) const;
+    bool exportCsv(Table table, const QString& path, QString* error = nullptr) const;
 
     // Summary and totals on top, then both timelines on the shared axis. With `fit`, the image
     // is made tall enough for every track of both (its width is kept).

@@ -4,7 +4,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QPainter>
@@ -43,25 +42,23 @@ constexpr int kStripMinimumHeight = 140;
 
 ReplayProfileTab::ReplayProfileTab(const ProfileInfo& profile, const QString& workspacePath,
                                    QWidget* parent)
-    : QWidget(parent), workspacePath_(workspacePath), dependencyJob_(this) {
+    : QWidget(parent),
+      workspacePath_(workspacePath),
+      loadJob_(this,
+               [this](const QString& error) {
+                   status_->setText(tr("Could not load this profile: %1").arg(error));
+                   emit loadFailed(status_->text());
+               }),
+      dependencyJob_(this) {
     build();
-    // The cache hands one future to every user of the document (the suggestions dock too).
-    auto* watcher = new QFutureWatcher<ReplayDocumentPtr>(this);
-    connect(watcher, &QFutureWatcher<ReplayDocumentPtr>::finished, this, [this, watcher] {
-        watcher->deleteLater();
-        try {
-            setDocument(watcher->result());
-        } catch (const std::exception& error) {
-            status_->setText(tr("Could not load this profile: %1").arg(error.what()));
-            emit loadFailed(status_->text());
-        }
-    });
-    watcher->setFuture(ReplayDocumentCache::instance().load(workspacePath, profile));
+    // The cache hands one load to every user of the document (the suggestions dock too).
+    loadJob_.follow(ReplayDocumentCache::instance().load(workspacePath, profile),
+                    [this](ReplayDocumentPtr document) { setDocument(std::move(document)); });
     status_->setText(tr("Loading and analysing %1…").arg(QString::fromStdString(profile.name)));
 }
 
 ReplayProfileTab::ReplayProfileTab(ReplayDocumentPtr document, QWidget* parent)
-    : QWidget(parent), dependencyJob_(this) {
+    : QWidget(parent), loadJob_(this), dependencyJob_(this) {
     build();
     setDocument(std::move(document));
 }
@@ -87,26 +84,11 @@ void ReplayProfileTab::build() {
 
     connect(wastedPages_, &QCheckBox::toggled, dcache_, &DcacheView::setWastedOverlay);
     connect(wastedPages_, &QCheckBox::toggled, dcacheStrip_, &DcacheView::setWastedOverlay);
-    connect(dcacheStrip_, &DcacheView::windowChanged, this,
-            [this](TimeRange w) { syncWindow(w, dcacheStrip_); });
-    connect(dcacheStrip_, &DcacheView::cursorMoved, this, [this](double t) {
-        timeline_->setCursorTime(t);
-        dcache_->setCursorTime(t);
-        preview_->setCursorTime(t);
-    });
-    connect(timeline_, &TimelineView::windowChanged, this,
-            [this](TimeRange w) { syncWindow(w, timeline_); });
-    connect(preview_, &TimelineView::windowChanged, this,
-            [this](TimeRange w) { syncWindow(w, preview_); });
-    connect(dcache_, &DcacheView::windowChanged, this,
-            [this](TimeRange w) { syncWindow(w, dcache_); });
-    connect(timeline_, &TimelineView::cursorMoved, this, [this](double t) {
-        dcache_->setCursorTime(t);
-        dcacheStrip_->setCursorTime(t);
-        preview_->setCursorTime(t);
-    });
-    connect(dcache_, &DcacheView::cursorMoved, this,
-            [this](double t) { timeline_->setCursorTime(t); });
+    // One time axis for the timeline, the preview (while shown) and both data-cache views.
+    navigation_->link(timeline_);
+    navigation_->link(preview_, 0, [this] { return previewBox_->isVisible(); });
+    navigation_->link(dcache_);
+    navigation_->link(dcacheStrip_);
     connect(timeline_, &TimelineView::selectionChanged, this, [this] {
         updateDetails();
         requestDependencies();
@@ -279,16 +261,6 @@ void ReplayProfileTab::setDocument(ReplayDocumentPtr document) {
     emit documentReady();
     // Requests that waited for the document run now.
     suggestions_->setDocument(doc_);
-}
-
-void ReplayProfileTab::syncWindow(TimeRange window, QObject* from) {
-    if (syncing_) return;
-    syncing_ = true;
-    if (from != timeline_) timeline_->setWindow(window);
-    if (from != preview_ && previewBox_->isVisible()) preview_->setWindow(window);
-    if (from != dcache_) dcache_->setWindow(window);
-    if (from != dcacheStrip_) dcacheStrip_->setWindow(window);
-    syncing_ = false;
 }
 
 void ReplayProfileTab::updateDetails() {

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "views/common/async_job.h"
+#include "views/common/time_navigation.h"
 #include "views/replay/replay_document.h"
 #include "views/replay/replay_tracks.h"
 #include "views/shell/elided_label.h"
@@ -93,7 +94,6 @@ class ReplayProfileTab : public QWidget {
     void build();
     QWidget* buildToolBar();
     QWidget* buildTimelinePage();
-    void syncWindow(TimeRange window, QObject* from);
     void updateDetails();
     void requestDependencies();
     void onSuggestionShown(int index);
@@ -124,10 +124,11 @@ class ReplayProfileTab : public QWidget {
     QCheckBox* wastedPages_ = nullptr;
     ElidedLabel* status_ = nullptr;
     SuggestionPreviewer* suggestions_ = nullptr;
+    async::JobSlot loadJob_;
     async::JobSlot dependencyJob_;
     // The splitter's sizes before a preview opened, given back when it closes.
     QList<int> sizesWithoutPreview_;
-    bool syncing_ = false;
+    TimeNavigation* navigation_ = new TimeNavigation(this);
     size_t findCursor_ = 0;
 };
 

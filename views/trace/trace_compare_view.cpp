@@ -1,8 +1,6 @@
 #include "views/trace/trace_compare_view.h"
 
 #include <QComboBox>
-#include <QFile>
-#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -20,6 +18,7 @@
 
 #include "core/errors.h"
 #include "core/trace/trace_store.h"
+#include "views/common/export.h"
 #include "views/common/format.h"
 #include "views/common/table_kit.h"
 #include "views/common/time_navigation.h"
@@ -254,9 +253,9 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     connect(cdfOp_, &QComboBox::activated, this,
             [this](int index) { setCdfOp(cdfOp_->itemData(index).toString().toStdString()); });
     connect(csv, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export op deltas"),
-                                                          "op-deltas.csv", "CSV (*.csv)");
-        if (!path.isEmpty()) exportCsv(path);
+        exporting::runExport(
+            this, {tr("Op deltas as CSV…"), exporting::Format::Csv, QStringLiteral("op-deltas.csv"),
+                   [this](const QString& path, QString* error) { return exportCsv(path, error); }});
     });
     linkWindows();
 }
@@ -381,10 +380,8 @@ QString CompareView::deltaCsv() const {
     return out;
 }
 
-bool CompareView::exportCsv(const QString& path) const {
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
-    return file.write(deltaCsv().toUtf8()) >= 0;
+bool CompareView::exportCsv(const QString& path, QString* error) const {
+    return exporting::writeTextFile(path, deltaCsv(), error);
 }
 
 QWidget* createCompareView(const ProfileInfo& a, const ProfileInfo& b,

@@ -75,7 +75,7 @@ class CompareView : public QWidget {
     QString summary() const;
     void setOpFilter(const QString& text);
     QString deltaCsv() const;  // the shown rows in the shown order
-    bool exportCsv(const QString& path) const;
+    bool exportCsv(const QString& path, QString* error = nullptr) const;
     // Both timelines synchronous (headless rendering and tests).
     void setAsynchronous(bool on);
 
