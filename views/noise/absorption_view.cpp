@@ -23,6 +23,7 @@ namespace stallscope {
 
 using noise::AbsorptionReport;
 using noise::Curve;
+using exporting::csvField;
 
 namespace {
 
@@ -36,13 +37,6 @@ QString qs(const std::string& s) {
 
 bool inGroup(const Curve& c, const CurveGroup& g) {
     return c.machine == g.machine && c.region == g.region && c.params == g.params;
-}
-
-QString csvField(const QString& text) {
-    if (!text.contains(',') && !text.contains('"') && !text.contains('\n')) return text;
-    QString quoted = text;
-    quoted.replace('"', QStringLiteral("\"\""));
-    return '"' + quoted + '"';
 }
 
 // "12", "12 (11–14)", "128 (0–192)?" (a knee not placed), "≥40".
