@@ -591,6 +591,83 @@ class TestTraceViews : public QObject {
         for (const QPointF& p : arrow->head) QVERIFY(p.y() <= arrow->tip.y() + 1e-9);
     }
 
+    void flowsFollowTheSelectedSlice() {
+        // Two launch → kernel flows: launchA (0-10 µs, main) → kernelA (50-60 µs, io) and
+        // launchB (100-110 µs) → kernelB (150-160 µs). By default only the selected slice's
+        // arrows are drawn; All draws both, None neither.
+        auto flow = [](const char* ph, int id, int tid, int ts) {
+            QJsonObject e{{"ph", ph}, {"id", id},      {"pid", 1},      {"tid", tid},
+                          {"ts", ts}, {"cat", "ac2g"}, {"name", "ac2g"}};
+            if (QString(ph) == "f") e.insert("bp", "e");
+            return e;
+        };
+        QJsonArray events{slice("launchA", 1, 0, 10),   slice("kernelA", 2, 50, 10),
+                          slice("launchB", 1, 100, 10), slice("kernelB", 2, 150, 10),
+                          flow("s", 1, 1, 5),           flow("f", 1, 2, 50),
+                          flow("s", 2, 1, 105),         flow("f", 2, 2, 150)};
+        const int64_t id = importFile(
+            write("flows.json",
+                  QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString()));
+        TimelineView view;
+        view.setAsynchronous(false);
+        TraceTimelineBinding binding(view, std::make_shared<TraceSource>(wsPath_, id));
+        binding.show(traceTracksInOrder(binding.source()->store()));
+        QCOMPARE(binding.source()->flows().size(), size_t(2));
+        QCOMPARE(binding.flowDisplay(), FlowDisplay::Selected);
+        view.setWindow({0, 200000});
+        view.resize(1000, 300);
+        const QSize size = view.viewport()->size();
+        const TimeMapping mapping = view.mappingFor(size);
+        const QImage none = [&] {
+            binding.setFlowDisplay(FlowDisplay::None);
+            return view.renderImage(size);
+        }();
+        // Pixels that differ from the arrow-less image between x(from) and x(to) µs.
+        auto changed = [&](const QImage& image, double from, double to) {
+            int count = 0;
+            for (int x = int(mapping.x(from * 1000)) + 2; x < int(mapping.x(to * 1000)) - 2; ++x)
+                for (int y = 0; y < size.height(); ++y)
+                    if (image.pixel(x, y) != none.pixel(x, y)) ++count;
+            return count;
+        };
+        binding.setFlowDisplay(FlowDisplay::Selected);
+        const QImage nothingSelected = view.renderImage(size);
+        QCOMPARE(changed(nothingSelected, 10, 50), 0);
+        QCOMPARE(changed(nothingSelected, 110, 150), 0);
+
+        const QRect main = view.trackRect(view.tracks()[1].get(), size);
+        const auto launchA =
+            view.itemAt(QPoint(int(mapping.x(2000)), main.top() + TraceSliceTrack::rowCenter(0)));
+        QVERIFY(launchA);
+        QCOMPARE(launchA->item.start, 0.0);
+        view.select(launchA->track, launchA->item);
+        const QImage selectedA = view.renderImage(size);
+        QVERIFY(changed(selectedA, 10, 50) > 20);  // launchA's arrow
+        QCOMPARE(changed(selectedA, 110, 150), 0);
+
+        binding.setFlowDisplay(FlowDisplay::All);
+        const QImage all = view.renderImage(size);
+        QVERIFY(changed(all, 10, 50) > 20);
+        QVERIFY(changed(all, 110, 150) > 20);
+
+        // The span test itself: an end inside the slice at its depth or deeper.
+        const TraceFlowOverlay::SliceSpan span{7, 100, 200, 1};
+        trace::FlowRow f;
+        f.fromTrack = 7;
+        f.fromTs = 150;
+        f.fromDepth = 2;
+        f.toTrack = 8;
+        QVERIFY(TraceFlowOverlay::touches(f, span));
+        f.fromDepth = 0;  // the parent's flow, not the selected slice's
+        QVERIFY(!TraceFlowOverlay::touches(f, span));
+        f.toTrack = 7;
+        f.toTs = 200;
+        f.toDepth = 1;
+        QVERIFY(TraceFlowOverlay::touches(f, span));
+        f.toTs = 201;
+        QVERIFY(!TraceFlowOverlay::touches(f, span));
+    }
+
     void renderSaysWhatIsCut() {
         // 60 threads do not fit in the default 900 px: the render says how many are below and
         // how tall an image would show them; with that size nothing is cut.

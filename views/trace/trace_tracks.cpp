@@ -688,8 +688,12 @@ DetailFields TraceCounterTrack::details(const TimelineItem& item) const {
 
 // --- flows -------------------------------------------------------------------------------------
 
-TraceFlowOverlay::TraceFlowOverlay(TraceSourcePtr source, std::shared_ptr<const TrackMap> shown)
-    : source_(std::move(source)), shown_(std::move(shown)), byStart_(source_->flows()) {
+TraceFlowOverlay::TraceFlowOverlay(TraceSourcePtr source, std::shared_ptr<const TrackMap> shown,
+                                   const TimelineView* view)
+    : source_(std::move(source)),
+      shown_(std::move(shown)),
+      view_(view),
+      byStart_(source_->flows()) {
     std::sort(byStart_.begin(), byStart_.end(),
               [](const trace::FlowRow& a, const trace::FlowRow& b) {
                   return std::min(a.fromTs, a.toTs) < std::min(b.fromTs, b.toTs);
@@ -759,12 +763,26 @@ std::optional<TraceFlowOverlay::FlowArrow> TraceFlowOverlay::arrowFor(const trac
 
 void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const TimeMapping& mapping,
                              const std::function<QRect(const TimelineTrack*)>& trackRect) const {
-    if (byStart_.empty()) return;
+    if (byStart_.empty() || display_ == FlowDisplay::None) return;
     constexpr int kMaxArrows = 1000;
     constexpr int kSmoothArrows = 50;
     const int64_t origin = source_->origin();
-    const double windowStart = mapping.window.start + double(origin);
-    const double windowEnd = mapping.window.end + double(origin);
+    double windowStart = mapping.window.start + double(origin);
+    double windowEnd = mapping.window.end + double(origin);
+    std::optional<SliceSpan> focus;
+    if (display_ == FlowDisplay::Selected) {
+        focus = selectedSpan();
+        if (!focus) return;
+        // Only flows with an end in the slice: those overlapping both it and the window.
+        windowStart = std::max(windowStart, double(focus->start));
+        windowEnd = std::min(windowEnd, double(focus->end));
+        if (windowStart > windowEnd) {
+            // The slice is out of view: its flows may still cross the window.
+            windowStart = std::min(mapping.window.start + double(origin), double(focus->start));
+            windowEnd = std::max(mapping.window.end + double(origin), double(focus->end));
+        }
+    }
+    const auto wanted = [&focus](const trace::FlowRow& f) { return !focus || touches(f, *focus); };
     auto it = std::lower_bound(
         byStart_.begin(), byStart_.end(), windowStart - double(longest_),
         [](const trace::FlowRow& f, double t) { return double(std::min(f.fromTs, f.toTs)) < t; });
@@ -774,7 +792,8 @@ void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const Tim
     int inWindow = 0;
     for (auto probe = it; probe != byStart_.end() && inWindow <= kMaxArrows; ++probe) {
         if (double(std::min(probe->fromTs, probe->toTs)) > windowEnd) break;
-        if (double(std::max(probe->fromTs, probe->toTs)) >= windowStart) ++inWindow;
+        if (double(std::max(probe->fromTs, probe->toTs)) >= windowStart && wanted(*probe))
+            ++inWindow;
     }
     if (inWindow > kMaxArrows) return;
     painter.save();
@@ -786,7 +805,7 @@ void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const Tim
     for (; it != byStart_.end() && drawn < kMaxArrows; ++it) {
         const trace::FlowRow& f = *it;
         if (double(std::min(f.fromTs, f.toTs)) > windowEnd) break;
-        if (double(std::max(f.fromTs, f.toTs)) < windowStart) continue;
+        if (double(std::max(f.fromTs, f.toTs)) < windowStart || !wanted(f)) continue;
         const auto from = shown_->find(f.fromTrack), to = shown_->find(f.toTrack);
         if (from == shown_->end() || to == shown_->end()) continue;
         const QRect a = trackRect(from->second), b = trackRect(to->second);
@@ -802,6 +821,17 @@ void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const Tim
         ++drawn;
     }
     painter.restore();
+}
+
+std::optional<TraceFlowOverlay::SliceSpan> TraceFlowOverlay::selectedSpan() const {
+    if (!view_) return std::nullopt;
+    const auto& selection = view_->selection();
+    if (!selection) return std::nullopt;
+    const auto* slices = dynamic_cast<const TraceSliceTrack*>(selection->track);
+    if (!slices) return std::nullopt;
+    const int64_t origin = source_->origin();
+    return SliceSpan{slices->trackId(), origin + int64_t(std::floor(selection->item.start)),
+                     origin + int64_t(std::ceil(selection->item.end)), selection->item.row};
 }
 
 // --- installation ------------------------------------------------------------------------------
@@ -880,11 +910,17 @@ TraceTimelineBinding::TraceTimelineBinding(TimelineView& view, TraceSourcePtr so
     : view_(view),
       source_(std::move(source)),
       highlight_(std::move(highlight)),
-      map_(std::make_shared<TraceFlowOverlay::TrackMap>()) {
+      map_(std::make_shared<TraceFlowOverlay::TrackMap>()),
+      flows_(std::make_shared<TraceFlowOverlay>(source_, map_, &view_)) {
     setTraceTimeFormat(view_);
     const trace::TraceStore& store = source_->store();
     view_.setExtent(TimeRange{0, double(std::max<int64_t>(store.end() - store.start(), 1))});
-    view_.addOverlay(std::make_shared<TraceFlowOverlay>(source_, map_));
+    view_.addOverlay(flows_);
+}
+
+void TraceTimelineBinding::setFlowDisplay(FlowDisplay display) {
+    flows_->setDisplay(display);
+    view_.update();
 }
 
 void TraceTimelineBinding::show(const std::vector<int64_t>& trackIds) {

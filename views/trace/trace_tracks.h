@@ -8,6 +8,7 @@
 #include <QColor>
 #include <QJsonObject>
 #include <QPainterPath>
+#include <QPointer>
 #include <QPolygonF>
 #include <QStaticText>
 #include <QString>
@@ -202,14 +203,39 @@ class TraceCounterTrack final : public TimelineTrack {
     mutable std::map<double, trace::CounterItem> lastHit_;  // by time, for tooltips
 };
 
+// Which flow arrows a trace timeline draws. Every flow at once (a Kineto step has thousands of
+// launch → kernel arrows) hides the slices under them, so by default only those of the selected
+// slice and of the slices nested in it (select a step to see all its launches).
+enum class FlowDisplay { Selected, All, None };
+
 // Flow arrows between slices (or instants) of the shown tracks.
 class TraceFlowOverlay final : public TimelineOverlay {
   public:
     using TrackMap = std::map<int64_t, const TimelineTrack*>;
-    // `shown` maps store track ids to the timeline tracks currently shown (updated by the owner).
-    TraceFlowOverlay(TraceSourcePtr source, std::shared_ptr<const TrackMap> shown);
+    // `shown` maps store track ids to the timeline tracks currently shown (updated by the owner);
+    // `view` is the timeline whose selection FlowDisplay::Selected follows.
+    TraceFlowOverlay(TraceSourcePtr source, std::shared_ptr<const TrackMap> shown,
+                     const TimelineView* view = nullptr);
     void paint(QPainter& painter, const QRect& dataArea, const TimeMapping& mapping,
                const std::function<QRect(const TimelineTrack*)>& trackRect) const override;
+    void setDisplay(FlowDisplay display) { display_ = display; }
+    FlowDisplay display() const { return display_; }
+
+    // A slice a flow end may lie in: its track, [start, end] in store time and its depth; an end
+    // lies in it when it is on that track, inside the span and at that depth or deeper.
+    struct SliceSpan {
+        int64_t track = 0;
+        int64_t start = 0, end = 0;
+        int depth = 0;
+        bool contains(int64_t endTrack, int64_t ts, int32_t endDepth) const {
+            return endTrack == track && ts >= start && ts <= end && endDepth >= depth;
+        }
+    };
+    // The flows FlowDisplay::Selected draws for `span`: those with an end in it.
+    static bool touches(const trace::FlowRow& flow, const SliceSpan& span) {
+        return span.contains(flow.fromTrack, flow.fromTs, flow.fromDepth) ||
+               span.contains(flow.toTrack, flow.toTs, flow.toDepth);
+    }
 
     // How a flow is drawn between the rects of its tracks: a curve and a head whose tip is on
     // the target. Forward arrows enter the target's start from the left; backward and vertical
@@ -226,8 +252,13 @@ class TraceFlowOverlay final : public TimelineOverlay {
                                              int64_t origin);
 
   private:
+    // The selected slice as a span, when the view's selection is a slice of a trace track.
+    std::optional<SliceSpan> selectedSpan() const;
+
     TraceSourcePtr source_;
     std::shared_ptr<const TrackMap> shown_;
+    QPointer<const TimelineView> view_;
+    FlowDisplay display_ = FlowDisplay::Selected;
     std::vector<trace::FlowRow> byStart_;  // sorted by the earlier end's time
     int64_t longest_ = 0;
 };
@@ -256,12 +287,15 @@ class TraceTimelineBinding {
     const TraceTimelineTracks& shown() const { return shown_; }
     const TimelineTrack* trackFor(int64_t trackId) const;
     const TraceSourcePtr& source() const { return source_; }
+    void setFlowDisplay(FlowDisplay display);
+    FlowDisplay flowDisplay() const { return flows_->display(); }
 
   private:
     TimelineView& view_;
     TraceSourcePtr source_;
     std::shared_ptr<const TraceHighlight> highlight_;
     std::shared_ptr<TraceFlowOverlay::TrackMap> map_;
+    std::shared_ptr<TraceFlowOverlay> flows_;
     TraceTimelineTracks shown_;
 };
 

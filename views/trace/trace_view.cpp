@@ -1,5 +1,6 @@
 #include "views/trace/trace_view.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
@@ -10,6 +11,7 @@
 #include <QPainter>
 #include <QPushButton>
 #include <QScrollBar>
+#include <QSettings>
 #include <QShortcut>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -29,6 +31,8 @@
 namespace stallscope {
 
 namespace {
+
+const char* const kFlowDisplayKey = "trace/flowDisplay";
 
 constexpr int kTrackIdRole = Qt::UserRole + 1;
 using tablekit::kSortRole;
@@ -75,7 +79,22 @@ TraceView::TraceView(QWidget* parent)
     findBar->addWidget(previous);
     findBar->addWidget(next);
     findBar->addWidget(status_, 1);
+    findBar->addWidget(new QLabel(tr("Flows:")));
+    flowDisplay_ = new QComboBox;
+    flowDisplay_->addItem(tr("Selected slice"), int(FlowDisplay::Selected));
+    flowDisplay_->addItem(tr("All"), int(FlowDisplay::All));
+    flowDisplay_->addItem(tr("None"), int(FlowDisplay::None));
+    flowDisplay_->setToolTip(
+        tr("Flow arrows of the selected slice and the slices nested in it (select a step to see "
+           "its launches), of every slice, or none"));
+    flowDisplay_->setCurrentIndex(
+        std::clamp(QSettings().value(kFlowDisplayKey, 0).toInt(), 0, flowDisplay_->count() - 1));
+    findBar->addWidget(flowDisplay_);
     layout->addLayout(findBar);
+    connect(flowDisplay_, &QComboBox::activated, this, [this](int index) {
+        QSettings().setValue(kFlowDisplayKey, index);
+        if (binding_) binding_->setFlowDisplay(FlowDisplay(flowDisplay_->itemData(index).toInt()));
+    });
     connect(findEdit_, &QLineEdit::returnPressed, this,
             [this] { findNext(findEdit_->text(), true); });
     connect(next, &QPushButton::clicked, this, [this] { findNext(findEdit_->text(), true); });
@@ -207,6 +226,7 @@ void TraceView::setSource(TraceSourcePtr source, std::vector<trace::OpStat> ops)
     source_ = std::move(source);
     ops_ = std::move(ops);
     binding_ = std::make_unique<TraceTimelineBinding>(*timeline_, source_, highlight_);
+    binding_->setFlowDisplay(FlowDisplay(flowDisplay_->currentData().toInt()));
     buildTree();
     applyTreeToTimeline();
     timeline_->fitAll();
@@ -620,6 +640,7 @@ QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOption
     TimelineView view;
     view.setAsynchronous(false);
     TraceTimelineBinding binding(view, source);
+    binding.setFlowDisplay(FlowDisplay::All);  // an image has no selection to follow
     binding.show(traceTracksInOrder(source->store()));
     // The same minimap as the GUI's (here on the calling thread: this is the headless path).
     view.setOverviewPainter(

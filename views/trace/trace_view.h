@@ -15,6 +15,7 @@
 #include "views/common/render.h"
 #include "views/trace/trace_tracks.h"
 
+class QComboBox;
 class QLineEdit;
 class QLabel;
 class QTreeWidget;
@@ -90,6 +91,7 @@ class TraceView : public QWidget {
     QLineEdit* treeFilter_ = nullptr;
     QLineEdit* findEdit_ = nullptr;
     QLabel* status_ = nullptr;
+    QComboBox* flowDisplay_ = nullptr;
     QTableView* opTable_ = nullptr;
     QStandardItemModel* opModel_ = nullptr;
     QSortFilterProxyModel* opProxy_ = nullptr;
