@@ -21,9 +21,9 @@
 
 namespace stallscope {
 
+using exporting::csvField;
 using noise::AbsorptionReport;
 using noise::Curve;
-using exporting::csvField;
 
 namespace {
 
