@@ -37,6 +37,10 @@ Without a command, opens the GUI. Commands:
   formats                                  the formats import understands
   dma PROFILE --json                       per-DMA lifetime, stall breakdown, backtails
   suggest PROFILE --json [--limit N]        optimization suggestions with predicted savings
+                                           (trace profiles: the step recommendations)
+  steps PROFILE [--json] [--step-op NAME]  step time and its breakdown per device (compute,
+                                           communication, memcpy, memset, host_wait, input,
+                                           idle), overlap, idle gaps, recommendations
   whatif PROFILE (--hoist DMA@INSTR)... | --apply-suggestions [--out F.jsonl] --json
   dcache PROFILE --json                    data-cache occupancy and fragmentation
   generate SCENARIO [--instructions N] [--seed S] --out FILE
@@ -238,9 +242,10 @@ std::string takeStoreOption(std::vector<std::string>& args) {
 
 bool isCliCommand(const std::vector<std::string>& args) {
     static const std::set<std::string> commands{
-        "import",    "list",     "info",    "formats",    "dma",         "suggest", "whatif",
-        "dcache",    "generate", "convert", "demo",       "help",        "--help",  "-h",
-        "--version", "render",   "compare", "absorption", "noise-probe", "cpi",     "estimates"};
+        "import",      "list",   "info",      "formats", "dma",     "suggest",
+        "whatif",      "dcache", "generate",  "convert", "demo",    "help",
+        "--help",      "-h",     "--version", "render",  "compare", "absorption",
+        "noise-probe", "cpi",    "estimates", "steps"};
     for (size_t i = 1; i < args.size(); ++i) {
         if (args[i] == "--store") {
             ++i;
@@ -276,6 +281,7 @@ int runCli(const std::vector<std::string>& argsIn) {
             std::cout << workspaceSummary(*Workspace::openExisting(store));
             return 0;
         }
+        if (int status = 0; runStepCommand(sub, store, status)) return status;
         if (int status = 0; runReplayCommand(sub, store, status)) return status;
         if (int status = 0; runRenderCommand(sub, store, status)) return status;
         if (int status = 0; runCpiCommand(sub, store, status)) return status;

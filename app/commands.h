@@ -12,6 +12,8 @@ bool runReplayCommand(const std::vector<std::string>& args, const std::string& s
 bool runRenderCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 bool runNoiseCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 bool runCompareCommand(const std::vector<std::string>& args, const std::string& store, int& status);
+// steps (and suggest of a trace profile): core/trace/step_analysis.h.
+bool runStepCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 bool runCpiCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 
 }  // namespace stallscope

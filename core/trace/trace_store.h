@@ -57,6 +57,7 @@ class TraceStore {
     TraceStore(const Workspace& workspace, int64_t profileId);
 
     int64_t profileId() const { return profileId_; }
+    const Workspace& workspace() const { return workspace_; }
     const std::vector<TrackRow>& tracks() const { return tracks_; }
     const TrackRow* track(int64_t id) const;
     // Children of `parent` (-1: the top) in display order (sort index, then id).
