@@ -13,6 +13,7 @@ QList<SuggestionItem> dockItems(const ReplayDocument& document) {
     for (const auto& s : document.analysis.suggestions) {
         SuggestionItem item{QString::fromStdString(s.kind), QString::fromStdString(s.text),
                             static_cast<double>(s.savingCycles)};
+        item.canApply = true;
         for (int64_t id : s.dmas) item.dmas.append(id);
         QStringList evidence;
         for (const auto& [key, value] : s.evidence)
@@ -123,6 +124,14 @@ void SuggestionFlow::keepOnly(const QSet<qint64>& presentIds) {
 }
 
 ReplayProfileTab* SuggestionFlow::show(int index) {
+    if (!replayProfile_ && dockProfile_) {
+        // A suggestion another kind's view derived: that view shows it.
+        const ViewKind* kind = findViewKind(dockProfile_->kind);
+        if (kind && kind->showSuggestion)
+            if (QWidget* view = tabs_->openProfile(*dockProfile_))
+                kind->showSuggestion(view, index);
+        return nullptr;
+    }
     if (!replayProfile_ || !document_) return nullptr;
     auto* tab = qobject_cast<ReplayProfileTab*>(tabs_->openProfile(*replayProfile_));
     if (!tab) return nullptr;

@@ -475,7 +475,7 @@ void TestGui::suggestionsDockShowsEmptyStateAndItems() {
     auto window = makeWindow();
     SuggestionsDock* dock = window->suggestionsDock();
     QCOMPARE(dock->emptyMessage(),
-             QString("Suggestions appear here for replay, CPI and noise profiles"));
+             QString("Suggestions appear here for replay, trace, CPI and noise profiles"));
     QVERIFY(!dock->list()->isVisible());
     window->setSuggestions({{"hoist-dma", "Issue DMA 3 before instruction 0", 1200}});
     QCOMPARE(dock->list()->count(), 1);

@@ -69,6 +69,11 @@ void TimelineView::addOverlay(std::shared_ptr<TimelineOverlay> overlay) {
     viewport()->update();
 }
 
+void TimelineView::removeOverlay(const TimelineOverlay* overlay) {
+    std::erase_if(overlays_, [overlay](const auto& o) { return o.get() == overlay; });
+    viewport()->update();
+}
+
 void TimelineView::setTimeFormat(TimeFormat format) {
     if (!format.primary) format.primary = defaultTime;
     // Times before zero (a comparison shifted to align an op) get a true minus sign.

@@ -50,6 +50,7 @@ class TimelineView : public QAbstractScrollArea {
     void clearTracks();
     const std::vector<std::shared_ptr<TimelineTrack>>& tracks() const { return tracks_; }
     void addOverlay(std::shared_ptr<TimelineOverlay> overlay);
+    void removeOverlay(const TimelineOverlay* overlay);
     void setTimeFormat(TimeFormat format);
     const TimeFormat& timeFormat() const { return format_; }
     // Draws the minimap background (e.g. a density) into a rect spanning the full extent.

@@ -25,6 +25,7 @@ const std::vector<ViewKind>& viewKinds() {
              return new ReplayCompareView(a, b, path);
          },
          {},
+         {},
          {{"timeline", renderReplayTimeline},
           {"dma", renderReplayDma},
           {"utilization", renderReplayUtilization},
@@ -41,6 +42,7 @@ const std::vector<ViewKind>& viewKinds() {
                  QObject::connect(absorption, &AbsorptionView::suggestionsReady, context,
                                   std::move(handler));
          },
+         {},
          {{"absorption", renderAbsorption}, {"compare", renderNoiseCompare}}},
         {kinds::kCpi,
          createCpiView,
@@ -51,12 +53,20 @@ const std::vector<ViewKind>& viewKinds() {
              if (auto* cpi = qobject_cast<CpiView*>(view))
                  QObject::connect(cpi, &CpiView::suggestionsChanged, context, std::move(handler));
          },
+         {},
          {{"cpi", renderCpi}, {"compare", renderCpiCompare}}},
-        {kinds::kEstimates, createEstimatesView, {}, {}, {{"estimates", renderEstimates}}},
+        {kinds::kEstimates, createEstimatesView, {}, {}, {}, {{"estimates", renderEstimates}}},
         {kinds::kTrace,
          createTraceView,
          createCompareView,
-         {},
+         // Step recommendations, each shown on the timeline when clicked.
+         [](QWidget* view, QObject* context, ViewKind::SuggestionsHandler handler) {
+             if (auto* trace = qobject_cast<TraceView*>(view))
+                 QObject::connect(trace, &TraceView::suggestionsReady, context, std::move(handler));
+         },
+         [](QWidget* view, int index) {
+             if (auto* trace = qobject_cast<TraceView*>(view)) trace->showRecommendation(index);
+         },
          {{"timeline", renderTraceTimeline}, {"compare", renderTraceCompare}}},
     };
     return all;

@@ -36,6 +36,8 @@ struct ViewKind {
     ViewFactory createView;
     ComparisonFactory createComparison;  // empty: no side-by-side view
     SuggestionsWatch watchSuggestions;   // empty: the view derives none
+    // Shows suggestion `index` (as the view announced it) in `view`; empty: nothing to show.
+    std::function<void(QWidget* view, int index)> showSuggestion;
     // `render VIEW` names this kind draws, e.g. "timeline", "dcache".
     std::vector<std::pair<std::string, Renderer>> renderers;
 };

@@ -13,8 +13,8 @@ namespace stallscope {
 SuggestionsDock::SuggestionsDock(QWidget* parent)
     : QWidget(parent),
       stack_(new QStackedWidget(this)),
-      emptyLabel_(
-          new QLabel(tr("Suggestions appear here for replay, CPI and noise profiles"), stack_)),
+      emptyLabel_(new QLabel(
+          tr("Suggestions appear here for replay, trace, CPI and noise profiles"), stack_)),
       list_(new QListWidget(stack_)),
       previewButton_(new QPushButton(tr("Preview"), this)),
       applyButton_(new QPushButton(tr("Apply"), this)),
@@ -56,7 +56,7 @@ SuggestionsDock::SuggestionsDock(QWidget* parent)
             [this](QListWidgetItem* item) { emit suggestionActivated(list_->row(item)); });
     const auto usable = [this] {
         const int row = list_->currentRow();
-        return row >= 0 && row < suggestions_.size() &&
+        return row >= 0 && row < suggestions_.size() && suggestions_[row].canApply &&
                suggestions_[row].kind != QLatin1String("error");
     };
     connect(list_, &QListWidget::currentRowChanged, this, [this, usable] {

@@ -923,13 +923,24 @@ void TraceTimelineBinding::setFlowDisplay(FlowDisplay display) {
     view_.update();
 }
 
+TraceTimelineBinding::~TraceTimelineBinding() {
+    view_.removeOverlay(flows_.get());
+}
+
 void TraceTimelineBinding::show(const std::vector<int64_t>& trackIds) {
     const TimeRange window = view_.window();
     view_.clearTracks();
+    shownIds_ = trackIds;
     shown_ = makeTraceTracks(source_, trackIds, highlight_);
     *map_ = shown_.byTrackId;
+    for (const auto& track : leading_) view_.addTrack(track);
     for (const auto& track : shown_.tracks) view_.addTrack(track);
     view_.setWindow(window);
+}
+
+void TraceTimelineBinding::setLeadingTracks(std::vector<std::shared_ptr<TimelineTrack>> tracks) {
+    leading_ = std::move(tracks);
+    show(shownIds_);
 }
 
 const TimelineTrack* TraceTimelineBinding::trackFor(int64_t trackId) const {

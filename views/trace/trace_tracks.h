@@ -282,8 +282,13 @@ class TraceTimelineBinding {
   public:
     TraceTimelineBinding(TimelineView& view, TraceSourcePtr source,
                          std::shared_ptr<const TraceHighlight> highlight = {});
+    ~TraceTimelineBinding();
+    TraceTimelineBinding(const TraceTimelineBinding&) = delete;
+    TraceTimelineBinding& operator=(const TraceTimelineBinding&) = delete;
     // Replaces the shown tracks (keeps the window).
     void show(const std::vector<int64_t>& trackIds);
+    // Tracks drawn above the trace's own (the step strip), kept across show().
+    void setLeadingTracks(std::vector<std::shared_ptr<TimelineTrack>> tracks);
     const TraceTimelineTracks& shown() const { return shown_; }
     const TimelineTrack* trackFor(int64_t trackId) const;
     const TraceSourcePtr& source() const { return source_; }
@@ -296,6 +301,8 @@ class TraceTimelineBinding {
     std::shared_ptr<const TraceHighlight> highlight_;
     std::shared_ptr<TraceFlowOverlay::TrackMap> map_;
     std::shared_ptr<TraceFlowOverlay> flows_;
+    std::vector<std::shared_ptr<TimelineTrack>> leading_;
+    std::vector<int64_t> shownIds_;
     TraceTimelineTracks shown_;
 };
 

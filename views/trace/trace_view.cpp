@@ -27,6 +27,8 @@
 #include "views/common/format.h"
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
+#include "views/trace/step_tracks.h"
+#include "views/trace/steps_panel.h"
 
 namespace stallscope {
 
@@ -63,8 +65,12 @@ TraceView::TraceView(QWidget* parent)
                       status_->setText(tr("No overview strip: %1").arg(error));
                   }),
       findJob_(this, [this](const QString& error) { status_->setText(error); }),
-      argsJob_(this, [this](const QString& error) {
-          details_->append(tr("Cannot read the arguments: %1").arg(error));
+      argsJob_(this,
+               [this](const QString& error) {
+                   details_->append(tr("Cannot read the arguments: %1").arg(error));
+               }),
+      stepsJob_(this, [this](const QString& error) {
+          stepsPanel_->showMessage(tr("No step analysis: %1").arg(error));
       }) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -79,6 +85,12 @@ TraceView::TraceView(QWidget* parent)
     findBar->addWidget(previous);
     findBar->addWidget(next);
     findBar->addWidget(status_, 1);
+    stepPicker_ = new QComboBox;
+    stepPicker_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    stepPicker_->setToolTip(tr("Zoom to a step ([ and ] go to the previous and next step)"));
+    stepPicker_->setEnabled(false);
+    stepPicker_->addItem(tr("Steps…"));
+    findBar->addWidget(stepPicker_);
     findBar->addWidget(new QLabel(tr("Flows:")));
     flowDisplay_ = new QComboBox;
     flowDisplay_->addItem(tr("Selected slice"), int(FlowDisplay::Selected));
@@ -178,7 +190,9 @@ TraceView::TraceView(QWidget* parent)
             });
     details_ = new QTextBrowser;
     overview_ = new QTextBrowser;
+    stepsPanel_ = new StepsPanel;
     tabs_->addTab(overview_, tr("Overview"));
+    tabs_->addTab(stepsPanel_, tr("Steps"));
     tabs_->addTab(opTable_, tr("Ops"));
     tabs_->addTab(details_, tr("Details"));
     vertical->addWidget(horizontal);
@@ -188,6 +202,27 @@ TraceView::TraceView(QWidget* parent)
     layout->addWidget(vertical, 1);
 
     connect(timeline_, &TimelineView::selectionChanged, this, &TraceView::showSelectionDetails);
+    connect(stepPicker_, &QComboBox::activated, this, [this](int index) {
+        if (index > 0) showStep(index - 1);
+    });
+    for (const auto& [key, delta] :
+         {std::pair{Qt::Key_BracketLeft, -1}, std::pair{Qt::Key_BracketRight, 1}}) {
+        auto* shortcut = new QShortcut(QKeySequence(key), timeline_);
+        shortcut->setContext(Qt::WidgetWithChildrenShortcut);
+        connect(shortcut, &QShortcut::activated, this, [this, delta = delta] {
+            if (!steps_ || steps_->steps.empty()) return;
+            const int current = stepPicker_->currentIndex() - 1;
+            const int next =
+                std::clamp(current < 0 ? 0 : current + delta, 0, int(steps_->steps.size()) - 1);
+            showStep(next);
+        });
+    }
+    connect(stepsPanel_, &StepsPanel::stepActivated, this, &TraceView::showStep);
+    connect(stepsPanel_, &StepsPanel::rangeActivated, this,
+            [this](int64_t start, int64_t end, int64_t) { showRange(start, end); });
+    connect(stepsPanel_, &StepsPanel::recommendationActivated, this,
+            &TraceView::showRecommendation);
+    connect(stepsPanel_, &StepsPanel::deviceChanged, this, &TraceView::setStepDevice);
 }
 
 TraceView::~TraceView() = default;
@@ -202,10 +237,11 @@ void TraceView::open(const std::string& workspacePath, int64_t profileId) {
             out.ops = out.source->query([](const trace::TraceStore& s) { return s.opStats(); });
             return out;
         },
-        [this](Opened opened) {
+        [this, workspacePath, profileId](Opened opened) {
             status_->clear();
             const TraceSourcePtr source = opened.source;
             setSource(std::move(opened.source), std::move(opened.ops));
+            loadSteps(workspacePath, profileId);
             // The minimap's density comes after the first frame, from its own worker.
             densityJob_.start(
                 [source] {
@@ -588,6 +624,25 @@ QString TraceView::overviewHtml() const {
                        .arg(format::nanoseconds(double(store.end() - store.start())))
                        .arg(store.start())
                        .arg(store.end());
+    // Steps first: where the time goes and what to change is what people open a trace for.
+    if (steps_) {
+        html += "<h3>Steps</h3><p>" + htmlEscape(stepOverviewText(*steps_)) + "</p>";
+        if (steps_->launchLatency.count > 0)
+            html += tr("<p>Kernel launch latency (launch → start): p50 %1, p95 %2 over %3 "
+                       "kernels</p>")
+                        .arg(format::nanoseconds(double(steps_->launchLatency.p50)),
+                             format::nanoseconds(double(steps_->launchLatency.p95)),
+                             format::count(double(steps_->launchLatency.count)));
+        if (!steps_->recommendations.empty()) {
+            html += "<h3>Recommendations</h3><ol>";
+            for (const trace::StepRecommendation& r : steps_->recommendations)
+                html += QStringLiteral("<li><b>%1</b> (up to %2 % of step time): %3</li>")
+                            .arg(htmlEscape(QString::fromStdString(r.kind)))
+                            .arg(r.sharePct, 0, 'f', r.sharePct < 10 ? 1 : 0)
+                            .arg(htmlEscape(QString::fromStdString(r.text)));
+            html += "</ol>";
+        }
+    }
     // Devices (XProf planes with a device type) and what the importer warned about.
     QString devices;
     for (const auto& p : source_->metadata().value("plane_details").toArray()) {
@@ -628,6 +683,96 @@ QString TraceView::overviewHtml() const {
                     .arg(htmlEscape(QString::fromStdString(busiest[i]->name)))
                     .arg(busiest[i]->slices);
     return html + "</table>";
+}
+
+// ---- steps -------------------------------------------------------------------------------------
+
+void TraceView::loadSteps(const std::string& workspacePath, int64_t profileId) {
+    stepsPanel_->showMessage(tr("Analysing steps…"));
+    // Stored with the profile after the first analysis: reopening reads it back.
+    stepsJob_.start(
+        [workspacePath, profileId] {
+            std::unique_ptr<Workspace> workspace;
+            try {
+                workspace = Workspace::open(workspacePath);
+            } catch (const std::exception&) {
+                workspace = Workspace::open(workspacePath, Workspace::Mode::ReadOnly);
+            }
+            return std::make_shared<const trace::StepAnalysis>(
+                trace::loadOrAnalyzeSteps(*workspace, profileId));
+        },
+        [this](std::shared_ptr<const trace::StepAnalysis> analysis) {
+            setStepAnalysis(std::move(analysis));
+        });
+}
+
+void TraceView::setStepAnalysis(std::shared_ptr<const trace::StepAnalysis> analysis) {
+    steps_ = std::move(analysis);
+    if (stepBoundaries_) timeline_->removeOverlay(stepBoundaries_.get());
+    stepBoundaries_.reset();
+    stepPicker_->clear();
+    stepPicker_->addItem(tr("Steps…"));
+    stepPicker_->setEnabled(steps_ && !steps_->steps.empty());
+    if (!steps_ || !source_) return;
+    for (const trace::Step& s : steps_->steps)
+        stepPicker_->addItem(
+            tr("Step %1 · %2").arg(s.index).arg(format::nanoseconds(double(s.duration()))));
+    stepsPanel_->setAnalysis(steps_);
+    if (steps_->source != trace::StepSource::WholeTrace) {
+        stepBoundaries_ = std::make_shared<StepBoundaryOverlay>(steps_, source_->origin());
+        timeline_->addOverlay(stepBoundaries_);
+    }
+    setStepDevice(stepsPanel_->device());
+    overview_->setHtml(overviewHtml());
+    emit stepsReady();
+    emit suggestionsReady(suggestionItems());
+}
+
+void TraceView::setStepDevice(int device) {
+    if (!binding_ || !steps_ || steps_->devices.empty()) return;
+    binding_->setLeadingTracks({std::make_shared<StepStripTrack>(
+        steps_, source_->origin(), std::clamp(device, 0, int(steps_->devices.size()) - 1))});
+}
+
+void TraceView::showRange(int64_t start, int64_t end) {
+    if (!source_) return;
+    const double from = double(start - source_->origin()), to = double(end - source_->origin());
+    const double margin = std::max((to - from) * 0.03, 1.0);
+    timeline_->setWindow({from - margin, to + margin});
+}
+
+void TraceView::showStep(int index) {
+    if (!steps_ || index < 0 || size_t(index) >= steps_->steps.size()) return;
+    const trace::Step& s = steps_->steps[size_t(index)];
+    stepPicker_->setCurrentIndex(index + 1);
+    showRange(s.start, s.end);
+}
+
+void TraceView::showRecommendation(int index) {
+    if (!steps_ || index < 0 || size_t(index) >= steps_->recommendations.size()) return;
+    const trace::StepRecommendation& r = steps_->recommendations[size_t(index)];
+    if (r.end > r.start) showRange(r.start, r.end);
+    status_->setText(QString::fromStdString(r.text));
+}
+
+QList<SuggestionItem> TraceView::suggestionItems() const {
+    QList<SuggestionItem> items;
+    if (!steps_) return items;
+    for (const trace::StepRecommendation& r : steps_->recommendations) {
+        SuggestionItem item;
+        item.kind = QString::fromStdString(r.kind);
+        item.text = tr("%1 (up to %2 % of step time)")
+                        .arg(QString::fromStdString(r.text))
+                        .arg(r.sharePct, 0, 'f', r.sharePct < 10 ? 1 : 0);
+        QStringList evidence;
+        for (auto it = r.evidence.begin(); it != r.evidence.end(); ++it)
+            evidence << QStringLiteral("%1=%2").arg(
+                it.key(), it.value().isDouble() ? QString::number(it.value().toDouble(), 'g', 6)
+                                                : it.value().toVariant().toString());
+        item.evidence = evidence.join(QStringLiteral(", "));
+        items.append(item);
+    }
+    return items;
 }
 
 QWidget* createTraceView(const ProfileInfo& profile, const QString& workspacePath) {

@@ -11,8 +11,10 @@
 #include <memory>
 #include <vector>
 
+#include "core/trace/step_analysis.h"
 #include "views/common/async_job.h"
 #include "views/common/render.h"
+#include "views/shell/suggestions_dock.h"
 #include "views/trace/trace_tracks.h"
 
 class QComboBox;
@@ -28,6 +30,8 @@ class QTreeWidgetItem;
 
 namespace stallscope {
 
+class StepBoundaryOverlay;
+class StepsPanel;
 class TimelineView;
 
 class TraceView : public QWidget {
@@ -67,9 +71,24 @@ class TraceView : public QWidget {
     // The details panel's text (what a selection or a clicked process shows).
     QString detailsText() const;
 
+    // Steps: the breakdown (loaded after the profile, from the workspace or computed on a
+    // worker), the Steps tab, the strip and boundaries on the timeline, the step picker and the
+    // recommendations for the suggestions dock.
+    void setStepAnalysis(std::shared_ptr<const trace::StepAnalysis> analysis);
+    const std::shared_ptr<const trace::StepAnalysis>& stepAnalysis() const { return steps_; }
+    StepsPanel* stepsPanel() const { return stepsPanel_; }
+    QComboBox* stepPicker() const { return stepPicker_; }
+    // Zooms the timeline to step `index` (StepAnalysis::steps) with a margin.
+    void showStep(int index);
+    // Zooms to where recommendation `index` shows and selects its track when shown.
+    void showRecommendation(int index);
+    QList<SuggestionItem> suggestionItems() const;
+
   signals:
     void loaded();
     void foundSlice(bool found);
+    void stepsReady();
+    void suggestionsReady(const QList<SuggestionItem>& suggestions);
 
   private:
     void buildTree();
@@ -81,6 +100,9 @@ class TraceView : public QWidget {
     void moveCurrent(int delta);
     void togglePinCurrent();
     void markPinned(QTreeWidgetItem* item, bool pinned);
+    void loadSteps(const std::string& workspacePath, int64_t profileId);
+    void showRange(int64_t start, int64_t end);  // store ns, with a margin
+    void setStepDevice(int device);
 
     TraceSourcePtr source_;
     std::vector<trace::OpStat> ops_;
@@ -102,7 +124,11 @@ class TraceView : public QWidget {
     bool syncingOpTable_ = false;
     std::map<int64_t, QTreeWidgetItem*> treeItems_;
     std::vector<int64_t> pinned_;  // in pin order
-    async::JobSlot openJob_, densityJob_, findJob_, argsJob_;
+    std::shared_ptr<const trace::StepAnalysis> steps_;
+    std::shared_ptr<StepBoundaryOverlay> stepBoundaries_;
+    StepsPanel* stepsPanel_ = nullptr;
+    QComboBox* stepPicker_ = nullptr;
+    async::JobSlot openJob_, densityJob_, findJob_, argsJob_, stepsJob_;
 };
 
 QWidget* createTraceView(const ProfileInfo& profile, const QString& workspacePath);

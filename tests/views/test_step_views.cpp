@@ -1,0 +1,229 @@
+// Step views of trace profiles: the stacked step chart (bar heights, colours, the step-time line),
+// the Steps tab and timeline strip of a trace view on a Kineto-like trace whose GPU waits for
+// the DataLoader 60 % of each step, the step picker, and the recommendation reaching the
+// suggestions list and the timeline.
+
+#include <QComboBox>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QListWidget>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+
+#include "core/workspace.h"
+#include "importers/import_service.h"
+#include "views/common/timeline_view.h"
+#include "views/trace/step_chart.h"
+#include "views/trace/step_tracks.h"
+#include "views/trace/steps_panel.h"
+#include "views/trace/trace_view.h"
+
+using namespace stallscope;
+
+namespace {
+
+// Two steps on one device: step 0 is 1 µs (600 ns GEMM, 400 ns idle), step 1 is 2 µs (500 ns
+// GEMM, 500 ns attention, 1000 ns waiting for input).
+trace::StepAnalysis handMadeAnalysis() {
+    trace::StepAnalysis a;
+    a.source = trace::StepSource::ProfilerStep;
+    a.devices.push_back({"GPU 0", -1, {}});
+    a.steps.push_back({0, "ProfilerStep#0", 0, 1000, -1});
+    a.steps.push_back({1, "ProfilerStep#1", 1000, 3000, -1});
+    trace::DeviceStepBreakdown first;
+    first.step = 0;
+    first.ns[size_t(trace::StepCategory::Compute)] = 600;
+    first.ns[size_t(trace::StepCategory::Idle)] = 400;
+    first.gemm = 600;
+    trace::DeviceStepBreakdown second;
+    second.step = 1;
+    second.ns[size_t(trace::StepCategory::Compute)] = 1000;
+    second.ns[size_t(trace::StepCategory::Input)] = 1000;
+    second.gemm = 500;
+    second.attention = 500;
+    a.breakdown = {first, second};
+    return a;
+}
+
+bool near(QColor a, QColor b) {
+    return std::abs(a.red() - b.red()) <= 3 && std::abs(a.green() - b.green()) <= 3 &&
+           std::abs(a.blue() - b.blue()) <= 3;
+}
+
+// Kineto-like: per 10 ms step the host spends 6 ms in the DataLoader, launches one GEMM that
+// runs 3.7 ms on stream 7.
+std::string inputBoundTrace() {
+    QJsonArray events{QJsonObject{{"ph", "M"},
+                                  {"name", "process_name"},
+                                  {"pid", 0},
+                                  {"args", QJsonObject{{"name", "GPU 0"}}}},
+                      QJsonObject{{"ph", "M"},
+                                  {"name", "process_name"},
+                                  {"pid", 1000},
+                                  {"args", QJsonObject{{"name", "python"}}}}};
+    for (int step = 0; step < 3; ++step) {
+        const int t0 = step * 10000;
+        auto slice = [](const char* cat, const QString& name, int pid, int tid, int ts, int dur) {
+            return QJsonObject{{"ph", "X"},  {"cat", cat}, {"name", name}, {"pid", pid},
+                               {"tid", tid}, {"ts", ts},   {"dur", dur}};
+        };
+        events.append(slice("user_annotation", QStringLiteral("ProfilerStep#%1").arg(step), 1000,
+                            1000, t0, 10000));
+        events.append(slice("user_annotation",
+                            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 1000,
+                            1000, t0 + 10, 6000));
+        QJsonObject launch = slice("cuda_runtime", "cudaLaunchKernel", 1000, 1000, t0 + 6100, 10);
+        launch.insert("args", QJsonObject{{"correlation", step + 1}});
+        events.append(launch);
+        QJsonObject kernel = slice("kernel", "ampere_sgemm_128x64_nn", 0, 7, t0 + 6200, 3700);
+        kernel.insert("args", QJsonObject{{"device", 0}, {"stream", 7}, {"correlation", step + 1}});
+        events.append(kernel);
+    }
+    return QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString();
+}
+
+}  // namespace
+
+class TestStepViews : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+  private slots:
+    void chartBarsFollowTheBreakdown() {
+        const trace::StepAnalysis analysis = handMadeAnalysis();
+        QImage image(800, 400, QImage::Format_ARGB32_Premultiplied);
+        QPainter painter(&image);
+        const steps::ChartLayout layout =
+            steps::paintStepChart(painter, QRectF(0, 0, 800, 400), analysis, {0, false, {}});
+        painter.end();
+        // Step 0: GEMM and idle; step 1: GEMM, attention and input.
+        QCOMPARE(layout.segments.size(), size_t(5));
+        QCOMPARE(layout.bars.size(), size_t(2));
+        auto segment = [&](int step, const QString& key) -> const steps::Segment* {
+            for (const steps::Segment& s : layout.segments)
+                if (s.step == step && steps::series()[size_t(s.series)].key == key) return &s;
+            return nullptr;
+        };
+        const steps::Segment* gemm0 = segment(0, "gemm");
+        const steps::Segment* idle0 = segment(0, "idle");
+        const steps::Segment* input1 = segment(1, "input");
+        QVERIFY(gemm0 && idle0 && input1 && segment(1, "attention"));
+        QCOMPARE(gemm0->ns, int64_t(600));
+        QCOMPARE(gemm0->share, 0.6);
+        // Heights in proportion to the nanoseconds: 600 : 400, and step 1's input 1000.
+        QVERIFY(std::abs(gemm0->rect.height() / idle0->rect.height() - 1.5) < 0.01);
+        QVERIFY(std::abs(input1->rect.height() / idle0->rect.height() - 2.5) < 0.01);
+        // GEMM at the bottom, idle on top of it.
+        QVERIFY(std::abs(gemm0->rect.bottom() - layout.plot.bottom()) < 0.5);
+        QVERIFY(std::abs(idle0->rect.bottom() - gemm0->rect.top()) < 0.5);
+        // What is drawn there has the series' colour.
+        const QPoint inGemm = gemm0->rect.center().toPoint();
+        QVERIFY(near(image.pixelColor(inGemm), steps::series()[0].color));
+        const QPoint inInput = input1->rect.center().toPoint();
+        QVERIFY(near(image.pixelColor(inInput), steps::categoryColor(trace::StepCategory::Input)));
+        // The step-time line: step 1 (2 µs) twice as high above the axis as step 0 (1 µs), and
+        // on top of each bar.
+        QCOMPARE(layout.line.size(), size_t(2));
+        const double h0 = layout.plot.bottom() - layout.line[0].y();
+        const double h1 = layout.plot.bottom() - layout.line[1].y();
+        QVERIFY(std::abs(h1 / h0 - 2.0) < 0.01);
+        QVERIFY(std::abs(layout.line[0].y() - idle0->rect.top()) < 0.5);
+
+        // 100 %: both bars reach the top of the plot.
+        QImage normalized(800, 400, QImage::Format_ARGB32_Premultiplied);
+        QPainter p2(&normalized);
+        const steps::ChartLayout full =
+            steps::paintStepChart(p2, QRectF(0, 0, 800, 400), analysis, {0, true, {}});
+        p2.end();
+        double top0 = 1e9, top1 = 1e9;
+        for (const steps::Segment& s : full.segments)
+            (s.step == 0 ? top0 : top1) = std::min(s.step == 0 ? top0 : top1, s.rect.top());
+        QVERIFY(std::abs(top0 - full.plot.top()) < 0.5);
+        QVERIFY(std::abs(top1 - full.plot.top()) < 0.5);
+
+        const QString csv = steps::breakdownCsv(analysis, 0);
+        QVERIFY(csv.startsWith("step,name,start_ns,duration_ns,gemm_ns,attention_ns,"));
+        QVERIFY(csv.contains("\n1,ProfilerStep#1,1000,2000,500,500,0,0,0,0,0,1000,0\n"));
+    }
+
+    void stripSplitsEachStepOverItsSpan() {
+        auto analysis = std::make_shared<const trace::StepAnalysis>(handMadeAnalysis());
+        StepStripTrack strip(analysis, 0, 0);
+        QImage image(400, StepStripTrack::kHeight, QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::white);
+        QPainter painter(&image);
+        QFont small = painter.font();
+        small.setPixelSize(6);  // labels stay in the middle rows, away from the sampled ones
+        painter.setFont(small);
+        const TimeMapping mapping{{0, 4000}, 0, 400};  // 0.1 px per ns
+        strip.paint(painter, QRect(0, 0, 400, StepStripTrack::kHeight), mapping, nullptr, {});
+        painter.end();
+        // Step 1 spans x 100..300: GEMM 100..150, attention 150..200, input 200..300.
+        const int y = StepStripTrack::kHeight - 4;  // the bar spans rows 2..17
+        QVERIFY(near(image.pixelColor(125, y), steps::series()[0].color));
+        QVERIFY(near(image.pixelColor(175, y), steps::series()[1].color));
+        QVERIFY(near(image.pixelColor(290, y), steps::categoryColor(trace::StepCategory::Input)));
+        QVERIFY(near(image.pixelColor(350, y), Qt::white));  // after the last step
+        QCOMPARE(strip.stepAt(1500), 1);
+        QCOMPARE(strip.stepAt(3500), -1);
+        const auto hit = strip.hitTest(QPoint(250, 5), QRect(0, 0, 400, 20), mapping, nullptr);
+        QVERIFY(hit);
+        QCOMPARE(hit->start, 1000.0);
+        QCOMPARE(hit->end, 3000.0);
+        QVERIFY(strip.toolTip(*hit).startsWith("Step 1 (ProfilerStep#1): 2.00 µs"));
+    }
+
+    void traceViewShowsStepsAndRecommendation() {
+        const std::string path = dir_.filePath("input.json").toStdString();
+        std::ofstream(path) << inputBoundTrace();
+        const std::string wsPath = dir_.filePath("ws.sqlite").toStdString();
+        int64_t id = 0;
+        {
+            auto ws = Workspace::open(wsPath);
+            Progress progress;
+            id = importFiles(*ws, ImportRequest{{path}, {}, {}}, progress).at(0).id;
+        }
+        TraceView view;
+        view.resize(1400, 900);
+        QSignalSpy suggestions(&view, &TraceView::suggestionsReady);
+        view.open(wsPath, id);
+        QTRY_VERIFY_WITH_TIMEOUT(view.stepAnalysis() != nullptr, 20000);
+        const trace::StepAnalysis& analysis = *view.stepAnalysis();
+        QCOMPARE(analysis.steps.size(), size_t(3));
+        // The picker lists the steps; choosing one zooms the timeline to it (3 % margin).
+        QCOMPARE(view.stepPicker()->count(), 4);
+        view.showStep(1);
+        const TimeRange window = view.timeline()->window();
+        const double origin = double(view.source()->origin());
+        QVERIFY(std::abs(window.start - (10e6 - origin - 0.3e6)) < 1);
+        QVERIFY(std::abs(window.end - (20e6 - origin + 0.3e6)) < 1);
+        // The strip leads the timeline's tracks.
+        QVERIFY(dynamic_cast<const StepStripTrack*>(view.timeline()->tracks().at(0).get()));
+        // Steps tab: 3 rows; the input share of each step is 60 % (6 of 10 ms).
+        QCOMPARE(view.stepsPanel()->stepTable()->rowCount(), 3);
+        const auto* b = steps::breakdownOf(analysis, 0, 0);
+        QVERIFY(b);
+        QCOMPARE(b->at(trace::StepCategory::Input), int64_t(6000000));
+        QCOMPARE(b->at(trace::StepCategory::Compute), int64_t(3700000));
+        // The recommendation: in the panel, to the dock, and on the timeline when activated.
+        QCOMPARE(suggestions.count(), 1);
+        const auto items = suggestions.at(0).at(0).value<QList<SuggestionItem>>();
+        QVERIFY(!items.isEmpty());
+        QCOMPARE(items.at(0).kind, QString("input_bound"));
+        QVERIFY(!items.at(0).canApply);
+        QVERIFY(view.stepsPanel()->recommendations()->item(0)->text().contains("DataLoader"));
+        view.showRecommendation(0);
+        const trace::StepRecommendation& r = analysis.recommendations.at(0);
+        const TimeRange shown = view.timeline()->window();
+        QVERIFY(shown.start <= double(r.start) - origin && shown.end >= double(r.end) - origin);
+        QVERIFY(view.overviewHtml().contains("input_bound"));
+    }
+};
+
+QTEST_MAIN(TestStepViews)
+#include "test_step_views.moc"

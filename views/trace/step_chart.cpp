@@ -1,0 +1,291 @@
+#include "views/trace/step_chart.h"
+
+#include <QFontMetricsF>
+#include <QPainterPath>
+#include <QStringList>
+#include <algorithm>
+#include <cmath>
+
+#include "views/common/chart_kit.h"
+#include "views/common/export.h"
+#include "views/common/format.h"
+
+namespace stallscope::steps {
+
+using trace::DeviceStepBreakdown;
+using trace::StepCategory;
+
+namespace {
+
+int64_t at(const DeviceStepBreakdown& b, StepCategory c) {
+    return b.at(c);
+}
+
+QString percent(double share) {
+    return QStringLiteral("%1 %").arg(share * 100, 0, 'f', share < 0.1 ? 1 : 0);
+}
+
+}  // namespace
+
+QColor categoryColor(StepCategory category) {
+    switch (category) {
+        case StepCategory::Compute:
+            return QColor(76, 154, 76);
+        case StepCategory::Communication:
+            return QColor(230, 160, 50);
+        case StepCategory::Memcpy:
+            return QColor(60, 120, 190);
+        case StepCategory::Memset:
+            return QColor(140, 185, 225);
+        case StepCategory::HostWait:
+            return QColor(150, 105, 195);
+        case StepCategory::Input:
+            return QColor(215, 75, 70);
+        case StepCategory::Idle:
+            return QColor(200, 200, 200);
+    }
+    return Qt::gray;
+}
+
+const std::vector<Series>& series() {
+    static const std::vector<Series> all{
+        {"gemm", QObject::tr("GEMM / conv"), QColor(46, 120, 50),
+         [](const DeviceStepBreakdown& b) { return b.gemm; }},
+        {"attention", QObject::tr("Attention"), QColor(96, 170, 80),
+         [](const DeviceStepBreakdown& b) { return b.attention; }},
+        {"other_compute", QObject::tr("Other kernels"), QColor(160, 205, 130),
+         [](const DeviceStepBreakdown& b) { return b.otherCompute; }},
+        {"communication", QObject::tr("Communication (exposed)"),
+         categoryColor(StepCategory::Communication),
+         [](const DeviceStepBreakdown& b) { return at(b, StepCategory::Communication); }},
+        {"memcpy", QObject::tr("Memory copies (exposed)"), categoryColor(StepCategory::Memcpy),
+         [](const DeviceStepBreakdown& b) { return at(b, StepCategory::Memcpy); }},
+        {"memset", QObject::tr("Memsets"), categoryColor(StepCategory::Memset),
+         [](const DeviceStepBreakdown& b) { return at(b, StepCategory::Memset); }},
+        {"host_wait", QObject::tr("Idle: host launching / syncing"),
+         categoryColor(StepCategory::HostWait),
+         [](const DeviceStepBreakdown& b) { return at(b, StepCategory::HostWait); }},
+        {"input", QObject::tr("Idle: waiting for input"), categoryColor(StepCategory::Input),
+         [](const DeviceStepBreakdown& b) { return at(b, StepCategory::Input); }},
+        {"idle", QObject::tr("Idle: other"), categoryColor(StepCategory::Idle),
+         [](const DeviceStepBreakdown& b) { return at(b, StepCategory::Idle); }},
+    };
+    return all;
+}
+
+const DeviceStepBreakdown* breakdownOf(const trace::StepAnalysis& analysis, int step, int device) {
+    // Step-major, then device: the usual place first, a search when a step lacks a device.
+    const size_t devices = analysis.devices.size();
+    const size_t guess = size_t(step) * devices + size_t(device);
+    if (guess < analysis.breakdown.size() && analysis.breakdown[guess].step == step &&
+        analysis.breakdown[guess].device == device)
+        return &analysis.breakdown[guess];
+    for (const DeviceStepBreakdown& b : analysis.breakdown)
+        if (b.step == step && b.device == device) return &b;
+    return nullptr;
+}
+
+ChartLayout paintStepChart(QPainter& painter, const QRectF& area,
+                           const trace::StepAnalysis& analysis, const ChartOptions& options) {
+    ChartLayout layout;
+    const QFont font = charts::beginChart(painter, area, 9);
+    const QFontMetricsF fm(font);
+    if (analysis.steps.empty() || analysis.devices.empty()) {
+        charts::paintMessage(painter, area, QObject::tr("This profile has no steps."));
+        painter.restore();
+        return layout;
+    }
+    const int device = std::clamp(options.device, 0, int(analysis.devices.size()) - 1);
+    const QString deviceName = QString::fromStdString(analysis.devices[size_t(device)].name);
+    const QString title =
+        options.title.isEmpty() ? QObject::tr("Step time on %1").arg(deviceName) : options.title;
+    const double line = fm.height();
+    painter.setPen(Qt::black);
+    QFont bold = font;
+    bold.setBold(true);
+    painter.setFont(bold);
+    painter.drawText(QRectF(area.left() + 8, area.top() + 4, area.width() - 16, line),
+                     Qt::AlignLeft | Qt::AlignVCenter, title);
+    painter.setFont(font);
+
+    // Legend on the right: the series with their colours, those present first.
+    const auto& all = series();
+    double legendWidth = 0;
+    for (const Series& s : all) legendWidth = std::max(legendWidth, fm.horizontalAdvance(s.label));
+    legendWidth += 30;
+    const bool legendRight = area.width() > 520;
+    const double top = area.top() + line + 14;
+    const double bottom = area.bottom() - line - 10;
+    const double left = area.left() + fm.horizontalAdvance(QStringLiteral("000.0 ms")) + 14;
+    const double right = area.right() - (legendRight ? legendWidth + 16 : 12);
+    layout.plot = QRectF(left, top, std::max(10.0, right - left), std::max(10.0, bottom - top));
+    const QRectF& plot = layout.plot;
+
+    int64_t longest = 1;
+    for (const trace::Step& s : analysis.steps) longest = std::max(longest, s.duration());
+    const double yMax = options.normalized ? 1.0 : double(longest) * 1.08;
+    auto y = [&](double value) { return plot.bottom() - value / yMax * plot.height(); };
+
+    // Axis and grid.
+    painter.setPen(QColor(225, 225, 225));
+    const double step = options.normalized ? 0.25 : format::tickStep(yMax, 5);
+    for (double v = 0; v <= yMax + 1e-9; v += step) {
+        painter.setPen(QColor(228, 228, 228));
+        painter.drawLine(QPointF(plot.left(), y(v)), QPointF(plot.right(), y(v)));
+        painter.setPen(QColor(90, 90, 90));
+        const QString label = options.normalized ? QStringLiteral("%1 %").arg(v * 100, 0, 'f', 0)
+                                                 : format::nanoseconds(v);
+        painter.drawText(QRectF(area.left(), y(v) - line / 2, left - area.left() - 6, line),
+                         Qt::AlignRight | Qt::AlignVCenter, label);
+    }
+    painter.setPen(QColor(120, 120, 120));
+    painter.drawLine(plot.bottomLeft(), plot.bottomRight());
+
+    // Bars.
+    const size_t n = analysis.steps.size();
+    const double slot = plot.width() / double(n);
+    const double barWidth = std::max(1.0, std::min(60.0, slot * 0.72));
+    const int labelEvery = std::max(1, int(std::ceil(fm.horizontalAdvance("0000") / slot)));
+    painter.setRenderHint(QPainter::Antialiasing, false);
+    for (size_t i = 0; i < n; ++i) {
+        const trace::Step& s = analysis.steps[i];
+        const double cx = plot.left() + slot * (double(i) + 0.5);
+        const QRectF column(cx - barWidth / 2, plot.top(), barWidth, plot.height());
+        layout.bars.push_back(column);
+        const DeviceStepBreakdown* b = breakdownOf(analysis, int(i), device);
+        const double duration = double(std::max<int64_t>(s.duration(), 1));
+        double base = 0;
+        if (b) {
+            for (size_t k = 0; k < all.size(); ++k) {
+                const int64_t ns = all[k].value(*b);
+                if (ns <= 0) continue;
+                const double value = options.normalized ? double(ns) / duration : double(ns);
+                const QRectF rect(QPointF(column.left(), y(base + value)),
+                                  QPointF(column.right(), y(base)));
+                painter.fillRect(rect, all[k].color);
+                layout.segments.push_back({rect, int(i), int(k), ns, double(ns) / duration});
+                base += value;
+            }
+        }
+        if (int(i) % labelEvery == 0) {
+            painter.setPen(QColor(70, 70, 70));
+            painter.drawText(
+                QRectF(cx - slot * labelEvery / 2, plot.bottom() + 3, slot * labelEvery, line),
+                Qt::AlignHCenter | Qt::AlignTop, QString::number(s.index));
+        }
+    }
+    painter.setPen(QColor(90, 90, 90));
+    painter.drawText(QRectF(plot.left(), plot.bottom() + 3, plot.width(), line + 6),
+                     Qt::AlignRight | Qt::AlignBottom, QObject::tr("step"));
+
+    // Step-time line (on the ns axis; in the normalised view it is scaled to the longest step).
+    painter.setRenderHint(QPainter::Antialiasing, true);
+    QPainterPath path;
+    for (size_t i = 0; i < n; ++i) {
+        const double cx = plot.left() + slot * (double(i) + 0.5);
+        const double d = double(analysis.steps[i].duration());
+        const QPointF p(
+            cx, options.normalized ? plot.bottom() - d / double(longest) * plot.height() : y(d));
+        layout.line.push_back(p);
+        if (i == 0)
+            path.moveTo(p);
+        else
+            path.lineTo(p);
+    }
+    painter.setPen(QPen(QColor(30, 30, 30), 1.6));
+    painter.setBrush(Qt::NoBrush);
+    if (n > 1) painter.drawPath(path);
+    for (const QPointF& p : layout.line)
+        if (slot >= 6) painter.drawEllipse(p, 2.2, 2.2);
+
+    // Legend.
+    if (legendRight) {
+        double ly = top;
+        for (const Series& s : all) {
+            painter.fillRect(QRectF(right + 16, ly + 2, 12, line - 4), s.color);
+            painter.setPen(QColor(40, 40, 40));
+            painter.drawText(QRectF(right + 32, ly, legendWidth, line),
+                             Qt::AlignLeft | Qt::AlignVCenter, s.label);
+            ly += line + 3;
+        }
+        painter.setPen(QPen(QColor(30, 30, 30), 1.6));
+        painter.drawLine(QPointF(right + 16, ly + line / 2), QPointF(right + 28, ly + line / 2));
+        painter.setPen(QColor(40, 40, 40));
+        painter.drawText(QRectF(right + 32, ly, legendWidth, line),
+                         Qt::AlignLeft | Qt::AlignVCenter, QObject::tr("Step time"));
+    }
+    painter.restore();
+    return layout;
+}
+
+void paintStepStrip(QPainter& painter, const QRectF& rect, const trace::StepAnalysis& analysis,
+                    int device, const std::function<double(double)>& x) {
+    const auto& all = series();
+    const QFontMetricsF fm(painter.font());
+    for (size_t i = 0; i < analysis.steps.size(); ++i) {
+        const trace::Step& s = analysis.steps[i];
+        const double x0 = x(double(s.start)), x1 = x(double(s.end));
+        if (x1 < rect.left() || x0 > rect.right()) continue;
+        const DeviceStepBreakdown* b = breakdownOf(analysis, int(i), device);
+        const double duration = double(std::max<int64_t>(s.duration(), 1));
+        double at = x0;
+        if (b) {
+            for (const Series& series : all) {
+                const int64_t ns = series.value(*b);
+                if (ns <= 0) continue;
+                const double w = (x1 - x0) * double(ns) / duration;
+                painter.fillRect(QRectF(at, rect.top(), std::max(w, 0.0), rect.height()),
+                                 series.color);
+                at += w;
+            }
+        }
+        painter.setPen(QColor(255, 255, 255));
+        painter.drawLine(QPointF(x0, rect.top()), QPointF(x0, rect.bottom()));
+        const QString label =
+            QString::fromStdString(s.name.empty() ? std::to_string(s.index) : s.name);
+        const double width = std::min(x1, rect.right()) - std::max(x0, rect.left());
+        if (width > fm.horizontalAdvance(label) + 8) {
+            const QRectF text(std::max(x0, rect.left()) + 4, rect.top(), width - 8, rect.height());
+            painter.setPen(QColor(0, 0, 0, 110));
+            painter.drawText(text.translated(1, 1), Qt::AlignLeft | Qt::AlignVCenter, label);
+            painter.setPen(Qt::white);
+            painter.drawText(text, Qt::AlignLeft | Qt::AlignVCenter, label);
+        }
+    }
+}
+
+QString stepSummary(const trace::StepAnalysis& analysis, int step, int device) {
+    if (step < 0 || size_t(step) >= analysis.steps.size()) return {};
+    const trace::Step& s = analysis.steps[size_t(step)];
+    QString text = QObject::tr("Step %1").arg(s.index);
+    if (!s.name.empty()) text += QStringLiteral(" (%1)").arg(QString::fromStdString(s.name));
+    text += QStringLiteral(": %1").arg(format::nanoseconds(double(s.duration())));
+    const DeviceStepBreakdown* b = breakdownOf(analysis, step, device);
+    if (!b) return text;
+    QStringList parts;
+    const double duration = double(std::max<int64_t>(s.duration(), 1));
+    for (const Series& series : series()) {
+        const int64_t ns = series.value(*b);
+        if (ns > 0)
+            parts << QStringLiteral("%1 %2").arg(series.label.toLower(),
+                                                 percent(double(ns) / duration));
+    }
+    return text + QStringLiteral(" — ") + parts.join(QStringLiteral(", "));
+}
+
+QString breakdownCsv(const trace::StepAnalysis& analysis, int device) {
+    QStringList header{"step", "name", "start_ns", "duration_ns"};
+    for (const Series& s : series()) header << s.key + "_ns";
+    QString out = exporting::csvRow(header) + '\n';
+    for (size_t i = 0; i < analysis.steps.size(); ++i) {
+        const trace::Step& s = analysis.steps[i];
+        QStringList row{QString::number(s.index), QString::fromStdString(s.name),
+                        QString::number(s.start), QString::number(s.duration())};
+        const DeviceStepBreakdown* b = breakdownOf(analysis, int(i), device);
+        for (const Series& series : series()) row << QString::number(b ? series.value(*b) : 0);
+        out += exporting::csvRow(row) + '\n';
+    }
+    return out;
+}
+
+}  // namespace stallscope::steps
