@@ -364,6 +364,14 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
         return int(g.devices.size() - 1);
     };
 
+    struct PairHash {
+        size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+            return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
+        }
+    };
+    // (host track, end) -> start of runtime calls, to date launches from their start.
+    std::unordered_map<std::pair<int64_t, int64_t>, int64_t, PairHash> callStarts;
+
     for (const TrackRow& t : store.tracks()) {
         if (t.slices == 0 || t.kind == TrackKind::Counter) continue;
         const TrackRow* process = store.track(t.parent);
@@ -435,6 +443,9 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
                 g.iterationMarkers.push_back({s.start, sliceEnd(s), name, t.id});
             const uint8_t cls = hostClassOf[s.name];
             if (cls == kHostIgnored) continue;
+            // Flows leave their source slice at its end; launches count from the call's start.
+            if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync))
+                callStarts.emplace(std::make_pair(t.id, sliceEnd(s)), s.start);
             g.host[cls].push_back({s.start, sliceEnd(s)});
             if (cls == uint8_t(HostCategory::Sync))
                 g.syncCalls.push_back({s.start, sliceEnd(s), name, t.id});
@@ -453,17 +464,14 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
     for (const DeviceTrack& d : deviceTracks) deviceOfTrack.emplace(d.track, d.device);
     std::unordered_map<int64_t, bool> isHost;
     for (int64_t h : g.hostTracks) isHost.emplace(h, true);
-    struct PairHash {
-        size_t operator()(const std::pair<int64_t, int64_t>& p) const {
-            return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
-        }
-    };
     std::unordered_map<std::pair<int64_t, int64_t>, Launch, PairHash> launches;
     if (!chakra) {
         std::unordered_map<int64_t, bool> launching;
         for (const FlowRow& f : store.flows()) {
             if (!deviceOfTrack.count(f.toTrack) || !isHost.count(f.fromTrack)) continue;
-            launches.emplace(std::make_pair(f.toTrack, f.toTs), Launch{f.fromTs, f.fromTrack});
+            const auto call = callStarts.find({f.fromTrack, f.fromTs});
+            const int64_t launched = call != callStarts.end() ? call->second : f.fromTs;
+            launches.emplace(std::make_pair(f.toTrack, f.toTs), Launch{launched, f.fromTrack});
             launching[f.fromTrack] = true;
         }
         for (const auto& entry : launching) g.launchingTracks.push_back(entry.first);
