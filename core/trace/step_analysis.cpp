@@ -364,13 +364,15 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
         return int(g.devices.size() - 1);
     };
 
-    struct PairHash {
-        size_t operator()(const std::pair<int64_t, int64_t>& p) const {
-            return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
+    // Runtime calls by (host track, end), to date launches from their start. Sorted vectors,
+    // not hash maps: a lookup per kernel in a map of 10^5-10^6 entries is mostly cache misses.
+    struct Call {
+        int64_t track, end, start;
+        bool operator<(const Call& o) const {
+            return track != o.track ? track < o.track : end < o.end;
         }
     };
-    // (host track, end) -> start of runtime calls, to date launches from their start.
-    std::unordered_map<std::pair<int64_t, int64_t>, int64_t, PairHash> callStarts;
+    std::vector<Call> callStarts;
 
     for (const TrackRow& t : store.tracks()) {
         if (t.slices == 0 || t.kind == TrackKind::Counter) continue;
@@ -445,7 +447,7 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
             if (cls == kHostIgnored) continue;
             // Flows leave their source slice at its end; launches count from the call's start.
             if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync))
-                callStarts.emplace(std::make_pair(t.id, sliceEnd(s)), s.start);
+                callStarts.push_back({t.id, sliceEnd(s), s.start});
             g.host[cls].push_back({s.start, sliceEnd(s)});
             if (cls == uint8_t(HostCategory::Sync))
                 g.syncCalls.push_back({s.start, sliceEnd(s), name, t.id});
@@ -458,22 +460,29 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
 
     // Launch call -> device activity, by the flow's destination (track, time).
     struct Launch {
-        int64_t ts, track;
+        int64_t toTrack, toTs, ts, track;
+        bool operator<(const Launch& o) const {
+            return toTrack != o.toTrack ? toTrack < o.toTrack : toTs < o.toTs;
+        }
     };
+    std::sort(callStarts.begin(), callStarts.end());
     std::unordered_map<int64_t, int> deviceOfTrack;
     for (const DeviceTrack& d : deviceTracks) deviceOfTrack.emplace(d.track, d.device);
     std::unordered_map<int64_t, bool> isHost;
     for (int64_t h : g.hostTracks) isHost.emplace(h, true);
-    std::unordered_map<std::pair<int64_t, int64_t>, Launch, PairHash> launches;
+    std::vector<Launch> launches;
     if (!chakra) {
         std::unordered_map<int64_t, bool> launching;
         for (const FlowRow& f : store.flows()) {
             if (!deviceOfTrack.count(f.toTrack) || !isHost.count(f.fromTrack)) continue;
-            const auto call = callStarts.find({f.fromTrack, f.fromTs});
-            const int64_t launched = call != callStarts.end() ? call->second : f.fromTs;
-            launches.emplace(std::make_pair(f.toTrack, f.toTs), Launch{launched, f.fromTrack});
+            const auto call = std::lower_bound(callStarts.begin(), callStarts.end(),
+                                               Call{f.fromTrack, f.fromTs, 0});
+            const bool found =
+                call != callStarts.end() && call->track == f.fromTrack && call->end == f.fromTs;
+            launches.push_back({f.toTrack, f.toTs, found ? call->start : f.fromTs, f.fromTrack});
             launching[f.fromTrack] = true;
         }
+        std::sort(launches.begin(), launches.end());
         for (const auto& entry : launching) g.launchingTracks.push_back(entry.first);
         std::sort(g.launchingTracks.begin(), g.launchingTracks.end());
     }
@@ -482,6 +491,8 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
     for (DeviceTrack& d : deviceTracks) {
         std::vector<SliceItem>& slices = d.slices;
         std::vector<Activity>& out = g.activities[size_t(d.device)];
+        auto nextLaunch =
+            std::lower_bound(launches.begin(), launches.end(), Launch{d.track, INT64_MIN, 0, 0});
         for (size_t i = 0; i < slices.size(); ++i) {
             const SliceItem& s = slices[i];
             if (s.kind != ItemKind::Slice || s.unended) continue;
@@ -514,9 +525,15 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
                 if (g.chrome && onHost[s.name]) continue;
             }
             Activity a{s.start, end, INT64_MIN, -1, cls};
-            if (const auto it = launches.find({d.track, s.start}); it != launches.end()) {
-                a.launch = it->second.ts;
-                a.launchTrack = it->second.track;
+            // Slices come by start: the launches of this track are walked alongside.
+            while (nextLaunch < launches.end() &&
+                   (nextLaunch->toTrack < d.track ||
+                    (nextLaunch->toTrack == d.track && nextLaunch->toTs < s.start)))
+                ++nextLaunch;
+            if (nextLaunch < launches.end() && nextLaunch->toTrack == d.track &&
+                nextLaunch->toTs == s.start) {
+                a.launch = nextLaunch->ts;
+                a.launchTrack = nextLaunch->track;
             }
             out.push_back(a);
         }
