@@ -518,11 +518,27 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
                 cls = deviceClassOf[s.name];
                 if (cls == kNotActivity) continue;
                 // Annotations (Kineto's gpu_user_annotation, XProf's enclosing ops) hold the
-                // real activities: a slice with a deeper one starting inside it is a container.
-                const bool container = i + 1 < slices.size() && slices[i + 1].depth > s.depth &&
-                                       slices[i + 1].start < end;
+                // real activities: a slice with a deeper activity starting inside it is a
+                // container. (Sync markers overlapping a copy nest in it without making it one.)
+                bool container = false;
+                for (size_t j = i + 1; j < slices.size() && slices[j].start < end; ++j) {
+                    if (slices[j].depth <= s.depth) break;
+                    nameFlags(slices[j].name);
+                    if (deviceClassOf[slices[j].name] != kNotActivity) {
+                        container = true;
+                        break;
+                    }
+                }
+                // Kernels may overlap on one stream (programmatic dependent launch): in Kineto
+                // traces a container is only one without a launch correlation.
+                if (container && g.chrome && has(args.get(s.args), "\"correlation\":"))
+                    container = false;
                 if (container) continue;
-                if (g.chrome && onHost[s.name]) continue;
+                // A GPU annotation that holds no kernel: named like its host range, with no
+                // correlation to a launch (Triton kernels share their host op's name, but have
+                // one).
+                if (g.chrome && onHost[s.name] && !has(args.get(s.args), "\"correlation\":"))
+                    continue;
             }
             Activity a{s.start, end, INT64_MIN, -1, cls};
             // Slices come by start: the launches of this track are walked alongside.

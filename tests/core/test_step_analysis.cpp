@@ -90,6 +90,18 @@ class TraceBuilder {
         }
         return *this;
     }
+    // Kineto's gpu_user_annotation: the GPU span of a host range, no launch correlation.
+    TraceBuilder& annotation(const QString& name, double ts, double dur, int tid = 7) {
+        events_.append(QJsonObject{{"ph", "X"},
+                                   {"cat", "gpu_user_annotation"},
+                                   {"name", name},
+                                   {"pid", kGpuPid},
+                                   {"tid", tid},
+                                   {"ts", ts},
+                                   {"dur", dur},
+                                   {"args", QJsonObject{{"External id", 1}}}});
+        return *this;
+    }
     std::string json() const {
         return QJsonDocument(QJsonObject{{"traceEvents", events_}}).toJson().toStdString();
     }
@@ -300,7 +312,9 @@ class TestStepAnalysis : public QObject {
         TraceBuilder t;
         t.stream(7);
         t.host("ProfilerStep#1", 0, 50);
-        t.gpu("ProfilerStep#1", 5, 40);  // gpu_user_annotation, holding the kernel
+        t.host("nccl:all_reduce", 45, 4);
+        t.annotation("ProfilerStep#1", 5, 40);   // holding the kernel
+        t.annotation("nccl:all_reduce", 46, 2);  // holding nothing: named like a host range
         t.gpu("some_kernel", 10, 10);
         t.gpu("Stream Sync", 30, 5);
         const StepAnalysis a = analyze(t.json());
@@ -484,6 +498,104 @@ class TestStepAnalysis : public QObject {
             QJsonDocument::fromJson(suggest).object().value("suggestions").toArray();
         QCOMPARE(suggestions.size(), o.value("recommendations").toArray().size());
         QCOMPARE(run({"steps", "1", "--step-op", "nothing"}).first, 2);
+    }
+
+    // The real Kineto samples against tests/tools/steps_reference.py, which reads the JSON
+    // itself and works from the events' `cat` and `correlation` where Stallscope works from
+    // track names, nesting and flows. The expected values below are what it printed.
+    void realKinetoSamplesMatchTheReference_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QList<qint64>>("expected");  // duration, 7 categories, gemm,
+                                                      // attention, other, kernels, p50
+        QTest::newRow("h100 qwen")
+            << "real/tl_h100_qwen.json.gz"
+            << QList<qint64>{47151395, 43071901, 0,       2368,     200681, 2512464, 0,
+                             1363981,  11981921, 3685616, 27404364, 1621,   1206173};
+        QTest::newRow("b200 eager")
+            << "real/tl_b200_eager.json.gz"
+            << QList<qint64>{87412863, 8652137, 2141501, 802844,  0,   75367158, 0,
+                             449223,   1038233, 816029,  6797875, 929, 10388};
+        QTest::newRow("hta alexnet")
+            << "real/hta_alexnet_trace.json.gz"
+            << QList<qint64>{43458933000, 10630000, 0, 55503000, 8000, 43335420000, 0,
+                             57372000,    5120000,  0, 5510000,  98,   199000};
+        QTest::newRow("kineto before")
+            << "kineto/before_fix_trace.json"
+            << QList<qint64>{300, 20, 0, 0, 0, 30, 0, 250, 0, 0, 20, 1, 20};
+    }
+    void realKinetoSamplesMatchTheReference() {
+        QFETCH(QString, file);
+        QFETCH(QList<qint64>, expected);
+        const QString path = QString(STALLSCOPE_SHARED_DIR) + "/samples/" + file;
+        if (!QFile::exists(path)) QSKIP("../shared/samples is absent");
+        Progress progress;
+        const int64_t id =
+            importFiles(*ws_, ImportRequest{{path.toStdString()}, {}, {}}, progress).at(0).id;
+        const StepAnalysis a = analyzeSteps(TraceStore(*ws_, id));
+        QCOMPARE(a.breakdown.size(), size_t(1));
+        const DeviceStepBreakdown& b = a.breakdown[0];
+        QCOMPARE(a.steps[0].duration(), expected[0]);
+        for (size_t c = 0; c < kStepCategoryCount; ++c) {
+            QVERIFY2(b.ns[c] == expected[qsizetype(c) + 1], kCategoryNames[c]);
+        }
+        QCOMPARE(b.gemm, expected[8]);
+        QCOMPARE(b.attention, expected[9]);
+        QCOMPARE(b.otherCompute, expected[10]);
+        QCOMPARE(b.kernels, expected[11]);
+        QCOMPARE(a.launchLatency.p50, expected[12]);
+    }
+
+    // Every real trace sample (Kineto, XProf TPU and GPU, Chakra): each step sums to its
+    // duration on every device, and the figures that must hold do.
+    void everyRealTraceSampleAddsUp_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<int>("devices");
+        QTest::newRow("tpu") << "xprof/tpu_inference_2.xplane.pb"
+                             << "xla_modules" << 4;
+        QTest::newRow("xprof gpu") << "xprof/GPU-multi-worker/34.83.195.179_6003.xplane.pb"
+                                   << "xla_steps" << 3;
+        QTest::newRow("chakra allreduce") << "chakra/custom_allreduce.0.et"
+                                          << "whole_trace" << 8;
+        QTest::newRow("chakra resnet") << "real/chakra_resnet50_dp_2023/resnet50_DataParallel.0.et"
+                                       << "whole_trace" << 64;
+        QTest::newRow("h100") << "real/tl_h100_qwen.json.gz"
+                              << "profiler_step" << 1;
+        QTest::newRow("b200") << "real/tl_b200_eager.json.gz"
+                              << "whole_trace" << 1;
+    }
+    void everyRealTraceSampleAddsUp() {
+        QFETCH(QString, file);
+        QFETCH(QString, source);
+        QFETCH(int, devices);
+        const QString path = QString(STALLSCOPE_SHARED_DIR) + "/samples/" + file;
+        if (!QFile::exists(path)) QSKIP("../shared/samples is absent");
+        Progress progress;
+        const int64_t id =
+            importFiles(*ws_, ImportRequest{{path.toStdString()}, {}, {}}, progress).at(0).id;
+        const StepAnalysis a = analyzeSteps(TraceStore(*ws_, id));
+        QCOMPARE(QString(stepSourceName(a.source)), source);
+        QCOMPARE(int(a.devices.size()), devices);
+        QVERIFY(!a.steps.empty());
+        QCOMPARE(a.breakdown.size(), a.steps.size() * a.devices.size());
+        for (const DeviceStepBreakdown& b : a.breakdown) {
+            int64_t sum = 0;
+            for (int64_t ns : b.ns) sum += ns;
+            QCOMPARE(sum, a.steps[size_t(b.step)].duration());
+            QCOMPARE(b.gemm + b.attention + b.otherCompute, b.at(StepCategory::Compute));
+            QCOMPARE(b.h2d + b.d2h + b.d2d + b.peer + b.otherCopy, b.at(StepCategory::Memcpy));
+            QVERIFY(b.communicationHidden <= b.communicationTotal);
+            QCOMPARE(b.communicationTotal - b.communicationHidden,
+                     b.at(StepCategory::Communication));
+        }
+        for (const HostStepBreakdown& h : a.host) {
+            int64_t sum = 0;
+            for (int64_t ns : h.ns) sum += ns;
+            QCOMPARE(sum, a.steps[size_t(h.step)].duration());
+        }
+        // The stored form reads back the same.
+        QCOMPARE(QJsonDocument(toJson(stepAnalysisFromJson(toJson(a)))).toJson(),
+                 QJsonDocument(toJson(a)).toJson());
     }
 };
 
