@@ -271,6 +271,32 @@ bool overlapsAny(const std::vector<Interval>& v, int64_t from, int64_t to) {
     return i < v.size() && v[i].start < to;
 }
 
+// ---- reading slices ----------------------------------------------------------------------
+
+// Level 0 of a track, a stored chunk at a time, in order (TraceStore::slices would gather and
+// sort the whole track first: 10^7 slices are 500 MB that way).
+template <class Fn>
+void forEachChunk(const TraceStore& store, int64_t track, Fn&& fn, bool firstOnly = false) {
+    sql::Statement st(store.workspace().db(),
+                      "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
+                      "level = 0 ORDER BY seq");
+    st.bind(1, store.profileId()).bind(2, track);
+    std::vector<SliceItem> chunk;
+    while (st.step()) {
+        chunk.clear();
+        decodeSlices(st.blob(0), chunk);
+        fn(chunk);
+        if (firstOnly) return;
+    }
+}
+
+std::vector<SliceItem> firstChunk(const TraceStore& store, int64_t track) {
+    std::vector<SliceItem> out;
+    forEachChunk(
+        store, track, [&](const std::vector<SliceItem>& chunk) { out = chunk; }, true);
+    return out;
+}
+
 // ---- gathering ----------------------------------------------------------------------------
 
 struct Activity {
@@ -374,11 +400,36 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
     };
     std::vector<Call> callStarts;
 
+    // One host slice: step markers, its class's intervals (merged on the way while the
+    // track's slices come by start: `before` is where this track's intervals begin).
+    auto hostSlice = [&](int64_t track, const SliceItem& s,
+                         const std::array<size_t, kHostCategoryCount>& before) {
+        if (s.kind != ItemKind::Slice || s.unended) return;
+        nameFlags(s.name);
+        onHost[s.name] = true;
+        const std::string& name = store.text(s.name);
+        const int64_t end = sliceEnd(s);
+        if (name.starts_with("ProfilerStep#"))
+            g.profilerSteps.push_back({s.start, end, name, track});
+        else if (isIterationMarker(name))
+            g.iterationMarkers.push_back({s.start, end, name, track});
+        const uint8_t cls = hostClassOf[s.name];
+        if (cls == kHostIgnored) return;
+        // Flows leave their source slice at its end; launches count from the call's start.
+        if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync))
+            callStarts.push_back({track, end, s.start});
+        if (cls == uint8_t(HostCategory::Sync)) g.syncCalls.push_back({s.start, end, name, track});
+        std::vector<Interval>& list = g.host[cls];
+        if (list.size() > before[cls] && s.start <= list.back().end)
+            list.back().end = std::max(list.back().end, end);
+        else
+            list.push_back({s.start, end});
+    };
+
     for (const TrackRow& t : store.tracks()) {
         if (t.slices == 0 || t.kind == TrackKind::Counter) continue;
         const TrackRow* process = store.track(t.parent);
         const std::string processName = process ? process->name : std::string();
-        std::vector<SliceItem> slices = store.slices(t.id, INT64_MIN / 4, INT64_MAX / 4, 0);
         TrackRole role = TrackRole::Host;
         if (chakra) {
             role = TrackRole::Device;
@@ -398,21 +449,47 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
             const std::string n = lower(t.name);
             bool device = n.starts_with("stream ") || n.starts_with("stream#");
             // Kineto traces without thread names: GPU activities carry stream and device.
-            for (size_t i = 0, seen = 0; !device && i < slices.size() && seen < 8; ++i) {
-                if (slices[i].args == 0) continue;
-                ++seen;
-                const std::string a = args.get(slices[i].args);
-                device = has(a, "\"stream\":") && (has(a, "\"device\":") || has(a, "\"context\":"));
+            if (!device) {
+                const std::vector<SliceItem> first = firstChunk(store, t.id);
+                for (size_t i = 0, seen = 0; !device && i < first.size() && seen < 8; ++i) {
+                    if (first[i].args == 0) continue;
+                    ++seen;
+                    const std::string a = args.get(first[i].args);
+                    device =
+                        has(a, "\"stream\":") && (has(a, "\"device\":") || has(a, "\"context\":"));
+                }
             }
             if (device) role = TrackRole::Device;
         }
 
-        for (const SliceItem& s : slices) {
-            if (s.kind != ItemKind::Slice) continue;
-            const std::string& name = store.text(s.name);
-            if (!options.stepOp.empty() && name == options.stepOp)
-                g.stepOps.push_back({s.start, sliceEnd(s), name, t.id});
+        auto stepOp = [&](const SliceItem& s) {
+            if (!options.stepOp.empty() && s.kind == ItemKind::Slice &&
+                store.text(s.name) == options.stepOp)
+                g.stepOps.push_back({s.start, sliceEnd(s), options.stepOp, t.id});
+        };
+        if (role == TrackRole::Host) {
+            // Streamed a chunk at a time: host threads hold most of a trace's slices.
+            g.hostTracks.push_back(t.id);
+            std::array<size_t, kHostCategoryCount> before{};
+            for (size_t c = 0; c < kHostCategoryCount; ++c) before[c] = g.host[c].size();
+            forEachChunk(store, t.id, [&](const std::vector<SliceItem>& chunk) {
+                for (const SliceItem& s : chunk) {
+                    stepOp(s);
+                    hostSlice(t.id, s, before);
+                }
+            });
+            continue;
         }
+        std::vector<SliceItem> slices;
+        forEachChunk(store, t.id, [&](const std::vector<SliceItem>& chunk) {
+            for (const SliceItem& s : chunk) stepOp(s);
+            slices.insert(slices.end(), chunk.begin(), chunk.end());
+        });
+        const auto byStart = [](const SliceItem& a, const SliceItem& b) {
+            return a.start != b.start ? a.start < b.start : a.depth < b.depth;
+        };
+        if (!std::is_sorted(slices.begin(), slices.end(), byStart))
+            std::stable_sort(slices.begin(), slices.end(), byStart);
 
         if (role == TrackRole::Device) {
             deviceTracks.push_back({t.id, deviceFor(t), std::move(slices)});
@@ -430,27 +507,6 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
                     g.xlaModules.emplace_back(device, std::move(ts));
             }
             continue;
-        }
-        if (role == TrackRole::Ignored) continue;
-
-        g.hostTracks.push_back(t.id);
-        for (const SliceItem& s : slices) {
-            if (s.kind != ItemKind::Slice || s.unended) continue;
-            nameFlags(s.name);
-            onHost[s.name] = true;
-            const std::string& name = store.text(s.name);
-            if (name.starts_with("ProfilerStep#"))
-                g.profilerSteps.push_back({s.start, sliceEnd(s), name, t.id});
-            else if (isIterationMarker(name))
-                g.iterationMarkers.push_back({s.start, sliceEnd(s), name, t.id});
-            const uint8_t cls = hostClassOf[s.name];
-            if (cls == kHostIgnored) continue;
-            // Flows leave their source slice at its end; launches count from the call's start.
-            if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync))
-                callStarts.push_back({t.id, sliceEnd(s), s.start});
-            g.host[cls].push_back({s.start, sliceEnd(s)});
-            if (cls == uint8_t(HostCategory::Sync))
-                g.syncCalls.push_back({s.start, sliceEnd(s), name, t.id});
         }
     }
     for (auto& list : g.host) mergeIntervals(list);
