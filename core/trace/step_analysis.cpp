@@ -271,6 +271,32 @@ bool overlapsAny(const std::vector<Interval>& v, int64_t from, int64_t to) {
     return i < v.size() && v[i].start < to;
 }
 
+// ---- reading slices ----------------------------------------------------------------------
+
+// Level 0 of a track, a stored chunk at a time, in order (TraceStore::slices would gather and
+// sort the whole track first: 10^7 slices are 500 MB that way).
+template <class Fn>
+void forEachChunk(const TraceStore& store, int64_t track, Fn&& fn, bool firstOnly = false) {
+    sql::Statement st(store.workspace().db(),
+                      "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
+                      "level = 0 ORDER BY seq");
+    st.bind(1, store.profileId()).bind(2, track);
+    std::vector<SliceItem> chunk;
+    while (st.step()) {
+        chunk.clear();
+        decodeSlices(st.blob(0), chunk);
+        fn(chunk);
+        if (firstOnly) return;
+    }
+}
+
+std::vector<SliceItem> firstChunk(const TraceStore& store, int64_t track) {
+    std::vector<SliceItem> out;
+    forEachChunk(
+        store, track, [&](const std::vector<SliceItem>& chunk) { out = chunk; }, true);
+    return out;
+}
+
 // ---- gathering ----------------------------------------------------------------------------
 
 struct Activity {
@@ -364,11 +390,46 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
         return int(g.devices.size() - 1);
     };
 
+    // Runtime calls by (host track, end), to date launches from their start. Sorted vectors,
+    // not hash maps: a lookup per kernel in a map of 10^5-10^6 entries is mostly cache misses.
+    struct Call {
+        int64_t track, end, start;
+        bool operator<(const Call& o) const {
+            return track != o.track ? track < o.track : end < o.end;
+        }
+    };
+    std::vector<Call> callStarts;
+
+    // One host slice: step markers, its class's intervals (merged on the way while the
+    // track's slices come by start: `before` is where this track's intervals begin).
+    auto hostSlice = [&](int64_t track, const SliceItem& s,
+                         const std::array<size_t, kHostCategoryCount>& before) {
+        if (s.kind != ItemKind::Slice || s.unended) return;
+        nameFlags(s.name);
+        onHost[s.name] = true;
+        const std::string& name = store.text(s.name);
+        const int64_t end = sliceEnd(s);
+        if (name.starts_with("ProfilerStep#"))
+            g.profilerSteps.push_back({s.start, end, name, track});
+        else if (isIterationMarker(name))
+            g.iterationMarkers.push_back({s.start, end, name, track});
+        const uint8_t cls = hostClassOf[s.name];
+        if (cls == kHostIgnored) return;
+        // Flows leave their source slice at its end; launches count from the call's start.
+        if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync))
+            callStarts.push_back({track, end, s.start});
+        if (cls == uint8_t(HostCategory::Sync)) g.syncCalls.push_back({s.start, end, name, track});
+        std::vector<Interval>& list = g.host[cls];
+        if (list.size() > before[cls] && s.start <= list.back().end)
+            list.back().end = std::max(list.back().end, end);
+        else
+            list.push_back({s.start, end});
+    };
+
     for (const TrackRow& t : store.tracks()) {
         if (t.slices == 0 || t.kind == TrackKind::Counter) continue;
         const TrackRow* process = store.track(t.parent);
         const std::string processName = process ? process->name : std::string();
-        std::vector<SliceItem> slices = store.slices(t.id, INT64_MIN / 4, INT64_MAX / 4, 0);
         TrackRole role = TrackRole::Host;
         if (chakra) {
             role = TrackRole::Device;
@@ -388,21 +449,47 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
             const std::string n = lower(t.name);
             bool device = n.starts_with("stream ") || n.starts_with("stream#");
             // Kineto traces without thread names: GPU activities carry stream and device.
-            for (size_t i = 0, seen = 0; !device && i < slices.size() && seen < 8; ++i) {
-                if (slices[i].args == 0) continue;
-                ++seen;
-                const std::string a = args.get(slices[i].args);
-                device = has(a, "\"stream\":") && (has(a, "\"device\":") || has(a, "\"context\":"));
+            if (!device) {
+                const std::vector<SliceItem> first = firstChunk(store, t.id);
+                for (size_t i = 0, seen = 0; !device && i < first.size() && seen < 8; ++i) {
+                    if (first[i].args == 0) continue;
+                    ++seen;
+                    const std::string a = args.get(first[i].args);
+                    device =
+                        has(a, "\"stream\":") && (has(a, "\"device\":") || has(a, "\"context\":"));
+                }
             }
             if (device) role = TrackRole::Device;
         }
 
-        for (const SliceItem& s : slices) {
-            if (s.kind != ItemKind::Slice) continue;
-            const std::string& name = store.text(s.name);
-            if (!options.stepOp.empty() && name == options.stepOp)
-                g.stepOps.push_back({s.start, sliceEnd(s), name, t.id});
+        auto stepOp = [&](const SliceItem& s) {
+            if (!options.stepOp.empty() && s.kind == ItemKind::Slice &&
+                store.text(s.name) == options.stepOp)
+                g.stepOps.push_back({s.start, sliceEnd(s), options.stepOp, t.id});
+        };
+        if (role == TrackRole::Host) {
+            // Streamed a chunk at a time: host threads hold most of a trace's slices.
+            g.hostTracks.push_back(t.id);
+            std::array<size_t, kHostCategoryCount> before{};
+            for (size_t c = 0; c < kHostCategoryCount; ++c) before[c] = g.host[c].size();
+            forEachChunk(store, t.id, [&](const std::vector<SliceItem>& chunk) {
+                for (const SliceItem& s : chunk) {
+                    stepOp(s);
+                    hostSlice(t.id, s, before);
+                }
+            });
+            continue;
         }
+        std::vector<SliceItem> slices;
+        forEachChunk(store, t.id, [&](const std::vector<SliceItem>& chunk) {
+            for (const SliceItem& s : chunk) stepOp(s);
+            slices.insert(slices.end(), chunk.begin(), chunk.end());
+        });
+        const auto byStart = [](const SliceItem& a, const SliceItem& b) {
+            return a.start != b.start ? a.start < b.start : a.depth < b.depth;
+        };
+        if (!std::is_sorted(slices.begin(), slices.end(), byStart))
+            std::stable_sort(slices.begin(), slices.end(), byStart);
 
         if (role == TrackRole::Device) {
             deviceTracks.push_back({t.id, deviceFor(t), std::move(slices)});
@@ -421,24 +508,6 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
             }
             continue;
         }
-        if (role == TrackRole::Ignored) continue;
-
-        g.hostTracks.push_back(t.id);
-        for (const SliceItem& s : slices) {
-            if (s.kind != ItemKind::Slice || s.unended) continue;
-            nameFlags(s.name);
-            onHost[s.name] = true;
-            const std::string& name = store.text(s.name);
-            if (name.starts_with("ProfilerStep#"))
-                g.profilerSteps.push_back({s.start, sliceEnd(s), name, t.id});
-            else if (isIterationMarker(name))
-                g.iterationMarkers.push_back({s.start, sliceEnd(s), name, t.id});
-            const uint8_t cls = hostClassOf[s.name];
-            if (cls == kHostIgnored) continue;
-            g.host[cls].push_back({s.start, sliceEnd(s)});
-            if (cls == uint8_t(HostCategory::Sync))
-                g.syncCalls.push_back({s.start, sliceEnd(s), name, t.id});
-        }
     }
     for (auto& list : g.host) mergeIntervals(list);
     std::sort(g.syncCalls.begin(), g.syncCalls.end(), [](const TimedSlice& a, const TimedSlice& b) {
@@ -447,25 +516,29 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
 
     // Launch call -> device activity, by the flow's destination (track, time).
     struct Launch {
-        int64_t ts, track;
+        int64_t toTrack, toTs, ts, track;
+        bool operator<(const Launch& o) const {
+            return toTrack != o.toTrack ? toTrack < o.toTrack : toTs < o.toTs;
+        }
     };
+    std::sort(callStarts.begin(), callStarts.end());
     std::unordered_map<int64_t, int> deviceOfTrack;
     for (const DeviceTrack& d : deviceTracks) deviceOfTrack.emplace(d.track, d.device);
     std::unordered_map<int64_t, bool> isHost;
     for (int64_t h : g.hostTracks) isHost.emplace(h, true);
-    struct PairHash {
-        size_t operator()(const std::pair<int64_t, int64_t>& p) const {
-            return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
-        }
-    };
-    std::unordered_map<std::pair<int64_t, int64_t>, Launch, PairHash> launches;
+    std::vector<Launch> launches;
     if (!chakra) {
         std::unordered_map<int64_t, bool> launching;
         for (const FlowRow& f : store.flows()) {
             if (!deviceOfTrack.count(f.toTrack) || !isHost.count(f.fromTrack)) continue;
-            launches.emplace(std::make_pair(f.toTrack, f.toTs), Launch{f.fromTs, f.fromTrack});
+            const auto call = std::lower_bound(callStarts.begin(), callStarts.end(),
+                                               Call{f.fromTrack, f.fromTs, 0});
+            const bool found =
+                call != callStarts.end() && call->track == f.fromTrack && call->end == f.fromTs;
+            launches.push_back({f.toTrack, f.toTs, found ? call->start : f.fromTs, f.fromTrack});
             launching[f.fromTrack] = true;
         }
+        std::sort(launches.begin(), launches.end());
         for (const auto& entry : launching) g.launchingTracks.push_back(entry.first);
         std::sort(g.launchingTracks.begin(), g.launchingTracks.end());
     }
@@ -474,6 +547,8 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
     for (DeviceTrack& d : deviceTracks) {
         std::vector<SliceItem>& slices = d.slices;
         std::vector<Activity>& out = g.activities[size_t(d.device)];
+        auto nextLaunch =
+            std::lower_bound(launches.begin(), launches.end(), Launch{d.track, INT64_MIN, 0, 0});
         for (size_t i = 0; i < slices.size(); ++i) {
             const SliceItem& s = slices[i];
             if (s.kind != ItemKind::Slice || s.unended) continue;
@@ -499,16 +574,38 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
                 cls = deviceClassOf[s.name];
                 if (cls == kNotActivity) continue;
                 // Annotations (Kineto's gpu_user_annotation, XProf's enclosing ops) hold the
-                // real activities: a slice with a deeper one starting inside it is a container.
-                const bool container = i + 1 < slices.size() && slices[i + 1].depth > s.depth &&
-                                       slices[i + 1].start < end;
+                // real activities: a slice with a deeper activity starting inside it is a
+                // container. (Sync markers overlapping a copy nest in it without making it one.)
+                bool container = false;
+                for (size_t j = i + 1; j < slices.size() && slices[j].start < end; ++j) {
+                    if (slices[j].depth <= s.depth) break;
+                    nameFlags(slices[j].name);
+                    if (deviceClassOf[slices[j].name] != kNotActivity) {
+                        container = true;
+                        break;
+                    }
+                }
+                // Kernels may overlap on one stream (programmatic dependent launch): in Kineto
+                // traces a container is only one without a launch correlation.
+                if (container && g.chrome && has(args.get(s.args), "\"correlation\":"))
+                    container = false;
                 if (container) continue;
-                if (g.chrome && onHost[s.name]) continue;
+                // A GPU annotation that holds no kernel: named like its host range, with no
+                // correlation to a launch (Triton kernels share their host op's name, but have
+                // one).
+                if (g.chrome && onHost[s.name] && !has(args.get(s.args), "\"correlation\":"))
+                    continue;
             }
             Activity a{s.start, end, INT64_MIN, -1, cls};
-            if (const auto it = launches.find({d.track, s.start}); it != launches.end()) {
-                a.launch = it->second.ts;
-                a.launchTrack = it->second.track;
+            // Slices come by start: the launches of this track are walked alongside.
+            while (nextLaunch < launches.end() &&
+                   (nextLaunch->toTrack < d.track ||
+                    (nextLaunch->toTrack == d.track && nextLaunch->toTs < s.start)))
+                ++nextLaunch;
+            if (nextLaunch < launches.end() && nextLaunch->toTrack == d.track &&
+                nextLaunch->toTs == s.start) {
+                a.launch = nextLaunch->ts;
+                a.launchTrack = nextLaunch->track;
             }
             out.push_back(a);
         }

@@ -1,0 +1,603 @@
+// Step breakdown (issue 18): hand-written Kineto-style traces with every category and overlap
+// rule and their exact nanoseconds, recommendations on traces built to trigger each one, the
+// DataLoader-starved run against the same run with more loader workers, storage, the CLI, and
+// the real samples against an independent computation (tests/tools/steps_reference.py).
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+
+#include "core/errors.h"
+#include "core/trace/step_analysis.h"
+#include "core/trace/trace_store.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
+
+using namespace stallscope;
+using namespace stallscope::trace;
+
+namespace {
+
+constexpr int kHostPid = 1, kHostTid = 1, kGpuPid = 0;
+
+// Builds a Kineto-like Chrome trace: a host thread, GPU streams, launch flows (ac2g).
+class TraceBuilder {
+  public:
+    TraceBuilder() {
+        meta("process_name", kHostPid, 0, "python3");
+        meta("thread_name", kHostPid, kHostTid, "thread 1 (python3)");
+        meta("process_name", kGpuPid, 0, "python3");
+        meta("process_labels", kGpuPid, 0, "GPU 0");
+    }
+    // Times in µs.
+    TraceBuilder& host(const QString& name, double ts, double dur, int tid = kHostTid) {
+        events_.append(QJsonObject{{"ph", "X"},
+                                   {"cat", "cpu_op"},
+                                   {"name", name},
+                                   {"pid", kHostPid},
+                                   {"tid", tid},
+                                   {"ts", ts},
+                                   {"dur", dur}});
+        return *this;
+    }
+    TraceBuilder& stream(int tid) {
+        meta("thread_name", kGpuPid, tid, QString("stream %1 ").arg(tid));
+        return *this;
+    }
+    // A device activity; launched > 0: a cudaLaunchKernel at that time with its flow.
+    TraceBuilder& gpu(const QString& name, double ts, double dur, int tid = 7,
+                      double launched = -1) {
+        const QString cat = name.startsWith("Memcpy")   ? "gpu_memcpy"
+                            : name.startsWith("Memset") ? "gpu_memset"
+                                                        : "kernel";
+        const int id = ++correlation_;
+        events_.append(QJsonObject{
+            {"ph", "X"},
+            {"cat", cat},
+            {"name", name},
+            {"pid", kGpuPid},
+            {"tid", tid},
+            {"ts", ts},
+            {"dur", dur},
+            {"args", QJsonObject{{"device", 0}, {"stream", tid}, {"correlation", id}}}});
+        if (launched >= 0) {
+            events_.append(QJsonObject{{"ph", "X"},
+                                       {"cat", "cuda_runtime"},
+                                       {"name", "cudaLaunchKernel"},
+                                       {"pid", kHostPid},
+                                       {"tid", kHostTid},
+                                       {"ts", launched},
+                                       {"dur", 1},
+                                       {"args", QJsonObject{{"correlation", id}}}});
+            events_.append(QJsonObject{{"ph", "s"},
+                                       {"cat", "ac2g"},
+                                       {"name", "ac2g"},
+                                       {"id", id},
+                                       {"pid", kHostPid},
+                                       {"tid", kHostTid},
+                                       {"ts", launched}});
+            events_.append(QJsonObject{{"ph", "f"},
+                                       {"bp", "e"},
+                                       {"cat", "ac2g"},
+                                       {"name", "ac2g"},
+                                       {"id", id},
+                                       {"pid", kGpuPid},
+                                       {"tid", tid},
+                                       {"ts", ts}});
+        }
+        return *this;
+    }
+    // Kineto's gpu_user_annotation: the GPU span of a host range, no launch correlation.
+    TraceBuilder& annotation(const QString& name, double ts, double dur, int tid = 7) {
+        events_.append(QJsonObject{{"ph", "X"},
+                                   {"cat", "gpu_user_annotation"},
+                                   {"name", name},
+                                   {"pid", kGpuPid},
+                                   {"tid", tid},
+                                   {"ts", ts},
+                                   {"dur", dur},
+                                   {"args", QJsonObject{{"External id", 1}}}});
+        return *this;
+    }
+    std::string json() const {
+        return QJsonDocument(QJsonObject{{"traceEvents", events_}}).toJson().toStdString();
+    }
+
+  private:
+    void meta(const char* what, int pid, int tid, const QString& value) {
+        const char* key = QByteArray(what).endsWith("labels") ? "labels" : "name";
+        events_.append(QJsonObject{{"ph", "M"},
+                                   {"name", what},
+                                   {"pid", pid},
+                                   {"tid", tid},
+                                   {"args", QJsonObject{{key, value}}}});
+    }
+    QJsonArray events_;
+    int correlation_ = 0;
+};
+
+int64_t us(double v) {
+    return int64_t(v * 1000);
+}
+
+const StepRecommendation* findRecommendation(const StepAnalysis& a, const std::string& kind) {
+    for (const StepRecommendation& r : a.recommendations)
+        if (r.kind == kind) return &r;
+    return nullptr;
+}
+
+}  // namespace
+
+class TestStepAnalysis : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    std::unique_ptr<Workspace> ws_;
+    int files_ = 0;
+
+    int64_t import(const std::string& json) {
+        const std::string path = dir_.filePath(QString("t%1.json").arg(++files_)).toStdString();
+        std::ofstream(path) << json;
+        Progress progress;
+        return importFiles(*ws_, ImportRequest{{path}, {}, {}}, progress).at(0).id;
+    }
+    StepAnalysis analyze(const std::string& json, const StepOptions& options = {}) {
+        const TraceStore store(*ws_, import(json));
+        return analyzeSteps(store, options);
+    }
+
+    // Every category and overlap rule in one 100 µs step (see the comments for each stretch).
+    static TraceBuilder everyCategory() {
+        TraceBuilder t;
+        t.stream(7).stream(8);
+        t.host("ProfilerStep#1", 0, 100);
+        // [0, 10): the device idles while the host is in the DataLoader -> input 10.
+        t.host("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 0, 10);
+        // [10, 30): a GEMM; [20, 40) NCCL on another stream: 10 hidden, [30, 40) exposed.
+        t.gpu("ampere_sgemm_128x64_nn", 10, 20);
+        t.gpu("ncclKernel_AllReduce_RING_LL_Sum_float", 20, 20, 8);
+        // [40, 45): idle; the next kernel was launched at 41, after the device went idle:
+        // host_wait 5. Attention [45, 55).
+        t.gpu("flash_fwd_kernel", 45, 10, 7, 41);
+        // H2D copy [55, 60), memset [60, 62).
+        t.gpu("Memcpy HtoD (Pageable -> Device)", 55, 5);
+        t.gpu("Memset (Device)", 60, 2);
+        // [62, 70): idle with the next kernel queued since 50, host doing nothing: idle 8.
+        t.gpu("elementwise_kernel", 70, 10, 7, 50);
+        // D2H [80, 90) on stream 8 with a kernel [85, 88) beside it: memcpy 7 exposed, 3 hidden.
+        t.gpu("Memcpy DtoH (Device -> Pinned)", 80, 10, 8);
+        t.gpu("vectorized_elementwise_kernel", 85, 3);
+        // [90, 100): idle while the host synchronises (since 89): host_wait 10, a sync stall.
+        t.host("cudaStreamSynchronize", 89, 11);
+        return t;
+    }
+
+  private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        ws_ = Workspace::open(dir_.filePath("ws.sqlite").toStdString());
+    }
+
+    void everyCategoryToTheNanosecond() {
+        const StepAnalysis a = analyze(everyCategory().json());
+        QCOMPARE(a.source, StepSource::ProfilerStep);
+        QCOMPARE(a.steps.size(), size_t(1));
+        QCOMPARE(a.steps[0].duration(), us(100));
+        QCOMPARE(a.devices.size(), size_t(1));
+        QCOMPARE(a.devices[0].name, std::string("GPU 0"));
+        QCOMPARE(a.devices[0].tracks.size(), size_t(2));
+        QCOMPARE(a.breakdown.size(), size_t(1));
+        const DeviceStepBreakdown& b = a.breakdown[0];
+        QCOMPARE(b.at(StepCategory::Compute), us(43));  // 20 + 10 + 10 + 3
+        QCOMPARE(b.at(StepCategory::Communication), us(10));
+        QCOMPARE(b.at(StepCategory::Memcpy), us(12));  // 5 H2D + 7 D2H
+        QCOMPARE(b.at(StepCategory::Memset), us(2));
+        QCOMPARE(b.at(StepCategory::HostWait), us(15));  // 5 late launch + 10 sync
+        QCOMPARE(b.at(StepCategory::Input), us(10));
+        QCOMPARE(b.at(StepCategory::Idle), us(8));
+        int64_t sum = 0;
+        for (int64_t ns : b.ns) sum += ns;
+        QCOMPARE(sum, us(100));
+        QCOMPARE(b.gemm, us(20));
+        QCOMPARE(b.attention, us(10));
+        QCOMPARE(b.otherCompute, us(13));
+        QCOMPARE(b.h2d, us(5));
+        QCOMPARE(b.d2h, us(7));
+        QCOMPARE(b.d2d + b.peer + b.otherCopy, int64_t(0));
+        QCOMPARE(b.communicationTotal, us(20));
+        QCOMPARE(b.communicationHidden, us(10));
+        QCOMPARE(b.memcpyTotal, us(15));
+        QCOMPARE(b.memcpyHidden, us(3));
+        QCOMPARE(b.kernels, int64_t(8));
+
+        // Host: DataLoader 10, the sync 11, two launches 1 each, nothing else.
+        QCOMPARE(a.host.size(), size_t(1));
+        const HostStepBreakdown& h = a.host[0];
+        QCOMPARE(h.ns[size_t(HostCategory::Input)], us(10));
+        QCOMPARE(h.ns[size_t(HostCategory::Sync)], us(11));
+        QCOMPARE(h.ns[size_t(HostCategory::Runtime)], us(2));
+        QCOMPARE(h.ns[size_t(HostCategory::Idle)], us(77));
+
+        // Launch -> start: 45 - 41 and 70 - 50.
+        QCOMPARE(a.launchLatency.count, uint64_t(2));
+        QCOMPARE(a.launchLatency.p50, us(4));
+        QCOMPARE(a.launchLatency.p95, us(20));
+        QCOMPARE(a.launchLatency.mean, us(12));
+
+        // Gaps, longest first, with their causes and what the host did.
+        QCOMPARE(a.gaps.size(), size_t(4));
+        QCOMPARE(a.gapCounts[size_t(StepCategory::Input)], uint64_t(1));
+        QCOMPARE(a.gapCounts[size_t(StepCategory::HostWait)], uint64_t(2));
+        QCOMPARE(a.gapCounts[size_t(StepCategory::Idle)], uint64_t(1));
+        QCOMPARE(a.gaps[0].duration(), us(10));
+        QCOMPARE(a.gaps[2].start, us(62));
+        QCOMPARE(a.gaps[2].cause, StepCategory::Idle);
+        QCOMPARE(a.gaps[3].start, us(40));
+        QCOMPARE(a.gaps[3].hostWait, us(5));
+        for (const IdleGap& g : a.gaps)
+            if (g.start == us(0))
+                QCOMPARE(
+                    g.hostActivity,
+                    std::string("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"));
+
+        // Input 10 %, sync stall 10 %, exposed communication 10 %, memcpy + memset 14 %.
+        const auto* input = findRecommendation(a, "input_bound");
+        QVERIFY(input);
+        QCOMPARE(input->sharePct, 10.0);
+        QCOMPARE(input->start, us(0));
+        QCOMPARE(input->end, us(10));
+        const auto* sync = findRecommendation(a, "sync_stall");
+        QVERIFY(sync);
+        QCOMPARE(sync->sharePct, 10.0);
+        QCOMPARE(sync->evidence.value("sync_calls").toInt(), 1);
+        QCOMPARE(sync->start, us(89));
+        const auto* comm = findRecommendation(a, "exposed_communication");
+        QVERIFY(comm);
+        QCOMPARE(comm->sharePct, 10.0);
+        QCOMPARE(comm->evidence.value("hidden_pct").toDouble(), 50.0);
+        QCOMPARE(comm->start, us(30));
+        QCOMPARE(comm->end, us(40));
+        const auto* copy = findRecommendation(a, "memcpy_bound");
+        QVERIFY(copy);
+        QCOMPARE(copy->sharePct, 14.0);
+        QVERIFY(!findRecommendation(a, "launch_bound"));  // 5 % < 10 %
+        QVERIFY(!findRecommendation(a, "device_idle"));   // 8 % < 20 %
+    }
+
+    void priorityWhenCategoriesOverlap() {
+        // Three streams at once: compute beats communication beats memcpy beats memset.
+        TraceBuilder t;
+        t.stream(7).stream(8).stream(9).stream(10);
+        t.host("ProfilerStep#1", 0, 40);
+        t.gpu("Memset (Device)", 0, 40, 10);
+        t.gpu("Memcpy DtoD (Device -> Device)", 0, 30, 9);
+        t.gpu("ncclDevKernel_AllGather", 0, 20, 8);
+        t.gpu("sm90_xmma_gemm_bf16", 0, 10, 7);
+        const StepAnalysis a = analyze(t.json());
+        const DeviceStepBreakdown& b = a.breakdown.at(0);
+        QCOMPARE(b.at(StepCategory::Compute), us(10));
+        QCOMPARE(b.at(StepCategory::Communication), us(10));
+        QCOMPARE(b.at(StepCategory::Memcpy), us(10));
+        QCOMPARE(b.at(StepCategory::Memset), us(10));
+        QCOMPARE(b.d2d, us(10));
+        QCOMPARE(b.communicationTotal, us(20));
+        QCOMPARE(b.communicationHidden, us(10));
+        QCOMPARE(b.memcpyTotal, us(30));
+        QCOMPARE(b.memcpyHidden, us(10));
+    }
+
+    void idleCausesPriority() {
+        // The device is idle the whole 30 µs step: [0, 10) input while the host also launches,
+        // [10, 20) a runtime call, [20, 30) nothing -> input 10, host_wait 10, idle 10.
+        TraceBuilder t;
+        t.stream(7);
+        t.host("ProfilerStep#1", 0, 30);
+        t.host("DataLoader.__next__", 0, 10, 2);
+        t.host("cudaMalloc", 5, 15);
+        // After the step, launched as the trace begins (not late): the rest is plain idle.
+        t.gpu("late_kernel", 40, 5, 7, 0);
+        const StepAnalysis a = analyze(t.json());
+        const DeviceStepBreakdown& b = a.breakdown.at(0);
+        QCOMPARE(b.at(StepCategory::Input), us(10));
+        QCOMPARE(b.at(StepCategory::HostWait), us(10));
+        QCOMPARE(b.at(StepCategory::Idle), us(10));
+        QCOMPARE(a.gaps.size(), size_t(1));
+        QCOMPARE(a.gaps[0].cause, StepCategory::Input);  // ties go to the higher cause
+    }
+
+    void annotationsAndSyncMarkersAreNotActivity() {
+        // Kineto's GPU copy of the step marker and its cuda_sync markers sit on the stream.
+        TraceBuilder t;
+        t.stream(7);
+        t.host("ProfilerStep#1", 0, 50);
+        t.host("nccl:all_reduce", 45, 4);
+        t.annotation("ProfilerStep#1", 5, 40);   // holding the kernel
+        t.annotation("nccl:all_reduce", 46, 2);  // holding nothing: named like a host range
+        t.gpu("some_kernel", 10, 10);
+        t.gpu("Stream Sync", 30, 5);
+        const StepAnalysis a = analyze(t.json());
+        const DeviceStepBreakdown& b = a.breakdown.at(0);
+        QCOMPARE(b.at(StepCategory::Compute), us(10));
+        QCOMPARE(b.at(StepCategory::Idle), us(40));
+        QCOMPARE(b.kernels, int64_t(1));
+    }
+
+    void stepsFromProfilerStepsAndStepOp() {
+        TraceBuilder t;
+        t.stream(7);
+        for (int i = 0; i < 3; ++i) {
+            const double s = 100.0 * i;
+            t.host(QString("ProfilerStep#%1").arg(i + 5), s, 90 + 5 * i);
+            t.host("forward", s + 1, 50);
+            t.gpu("k", s + 10, 40, 7, s + 2);
+        }
+        const StepAnalysis a = analyze(t.json());
+        QCOMPARE(a.steps.size(), size_t(3));
+        QCOMPARE(a.steps[0].name, std::string("ProfilerStep#5"));
+        QCOMPARE(a.steps[2].duration(), us(100));
+        QCOMPARE(a.breakdown[1].at(StepCategory::Compute), us(40));
+        // --step-op: from one occurrence to the next, the last to its own end.
+        StepOptions byOp;
+        byOp.stepOp = "forward";
+        const StepAnalysis b = analyze(t.json(), byOp);
+        QCOMPARE(b.source, StepSource::StepOp);
+        QCOMPARE(b.steps.size(), size_t(3));
+        QCOMPARE(b.steps[0].start, us(1));
+        QCOMPARE(b.steps[0].end, us(101));
+        QCOMPARE(b.steps[2].end, us(251));
+        byOp.stepOp = "no such op";
+        QVERIFY_THROWS_EXCEPTION(InputError, analyze(t.json(), byOp));
+    }
+
+    void wholeTraceWithoutMarkers() {
+        TraceBuilder t;
+        t.stream(7);
+        t.gpu("k", 10, 30, 7, 0);
+        t.host("aten::mm", 0, 5);
+        const StepAnalysis a = analyze(t.json());
+        QCOMPARE(a.source, StepSource::WholeTrace);
+        QCOMPARE(a.steps.size(), size_t(1));
+        QCOMPARE(a.steps[0].start, us(0));
+        QCOMPARE(a.steps[0].end, us(40));
+        QCOMPARE(a.breakdown[0].at(StepCategory::Compute), us(30));
+        // [0, 10): the kernel was launched at 0, when the device went idle: not late; the
+        // host is in aten::mm (an operator, not a runtime call) and the cudaLaunchKernel [0, 1).
+        QCOMPARE(a.breakdown[0].at(StepCategory::HostWait), us(1));
+        QCOMPARE(a.breakdown[0].at(StepCategory::Idle), us(9));
+    }
+
+    void launchBoundTraceRecommendsGraphs() {
+        // 200 kernels of 2 µs, each launched 3 µs after the previous one ended.
+        TraceBuilder t;
+        t.stream(7);
+        t.host("ProfilerStep#1", 0, 1000);
+        for (int i = 0; i < 200; ++i) t.gpu("elementwise_kernel", 5.0 * i + 3, 2, 7, 5.0 * i + 1);
+        const StepAnalysis a = analyze(t.json());
+        const DeviceStepBreakdown& b = a.breakdown.at(0);
+        QCOMPARE(b.at(StepCategory::Compute), us(400));
+        QCOMPARE(b.at(StepCategory::HostWait), us(600));
+        const auto* launch = findRecommendation(a, "launch_bound");
+        QVERIFY(launch);
+        QCOMPARE(launch->sharePct, 60.0);
+        QVERIFY(QString::fromStdString(launch->text).contains("CUDA graphs"));
+        QVERIFY(findRecommendation(a, "small_kernels"));
+        QVERIFY(!findRecommendation(a, "sync_stall"));
+        QVERIFY(!findRecommendation(a, "input_bound"));
+    }
+
+    void syncStallTrace() {
+        // Each of 4 iterations: a 20 µs kernel, the host syncs (in aten::item) until it ends,
+        // then launches the next one 9 µs later: 10 µs idle after each of the first three
+        // syncs; after the last, 1 µs while aten::item returns, then 9 µs of plain idle.
+        TraceBuilder t;
+        t.stream(7);
+        t.host("ProfilerStep#1", 0, 120);
+        for (int i = 0; i < 4; ++i) {
+            const double s = 30.0 * i;
+            t.gpu("gemm_kernel", s, 20, 7, i == 0 ? -1 : s - 1);
+            t.host("aten::item", s + 1, 20);
+            t.host("cudaStreamSynchronize", s + 2, 18.5);
+        }
+        const StepAnalysis a = analyze(t.json());
+        QCOMPARE(a.breakdown.at(0).at(StepCategory::HostWait), us(31));
+        QCOMPARE(a.breakdown.at(0).at(StepCategory::Idle), us(9));
+        const auto* sync = findRecommendation(a, "sync_stall");
+        QVERIFY(sync);
+        QCOMPARE(sync->evidence.value("sync_calls").toInt(), 4);  // aten::item holds each sync
+        QVERIFY(qAbs(sync->sharePct - 100.0 * 31 / 120) < 1e-9);
+        QVERIFY(!findRecommendation(a, "launch_bound"));
+    }
+
+    void hiddenCommunicationIsNoRecommendation() {
+        TraceBuilder t;
+        t.stream(7).stream(8);
+        t.host("ProfilerStep#1", 0, 100);
+        t.gpu("cutlass_gemm", 0, 100);
+        t.gpu("ncclKernel_ReduceScatter", 10, 80, 8);
+        const StepAnalysis a = analyze(t.json());
+        QCOMPARE(a.breakdown.at(0).at(StepCategory::Communication), int64_t(0));
+        QCOMPARE(a.breakdown.at(0).communicationHidden, us(80));
+        QVERIFY(!findRecommendation(a, "exposed_communication"));
+    }
+
+    void starvedLoaderAgainstMoreWorkers() {
+        // Four steps: the loader takes 40 µs (starved) or 2 µs (more workers), then 60 µs of
+        // kernels launched as the step begins.
+        auto run = [](double loaderUs) {
+            TraceBuilder t;
+            t.stream(7);
+            double s = 0;
+            for (int i = 0; i < 4; ++i) {
+                const double step = loaderUs + 60;
+                t.host(QString("ProfilerStep#%1").arg(i), s, step);
+                t.host("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", s,
+                       loaderUs);
+                t.gpu("ampere_sgemm", s + loaderUs, 60, 7, s + loaderUs - 0.5);
+                s += step;
+            }
+            return t.json();
+        };
+        const StepAnalysis starved = analyze(run(40));
+        const StepAnalysis fed = analyze(run(2));
+        QCOMPARE(starved.steps.size(), size_t(4));
+        QCOMPARE(starved.sharePct(StepCategory::Input), 40.0);
+        QVERIFY(qAbs(fed.sharePct(StepCategory::Input) - 100.0 * 2 / 62) < 1e-9);
+        QVERIFY(findRecommendation(starved, "input_bound"));
+        QVERIFY(!findRecommendation(fed, "input_bound"));
+        const QJsonObject c = compareSteps(starved, fed);
+        QVERIFY(c.value("recommendations_gone").toArray().contains("input_bound"));
+        for (const QJsonValue v : c.value("categories").toArray())
+            if (v.toObject().value("category") == "input")
+                QVERIFY(v.toObject().value("delta_share_pct").toDouble() < -30);
+    }
+
+    void storedAndReadBack() {
+        const int64_t id = import(everyCategory().json());
+        const StepAnalysis first = loadOrAnalyzeSteps(*ws_, id);
+        QVERIFY(loadStoredSteps(*ws_, id).has_value());
+        const StepAnalysis again = loadOrAnalyzeSteps(*ws_, id);
+        QCOMPARE(QJsonDocument(toJson(again)).toJson(), QJsonDocument(toJson(first)).toJson());
+        // Times beyond 2^53 ns (epoch clocks) survive the JSON form exactly.
+        StepAnalysis big = first;
+        big.steps[0].start += int64_t(1) << 60;
+        big.steps[0].end += int64_t(1) << 60;
+        QCOMPARE(stepAnalysisFromJson(toJson(big)).steps[0].end, big.steps[0].end);
+    }
+
+    void cliStepsAndSuggest() {
+        const QString store = dir_.filePath("cli.sqlite");
+        const QString file = dir_.filePath("cli.json");
+        std::ofstream(file.toStdString()) << everyCategory().json();
+        auto run = [&](const QStringList& args) {
+            QProcess p;
+            p.start(STALLSCOPE_BINARY, QStringList{"--store", store} + args);
+            p.waitForFinished(60000);
+            return std::make_pair(p.exitCode(), p.readAllStandardOutput());
+        };
+        QCOMPARE(run({"import", file}).first, 0);
+        const auto [status, out] = run({"steps", "1", "--json"});
+        QCOMPARE(status, 0);
+        const QJsonObject o = QJsonDocument::fromJson(out).object();
+        const QJsonObject step = o.value("steps").toArray().at(0).toObject();
+        for (const char* key : {"index", "start", "end", "duration", "device", "breakdown"})
+            QVERIFY2(step.contains(key), key);
+        QCOMPARE(step.value("duration").toInteger(), us(100));
+        QCOMPARE(step.value("breakdown").toObject().value("input").toInteger(), us(10));
+        QCOMPARE(o.value("categories").toArray().size(), qsizetype(kStepCategoryCount));
+        const QJsonObject rec = o.value("recommendations").toArray().at(0).toObject();
+        for (const char* key : {"kind", "text", "share_pct", "evidence"})
+            QVERIFY2(rec.contains(key), key);
+        const auto [tableStatus, table] = run({"steps", "1"});
+        QCOMPARE(tableStatus, 0);
+        QVERIFY(table.contains("host_wait"));
+        const auto [suggestStatus, suggest] = run({"suggest", "1", "--json"});
+        QCOMPARE(suggestStatus, 0);
+        const QJsonArray suggestions =
+            QJsonDocument::fromJson(suggest).object().value("suggestions").toArray();
+        QCOMPARE(suggestions.size(), o.value("recommendations").toArray().size());
+        QCOMPARE(run({"steps", "1", "--step-op", "nothing"}).first, 2);
+    }
+
+    // The real Kineto samples against tests/tools/steps_reference.py, which reads the JSON
+    // itself and works from the events' `cat` and `correlation` where Stallscope works from
+    // track names, nesting and flows. The expected values below are what it printed.
+    void realKinetoSamplesMatchTheReference_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QList<qint64>>("expected");  // duration, 7 categories, gemm,
+                                                      // attention, other, kernels, p50
+        QTest::newRow("h100 qwen")
+            << "real/tl_h100_qwen.json.gz"
+            << QList<qint64>{47151395, 43071901, 0,       2368,     200681, 2512464, 0,
+                             1363981,  11981921, 3685616, 27404364, 1621,   1206173};
+        QTest::newRow("b200 eager")
+            << "real/tl_b200_eager.json.gz"
+            << QList<qint64>{87412863, 8652137, 2141501, 802844,  0,   75367158, 0,
+                             449223,   1038233, 816029,  6797875, 929, 10388};
+        QTest::newRow("hta alexnet")
+            << "real/hta_alexnet_trace.json.gz"
+            << QList<qint64>{43458933000, 10630000, 0, 55503000, 8000, 43335420000, 0,
+                             57372000,    5120000,  0, 5510000,  98,   199000};
+        QTest::newRow("kineto before")
+            << "kineto/before_fix_trace.json"
+            << QList<qint64>{300, 20, 0, 0, 0, 30, 0, 250, 0, 0, 20, 1, 20};
+    }
+    void realKinetoSamplesMatchTheReference() {
+        QFETCH(QString, file);
+        QFETCH(QList<qint64>, expected);
+        const QString path = QString(STALLSCOPE_SHARED_DIR) + "/samples/" + file;
+        if (!QFile::exists(path)) QSKIP("../shared/samples is absent");
+        Progress progress;
+        const int64_t id =
+            importFiles(*ws_, ImportRequest{{path.toStdString()}, {}, {}}, progress).at(0).id;
+        const StepAnalysis a = analyzeSteps(TraceStore(*ws_, id));
+        QCOMPARE(a.breakdown.size(), size_t(1));
+        const DeviceStepBreakdown& b = a.breakdown[0];
+        QCOMPARE(a.steps[0].duration(), expected[0]);
+        for (size_t c = 0; c < kStepCategoryCount; ++c) {
+            QVERIFY2(b.ns[c] == expected[qsizetype(c) + 1], kCategoryNames[c]);
+        }
+        QCOMPARE(b.gemm, expected[8]);
+        QCOMPARE(b.attention, expected[9]);
+        QCOMPARE(b.otherCompute, expected[10]);
+        QCOMPARE(b.kernels, expected[11]);
+        QCOMPARE(a.launchLatency.p50, expected[12]);
+    }
+
+    // Every real trace sample (Kineto, XProf TPU and GPU, Chakra): each step sums to its
+    // duration on every device, and the figures that must hold do.
+    void everyRealTraceSampleAddsUp_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<int>("devices");
+        QTest::newRow("tpu") << "xprof/tpu_inference_2.xplane.pb"
+                             << "xla_modules" << 4;
+        QTest::newRow("xprof gpu") << "xprof/GPU-multi-worker/34.83.195.179_6003.xplane.pb"
+                                   << "xla_steps" << 3;
+        QTest::newRow("chakra allreduce") << "chakra/custom_allreduce.0.et"
+                                          << "whole_trace" << 8;
+        QTest::newRow("chakra resnet") << "real/chakra_resnet50_dp_2023/resnet50_DataParallel.0.et"
+                                       << "whole_trace" << 64;
+        QTest::newRow("h100") << "real/tl_h100_qwen.json.gz"
+                              << "profiler_step" << 1;
+        QTest::newRow("b200") << "real/tl_b200_eager.json.gz"
+                              << "whole_trace" << 1;
+    }
+    void everyRealTraceSampleAddsUp() {
+        QFETCH(QString, file);
+        QFETCH(QString, source);
+        QFETCH(int, devices);
+        const QString path = QString(STALLSCOPE_SHARED_DIR) + "/samples/" + file;
+        if (!QFile::exists(path)) QSKIP("../shared/samples is absent");
+        Progress progress;
+        const int64_t id =
+            importFiles(*ws_, ImportRequest{{path.toStdString()}, {}, {}}, progress).at(0).id;
+        const StepAnalysis a = analyzeSteps(TraceStore(*ws_, id));
+        QCOMPARE(QString(stepSourceName(a.source)), source);
+        QCOMPARE(int(a.devices.size()), devices);
+        QVERIFY(!a.steps.empty());
+        QCOMPARE(a.breakdown.size(), a.steps.size() * a.devices.size());
+        for (const DeviceStepBreakdown& b : a.breakdown) {
+            int64_t sum = 0;
+            for (int64_t ns : b.ns) sum += ns;
+            QCOMPARE(sum, a.steps[size_t(b.step)].duration());
+            QCOMPARE(b.gemm + b.attention + b.otherCompute, b.at(StepCategory::Compute));
+            QCOMPARE(b.h2d + b.d2h + b.d2d + b.peer + b.otherCopy, b.at(StepCategory::Memcpy));
+            QVERIFY(b.communicationHidden <= b.communicationTotal);
+            QCOMPARE(b.communicationTotal - b.communicationHidden,
+                     b.at(StepCategory::Communication));
+        }
+        for (const HostStepBreakdown& h : a.host) {
+            int64_t sum = 0;
+            for (int64_t ns : h.ns) sum += ns;
+            QCOMPARE(sum, a.steps[size_t(h.step)].duration());
+        }
+        // The stored form reads back the same.
+        QCOMPARE(QJsonDocument(toJson(stepAnalysisFromJson(toJson(a)))).toJson(),
+                 QJsonDocument(toJson(a)).toJson());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStepAnalysis)
+#include "test_step_analysis.moc"
