@@ -8,7 +8,9 @@
 #include <exception>
 
 #include "core/errors.h"
+#include "core/kinds.h"
 #include "core/progress.h"
+#include "core/trace/step_analysis.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
 
@@ -82,6 +84,17 @@ bool ImportRunner::start(const QString& workspacePath, const QStringList& files,
                 outcome.ok = true;
                 outcome.message = describeImported(imported);
                 for (const ImportedProfile& profile : imported) outcome.profileIds << profile.id;
+                // The step breakdown now, while the user waits for the import anyway, so the
+                // trace's overview opens complete. It is stored on its own: the import has
+                // landed whatever happens here (the view computes it then).
+                for (const ImportedProfile& profile : imported) {
+                    if (profile.kind != kinds::kTrace) continue;
+                    try {
+                        progress->report(1.0, "analysing steps of " + profile.name);
+                        trace::loadOrAnalyzeSteps(*workspace, profile.id);
+                    } catch (const std::exception&) {
+                    }
+                }
             } catch (const Cancelled&) {
                 outcome.cancelled = true;
                 outcome.message = tr("Import cancelled; nothing was stored");

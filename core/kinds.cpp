@@ -16,6 +16,7 @@
 #include "core/replay/codec.h"
 #include "core/replay/report.h"
 #include "core/replay/suggest.h"
+#include "core/trace/step_analysis.h"
 #include "core/trace/trace_store.h"
 
 namespace stallscope {
@@ -121,8 +122,15 @@ QJsonObject compareTraces(const Workspace& workspace, const ProfileInfo& a, cons
     if (!options.cdfOp.empty() && options.cdfOp != trace::kAllOps &&
         !durationsA.byOp.count(options.cdfOp))
         throw InputError("compare: --op: no op '" + options.cdfOp + "' in '" + a.name + "'");
-    return trace::comparisonJson(
+    QJsonObject result = trace::comparisonJson(
         trace::compareTraces(std::move(durationsA), trace::collectDurations(sb), options.cdfOp));
+    // Where the step time goes, side by side (stored analyses when there are, else computed).
+    auto steps = [&workspace](const trace::TraceStore& store, int64_t id) {
+        if (auto stored = trace::loadStoredSteps(workspace, id)) return *stored;
+        return trace::analyzeSteps(store);
+    };
+    result.insert("steps", trace::compareSteps(steps(sa, a.id), steps(sb, b.id)));
+    return result;
 }
 
 // The kinds that take a compare option, for the message that refuses it ("replay").

@@ -123,7 +123,9 @@ ChartLayout paintStepChart(QPainter& painter, const QRectF& area,
 
     int64_t longest = 1;
     for (const trace::Step& s : analysis.steps) longest = std::max(longest, s.duration());
-    const double yMax = options.normalized ? 1.0 : double(longest) * 1.08;
+    const double yMax = options.normalized ? 1.0
+                        : options.yMax > 0 ? options.yMax
+                                           : double(longest) * 1.08;
     auto y = [&](double value) { return plot.bottom() - value / yMax * plot.height(); };
 
     // Axis and grid.

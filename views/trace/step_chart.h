@@ -37,6 +37,7 @@ struct ChartOptions {
     int device = 0;           // index into StepAnalysis::devices
     bool normalized = false;  // each bar as 100 % of its step; the step-time line keeps ns
     QString title;            // default: "Step time on <device>"
+    double yMax = 0;          // ns at the top of the axis (one scale for two charts); 0: fit
 };
 // A drawn segment, for hover, clicks and tests.
 struct Segment {

@@ -3,6 +3,7 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPainter>
@@ -11,7 +12,9 @@
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStandardItemModel>
+#include <QTabWidget>
 #include <QTableView>
+#include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 #include <cmath>
@@ -177,6 +180,16 @@ TraceComparisonData loadTraceComparison(const std::string& workspacePath, int64_
             [](const trace::TraceStore& store) { return trace::collectDurations(store); });
     };
     data.comparison = trace::compareTraces(durations(data.a), durations(data.b));
+    std::unique_ptr<Workspace> workspace;
+    try {
+        workspace = Workspace::open(workspacePath);  // to store a first analysis
+    } catch (const std::exception&) {
+        workspace = Workspace::open(workspacePath, Workspace::Mode::ReadOnly);
+    }
+    data.stepsA =
+        std::make_shared<const trace::StepAnalysis>(trace::loadOrAnalyzeSteps(*workspace, a));
+    data.stepsB =
+        std::make_shared<const trace::StepAnalysis>(trace::loadOrAnalyzeSteps(*workspace, b));
     return data;
 }
 
@@ -247,7 +260,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     chartLayout->addWidget(chart_, 1);
     bottomLayout->addWidget(tablePane, 3);
     bottomLayout->addWidget(chartPane, 2);
-    vertical->addWidget(bottom);
+    auto* pages = new QTabWidget;
+    pages->addTab(bottom, tr("Ops"));
+    pages->addTab(buildStepsPane(), tr("Steps"));
+    vertical->addWidget(pages);
     layout->addWidget(vertical, 1);
     connect(filter_, &QLineEdit::textChanged, this, &CompareView::setOpFilter);
     connect(cdfOp_, &QComboBox::activated, this,
@@ -258,6 +274,72 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
                    [this](const QString& path, QString* error) { return exportCsv(path, error); }});
     });
     linkWindows();
+}
+
+QWidget* CompareView::buildStepsPane() {
+    auto* pane = new QWidget;
+    auto* layout = new QVBoxLayout(pane);
+    layout->setContentsMargins(0, 0, 0, 0);
+    stepRecommendations_ = new QLabel;
+    stepRecommendations_->setWordWrap(true);
+    layout->addWidget(stepRecommendations_);
+    auto* split = new QSplitter(Qt::Horizontal);
+    stepTable_ = new QTableWidget;
+    tablekit::setUpTable(stepTable_);
+    stepTable_->setColumnCount(6);
+    stepTable_->setHorizontalHeaderLabels({tr("Category"), tr("Share A"), tr("Share B"),
+                                           tr("Δ share"), tr("Per step A"), tr("Per step B")});
+    split->addWidget(stepTable_);
+    stepChartA_ = new StepChartWidget;
+    stepChartB_ = new StepChartWidget;
+    split->addWidget(stepChartA_);
+    split->addWidget(stepChartB_);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 2);
+    split->setStretchFactor(2, 2);
+    layout->addWidget(split, 1);
+    return pane;
+}
+
+void CompareView::showSteps() {
+    if (!data_.stepsA || !data_.stepsB) return;
+    const trace::StepAnalysis &a = *data_.stepsA, &b = *data_.stepsB;
+    const QJsonObject c = trace::compareSteps(a, b);
+    std::vector<std::vector<QTableWidgetItem*>> rows;
+    for (const QJsonValue& v : c.value("categories").toArray()) {
+        const QJsonObject row = v.toObject();
+        const auto share = [](double pct) {
+            return tablekit::numberCell(pct, QStringLiteral("%1 %").arg(pct, 0, 'f', 1));
+        };
+        const auto ns = [](double value) {
+            return tablekit::numberCell(value, format::nanoseconds(value));
+        };
+        rows.push_back(
+            {tablekit::textCell(row.value("category").toString()),
+             share(row.value("a_share_pct").toDouble()), share(row.value("b_share_pct").toDouble()),
+             tablekit::deltaCell(row.value("delta_share_pct").toDouble(), 1),
+             ns(row.value("a_mean_ns").toDouble()), ns(row.value("b_mean_ns").toDouble())});
+    }
+    tablekit::fillTable(stepTable_, rows);
+    const auto kinds = [&c](const char* key) {
+        QStringList out;
+        for (const QJsonValue& v : c.value(key).toArray()) out << v.toString();
+        return out.isEmpty() ? tr("none") : out.join(QStringLiteral(", "));
+    };
+    stepRecommendations_->setText(
+        tr("Mean step %1 → %2 · recommendations gone: %3 · new: %4 · still: %5")
+            .arg(format::nanoseconds(c.value("a_mean_step_ns").toDouble()),
+                 format::nanoseconds(c.value("b_mean_step_ns").toDouble()),
+                 kinds("recommendations_gone"), kinds("recommendations_new"),
+                 kinds("recommendations_kept")));
+    // One scale for both, so a longer step looks longer.
+    int64_t longest = 1;
+    for (const trace::StepAnalysis* s : {&a, &b})
+        for (const trace::Step& step : s->steps) longest = std::max(longest, step.duration());
+    stepChartA_->setAnalysis(data_.stepsA);
+    stepChartB_->setAnalysis(data_.stepsB);
+    stepChartA_->setOptions({0, false, tr("A (before): step time"), double(longest) * 1.08});
+    stepChartB_->setOptions({0, false, tr("B (after): step time"), double(longest) * 1.08});
 }
 
 void CompareView::linkWindows() {
@@ -302,6 +384,7 @@ void CompareView::setData(TraceComparisonData data) {
             .arg(d.slices)
             .arg(format::nanoseconds(double(d.span)), format::nanoseconds(double(d.idle())));
     };
+    showSteps();
     labelA_->setText(sideText("A (before)", data_.comparison.a));
     labelB_->setText(sideText("B (after)", data_.comparison.b));
     proxy_->sort(-1);

@@ -8,15 +8,18 @@
 #include <memory>
 
 #include "core/compare/trace_compare.h"
+#include "core/trace/step_analysis.h"
 #include "views/common/async_job.h"
 #include "views/common/render.h"
 #include "views/common/time_navigation.h"
+#include "views/trace/steps_panel.h"
 #include "views/trace/trace_tracks.h"
 
 class QComboBox;
 class QLabel;
 class QLineEdit;
 class QTableView;
+class QTableWidget;
 class QStandardItemModel;
 class QSortFilterProxyModel;
 
@@ -53,6 +56,8 @@ class CdfChart : public QWidget {
 struct TraceComparisonData {
     TraceSourcePtr a, b;
     trace::TraceComparison comparison;
+    // Where each one's step time goes (stored with the profiles after the first analysis).
+    std::shared_ptr<const trace::StepAnalysis> stepsA, stepsB;
 };
 // Opens both profiles and compares them (off the GUI thread).
 TraceComparisonData loadTraceComparison(const std::string& workspacePath, int64_t a, int64_t b);
@@ -70,6 +75,12 @@ class CompareView : public QWidget {
     QStandardItemModel* deltaModel() const { return model_; }
     CdfChart* cdfChart() const { return chart_; }
     QComboBox* cdfOpBox() const { return cdfOp_; }
+    // Steps side by side: per category share of step time in A and B, both step charts on one
+    // scale, and which recommendations went, came or stayed.
+    QTableWidget* stepDeltaTable() const { return stepTable_; }
+    QLabel* stepRecommendationLabel() const { return stepRecommendations_; }
+    StepChartWidget* stepChartA() const { return stepChartA_; }
+    StepChartWidget* stepChartB() const { return stepChartB_; }
     // Shows the CDFs of another op (trace::kAllOps: all ops, each ÷ its own median in A).
     void setCdfOp(const std::string& op);
     QString summary() const;
@@ -86,7 +97,13 @@ class CompareView : public QWidget {
     void showLoadError(const QString& error);
     async::JobSlot loadJob_{this, [this](const QString& error) { showLoadError(error); }};
     void linkWindows();
+    QWidget* buildStepsPane();
+    void showSteps();
     TraceComparisonData data_;
+    QTableWidget* stepTable_ = nullptr;
+    QLabel* stepRecommendations_ = nullptr;
+    StepChartWidget* stepChartA_ = nullptr;
+    StepChartWidget* stepChartB_ = nullptr;
     std::unique_ptr<TraceTimelineBinding> bindingA_, bindingB_;
     QLabel* summary_ = nullptr;
     QLabel* labelA_ = nullptr;
