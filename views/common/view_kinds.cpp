@@ -9,6 +9,7 @@
 #include "views/replay/replay_compare_view.h"
 #include "views/replay/replay_profile_tab.h"
 #include "views/replay/replay_render.h"
+#include "views/trace/step_chart.h"
 #include "views/trace/trace_compare_view.h"
 #include "views/trace/trace_view.h"
 
@@ -67,7 +68,13 @@ const std::vector<ViewKind>& viewKinds() {
          [](QWidget* view, int index) {
              if (auto* trace = qobject_cast<TraceView*>(view)) trace->showRecommendation(index);
          },
-         {{"timeline", renderTraceTimeline}, {"compare", renderTraceCompare}}},
+         {{"timeline", renderTraceTimeline},
+          {"compare", renderTraceCompare},
+          {"steps",
+           [](const Workspace& workspace, const ProfileInfo& profile,
+              const RenderOptions& options) {
+               return steps::renderSteps(workspace, profile, options.size);
+           }}}},
     };
     return all;
 }

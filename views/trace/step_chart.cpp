@@ -275,6 +275,25 @@ QString stepSummary(const trace::StepAnalysis& analysis, int step, int device) {
     return text + QStringLiteral(" — ") + parts.join(QStringLiteral(", "));
 }
 
+QImage renderSteps(const Workspace& workspace, const ProfileInfo& profile, QSize size) {
+    const trace::StepAnalysis analysis = [&] {
+        if (auto stored = trace::loadStoredSteps(workspace, profile.id)) return *stored;
+        return trace::analyzeSteps(trace::TraceStore(workspace, profile.id));
+    }();
+    QImage image(size, QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    paintStepChart(
+        painter, QRectF(QPointF(0, 0), QSizeF(size)), analysis,
+        {0, false,
+         QObject::tr("%1 — step time on %2")
+             .arg(QString::fromStdString(profile.name),
+                  analysis.devices.empty() ? QObject::tr("no device")
+                                           : QString::fromStdString(analysis.devices.front().name)),
+         0});
+    return image;
+}
+
 QString breakdownCsv(const trace::StepAnalysis& analysis, int device) {
     QStringList header{"step", "name", "start_ns", "duration_ns"};
     for (const Series& s : series()) header << s.key + "_ns";

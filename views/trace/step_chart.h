@@ -7,6 +7,7 @@
 // tests.
 
 #include <QColor>
+#include <QImage>
 #include <QPainter>
 #include <QRectF>
 #include <QString>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "core/trace/step_analysis.h"
+#include "core/workspace.h"
 
 namespace stallscope::steps {
 
@@ -63,6 +65,10 @@ void paintStepStrip(QPainter& painter, const QRectF& rect, const trace::StepAnal
 
 // One sentence per step for a tooltip: "Step 3 (ProfilerStep#3): 13.4 ms — compute 62 %, …".
 QString stepSummary(const trace::StepAnalysis& analysis, int step, int device);
+
+// `render steps PROFILE`: the step chart of the first device (the stored analysis, else
+// computed), under the profile's step summary.
+QImage renderSteps(const Workspace& workspace, const ProfileInfo& profile, QSize size);
 
 // The breakdown table as CSV: step, name, start_ns, duration_ns, then ns per series.
 QString breakdownCsv(const trace::StepAnalysis& analysis, int device);
