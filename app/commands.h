@@ -12,6 +12,9 @@ bool runReplayCommand(const std::vector<std::string>& args, const std::string& s
 bool runRenderCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 bool runNoiseCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 bool runCompareCommand(const std::vector<std::string>& args, const std::string& store, int& status);
+// dma/suggest on trace profiles (transfers), dma-compare; false for replay profiles.
+bool runTransferCommand(const std::vector<std::string>& args, const std::string& store,
+                        int& status);
 bool runCpiCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 
 }  // namespace stallscope

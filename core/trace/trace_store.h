@@ -91,6 +91,13 @@ class TraceStore {
 
   private:
     std::string args(uint64_t argsId, int depth) const;
+    // A decompressed args chunk: its text and each entry's (offset, length) in it.
+    struct ArgsChunk {
+        int64_t seq = 0;
+        std::string raw;
+        std::vector<std::pair<uint32_t, uint32_t>> entries;
+    };
+    const ArgsChunk* argsChunk(int64_t seq) const;
     const Workspace& workspace_;
     int64_t profileId_;
     std::vector<TrackRow> tracks_;
@@ -98,6 +105,7 @@ class TraceStore {
     int64_t start_ = 0, end_ = 0;
     mutable std::optional<std::vector<FlowRow>> flows_;
     mutable std::optional<QJsonObject> metadata_;
+    mutable std::vector<ArgsChunk> argsCache_;  // most recently used first
 };
 
 // What an import wrote, for the profile's metadata.
