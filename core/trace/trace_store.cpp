@@ -441,6 +441,47 @@ std::string TraceStore::args(uint64_t argsId, int depth) const {
     }
 }
 
+std::optional<std::string> TraceStore::argsMember(uint64_t argsId, std::string_view key,
+                                                  uint64_t* holder) const {
+    const std::string quoted = "\"" + std::string(key) + "\"";
+    for (int depth = 0; argsId != 0 && depth <= 8; ++depth) {
+        const uint64_t index = argsId - 1;
+        const ArgsChunk* chunk = argsChunk(int64_t(index / kArgsPerChunk));
+        if (!chunk || index % kArgsPerChunk >= chunk->entries.size()) return std::nullopt;
+        const auto [at, length] = chunk->entries[index % kArgsPerChunk];
+        const std::string_view entry(chunk->raw.data() + at, length);
+        if (entry.empty() || entry[0] != kArgsOverlay) {
+            // A base many events share (XProf's op metadata): its members are looked up once.
+            auto& memo = memberMemo_[argsId];
+            for (const auto& [memoKey, value] : memo) {
+                if (memoKey != key) continue;
+                if (holder && value) *holder = argsId;
+                return value;
+            }
+            std::optional<std::string> found;
+            for (const auto& [memberKey, member] : jsonMembers(entry))
+                if (memberKey == quoted) found = std::string(member);
+            memo.emplace_back(std::string(key), found);
+            if (holder && found) *holder = argsId;
+            return found;
+        }
+        ByteReader reader(entry.substr(1));
+        const uint64_t base = reader.varint();
+        const std::string_view own = entry.substr(entry.size() - size_t(reader.remaining()));
+        if (own.find(quoted) == std::string_view::npos) {
+            argsId = base;
+            continue;
+        }
+        for (const auto& [memberKey, member] : jsonMembers(own)) {
+            if (memberKey != quoted) continue;
+            if (holder) *holder = argsId;
+            return std::string(member);
+        }
+        argsId = base;  // not its own: the base's, if any
+    }
+    return std::nullopt;
+}
+
 QJsonObject summaryJson(const TraceSummary& s) {
     QJsonObject o;
     o.insert("tracks", qint64(s.tracks));

@@ -23,8 +23,8 @@ using trace::TrackRow;
 struct Op {
     SliceItem slice;
     int64_t track = 0;
-    std::string name;  // the HLO instruction's name (the event's display name)
-    std::optional<hlo::Instruction> hlo;
+    std::string name;                       // the HLO instruction's name (the event's display name)
+    const hlo::Instruction* hlo = nullptr;  // owned by the InstructionCache
 };
 
 bool mayBeAsync(std::string_view name) {
@@ -65,11 +65,38 @@ std::vector<std::pair<SliceItem, int64_t>> slicesOf(const TraceStore& store,
     return out;
 }
 
-std::optional<hlo::Instruction> instructionOf(const TraceStore& store, const SliceItem& s) {
-    const std::string args = store.args(s.args);
-    if (const auto text = jsonMember(args, "long_name")) return hlo::parseInstruction(*text);
-    return std::nullopt;
-}
+// HLO instructions of ops, parsed once per (program, op name): instruction names are unique
+// within an HLO module, so every run of a program shares them; only a program's first run
+// reads its ops' args.
+class InstructionCache {
+  public:
+    explicit InstructionCache(const TraceStore& store) : store_(store) {}
+    const hlo::Instruction* of(uint32_t program, const SliceItem& s) {
+        const uint64_t key = (uint64_t(program) << 32) | s.name;
+        auto found = byName_.find(key);
+        if (found != byName_.end()) return found->second;
+        return byName_.emplace(key, byArgs(s)).first->second;
+    }
+    // From the slice's own args (names shared by different instructions: "async-copy").
+    const hlo::Instruction* byArgs(const SliceItem& s) {
+        uint64_t holder = 0;
+        const auto member = store_.argsMember(s.args, "long_name", &holder);
+        if (!member) return nullptr;
+        // Keyed by the args entry holding the text: XProf shares it per op metadata.
+        auto it = parsed_.find(holder);
+        if (it == parsed_.end()) {
+            const auto text = jsonMember(*member, "long_name");
+            it = parsed_.emplace(holder, text ? hlo::parseInstruction(*text) : std::nullopt).first;
+        }
+        return it->second ? &*it->second : nullptr;
+    }
+
+  private:
+    const TraceStore& store_;
+    // Node-based: the instructions stay where they are while the map grows.
+    std::unordered_map<uint64_t, std::optional<hlo::Instruction>> parsed_;
+    std::unordered_map<uint64_t, const hlo::Instruction*> byName_;
+};
 
 // Peak bandwidth (bytes/ns = GB/s) of memory space `space` of a TPU/GPU plane, read (`read`)
 // or written; 0 with no source when the plane states none.
@@ -121,6 +148,7 @@ Analysis deriveXprof(const TraceStore& store) {
         planeStats[plane.value("name").toString().toStdString()] = plane.value("stats").toObject();
     }
     std::vector<RunProgram> programs;
+    InstructionCache instructions(store);
     uint64_t doneWithoutStart = 0, startWithoutDone = 0, nestedModules = 0, outside = 0,
              unendedRuns = 0;
     for (const TrackRow* plane : store.children(-1)) {
@@ -165,14 +193,14 @@ Analysis deriveXprof(const TraceStore& store) {
             bool anyAsync = false;
             while (nextOp < ops.size() && ops[nextOp].first.start < to) {
                 Op op{ops[nextOp].first, ops[nextOp].second, store.text(ops[nextOp].first.name),
-                      std::nullopt};
+                      nullptr};
                 anyAsync = anyAsync || mayBeAsync(op.name);
                 runOps.push_back(std::move(op));
                 ++nextOp;
             }
             if (!anyAsync) continue;
             // The HLO text of every op of a run with transfers: operands give dependencies.
-            for (Op& op : runOps) op.hlo = instructionOf(store, op.slice);
+            for (Op& op : runOps) op.hlo = instructions.of(window.slice.name, op.slice);
 
             ModuleRun run;
             run.name = window.slice.name ? store.text(window.slice.name) : plane->name;
@@ -289,7 +317,7 @@ Analysis deriveXprof(const TraceStore& store) {
             while (nextFlight < inFlight.size() && inFlight[nextFlight].first.start < from)
                 ++nextFlight;
             for (size_t f = nextFlight; f < inFlight.size() && inFlight[f].first.start < to; ++f) {
-                const auto hloText = instructionOf(store, inFlight[f].first);
+                const hlo::Instruction* hloText = instructions.byArgs(inFlight[f].first);
                 if (!hloText) continue;
                 for (uint32_t id : run.transfers) {
                     Transfer& t = a.transfers[id];
@@ -305,10 +333,10 @@ Analysis deriveXprof(const TraceStore& store) {
                 Step step;
                 step.start = op.slice.start;
                 step.end = op.slice.end();
-                step.name = op.hlo ? op.hlo->name : op.name;
+                step.name = op.hlo ? std::string_view(op.hlo->name) : op.name;
                 if (op.hlo)
                     for (const hlo::Operand& operand : op.hlo->operands)
-                        step.operands.push_back(operand.name);
+                        step.operands.emplace_back(operand.name);
                 if (transferOfStep[i] >= 0) {
                     const Transfer& t = a.transfers[size_t(transferOfStep[i])];
                     step.role = t.issueStep == int32_t(i) ? Role::Issue : Role::Wait;

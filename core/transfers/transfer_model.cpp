@@ -252,7 +252,13 @@ int64_t simulate(const Analysis& a, const RunProgram& program, const SimEdit& ed
         order.resize(program.steps.size());
         std::iota(order.begin(), order.end(), 0u);
     }
-    std::unordered_map<uint32_t, int64_t> linkFree, complete;
+    // Few links and transfers per run: flat lists beat hash maps here.
+    std::vector<std::pair<uint32_t, int64_t>> linkFree, complete;
+    auto freeOf = [&](uint32_t link) -> int64_t& {
+        for (auto& entry : linkFree)
+            if (entry.first == link) return entry.second;
+        return linkFree.emplace_back(link, run.start).second;
+    };
     int64_t t = run.start;
     for (uint32_t index : order) {
         const Step& step = program.steps[index];
@@ -264,10 +270,10 @@ int64_t simulate(const Analysis& a, const RunProgram& program, const SimEdit& ed
                 const auto scale = edit.bytesScale.find(id);
                 const double bytes =
                     double(x.bytes) * (scale == edit.bytesScale.end() ? 1.0 : scale->second);
-                auto free = linkFree.try_emplace(x.link, run.start).first;
-                const int64_t start = std::max(t + link.baseLatencyNs, free->second);
-                free->second = start + transferNs(link, bytes);
-                complete[id] = free->second;
+                int64_t& free = freeOf(x.link);
+                const int64_t start = std::max(t + link.baseLatencyNs, free);
+                free = start + transferNs(link, bytes);
+                complete.emplace_back(id, free);
             }
             t += timing.own[index];
         } else if (step.role == Role::Wait) {
@@ -276,8 +282,10 @@ int64_t simulate(const Analysis& a, const RunProgram& program, const SimEdit& ed
             // A wait that did not block keeps its own (few ns) length.
             int64_t end = t + (blocked ? 0 : timing.own[index]);
             for (uint32_t id : step.transfers) {
-                const auto c = complete.find(id);
-                end = std::max(end, c != complete.end() ? c->second : a.transfers[id].complete);
+                int64_t done = a.transfers[id].complete;  // issued before the run: as measured
+                for (const auto& [issued, at] : complete)
+                    if (issued == id) done = at;
+                end = std::max(end, done);
             }
             end = std::max(end, step.otherWorkEnd);
             t = end;
@@ -344,7 +352,7 @@ void hoists(const Analysis& a, const RunProgram& p, int64_t before, std::vector<
             const int64_t saving = before - simulate(a, p, edit);
             if (saving <= best.saving) continue;
             best.saving = saving;
-            best.toOp = to == 0 ? std::string() : p.steps[to - 1].name;
+            best.toOp = to == 0 ? std::string() : std::string(p.steps[to - 1].name);
         }
         if (best.saving <= 0) continue;
         best.kind = "hoist";
@@ -409,35 +417,26 @@ void reorders(const Analysis& a, const RunProgram& p, int64_t before, std::vecto
 // Compute after a blocked wait that needs nothing the wait brings (nor anything after it):
 // it can run while the transfer is still on its way.
 void overlaps(const Analysis& a, const RunProgram& p, int64_t before, std::vector<Candidate>& out) {
+    std::unordered_set<std::string_view> inRun;
+    for (const Step& step : p.steps) inRun.insert(step.name);
     for (uint32_t w = 0; w < p.steps.size(); ++w) {
         const Step& wait = p.steps[w];
         if (wait.role != Role::Wait) continue;
         int64_t stall = 0;
         for (uint32_t id : wait.transfers) stall = std::max(stall, a.transfers[id].stall());
         if (stall <= 0) continue;
-        std::unordered_set<std::string> producedBefore, tainted{wait.name};
-        for (uint32_t s = 0; s < w; ++s) producedBefore.insert(p.steps[s].name);
+        // Names available before the wait: produced before it, or moved there along.
+        std::unordered_set<std::string_view> available;
+        for (uint32_t s = 0; s < w; ++s) available.insert(p.steps[s].name);
         std::vector<uint32_t> independent;
         for (uint32_t s = w + 1; s < p.steps.size(); ++s) {
             const Step& step = p.steps[s];
             bool free = step.role == Role::Compute && !step.operands.empty();
-            for (const std::string& operand : step.operands) {
-                if (tainted.count(operand)) free = false;
-                // Produced after the wait by something that stays there: not available.
-                const bool laterOp = !producedBefore.count(operand) && !isParameterName(operand);
-                bool movedAlong = false;
-                for (uint32_t m : independent)
-                    movedAlong = movedAlong || p.steps[m].name == operand;
-                if (laterOp && !movedAlong) {
-                    bool inRun = false;
-                    for (const Step& any : p.steps) inRun = inRun || any.name == operand;
-                    if (inRun) free = false;
-                }
-            }
-            if (free)
-                independent.push_back(s);
-            else
-                tainted.insert(step.name);
+            for (const std::string_view operand : step.operands)
+                if (!available.count(operand) && inRun.count(operand)) free = false;
+            if (!free) continue;
+            independent.push_back(s);
+            available.insert(step.name);
         }
         if (independent.empty()) continue;
         std::vector<uint32_t> order;
@@ -452,21 +451,23 @@ void overlaps(const Analysis& a, const RunProgram& p, int64_t before, std::vecto
         Candidate c;
         c.saving = before - simulate(a, p, edit);
         c.kind = "overlap";
-        c.key = "overlap " + wait.name;
+        c.key = "overlap " + std::string(wait.name);
         c.module = p.module;
         c.transfers = wait.transfers;
-        c.toOp = wait.name;
+        c.toOp = std::string(wait.name);
         int64_t work = 0;
         for (uint32_t s : independent) work += p.steps[s].end - p.steps[s].start;
         c.evidence = QJsonObject{{"stall_ns", qint64(stall)},
                                  {"independent_ops", qint64(independent.size())},
                                  {"independent_work_ns", qint64(work)}};
-        c.text = QString(
-                     "Run %1 independent op(s) (%2 of work) before %3, while its transfer "
-                     "is in flight: it stalls %4")
-                     .arg(qint64(independent.size()))
-                     .arg(ms(work), QString::fromStdString(wait.name), ms(stall))
-                     .toStdString();
+        c.text =
+            QString(
+                "Run %1 independent op(s) (%2 of work) before %3, while its transfer "
+                "is in flight: it stalls %4")
+                .arg(qint64(independent.size()))
+                .arg(ms(work), QString::fromUtf8(wait.name.data(), qsizetype(wait.name.size())),
+                     ms(stall))
+                .toStdString();
         addCandidate(out, std::move(c));
     }
 }

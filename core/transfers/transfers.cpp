@@ -289,86 +289,121 @@ QJsonObject compareJson(const Analysis& before, const Analysis& after) {
                        {"dmas", dmas}};
 }
 
-// ---- Storage: "SSTX", a format version byte, then zstd of a compact JSON document. JSON
-// because the analysis is small next to the trace (a record per transfer, not per op) and a
-// view reads it whole; the version lets a later layout refuse or convert old payloads.
+// ---- Storage: "SSTX", a format version byte, then one zstd frame of varint-packed records
+// (links, runs, transfers, suggestions, unmatched counts, totals). A view reads it whole; the
+// version lets a later layout refuse or convert old payloads.
 namespace {
 
 constexpr char kMagic[4] = {'S', 'S', 'T', 'X'};
 constexpr uint8_t kVersion = 1;
 
-QJsonObject storedTransfer(const Transfer& t) {
-    return QJsonObject{{"id", qint64(t.id)},
-                       {"name", qs(t.name)},
-                       {"wait_name", qs(t.waitName)},
-                       {"opcode", qs(t.opcode)},
-                       {"element_type", qs(t.elementType)},
-                       {"link", qint64(t.link)},
-                       {"module", qint64(t.module)},
-                       {"bytes", qint64(t.bytes)},
-                       {"issue_step", t.issueStep},
-                       {"wait_step", t.waitStep},
-                       {"issue", qint64(t.issue)},
-                       {"wait", qint64(t.wait)},
-                       {"wait_end", qint64(t.waitEnd)},
-                       {"blocked", t.blocked},
-                       {"waited", t.waited},
-                       {"ready", qint64(t.ready)},
-                       {"transfer_start", qint64(t.transferStart)},
-                       {"complete", qint64(t.complete)},
-                       {"complete_measured", t.completeMeasured},
-                       {"base_stall", qint64(t.baseStall)},
-                       {"transfer_stall", qint64(t.transferStall)},
-                       {"queue", qint64(t.queueNs)},
-                       {"slack", qint64(t.slack)},
-                       {"source_operand", qs(t.sourceOperand)},
-                       {"backtail_kind", int(t.backtailKind)},
-                       {"backtail_op", qs(t.backtailOp)},
-                       {"backtail_step", t.backtailStep},
-                       {"backtail", qint64(t.backtail)},
-                       {"issue_track", qint64(t.issueTrack)},
-                       {"wait_track", qint64(t.waitTrack)},
-                       {"in_flight_track", qint64(t.inFlightTrack)},
-                       {"in_flight_start", qint64(t.inFlightStart)},
-                       {"in_flight_end", qint64(t.inFlightEnd)}};
-}
+using trace::ByteReader;
+using trace::ByteWriter;
 
-int64_t i64(const QJsonObject& o, const char* key) {
-    return o.value(key).toInteger();
+void putString(ByteWriter& w, const std::string& s) {
+    w.varint(s.size());
+    w.bytesAppend(s);
 }
-std::string str(const QJsonObject& o, const char* key) {
-    return o.value(key).toString().toStdString();
+// A record count: each record takes at least a byte, so more than the bytes left is corrupt
+// (and must not size an allocation).
+size_t countOf(ByteReader& r) {
+    const uint64_t n = r.varint();
+    if (n > r.remaining()) throw Failure("stored transfers: corrupt record count");
+    return size_t(n);
+}
+std::string getString(ByteReader& r) {
+    const uint64_t n = r.varint();
+    return std::string(r.take(n));
 }
 
 }  // namespace
 
 std::string encode(const Analysis& a) {
-    QJsonArray transfers, links, modules, suggestions;
-    for (const Transfer& t : a.transfers) transfers.append(storedTransfer(t));
-    for (const Link& link : a.links) links.append(linkJson(link));
-    for (const ModuleRun& run : a.modules) {
-        QJsonObject o = moduleJson(run);
-        o["track"] = qint64(run.track);
-        modules.append(o);
+    ByteWriter w;
+    putString(w, a.source);
+    w.varint(a.links.size());
+    for (const Link& l : a.links) {
+        putString(w, l.name);
+        putString(w, l.device);
+        putString(w, l.source);
+        putString(w, l.destination);
+        w.real(l.peakBytesPerNs);
+        putString(w, l.peakSource);
+        w.real(l.bytesPerNs);
+        w.zigzag(l.baseLatencyNs);
+        w.varint(l.fitObservations);
+        w.varint(l.bandwidthLowerBound ? 1 : 0);
+        w.varint(l.transfers);
+        w.varint(l.bytes);
+        w.zigzag(l.busyNs);
     }
-    for (const Suggestion& s : a.suggestions) suggestions.append(suggestionJson(a, s));
-    QJsonObject unmatched;
-    for (const auto& [what, count] : a.unmatched) unmatched[qs(what)] = qint64(count);
-    const QJsonObject root{{"source", qs(a.source)},
-                           {"transfers", transfers},
-                           {"links", links},
-                           {"modules", modules},
-                           {"suggestions", suggestions},
-                           {"unmatched", unmatched},
-                           {"total", qint64(a.totalNs)},
-                           {"stall", qint64(a.stallNs)},
-                           {"base_stall", qint64(a.baseStallNs)},
-                           {"transfer_stall", qint64(a.transferStallNs)},
-                           {"model_error_pct", a.modelErrorPct},
-                           {"median_run_error_pct", a.medianRunErrorPct}};
-    const QByteArray json = QJsonDocument(root).toJson(QJsonDocument::Compact);
+    w.varint(a.modules.size());
+    for (const ModuleRun& m : a.modules) {
+        putString(w, m.name);
+        putString(w, m.device);
+        w.zigzag(m.track);
+        w.zigzag(m.start);
+        w.zigzag(m.end - m.start);
+        w.varint(m.transfers.size());
+        for (uint32_t id : m.transfers) w.varint(id);
+        w.zigzag(m.stallNs);
+        w.zigzag(m.baseStallNs);
+        w.zigzag(m.transferStallNs);
+        w.zigzag(m.computeNs);
+        w.zigzag(m.simulatedNs);
+    }
+    w.varint(a.transfers.size());
+    for (const Transfer& t : a.transfers) {
+        putString(w, t.name);
+        putString(w, t.waitName);
+        putString(w, t.opcode);
+        putString(w, t.elementType);
+        w.varint(t.link);
+        w.varint(t.module);
+        w.varint(t.bytes);
+        w.zigzag(t.issueStep);
+        w.zigzag(t.waitStep);
+        // Times as offsets from the issue: small varints.
+        w.zigzag(t.issue);
+        for (int64_t v : {t.wait, t.waitEnd, t.ready, t.transferStart, t.complete, t.backtail,
+                          t.inFlightStart, t.inFlightEnd})
+            w.zigzag(v - t.issue);
+        w.varint((t.blocked ? 1u : 0u) | (t.waited ? 2u : 0u) | (t.completeMeasured ? 4u : 0u));
+        w.zigzag(t.baseStall);
+        w.zigzag(t.transferStall);
+        w.zigzag(t.queueNs);
+        w.zigzag(t.slack);
+        putString(w, t.sourceOperand);
+        w.varint(uint64_t(t.backtailKind));
+        putString(w, t.backtailOp);
+        w.zigzag(t.backtailStep);
+        w.zigzag(t.issueTrack);
+        w.zigzag(t.waitTrack);
+        w.zigzag(t.inFlightTrack);
+    }
+    w.varint(a.suggestions.size());
+    for (const Suggestion& s : a.suggestions) {
+        putString(w, s.kind);
+        putString(w, s.program);
+        w.varint(s.transfers.size());
+        for (uint32_t id : s.transfers) w.varint(id);
+        putString(w, s.toOp);
+        w.varint(s.runs);
+        w.zigzag(s.savingNs);
+        w.zigzag(s.savingPerRunNs);
+        putString(w, QJsonDocument(s.evidence).toJson(QJsonDocument::Compact).toStdString());
+        putString(w, s.text);
+    }
+    w.varint(a.unmatched.size());
+    for (const auto& [what, count] : a.unmatched) {
+        putString(w, what);
+        w.varint(count);
+    }
+    for (int64_t v : {a.totalNs, a.stallNs, a.baseStallNs, a.transferStallNs}) w.zigzag(v);
+    w.real(a.modelErrorPct);
+    w.real(a.medianRunErrorPct);
     std::string packed;
-    trace::packChunk(std::string_view(json.constData(), size_t(json.size())), packed);
+    trace::packChunk(w.bytes(), packed);
     std::string out(kMagic, 4);
     out.push_back(char(kVersion));
     return out + packed;
@@ -380,113 +415,96 @@ Analysis decode(std::string_view bytes) {
     if (uint8_t(bytes[4]) != kVersion)
         throw Failure("stored transfers: format version " + std::to_string(uint8_t(bytes[4])) +
                       " is not " + std::to_string(kVersion));
-    const std::string json = trace::unpackChunk(bytes.substr(5));
-    const QJsonObject root =
-        QJsonDocument::fromJson(QByteArray::fromRawData(json.data(), qsizetype(json.size())))
-            .object();
+    const std::string raw = trace::unpackChunk(bytes.substr(5));
+    ByteReader r(raw);
     Analysis a;
-    a.source = str(root, "source");
-    for (const QJsonValue v : root.value("links").toArray()) {
-        const QJsonObject o = v.toObject();
-        Link link;
-        link.name = str(o, "name");
-        link.device = str(o, "device");
-        link.source = str(o, "source");
-        link.destination = str(o, "destination");
-        link.transfers = uint64_t(i64(o, "transfers"));
-        link.bytes = uint64_t(i64(o, "bytes"));
-        link.busyNs = i64(o, "busy_ns");
-        link.bytesPerNs = o.value("fitted_gbps").toDouble();
-        link.bandwidthLowerBound = o.value("bandwidth_lower_bound").toBool();
-        link.baseLatencyNs = i64(o, "base_latency_ns");
-        link.fitObservations = uint32_t(i64(o, "fit_observations"));
-        link.peakBytesPerNs = o.value("peak_gbps").toDouble();
-        link.peakSource = str(o, "peak_source");
-        a.links.push_back(std::move(link));
+    a.source = getString(r);
+    a.links.resize(countOf(r));
+    for (Link& l : a.links) {
+        l.name = getString(r);
+        l.device = getString(r);
+        l.source = getString(r);
+        l.destination = getString(r);
+        l.peakBytesPerNs = r.real();
+        l.peakSource = getString(r);
+        l.bytesPerNs = r.real();
+        l.baseLatencyNs = r.zigzag();
+        l.fitObservations = uint32_t(r.varint());
+        l.bandwidthLowerBound = r.varint() != 0;
+        l.transfers = r.varint();
+        l.bytes = r.varint();
+        l.busyNs = r.zigzag();
     }
-    for (const QJsonValue v : root.value("modules").toArray()) {
-        const QJsonObject o = v.toObject();
-        ModuleRun run;
-        run.name = str(o, "name");
-        run.device = str(o, "device");
-        run.track = i64(o, "track");
-        run.start = i64(o, "start");
-        run.end = i64(o, "end");
-        run.simulatedNs = i64(o, "simulated_ns");
-        run.stallNs = i64(o, "stall_ns");
-        run.baseStallNs = i64(o, "base_stall_ns");
-        run.transferStallNs = i64(o, "transfer_stall_ns");
-        run.computeNs = i64(o, "compute_ns");
-        for (const QJsonValue id : o.value("dmas").toArray())
-            run.transfers.push_back(uint32_t(id.toInteger()));
-        a.modules.push_back(std::move(run));
+    a.modules.resize(countOf(r));
+    for (ModuleRun& m : a.modules) {
+        m.name = getString(r);
+        m.device = getString(r);
+        m.track = r.zigzag();
+        m.start = r.zigzag();
+        m.end = m.start + r.zigzag();
+        m.transfers.resize(countOf(r));
+        for (uint32_t& id : m.transfers) id = uint32_t(r.varint());
+        m.stallNs = r.zigzag();
+        m.baseStallNs = r.zigzag();
+        m.transferStallNs = r.zigzag();
+        m.computeNs = r.zigzag();
+        m.simulatedNs = r.zigzag();
     }
-    for (const QJsonValue v : root.value("transfers").toArray()) {
-        const QJsonObject o = v.toObject();
-        Transfer t;
-        t.id = uint32_t(i64(o, "id"));
-        t.name = str(o, "name");
-        t.waitName = str(o, "wait_name");
-        t.opcode = str(o, "opcode");
-        t.elementType = str(o, "element_type");
-        t.link = uint32_t(i64(o, "link"));
-        t.module = uint32_t(i64(o, "module"));
-        t.bytes = uint64_t(i64(o, "bytes"));
-        t.issueStep = int32_t(i64(o, "issue_step"));
-        t.waitStep = int32_t(i64(o, "wait_step"));
-        t.issue = i64(o, "issue");
-        t.wait = i64(o, "wait");
-        t.waitEnd = i64(o, "wait_end");
-        t.blocked = o.value("blocked").toBool();
-        t.waited = o.value("waited").toBool();
-        t.ready = i64(o, "ready");
-        t.transferStart = i64(o, "transfer_start");
-        t.complete = i64(o, "complete");
-        t.completeMeasured = o.value("complete_measured").toBool();
-        t.baseStall = i64(o, "base_stall");
-        t.transferStall = i64(o, "transfer_stall");
-        t.queueNs = i64(o, "queue");
-        t.slack = i64(o, "slack");
-        t.sourceOperand = str(o, "source_operand");
-        t.backtailKind = Backtail(std::clamp<int64_t>(i64(o, "backtail_kind"), 0, 3));
-        t.backtailOp = str(o, "backtail_op");
-        t.backtailStep = int32_t(i64(o, "backtail_step"));
-        t.backtail = i64(o, "backtail");
-        t.issueTrack = i64(o, "issue_track");
-        t.waitTrack = i64(o, "wait_track");
-        t.inFlightTrack = i64(o, "in_flight_track");
-        t.inFlightStart = i64(o, "in_flight_start");
-        t.inFlightEnd = i64(o, "in_flight_end");
+    a.transfers.resize(countOf(r));
+    for (size_t i = 0; i < a.transfers.size(); ++i) {
+        Transfer& t = a.transfers[i];
+        t.id = uint32_t(i);
+        t.name = getString(r);
+        t.waitName = getString(r);
+        t.opcode = getString(r);
+        t.elementType = getString(r);
+        t.link = uint32_t(r.varint());
+        t.module = uint32_t(r.varint());
+        t.bytes = r.varint();
+        t.issueStep = int32_t(r.zigzag());
+        t.waitStep = int32_t(r.zigzag());
+        t.issue = r.zigzag();
+        for (int64_t* v : {&t.wait, &t.waitEnd, &t.ready, &t.transferStart, &t.complete,
+                           &t.backtail, &t.inFlightStart, &t.inFlightEnd})
+            *v = t.issue + r.zigzag();
+        const uint64_t flags = r.varint();
+        t.blocked = flags & 1;
+        t.waited = flags & 2;
+        t.completeMeasured = flags & 4;
+        t.baseStall = r.zigzag();
+        t.transferStall = r.zigzag();
+        t.queueNs = r.zigzag();
+        t.slack = r.zigzag();
+        t.sourceOperand = getString(r);
+        t.backtailKind = Backtail(std::min<uint64_t>(r.varint(), uint64_t(Backtail::Unknown)));
+        t.backtailOp = getString(r);
+        t.backtailStep = int32_t(r.zigzag());
+        t.issueTrack = r.zigzag();
+        t.waitTrack = r.zigzag();
+        t.inFlightTrack = r.zigzag();
         if (t.link >= a.links.size() || t.module >= a.modules.size())
             throw Failure("stored transfers: a transfer names a missing link or module");
-        a.transfers.push_back(std::move(t));
     }
-    for (const QJsonValue v : root.value("suggestions").toArray()) {
-        const QJsonObject o = v.toObject();
-        Suggestion s;
-        s.kind = str(o, "kind");
-        s.program = str(o, "program");
-        for (const QJsonValue id : o.value("dmas").toArray())
-            s.transfers.push_back(uint32_t(id.toInteger()));
-        const QJsonValue to = o.value("to_instr");
-        s.toOp = to.isString() && to.toString() != "module start" ? to.toString().toStdString()
-                                                                  : std::string();
-        s.runs = uint32_t(i64(o, "runs"));
-        s.savingNs = i64(o, "saving_ns");
-        s.savingPerRunNs = i64(o, "saving_per_run_ns");
-        s.evidence = o.value("evidence").toObject();
-        s.text = str(o, "text");
-        a.suggestions.push_back(std::move(s));
+    a.suggestions.resize(countOf(r));
+    for (Suggestion& s : a.suggestions) {
+        s.kind = getString(r);
+        s.program = getString(r);
+        s.transfers.resize(countOf(r));
+        for (uint32_t& id : s.transfers) id = uint32_t(r.varint());
+        s.toOp = getString(r);
+        s.runs = uint32_t(r.varint());
+        s.savingNs = r.zigzag();
+        s.savingPerRunNs = r.zigzag();
+        s.evidence = QJsonDocument::fromJson(QByteArray::fromStdString(getString(r))).object();
+        s.text = getString(r);
     }
-    const QJsonObject unmatched = root.value("unmatched").toObject();
-    for (auto it = unmatched.begin(); it != unmatched.end(); ++it)
-        a.unmatched[it.key().toStdString()] = uint64_t(it.value().toInteger());
-    a.totalNs = i64(root, "total");
-    a.stallNs = i64(root, "stall");
-    a.baseStallNs = i64(root, "base_stall");
-    a.transferStallNs = i64(root, "transfer_stall");
-    a.modelErrorPct = root.value("model_error_pct").toDouble();
-    a.medianRunErrorPct = root.value("median_run_error_pct").toDouble();
+    for (size_t n = countOf(r); n > 0; --n) {
+        std::string what = getString(r);
+        a.unmatched[what] = r.varint();
+    }
+    for (int64_t* v : {&a.totalNs, &a.stallNs, &a.baseStallNs, &a.transferStallNs}) *v = r.zigzag();
+    a.modelErrorPct = r.real();
+    a.medianRunErrorPct = r.real();
     return a;
 }
 

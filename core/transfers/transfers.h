@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace stallscope {
@@ -154,12 +155,14 @@ struct Analysis {
 
 enum class Role : uint8_t { Compute, Issue, Wait };
 
+// Names are views into storage that outlives model() (the trace store's strings, parsed HLO):
+// a run's ops are many, and copying their names cost more than the model.
 struct Step {
     Role role = Role::Compute;
     int64_t start = 0, end = 0;       // measured
     std::vector<uint32_t> transfers;  // Issue: the one it issues; Wait: those it waits for
-    std::string name;
-    std::vector<std::string> operands;  // HLO operand names, when known (dependencies)
+    std::string_view name;
+    std::vector<std::string_view> operands;  // HLO operand names, when known (dependencies)
     // A wait that also waits for work other than transfers (a CUDA sync waits for kernels):
     // it cannot end before this time however early its transfers complete.
     int64_t otherWorkEnd = INT64_MIN;
