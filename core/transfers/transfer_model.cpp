@@ -154,16 +154,31 @@ void lifetimes(Analysis& a) {
             }
         }
     }
+    // The wait's stall split among the transfers it waits for, in completion order: each gets
+    // the stretch from the previous one's completion (or the wait's start) to its own, so one
+    // sync waiting for several copies never counts a nanosecond twice.
+    std::map<std::pair<uint32_t, int32_t>, std::vector<uint32_t>> byWait;
     for (Transfer& t : a.transfers) {
         t.baseStall = t.transferStall = t.slack = 0;
-        if (!t.waited) continue;
-        // The part of the wait spent on this transfer: until it completed, at most the wait.
-        const int64_t until = std::min(t.waitEnd, t.complete);
-        if (t.blocked && until > t.wait) {
-            t.baseStall = std::clamp<int64_t>(t.ready - t.wait, 0, until - t.wait);
-            t.transferStall = until - t.wait - t.baseStall;
-        } else {
-            t.slack = std::max<int64_t>(0, t.wait - t.complete);
+        if (t.waited) byWait[{t.module, t.waitStep}].push_back(t.id);
+    }
+    for (auto& entry : byWait) {
+        auto& ids = entry.second;
+        std::sort(ids.begin(), ids.end(), [&](uint32_t x, uint32_t y) {
+            return a.transfers[x].complete < a.transfers[y].complete;
+        });
+        int64_t cursor = INT64_MIN;
+        for (uint32_t id : ids) {
+            Transfer& t = a.transfers[id];
+            if (cursor == INT64_MIN) cursor = t.wait;
+            const int64_t until = std::min(t.waitEnd, t.complete);
+            if (t.blocked && until > cursor) {
+                t.baseStall = std::clamp<int64_t>(t.ready - cursor, 0, until - cursor);
+                t.transferStall = until - cursor - t.baseStall;
+                cursor = until;
+            } else if (t.complete < t.wait) {
+                t.slack = t.wait - t.complete;
+            }
         }
     }
     for (size_t l = 0; l < a.links.size(); ++l) {

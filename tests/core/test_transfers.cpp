@@ -451,6 +451,76 @@ class TestTransfers : public QObject {
         QVERIFY_THROWS_EXCEPTION(std::exception, decode(newer));
     }
 
+    void handWrittenKineto() {
+        // Two async HtoD copies waited by one stream sync, a copy nobody waits for on the host,
+        // and a memcpy activity without its runtime call (times in µs, Kineto-style).
+        auto x = [](const char* name, const char* cat, int pid, int tid, int ts, int dur,
+                    QJsonObject args) {
+            return QJsonObject{{"ph", "X"},  {"name", name}, {"cat", cat}, {"pid", pid},
+                               {"tid", tid}, {"ts", ts},     {"dur", dur}, {"args", args}};
+        };
+        QJsonArray events{
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 0, 5, {{"correlation", 1}}),
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 6, 4, {{"correlation", 2}}),
+            x("cudaStreamSynchronize", "cuda_runtime", 1, 1, 20, 190, {{"correlation", 3}}),
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 250, 3, {{"correlation", 4}}),
+            x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 7, 10, 100,
+              {{"correlation", 1}, {"bytes", 1000000}, {"device", 0}, {"stream", 7}}),
+            x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 7, 110, 100,
+              {{"correlation", 2}, {"bytes", 1000000}, {"device", 0}, {"stream", 7}}),
+            x("Memcpy DtoH (Device -> Pinned)", "gpu_memcpy", 0, 8, 260, 20,
+              {{"correlation", 4}, {"bytes", 5000}, {"device", 0}, {"stream", 8}}),
+            x("Memcpy DtoH (Device -> Pinned)", "gpu_memcpy", 0, 8, 300, 10,
+              {{"correlation", 9}, {"bytes", 64}, {"device", 0}, {"stream", 8}}),
+        };
+        const QString path = dir_.filePath("kineto.json");
+        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
+        auto ws = Workspace::open(dir_.filePath("kineto.sqlite").toStdString());
+        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        QCOMPARE(a.source, std::string("kineto"));
+        QCOMPARE(a.transfers.size(), size_t(3));
+        QCOMPARE(a.unmatched.at("activity_without_runtime_call"), uint64_t(1));
+        QCOMPARE(a.unmatched.at("not_waited_on_host"), uint64_t(1));
+        const Transfer& first = a.transfers[0];
+        const Transfer& second = a.transfers[1];
+        QCOMPARE(a.links[first.link].name, std::string("HtoD"));
+        QCOMPARE(a.links[first.link].device, std::string("GPU 0"));
+        // The link: 100 µs per MB queued (10 GB/s), 110 µs for the first on an idle link.
+        QCOMPARE(a.links[first.link].bytesPerNs, 10.0);
+        QCOMPARE(a.links[first.link].baseLatencyNs, int64_t(10000));
+        // One sync, two copies: its 190 µs split at the first copy's completion.
+        QCOMPARE(first.wait, int64_t(20000));
+        QCOMPARE(first.stall(), int64_t(90000));
+        QCOMPARE(second.stall(), int64_t(100000));
+        QCOMPARE(second.queueNs, int64_t(110000 - 16000));  // ready at 6 + 10 µs
+        QCOMPARE(a.stallNs, int64_t(190000));
+        QCOMPARE(first.backtailKind, Backtail::ModuleStart);
+        QVERIFY(!a.transfers[2].waited);
+        QCOMPARE(a.modules.size(), size_t(1));
+        QCOMPARE(a.modules[0].measuredNs(), int64_t(280000));
+        QCOMPARE(a.modules[0].simulatedNs, int64_t(280000));
+    }
+
+    void kinetoSample() {
+        const QString path = kSamples + "real/hta_alexnet_trace.json.gz";
+        if (!QFile::exists(path))
+            QSKIP("../shared/samples/real/hta_alexnet_trace.json.gz is absent");
+        auto ws = Workspace::open(dir_.filePath("alexnet.sqlite").toStdString());
+        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        // Computed from the JSON directly (cudaMemcpyAsync -> gpu_memcpy by correlation, the
+        // first synchronize after each issue on its thread): 16 HtoD copies, 244,403,360
+        // bytes, 468 µs of the syncs spent waiting for them.
+        QCOMPARE(a.transfers.size(), size_t(16));
+        uint64_t bytes = 0;
+        for (const Transfer& t : a.transfers) bytes += t.bytes;
+        QCOMPARE(bytes, uint64_t(244403360));
+        QCOMPARE(a.stallNs, int64_t(468000));
+        QCOMPARE(a.links.size(), size_t(1));
+        QCOMPARE(a.links[0].name, std::string("HtoD"));
+        QVERIFY(a.unmatched.empty());
+        QVERIFY(a.modelErrorPct < 5.0);
+    }
+
     void tpuSample() {
         const QString path = kSamples + "xprof/tpu_inference_2.xplane.pb";
         if (!QFile::exists(path))
