@@ -29,6 +29,11 @@ class LinkTable {
     std::map<std::pair<std::string, std::string>, uint32_t> index_;
 };
 
+// Totals, model error and median run error from the modules and transfers.
+void summarize(Analysis& analysis);
+// Appends a modelled part (another device's links, runs and transfers), renumbering its ids.
+void merge(Analysis& into, Analysis&& part);
+
 Analysis deriveXprof(const trace::TraceStore& store);
 Analysis deriveKineto(const trace::TraceStore& store);
 

@@ -78,14 +78,17 @@ Analysis deriveKineto(const TraceStore& store) {
     std::unordered_map<int64_t, Call> issues;              // by correlation id
     std::unordered_map<int64_t, std::vector<Call>> syncs;  // by host track, in time order
     std::vector<std::pair<int64_t, Activity>> activities;  // correlation, activity
+    std::vector<Call> launches;
     for (const TrackRow& track : store.tracks()) {
         if (track.slices == 0) continue;
         for (const SliceItem& s : store.slices(track.id, store.start(), store.end(), 0)) {
             if (s.kind != trace::ItemKind::Slice) continue;
             const std::string& name = store.text(s.name);
-            if (isMemcpyCall(name) || isLaunch(name)) {
+            if (isMemcpyCall(name)) {
                 const int64_t correlation = number(store, s.args, "correlation");
                 if (correlation >= 0) issues[correlation] = Call{s, track.id};
+            } else if (isLaunch(name)) {
+                launches.push_back(Call{s, track.id});  // their args only if a collective ran
             } else if (isSync(name)) {
                 syncs[track.id].push_back(Call{s, track.id});
             } else {
@@ -99,6 +102,17 @@ Analysis deriveKineto(const TraceStore& store) {
                 act.bytes = std::max<int64_t>(0, number(store, s.args, "bytes"));
                 activities.emplace_back(number(store, s.args, "correlation"), std::move(act));
             }
+        }
+    }
+    // Kernel launches are most of a trace's runtime calls: their correlation ids are read only
+    // when a collective kernel needs its launch.
+    const bool collectives = std::any_of(activities.begin(), activities.end(), [](const auto& e) {
+        return e.second.link.starts_with("nccl");
+    });
+    if (collectives) {
+        for (const Call& launch : launches) {
+            const int64_t correlation = number(store, launch.slice.args, "correlation");
+            if (correlation >= 0) issues[correlation] = launch;
         }
     }
     for (auto& entry : syncs)

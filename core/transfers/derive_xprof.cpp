@@ -140,14 +140,12 @@ struct PlaneContext {
 }  // namespace
 
 Analysis deriveXprof(const TraceStore& store) {
-    Analysis a;
-    LinkTable links(a.links);
+    Analysis all;
     std::map<std::string, QJsonObject> planeStats;
     for (const QJsonValue v : store.metadata().value("plane_details").toArray()) {
         const QJsonObject plane = v.toObject();
         planeStats[plane.value("name").toString().toStdString()] = plane.value("stats").toObject();
     }
-    std::vector<RunProgram> programs;
     InstructionCache instructions(store);
     uint64_t doneWithoutStart = 0, startWithoutDone = 0, nestedModules = 0, outside = 0,
              unendedRuns = 0;
@@ -155,6 +153,11 @@ Analysis deriveXprof(const TraceStore& store) {
         const auto opTracks = lineTracks(store, plane->id, "XLA Ops");
         if (opTracks.empty()) continue;
         PlaneContext ctx{plane->name, planeStats[plane->name]};
+        // Links are per device: a plane is modelled on its own, then merged, so only one
+        // plane's run programs are held at a time.
+        Analysis a;
+        LinkTable links(a.links);
+        std::vector<RunProgram> programs;
         const auto moduleTracks = lineTracks(store, plane->id, "XLA Modules");
         // Module runs: top-level module events; nested ones belong to the run around them.
         struct RunWindow {
@@ -350,16 +353,18 @@ Analysis deriveXprof(const TraceStore& store) {
         }
         for (; nextOp < ops.size(); ++nextOp)
             if (mayBeAsync(store.text(ops[nextOp].first.name))) ++outside;
+        if (a.transfers.empty()) continue;
+        model(a, programs);
+        merge(all, std::move(a));
     }
-    if (doneWithoutStart) a.unmatched["done_without_start"] = doneWithoutStart;
-    if (startWithoutDone) a.unmatched["start_without_done"] = startWithoutDone;
-    if (nestedModules) a.unmatched["nested_modules"] = nestedModules;
-    if (outside) a.unmatched["async_ops_outside_modules"] = outside;
-    if (unendedRuns) a.unmatched["runs_cut_by_profile_end"] = unendedRuns;
-    if (a.transfers.empty() && a.unmatched.empty()) return a;
-    a.source = "xprof";
-    model(a, programs);
-    return a;
+    if (doneWithoutStart) all.unmatched["done_without_start"] = doneWithoutStart;
+    if (startWithoutDone) all.unmatched["start_without_done"] = startWithoutDone;
+    if (nestedModules) all.unmatched["nested_modules"] = nestedModules;
+    if (outside) all.unmatched["async_ops_outside_modules"] = outside;
+    if (unendedRuns) all.unmatched["runs_cut_by_profile_end"] = unendedRuns;
+    if (all.transfers.empty() && all.unmatched.empty()) return all;
+    all.source = "xprof";
+    return all;
 }
 
 }  // namespace stallscope::transfers::detail

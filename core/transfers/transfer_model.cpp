@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/transfers/derive_common.h"
 #include "core/transfers/transfers.h"
 
 namespace stallscope::transfers {
@@ -604,7 +605,27 @@ void model(Analysis& a, const std::vector<RunProgram>& programs) {
     fitLinks(a);
     lifetimes(a);
     backtails(a, programs);
+    std::vector<int64_t> simulated(programs.size());
+    for (size_t i = 0; i < programs.size(); ++i) {
+        const RunProgram& p = programs[i];
+        ModuleRun& run = a.modules[p.module];
+        int64_t compute = 0;
+        for (const Step& s : p.steps)
+            if (s.role == Role::Compute) compute += s.end - s.start;
+        run.computeNs = compute;
+        simulated[i] = run.simulatedNs = simulate(a, p);
+    }
+    detail::summarize(a);
+    a.suggestions.clear();
+    suggest(a, programs, simulated);
+}
+
+namespace detail {
+
+void summarize(Analysis& a) {
     a.totalNs = a.stallNs = a.baseStallNs = a.transferStallNs = 0;
+    int64_t simTotal = 0;
+    std::vector<double> errors;
     for (ModuleRun& run : a.modules) {
         run.stallNs = run.baseStallNs = run.transferStallNs = 0;
         for (uint32_t id : run.transfers) {
@@ -617,28 +638,39 @@ void model(Analysis& a, const std::vector<RunProgram>& programs) {
         a.stallNs += run.stallNs;
         a.baseStallNs += run.baseStallNs;
         a.transferStallNs += run.transferStallNs;
-    }
-    std::vector<int64_t> simulated(programs.size());
-    int64_t simTotal = 0, measuredTotal = 0;
-    std::vector<double> errors;
-    for (size_t i = 0; i < programs.size(); ++i) {
-        const RunProgram& p = programs[i];
-        ModuleRun& run = a.modules[p.module];
-        int64_t compute = 0;
-        for (const Step& s : p.steps)
-            if (s.role == Role::Compute) compute += s.end - s.start;
-        run.computeNs = compute;
-        simulated[i] = run.simulatedNs = simulate(a, p);
         simTotal += run.simulatedNs;
-        measuredTotal += run.measuredNs();
         errors.push_back(std::abs(run.errorPct()));
     }
-    a.modelErrorPct = measuredTotal > 0 ? 100.0 * std::abs(double(simTotal - measuredTotal)) /
-                                              double(measuredTotal)
-                                        : 0;
+    a.modelErrorPct =
+        a.totalNs > 0 ? 100.0 * std::abs(double(simTotal - a.totalNs)) / double(a.totalNs) : 0;
     a.medianRunErrorPct = median(errors);
-    a.suggestions.clear();
-    suggest(a, programs, simulated);
 }
+
+void merge(Analysis& into, Analysis&& part) {
+    const uint32_t links = uint32_t(into.links.size()), modules = uint32_t(into.modules.size()),
+                   transfers = uint32_t(into.transfers.size());
+    for (Link& link : part.links) into.links.push_back(std::move(link));
+    for (ModuleRun& run : part.modules) {
+        for (uint32_t& id : run.transfers) id += transfers;
+        into.modules.push_back(std::move(run));
+    }
+    for (Transfer& t : part.transfers) {
+        t.id += transfers;
+        t.link += links;
+        t.module += modules;
+        into.transfers.push_back(std::move(t));
+    }
+    for (Suggestion& s : part.suggestions) {
+        for (uint32_t& id : s.transfers) id += transfers;
+        into.suggestions.push_back(std::move(s));
+    }
+    for (const auto& [what, count] : part.unmatched) into.unmatched[what] += count;
+    std::stable_sort(
+        into.suggestions.begin(), into.suggestions.end(),
+        [](const Suggestion& x, const Suggestion& y) { return x.savingNs > y.savingNs; });
+    summarize(into);
+}
+
+}  // namespace detail
 
 }  // namespace stallscope::transfers
