@@ -164,8 +164,9 @@ Analysis deriveKineto(const TraceStore& store) {
             t.inFlightTrack = act.track;
             t.inFlightStart = act.slice.start;
             t.inFlightEnd = act.slice.end();
-            const auto sync = std::find_if(threadSyncs.begin(), threadSyncs.end(),
-                                           [&](const Call& c) { return c.slice.start >= t.issue; });
+            const auto sync = std::lower_bound(
+                threadSyncs.begin(), threadSyncs.end(), t.issue,
+                [](const Call& c, int64_t issue) { return c.slice.start < issue; });
             if (sync == threadSyncs.end()) {
                 t.waited = false;
                 ++notWaited;
@@ -225,22 +226,64 @@ Analysis deriveKineto(const TraceStore& store) {
             }
             program.steps.push_back(std::move(s));
         }
-        // How early: the previous sync on the thread (the trace does not say which kernel wrote
-        // the source buffer); the run's start when there is none.
-        for (uint32_t id : run.transfers) {
-            Transfer& t = a.transfers[id];
-            t.backtailKind = Backtail::ModuleStart;
-            t.backtail = run.start;
-            for (int32_t s = t.issueStep - 1; s >= 0; --s) {
-                if (program.steps[size_t(s)].role != Role::Wait) continue;
-                t.backtailKind = Backtail::PreviousSync;
-                t.backtailStep = s;
-                t.backtailOp = std::string(program.steps[size_t(s)].name);
-                break;
+        // One run per stretch of the thread up to a sync that waits for copies: the copies
+        // issued in a stretch are waited at its end (the first sync after an issue), so the
+        // stretches are independent, and short enough to re-simulate per suggestion.
+        std::vector<Step> pending;
+        int64_t segmentStart = run.start;
+        uint32_t segmentsMade = 0;
+        auto close = [&](int64_t end) {
+            ModuleRun segment;
+            segment.name = run.name;
+            segment.device = run.device;
+            segment.track = run.track;
+            segment.start = segmentStart;
+            segment.end = std::max(end, segmentStart);
+            RunProgram part;
+            part.module = uint32_t(a.modules.size());
+            for (Step& step : pending) {
+                const int32_t index = int32_t(part.steps.size());
+                for (uint32_t id : step.transfers) {
+                    Transfer& t = a.transfers[id];
+                    if (step.role == Role::Issue) {
+                        t.issueStep = index;
+                        t.module = part.module;
+                        segment.transfers.push_back(id);
+                    } else {
+                        t.waitStep = index;
+                    }
+                }
+                part.steps.push_back(std::move(step));
             }
+            pending.clear();
+            // How early: the previous sync on the thread (the trace does not say which kernel
+            // wrote the source buffer): this stretch's start, or a sync inside it.
+            for (uint32_t id : segment.transfers) {
+                Transfer& t = a.transfers[id];
+                t.backtailKind = segmentsMade == 0 ? Backtail::ModuleStart : Backtail::PreviousSync;
+                t.backtail = segment.start;
+                t.backtailStep = -1;
+                for (int32_t k = t.issueStep - 1; k >= 0; --k) {
+                    if (part.steps[size_t(k)].role != Role::Wait) continue;
+                    t.backtailKind = Backtail::PreviousSync;
+                    t.backtailStep = k;
+                    t.backtailOp = std::string(part.steps[size_t(k)].name);
+                    break;
+                }
+            }
+            ++segmentsMade;
+            segmentStart = segment.end;
+            if (segment.transfers.empty()) return;
+            a.modules.push_back(std::move(segment));
+            programs.push_back(std::move(part));
+        };
+        for (Step& step : program.steps) {
+            const bool cut = step.role == Role::Wait && !step.transfers.empty();
+            const int64_t end = step.end;
+            pending.push_back(std::move(step));
+            if (cut) close(end);
         }
-        a.modules.push_back(std::move(run));
-        programs.push_back(std::move(program));
+        if (!pending.empty()) close(run.end);
     }
     if (withoutCall) a.unmatched["activity_without_runtime_call"] = withoutCall;
     if (notWaited) a.unmatched["not_waited_on_host"] = notWaited;

@@ -212,10 +212,11 @@ void backtails(Analysis& a, const std::vector<RunProgram>& programs) {
         for (uint32_t id : run.transfers) {
             Transfer& t = a.transfers[id];
             if (t.sourceOperand.empty()) {
+                // Set by the derivation; a sync inside the run ends where the run says.
                 if (t.backtailKind == Backtail::PreviousSync && t.backtailStep >= 0 &&
                     size_t(t.backtailStep) < program.steps.size())
                     t.backtail = program.steps[size_t(t.backtailStep)].end;
-                else if (t.backtailKind != Backtail::ModuleStart)
+                else if (t.backtailKind == Backtail::Unknown)
                     t.backtail = t.issue;
                 continue;
             }

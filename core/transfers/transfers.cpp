@@ -90,6 +90,27 @@ uint32_t LinkTable::get(const std::string& device, const std::string& name,
 
 }  // namespace detail
 
+uint64_t derivationSlices(const trace::TraceStore& store) {
+    const std::string format = store.metadata().value("format").toString().toStdString();
+    uint64_t slices = 0;
+    for (const trace::TrackRow& track : store.tracks()) {
+        if (format.starts_with("chrome")) {
+            slices += track.slices;
+            continue;
+        }
+        if (format != "xprof-xspace") continue;
+        for (const char* line : {"XLA Ops", "Async XLA Ops", "XLA Modules"})
+            if (track.name == line || track.name.starts_with(std::string(line) + " ("))
+                slices += track.slices;
+    }
+    return slices;
+}
+
+bool deriveAtImport(const trace::TraceStore& store) {
+    if (store.metadata().value("format").toString().startsWith("chrome")) return true;
+    return derivationSlices(store) <= kDeriveAtImportMaxSlices;
+}
+
 Analysis derive(const trace::TraceStore& store) {
     const std::string format = store.metadata().value("format").toString().toStdString();
     if (format == "xprof-xspace") return detail::deriveXprof(store);

@@ -188,6 +188,17 @@ void model(Analysis& analysis, const std::vector<RunProgram>& programs);
 // Length of one run re-simulated with the fitted links (edit: none when order is empty).
 int64_t simulate(const Analysis& analysis, const RunProgram& program, const SimEdit& edit = {});
 
+// Slices derive() reads: the XLA Ops, Async XLA Ops and XLA Modules lines of an XProf profile,
+// every slice of a Chrome/Kineto one; 0 for other formats. Known from the track list alone.
+uint64_t derivationSlices(const trace::TraceStore& store);
+// Whether an import derives the transfers (else the first request does, through ofProfile),
+// so that no import gets more than 20 % slower. Kineto: always (about 0.4 µs a slice, a sixth
+// of importing it: 1.4 s on a 1 GB trace that imports in 8-10 s). XProf: up to
+// kDeriveAtImportMaxSlices (about 0.3 s): on XLA-op-dense profiles deriving costs about 1.5 µs
+// a slice, three times the import (43 s on a 1 GB XSpace that imports in 13-14 s).
+constexpr uint64_t kDeriveAtImportMaxSlices = 200000;
+bool deriveAtImport(const trace::TraceStore& store);
+
 // Derives the transfers of a trace profile (XProf or Kineto, told by its tracks); an empty
 // source when it has none. Reads level-0 slices and the args of the ops it needs.
 Analysis derive(const trace::TraceStore& store);

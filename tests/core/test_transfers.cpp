@@ -496,9 +496,15 @@ class TestTransfers : public QObject {
         QCOMPARE(a.stallNs, int64_t(190000));
         QCOMPARE(first.backtailKind, Backtail::ModuleStart);
         QVERIFY(!a.transfers[2].waited);
-        QCOMPARE(a.modules.size(), size_t(1));
-        QCOMPARE(a.modules[0].measuredNs(), int64_t(280000));
-        QCOMPARE(a.modules[0].simulatedNs, int64_t(280000));
+        // Runs end at the syncs that wait for copies: [0, 210 µs] and the rest, to 280 µs.
+        QCOMPARE(a.modules.size(), size_t(2));
+        QCOMPARE(a.modules[0].measuredNs(), int64_t(210000));
+        QCOMPARE(a.modules[0].simulatedNs, int64_t(210000));
+        QCOMPARE(a.modules[1].start, int64_t(210000));
+        QCOMPARE(a.modules[1].end, int64_t(280000));
+        QCOMPARE(a.modules[1].simulatedNs, int64_t(70000));
+        QCOMPARE(a.transfers[2].backtailKind, Backtail::PreviousSync);
+        QCOMPARE(a.transfers[2].backtail, int64_t(210000));
     }
 
     void kinetoSample() {
