@@ -538,7 +538,7 @@ void transferBound(const Analysis& a, const RunProgram& p, int64_t before,
         c.text = QString(
                      "Transfer-bound: %1 over link %2 at %3%4 take %5 of link time per run, "
                      "busy %6 % of the span and stalling %7. Fewer bytes or another link: "
-                     "%8 halves them (%9 → %10 at %3) and saves %11 per run")
+                     "%8 halves them (%9 → %10 at %3) and saves %11 in the first run")
                      .arg(bytesText(bytes), QString::fromStdString(link.name),
                           gbps(link.bytesPerNs), peak, ms(busy))
                      .arg(100.0 * busyFraction, 0, 'f', 1)
