@@ -36,6 +36,8 @@ Without a command, opens the GUI. Commands:
   info PROFILE [--json]                    kind, counts, time range, top ops
   formats                                  the formats import understands
   dma PROFILE --json                       per-DMA lifetime, stall breakdown, backtails
+                                           (traces: async copies, collectives, memcpys; ns)
+  dma-compare A B --json                   before/after of two traces per transfer and run
   suggest PROFILE --json [--limit N]        optimization suggestions with predicted savings
                                            (trace profiles: the step recommendations)
   steps PROFILE [--json] [--step-op NAME]  step time and its breakdown per device (compute,
@@ -242,10 +244,10 @@ std::string takeStoreOption(std::vector<std::string>& args) {
 
 bool isCliCommand(const std::vector<std::string>& args) {
     static const std::set<std::string> commands{
-        "import",      "list",   "info",      "formats", "dma",     "suggest",
-        "whatif",      "dcache", "generate",  "convert", "demo",    "help",
-        "--help",      "-h",     "--version", "render",  "compare", "absorption",
-        "noise-probe", "cpi",    "estimates", "steps"};
+        "import",      "list",   "info",      "formats", "dma",        "suggest",
+        "whatif",      "dcache", "generate",  "convert", "demo",       "help",
+        "--help",      "-h",     "--version", "render",  "compare",    "absorption",
+        "noise-probe", "cpi",    "estimates", "steps",   "dma-compare"};
     for (size_t i = 1; i < args.size(); ++i) {
         if (args[i] == "--store") {
             ++i;
@@ -282,6 +284,7 @@ int runCli(const std::vector<std::string>& argsIn) {
             return 0;
         }
         if (int status = 0; runStepCommand(sub, store, status)) return status;
+        if (int status = 0; runTransferCommand(sub, store, status)) return status;
         if (int status = 0; runReplayCommand(sub, store, status)) return status;
         if (int status = 0; runRenderCommand(sub, store, status)) return status;
         if (int status = 0; runCpiCommand(sub, store, status)) return status;

@@ -14,6 +14,9 @@ bool runNoiseCommand(const std::vector<std::string>& args, const std::string& st
 bool runCompareCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 // steps (and suggest of a trace profile): core/trace/step_analysis.h.
 bool runStepCommand(const std::vector<std::string>& args, const std::string& store, int& status);
+// dma/suggest on trace profiles (transfers), dma-compare; false for replay profiles.
+bool runTransferCommand(const std::vector<std::string>& args, const std::string& store,
+                        int& status);
 bool runCpiCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 
 }  // namespace stallscope

@@ -1,5 +1,5 @@
-// Step breakdown commands of trace profiles: `steps PROFILE [--json] [--step-op NAME]`, and
-// `suggest PROFILE --json` when PROFILE is a trace (replays keep their own `suggest`).
+// Step breakdown commands of trace profiles: `steps PROFILE [--json] [--step-op NAME]`.
+// (`suggest` of a trace, transfer edits and step recommendations together: transfer_commands.cpp.)
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <iostream>
@@ -67,41 +67,6 @@ int cmdSteps(const std::vector<std::string>& args, const std::string& store) {
     return 0;
 }
 
-// `suggest` of a trace profile: the step recommendations. False for other kinds, which the
-// replay commands answer.
-bool cmdTraceSuggest(const std::vector<std::string>& args, const std::string& store, int& status) {
-    StepArgs a;
-    std::unique_ptr<Workspace> ws;
-    ProfileInfo p;
-    // Usage errors and unknown profiles stay the replay command's to report.
-    try {
-        a = parse(args, false);
-        ws = Workspace::openExisting(store);
-        p = ws->resolveProfile(a.positional[0]);
-    } catch (const InputError&) {
-        return false;
-    }
-    if (p.kind != kinds::kTrace) return false;
-    QJsonObject report = trace::stepSuggestionsJson(trace::loadOrAnalyzeSteps(*ws, p.id));
-    if (!a.limit.empty()) {
-        size_t used = 0;
-        long long keep = -1;
-        try {
-            keep = std::stoll(a.limit, &used);
-        } catch (const std::exception&) {
-        }
-        if (keep < 0 || used != a.limit.size())
-            throw InputError("--limit must be a whole number, not '" + a.limit + "'");
-        QJsonArray all = report.value("suggestions").toArray();
-        report.insert("total_suggestions", all.size());
-        while (all.size() > keep) all.removeLast();
-        report.insert("suggestions", all);
-    }
-    printJson(report);
-    status = 0;
-    return true;
-}
-
 }  // namespace
 
 bool runStepCommand(const std::vector<std::string>& args, const std::string& store, int& status) {
@@ -110,7 +75,6 @@ bool runStepCommand(const std::vector<std::string>& args, const std::string& sto
         status = cmdSteps(args, store);
         return true;
     }
-    if (args[0] == "suggest") return cmdTraceSuggest(args, store, status);
     return false;
 }
 

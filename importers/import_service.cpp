@@ -3,11 +3,15 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
 #include "core/errors.h"
+#include "core/kinds.h"
 #include "core/sqlite.h"
+#include "core/trace/trace_store.h"
+#include "core/transfers/transfers.h"
 
 namespace stallscope {
 
@@ -25,6 +29,34 @@ std::string baseName(const std::string& path) {
     if (dot != std::string::npos && dot > 0) name.resize(dot);
     return name.empty() ? "profile" : name;
 }
+// Transfers of a trace profile derived once, at import, and stored with it (reopening is
+// then instant). A failure here is a note in the metadata, never a failed import: the trace
+// itself is sound. Returns what the metadata says about them.
+QJsonObject deriveTransfers(Workspace& workspace, int64_t profileId) {
+    const auto began = std::chrono::steady_clock::now();
+    QJsonObject note;
+    try {
+        const trace::TraceStore store(workspace, profileId);
+        if (!transfers::deriveAtImport(store)) {
+            note.insert("deferred", QString("%1 slices to read: derived on the first request")
+                                        .arg(qint64(transfers::derivationSlices(store))));
+            return note;
+        }
+        const transfers::Analysis analysis = transfers::derive(store);
+        transfers::save(workspace, profileId, analysis);
+        note.insert("transfers", qint64(analysis.transfers.size()));
+        note.insert("model_error_pct", analysis.modelErrorPct);
+    } catch (const Cancelled&) {
+        throw;
+    } catch (const std::exception& e) {
+        note.insert("error", QString::fromStdString(e.what()));
+    }
+    note.insert("derive_ms",
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began)
+                    .count());
+    return note;
+}
+
 }  // namespace
 
 const Importer* findImporter(std::string_view format) {
@@ -110,12 +142,21 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
             QJsonDocument::fromJson(QByteArray::fromStdString(ctx.metadataJson)).object();
         meta.insert("format", QString::fromStdString(importer->format()));
         meta.insert("compression", compressionName(input.compression()));
-        sql::Statement update(workspace.db(),
-                              "UPDATE profiles SET source_hash = ?, metadata = ? WHERE id = ?");
-        update.bind(1, input.contentHash())
-            .bind(2, QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString())
-            .bind(3, id);
-        update.exec();
+        auto writeMetadata = [&] {
+            sql::Statement update(workspace.db(),
+                                  "UPDATE profiles SET source_hash = ?, metadata = ? WHERE id = ?");
+            update.bind(1, input.contentHash())
+                .bind(2, QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString())
+                .bind(3, id);
+            update.exec();
+        };
+        writeMetadata();
+        // Transfers read the metadata just written (format, plane stats), then note themselves.
+        if (info.kind == kinds::kTrace) {
+            progress.report((static_cast<double>(f) + 0.99) * perFile, "deriving transfers");
+            meta.insert("transfers", deriveTransfers(workspace, id));
+            writeMetadata();
+        }
         out.push_back({id, info.kind, info.name});
         progress.report(static_cast<double>(f + 1) * perFile, "imported " + info.name);
     }

@@ -371,25 +371,51 @@ std::string TraceStore::args(uint64_t argsId) const {
     return args(argsId, 0);
 }
 
-std::string TraceStore::args(uint64_t argsId, int depth) const {
-    if (argsId == 0) return {};
-    const uint64_t index = argsId - 1;
+const TraceStore::ArgsChunk* TraceStore::argsChunk(int64_t seq) const {
+    for (size_t i = 0; i < argsCache_.size(); ++i) {
+        if (argsCache_[i].seq != seq) continue;
+        // Most recent first: a walk over a track's slices reads the same chunks again and again.
+        std::rotate(argsCache_.begin(), argsCache_.begin() + i, argsCache_.begin() + i + 1);
+        return &argsCache_.front();
+    }
     sql::Statement st(workspace_.db(),
                       "SELECT data FROM trace_args WHERE profile_id = ? AND seq = ?");
-    st.bind(1, profileId_).bind(2, int64_t(index / kArgsPerChunk));
-    if (!st.step()) return {};
+    st.bind(1, profileId_).bind(2, seq);
+    if (!st.step()) return nullptr;
     const std::string_view packed = st.blob(0);
     const unsigned long long size = ZSTD_getFrameContentSize(packed.data(), packed.size());
     if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
         throw Failure("trace args: corrupt chunk");
-    std::string raw(size_t(size), '\0');
-    const size_t n = ZSTD_decompress(raw.data(), raw.size(), packed.data(), packed.size());
+    ArgsChunk chunk;
+    chunk.seq = seq;
+    chunk.raw.assign(size_t(size), '\0');
+    const size_t n =
+        ZSTD_decompress(chunk.raw.data(), chunk.raw.size(), packed.data(), packed.size());
     if (ZSTD_isError(n)) throw Failure(std::string("trace args: ") + ZSTD_getErrorName(n));
-    ByteReader in(raw);
-    for (uint64_t i = 0;; ++i) {
-        const std::string_view entry = in.take(in.varint());
-        if (i != index % kArgsPerChunk) continue;
-        if (entry.empty() || entry[0] != kArgsOverlay) return std::string(entry);
+    ByteReader in(chunk.raw);
+    while (!in.atEnd()) {
+        const uint64_t length = in.varint();
+        const size_t at = chunk.raw.size() - size_t(in.remaining());
+        in.take(length);
+        chunk.entries.emplace_back(uint32_t(at), uint32_t(length));
+    }
+    constexpr size_t kCachedChunks = 8;
+    if (argsCache_.size() == kCachedChunks) argsCache_.pop_back();
+    argsCache_.insert(argsCache_.begin(), std::move(chunk));
+    return &argsCache_.front();
+}
+
+std::string TraceStore::args(uint64_t argsId, int depth) const {
+    if (argsId == 0) return {};
+    const uint64_t index = argsId - 1;
+    const ArgsChunk* chunk = argsChunk(int64_t(index / kArgsPerChunk));
+    if (!chunk || index % kArgsPerChunk >= chunk->entries.size()) return {};
+    const auto [at, length] = chunk->entries[index % kArgsPerChunk];
+    // A copy: reading the base below may evict this chunk from the cache.
+    const std::string entryText(chunk->raw.data() + at, length);
+    {
+        const std::string_view entry(entryText);
+        if (entry.empty() || entry[0] != kArgsOverlay) return entryText;
         // An overlay: own members first, then the base's members own does not have.
         ByteReader overlay(entry.substr(1));
         const uint64_t base = overlay.varint();
@@ -413,6 +439,47 @@ std::string TraceStore::args(uint64_t argsId, int depth) const {
         }
         return out + "}";
     }
+}
+
+std::optional<std::string> TraceStore::argsMember(uint64_t argsId, std::string_view key,
+                                                  uint64_t* holder) const {
+    const std::string quoted = "\"" + std::string(key) + "\"";
+    for (int depth = 0; argsId != 0 && depth <= 8; ++depth) {
+        const uint64_t index = argsId - 1;
+        const ArgsChunk* chunk = argsChunk(int64_t(index / kArgsPerChunk));
+        if (!chunk || index % kArgsPerChunk >= chunk->entries.size()) return std::nullopt;
+        const auto [at, length] = chunk->entries[index % kArgsPerChunk];
+        const std::string_view entry(chunk->raw.data() + at, length);
+        if (entry.empty() || entry[0] != kArgsOverlay) {
+            // A base many events share (XProf's op metadata): its members are looked up once.
+            auto& memo = memberMemo_[argsId];
+            for (const auto& [memoKey, value] : memo) {
+                if (memoKey != key) continue;
+                if (holder && value) *holder = argsId;
+                return value;
+            }
+            std::optional<std::string> found;
+            for (const auto& [memberKey, member] : jsonMembers(entry))
+                if (memberKey == quoted) found = std::string(member);
+            memo.emplace_back(std::string(key), found);
+            if (holder && found) *holder = argsId;
+            return found;
+        }
+        ByteReader reader(entry.substr(1));
+        const uint64_t base = reader.varint();
+        const std::string_view own = entry.substr(entry.size() - size_t(reader.remaining()));
+        if (own.find(quoted) == std::string_view::npos) {
+            argsId = base;
+            continue;
+        }
+        for (const auto& [memberKey, member] : jsonMembers(own)) {
+            if (memberKey != quoted) continue;
+            if (holder) *holder = argsId;
+            return std::string(member);
+        }
+        argsId = base;  // not its own: the base's, if any
+    }
+    return std::nullopt;
 }
 
 QJsonObject summaryJson(const TraceSummary& s) {

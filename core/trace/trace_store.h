@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/trace/trace_format.h"
@@ -85,6 +86,11 @@ class TraceStore {
     // name contains `needle` (case-insensitive), over all tracks.
     std::optional<FoundSlice> find(const std::string& needle, int64_t after, bool forward) const;
     std::string args(uint64_t argsId) const;  // JSON text, "" when none
+    // One member of the args ("\"key\":value", as stored), its own before an overlay's base,
+    // without building the merged object; nullopt when absent. `holder`: the args id the member
+    // was found in (a shared base for most XProf events), so callers can cache by it.
+    std::optional<std::string> argsMember(uint64_t argsId, std::string_view key,
+                                          uint64_t* holder = nullptr) const;
 
     // CONTRACT §5 `info` keys (id, kind, tracks, slices, counters, flows, start, end, time_unit,
     // top_ops) plus instants, counter_series and max_depth.
@@ -92,6 +98,13 @@ class TraceStore {
 
   private:
     std::string args(uint64_t argsId, int depth) const;
+    // A decompressed args chunk: its text and each entry's (offset, length) in it.
+    struct ArgsChunk {
+        int64_t seq = 0;
+        std::string raw;
+        std::vector<std::pair<uint32_t, uint32_t>> entries;
+    };
+    const ArgsChunk* argsChunk(int64_t seq) const;
     const Workspace& workspace_;
     int64_t profileId_;
     std::vector<TrackRow> tracks_;
@@ -99,6 +112,11 @@ class TraceStore {
     int64_t start_ = 0, end_ = 0;
     mutable std::optional<std::vector<FlowRow>> flows_;
     mutable std::optional<QJsonObject> metadata_;
+    mutable std::vector<ArgsChunk> argsCache_;  // most recently used first
+    // Members of shared (base) args looked up so far, by args id.
+    mutable std::unordered_map<uint64_t,
+                               std::vector<std::pair<std::string, std::optional<std::string>>>>
+        memberMemo_;
 };
 
 // What an import wrote, for the profile's metadata.

@@ -1,0 +1,677 @@
+// The link model on derived transfers: fit, lifetimes, backtails, re-simulation, suggestions.
+#include <QJsonArray>
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/transfers/derive_common.h"
+#include "core/transfers/transfers.h"
+
+namespace stallscope::transfers {
+
+const char* backtailName(Backtail kind) {
+    switch (kind) {
+        case Backtail::ModuleStart:
+            return "module-start";
+        case Backtail::Producer:
+            return "producer";
+        case Backtail::PreviousSync:
+            return "previous-sync";
+        case Backtail::Unknown:
+            break;
+    }
+    return "unknown";
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int64_t transferNs(const Link& link, double bytes) {
+    return link.bytesPerNs > 0 ? int64_t(std::llround(bytes / link.bytesPerNs)) : 0;
+}
+
+// Transfers of one run on one link, in issue order (FIFO by arrival: one base latency per
+// link, so arrival order is issue order).
+std::map<uint32_t, std::vector<uint32_t>> byLink(const Analysis& a, const ModuleRun& run) {
+    std::map<uint32_t, std::vector<uint32_t>> out;
+    for (uint32_t t : run.transfers) out[a.transfers[t].link].push_back(t);
+    for (auto& entry : out)
+        std::stable_sort(entry.second.begin(), entry.second.end(), [&](uint32_t x, uint32_t y) {
+            return a.transfers[x].issue < a.transfers[y].issue;
+        });
+    return out;
+}
+
+// Base latency and bandwidth per link from the completions the trace measured. A completion
+// right after the previous one on the link (which was still transferring at this issue) is a
+// queued transfer: its duration is bytes / bandwidth alone. One whose link was idle at its
+// issue took base latency + bytes / bandwidth. Medians, not least squares: a few runs where
+// the host was slow (other devices' copies on the same PCIe) must not move the typical run.
+void fitLinks(Analysis& a) {
+    std::vector<std::vector<std::pair<double, double>>> queued(a.links.size()),
+        head(a.links.size());
+    // Every transfer that did not block was done by its wait: ns per byte at most this.
+    std::vector<double> tightest(a.links.size(), 0);
+    for (const ModuleRun& run : a.modules) {
+        for (const auto& [link, list] : byLink(a, run)) {
+            for (size_t i = 0; i < list.size(); ++i) {
+                const Transfer& t = a.transfers[list[i]];
+                if (t.bytes == 0) continue;
+                if (t.waited && !t.blocked && t.wait > t.issue) {
+                    const double bound = double(t.wait - t.issue) / double(t.bytes);
+                    tightest[link] = tightest[link] > 0 ? std::min(tightest[link], bound) : bound;
+                }
+                if (!t.completeMeasured) continue;
+                const Transfer* prev = i > 0 ? &a.transfers[list[i - 1]] : nullptr;
+                // (A wait within kBlockedWaitNs after this issue that did not block: the
+                // link was idle then, give or take that.)
+                const bool prevDone = !prev ||
+                                      (prev->completeMeasured && prev->complete <= t.issue) ||
+                                      (!prev->completeMeasured && prev->waited &&
+                                       prev->wait <= t.issue + kBlockedWaitNs);
+                if (prevDone) {
+                    head[link].emplace_back(double(t.bytes), double(t.complete - t.issue));
+                } else if (prev->completeMeasured && t.complete > prev->complete) {
+                    queued[link].emplace_back(double(t.bytes), double(t.complete - prev->complete));
+                }
+            }
+        }
+    }
+    for (size_t l = 0; l < a.links.size(); ++l) {
+        Link& link = a.links[l];
+        link.fitObservations = uint32_t(queued[l].size() + head[l].size());
+        double nsPerByte = 0, base = 0;
+        if (!queued[l].empty()) {
+            std::vector<double> rates;
+            for (const auto& [bytes, ns] : queued[l]) rates.push_back(ns / bytes);
+            nsPerByte = median(rates);
+            std::vector<double> rest;
+            for (const auto& [bytes, ns] : head[l]) rest.push_back(ns - bytes * nsPerByte);
+            base = std::max(0.0, median(rest));
+        } else if (!head[l].empty()) {
+            // Only idle-link completions: base latency and bandwidth separate only when the
+            // sizes differ (a line through them); else all of it is bandwidth.
+            double sx = 0, sy = 0, sxx = 0, sxy = 0;
+            const double n = double(head[l].size());
+            for (const auto& [bytes, ns] : head[l]) {
+                sx += bytes;
+                sy += ns;
+                sxx += bytes * bytes;
+                sxy += bytes * ns;
+            }
+            const double det = n * sxx - sx * sx;
+            if (det > 1e-9 * n * sxx) {
+                nsPerByte = (n * sxy - sx * sy) / det;
+                base = (sy - nsPerByte * sx) / n;
+            }
+            if (det <= 1e-9 * n * sxx || nsPerByte <= 0 || base < 0) {
+                std::vector<double> rates;
+                for (const auto& [bytes, ns] : head[l]) rates.push_back(ns / bytes);
+                nsPerByte = median(rates);
+                base = 0;
+            }
+        } else {
+            link.bandwidthLowerBound = true;
+            nsPerByte = tightest[l];
+        }
+        link.bytesPerNs = nsPerByte > 0 ? 1.0 / nsPerByte : 0;
+        link.baseLatencyNs = int64_t(std::llround(base));
+    }
+}
+
+// Lifetimes from the measured values and the fitted links; stall split; busy time per link.
+void lifetimes(Analysis& a) {
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> busy(a.links.size());
+    for (const ModuleRun& run : a.modules) {
+        for (const auto& [l, list] : byLink(a, run)) {
+            const Link& link = a.links[l];
+            int64_t linkFree = INT64_MIN;
+            for (uint32_t id : list) {
+                Transfer& t = a.transfers[id];
+                t.ready = t.issue + link.baseLatencyNs;
+                const int64_t own = transferNs(link, double(t.bytes));
+                if (t.completeMeasured) {
+                    // transferStart may be measured (a GPU memcpy's own interval).
+                    if (t.transferStart == 0 || t.transferStart > t.complete)
+                        t.transferStart = std::min(t.complete, std::max(t.ready, linkFree));
+                } else {
+                    t.transferStart = std::max(t.ready, linkFree);
+                    t.complete = t.transferStart + own;
+                    if (t.waited) t.complete = std::min(t.complete, t.wait);
+                    t.transferStart = std::min(t.transferStart, t.complete);
+                }
+                linkFree = std::max(linkFree, t.complete);
+                t.queueNs = std::max<int64_t>(0, t.transferStart - t.ready);
+                busy[l].emplace_back(t.transferStart, t.complete);
+            }
+        }
+    }
+    // The wait's stall split among the transfers it waits for, in completion order: each gets
+    // the stretch from the previous one's completion (or the wait's start) to its own, so one
+    // sync waiting for several copies never counts a nanosecond twice.
+    std::map<std::pair<uint32_t, int32_t>, std::vector<uint32_t>> byWait;
+    for (Transfer& t : a.transfers) {
+        t.baseStall = t.transferStall = t.slack = 0;
+        if (t.waited) byWait[{t.module, t.waitStep}].push_back(t.id);
+    }
+    for (auto& entry : byWait) {
+        auto& ids = entry.second;
+        std::sort(ids.begin(), ids.end(), [&](uint32_t x, uint32_t y) {
+            return a.transfers[x].complete < a.transfers[y].complete;
+        });
+        int64_t cursor = INT64_MIN;
+        for (uint32_t id : ids) {
+            Transfer& t = a.transfers[id];
+            if (cursor == INT64_MIN) cursor = t.wait;
+            const int64_t until = std::min(t.waitEnd, t.complete);
+            if (t.blocked && until > cursor) {
+                t.baseStall = std::clamp<int64_t>(t.ready - cursor, 0, until - cursor);
+                t.transferStall = until - cursor - t.baseStall;
+                cursor = until;
+            } else if (t.complete < t.wait) {
+                t.slack = t.wait - t.complete;
+            }
+        }
+    }
+    for (size_t l = 0; l < a.links.size(); ++l) {
+        auto& spans = busy[l];
+        std::sort(spans.begin(), spans.end());
+        int64_t total = 0, from = INT64_MIN, to = INT64_MIN;
+        for (const auto& [s, e] : spans) {
+            if (s > to) {
+                if (to > from) total += to - from;
+                from = s;
+                to = e;
+            } else {
+                to = std::max(to, e);
+            }
+        }
+        if (to > from) total += to - from;
+        a.links[l].busyNs = total;
+    }
+}
+
+// Where the data a transfer reads comes from: a parameter (the module's start), an op's
+// output earlier in the run, or nothing the trace shows (it cannot move).
+bool isParameterName(const std::string& name) {
+    return name.starts_with("param") || name.starts_with("Arg_") || name.starts_with("arg");
+}
+
+void backtails(Analysis& a, const std::vector<RunProgram>& programs) {
+    for (const RunProgram& program : programs) {
+        const ModuleRun& run = a.modules[program.module];
+        for (uint32_t id : run.transfers) {
+            Transfer& t = a.transfers[id];
+            if (t.sourceOperand.empty()) {
+                // Set by the derivation; a sync inside the run ends where the run says.
+                if (t.backtailKind == Backtail::PreviousSync && t.backtailStep >= 0 &&
+                    size_t(t.backtailStep) < program.steps.size())
+                    t.backtail = program.steps[size_t(t.backtailStep)].end;
+                else if (t.backtailKind == Backtail::Unknown)
+                    t.backtail = t.issue;
+                continue;
+            }
+            t.backtailKind = Backtail::Unknown;
+            t.backtail = t.issue;
+            t.backtailStep = t.issueStep;
+            for (int32_t s = t.issueStep - 1; s >= 0; --s) {
+                if (program.steps[size_t(s)].name != t.sourceOperand) continue;
+                t.backtailKind = Backtail::Producer;
+                t.backtailOp = t.sourceOperand;
+                t.backtailStep = s;
+                t.backtail = std::min(t.issue, program.steps[size_t(s)].end);
+                break;
+            }
+            if (t.backtailKind == Backtail::Unknown && isParameterName(t.sourceOperand)) {
+                t.backtailKind = Backtail::ModuleStart;
+                t.backtailStep = -1;
+                t.backtail = run.start;
+            }
+        }
+    }
+}
+
+// What the simulator keeps of each step: the idle time before it and its own length as
+// measured, overlap with earlier steps removed (nested ops count once).
+struct Timing {
+    std::vector<int64_t> gap, own;
+    int64_t trailing = 0;
+};
+
+Timing timingOf(const ModuleRun& run, const RunProgram& program) {
+    Timing t;
+    int64_t cursor = run.start;
+    for (const Step& s : program.steps) {
+        t.gap.push_back(std::max<int64_t>(0, s.start - cursor));
+        t.own.push_back(std::max<int64_t>(0, s.end - std::max(s.start, cursor)));
+        cursor = std::max(cursor, s.end);
+    }
+    t.trailing = std::max<int64_t>(0, run.end - cursor);
+    return t;
+}
+
+}  // namespace
+
+int64_t simulate(const Analysis& a, const RunProgram& program, const SimEdit& edit) {
+    const ModuleRun& run = a.modules[program.module];
+    const Timing timing = timingOf(run, program);
+    std::vector<uint32_t> order = edit.order;
+    if (order.empty()) {
+        order.resize(program.steps.size());
+        std::iota(order.begin(), order.end(), 0u);
+    }
+    // Few links and transfers per run: flat lists beat hash maps here.
+    std::vector<std::pair<uint32_t, int64_t>> linkFree, complete;
+    auto freeOf = [&](uint32_t link) -> int64_t& {
+        for (auto& entry : linkFree)
+            if (entry.first == link) return entry.second;
+        return linkFree.emplace_back(link, run.start).second;
+    };
+    int64_t t = run.start;
+    for (uint32_t index : order) {
+        const Step& step = program.steps[index];
+        t += timing.gap[index];
+        if (step.role == Role::Issue) {
+            for (uint32_t id : step.transfers) {
+                const Transfer& x = a.transfers[id];
+                const Link& link = a.links[x.link];
+                const auto scale = edit.bytesScale.find(id);
+                const double bytes =
+                    double(x.bytes) * (scale == edit.bytesScale.end() ? 1.0 : scale->second);
+                int64_t& free = freeOf(x.link);
+                const int64_t start = std::max(t + link.baseLatencyNs, free);
+                free = start + transferNs(link, bytes);
+                complete.emplace_back(id, free);
+            }
+            t += timing.own[index];
+        } else if (step.role == Role::Wait) {
+            bool blocked = step.otherWorkEnd != INT64_MIN;
+            for (uint32_t id : step.transfers) blocked = blocked || a.transfers[id].blocked;
+            // A wait that did not block keeps its own (few ns) length.
+            int64_t end = t + (blocked ? 0 : timing.own[index]);
+            for (uint32_t id : step.transfers) {
+                int64_t done = a.transfers[id].complete;  // issued before the run: as measured
+                for (const auto& [issued, at] : complete)
+                    if (issued == id) done = at;
+                end = std::max(end, done);
+            }
+            end = std::max(end, step.otherWorkEnd);
+            t = end;
+        } else {
+            t += timing.own[index];
+        }
+    }
+    return t + timing.trailing - run.start;
+}
+
+namespace {
+
+// Moves step `from` to just before position `before` of the identity order.
+std::vector<uint32_t> moved(size_t steps, uint32_t from, uint32_t before) {
+    std::vector<uint32_t> order(steps);
+    std::iota(order.begin(), order.end(), 0u);
+    order.erase(order.begin() + from);
+    const uint32_t at = before > from ? before - 1 : before;
+    order.insert(order.begin() + at, from);
+    return order;
+}
+
+struct Candidate {
+    std::string kind, key;  // key: the edit, the same across runs of one program
+    uint32_t module = 0;
+    std::vector<uint32_t> transfers;
+    std::string toOp;
+    int64_t saving = 0;
+    QJsonObject evidence;
+    std::string text;
+};
+
+QString ms(int64_t ns) {
+    return QString::number(double(ns) / 1e6, 'f', 3) + " ms";
+}
+QString gbps(double bytesPerNs) {
+    return QString::number(bytesPerNs, 'f', 2) + " GB/s";
+}
+QString bytesText(uint64_t bytes) {
+    if (bytes >= 1000000000ull) return QString::number(double(bytes) / 1e9, 'f', 2) + " GB";
+    if (bytes >= 1000000ull) return QString::number(double(bytes) / 1e6, 'f', 2) + " MB";
+    return QString::number(qulonglong(bytes)) + " bytes";
+}
+
+void addCandidate(std::vector<Candidate>& out, Candidate c) {
+    if (c.saving > 0) out.push_back(std::move(c));
+}
+
+void hoists(const Analysis& a, const RunProgram& p, int64_t before, std::vector<Candidate>& out) {
+    for (uint32_t id : a.modules[p.module].transfers) {
+        const Transfer& t = a.transfers[id];
+        if (t.stall() <= 0 || t.issueStep < 0) continue;
+        const uint32_t earliest = uint32_t(t.backtailStep + 1);  // -1 (module start) -> 0
+        if (t.backtailKind == Backtail::Unknown || earliest >= uint32_t(t.issueStep)) continue;
+        // SnR: to issue - stall, or the backtail if that is nearer; both re-simulated.
+        uint32_t byStall = uint32_t(t.issueStep);
+        while (byStall > earliest && p.steps[byStall - 1].start >= t.issue - t.stall()) --byStall;
+        std::set<uint32_t> targets{earliest, byStall};
+        Candidate best;
+        for (uint32_t to : targets) {
+            if (to >= uint32_t(t.issueStep)) continue;
+            SimEdit edit;
+            edit.order = moved(p.steps.size(), uint32_t(t.issueStep), to);
+            const int64_t saving = before - simulate(a, p, edit);
+            if (saving <= best.saving) continue;
+            best.saving = saving;
+            best.toOp = to == 0 ? std::string() : std::string(p.steps[to - 1].name);
+        }
+        if (best.saving <= 0) continue;
+        best.kind = "hoist";
+        best.key = "hoist " + t.name;
+        best.module = p.module;
+        best.transfers = {id};
+        best.evidence = QJsonObject{{"stall_ns", qint64(t.stall())},
+                                    {"push_limit_ns", qint64(t.issue - t.backtail)},
+                                    {"backtail_kind", backtailName(t.backtailKind)},
+                                    {"bytes", qint64(t.bytes)}};
+        best.text = QString(
+                        "Issue %1 earlier, after %2 (its data is ready %3 before the issue): "
+                        "its wait stalls %4")
+                        .arg(QString::fromStdString(t.name),
+                             best.toOp.empty() ? QString("the module's start")
+                                               : QString::fromStdString(best.toOp),
+                             ms(t.issue - t.backtail), ms(t.stall()))
+                        .toStdString();
+        addCandidate(out, std::move(best));
+    }
+}
+
+// A transfer queued behind one issued before it on the same link, yet waited for first:
+// issue it first (when its data allows).
+void reorders(const Analysis& a, const RunProgram& p, int64_t before, std::vector<Candidate>& out) {
+    for (const auto& [l, list] : byLink(a, a.modules[p.module])) {
+        for (size_t j = 1; j < list.size(); ++j) {
+            const Transfer& late = a.transfers[list[j]];
+            if (late.queueNs <= 0 || late.stall() <= 0 || !late.waited) continue;
+            for (size_t i = 0; i < j; ++i) {
+                const Transfer& early = a.transfers[list[i]];
+                if (!(late.wait < early.wait) || early.issueStep < 0) continue;
+                if (late.backtailKind == Backtail::Unknown || late.backtailStep >= early.issueStep)
+                    continue;
+                SimEdit edit;
+                edit.order =
+                    moved(p.steps.size(), uint32_t(late.issueStep), uint32_t(early.issueStep));
+                Candidate c;
+                c.saving = before - simulate(a, p, edit);
+                c.kind = "reorder";
+                c.key = "reorder " + late.name + " before " + early.name;
+                c.module = p.module;
+                c.transfers = {list[j], list[i]};
+                c.toOp = early.name;
+                c.evidence = QJsonObject{{"queue_ns", qint64(late.queueNs)},
+                                         {"stall_ns", qint64(late.stall())},
+                                         {"link", QString::fromStdString(a.links[l].name)}};
+                c.text =
+                    QString(
+                        "Issue %1 before %2 on link %3: it is waited for first but "
+                        "queues %4 behind it")
+                        .arg(QString::fromStdString(late.name), QString::fromStdString(early.name),
+                             QString::fromStdString(a.links[l].name), ms(late.queueNs))
+                        .toStdString();
+                addCandidate(out, std::move(c));
+                break;
+            }
+        }
+    }
+}
+
+// Compute after a blocked wait that needs nothing the wait brings (nor anything after it):
+// it can run while the transfer is still on its way.
+void overlaps(const Analysis& a, const RunProgram& p, int64_t before, std::vector<Candidate>& out) {
+    std::unordered_set<std::string_view> inRun;
+    for (const Step& step : p.steps) inRun.insert(step.name);
+    for (uint32_t w = 0; w < p.steps.size(); ++w) {
+        const Step& wait = p.steps[w];
+        if (wait.role != Role::Wait) continue;
+        int64_t stall = 0;
+        for (uint32_t id : wait.transfers) stall = std::max(stall, a.transfers[id].stall());
+        if (stall <= 0) continue;
+        // Names available before the wait: produced before it, or moved there along.
+        std::unordered_set<std::string_view> available;
+        for (uint32_t s = 0; s < w; ++s) available.insert(p.steps[s].name);
+        std::vector<uint32_t> independent;
+        for (uint32_t s = w + 1; s < p.steps.size(); ++s) {
+            const Step& step = p.steps[s];
+            bool free = step.role == Role::Compute && !step.operands.empty();
+            for (const std::string_view operand : step.operands)
+                if (!available.count(operand) && inRun.count(operand)) free = false;
+            if (!free) continue;
+            independent.push_back(s);
+            available.insert(step.name);
+        }
+        if (independent.empty()) continue;
+        std::vector<uint32_t> order;
+        for (uint32_t s = 0; s < w; ++s) order.push_back(s);
+        for (uint32_t s : independent) order.push_back(s);
+        order.push_back(w);
+        for (uint32_t s = w + 1; s < p.steps.size(); ++s)
+            if (std::find(independent.begin(), independent.end(), s) == independent.end())
+                order.push_back(s);
+        SimEdit edit;
+        edit.order = std::move(order);
+        Candidate c;
+        c.saving = before - simulate(a, p, edit);
+        c.kind = "overlap";
+        c.key = "overlap " + std::string(wait.name);
+        c.module = p.module;
+        c.transfers = wait.transfers;
+        c.toOp = std::string(wait.name);
+        int64_t work = 0;
+        for (uint32_t s : independent) work += p.steps[s].end - p.steps[s].start;
+        c.evidence = QJsonObject{{"stall_ns", qint64(stall)},
+                                 {"independent_ops", qint64(independent.size())},
+                                 {"independent_work_ns", qint64(work)}};
+        c.text =
+            QString(
+                "Run %1 independent op(s) (%2 of work) before %3, while its transfer "
+                "is in flight: it stalls %4")
+                .arg(qint64(independent.size()))
+                .arg(ms(work), QString::fromUtf8(wait.name.data(), qsizetype(wait.name.size())),
+                     ms(stall))
+                .toStdString();
+        addCandidate(out, std::move(c));
+    }
+}
+
+// A link busy the whole time its waits stall: only fewer bytes or another link help.
+void transferBound(const Analysis& a, const RunProgram& p, int64_t before,
+                   std::vector<Candidate>& out) {
+    for (const auto& [l, list] : byLink(a, a.modules[p.module])) {
+        const Link& link = a.links[l];
+        int64_t stall = 0, transferStall = 0, from = INT64_MAX, to = INT64_MIN, busy = 0;
+        uint64_t bytes = 0;
+        bool halvable = true;
+        for (uint32_t id : list) {
+            const Transfer& t = a.transfers[id];
+            stall += t.stall();
+            transferStall += t.transferStall;
+            from = std::min(from, t.ready);
+            to = std::max(to, t.complete);
+            busy += t.complete - t.transferStart;
+            bytes += t.bytes;
+            halvable = halvable && (t.elementType == "f32" || t.elementType == "f64");
+        }
+        if (stall <= 0 || to <= from || link.bandwidthLowerBound) continue;
+        const double busyFraction = double(busy) / double(to - from);
+        if (busyFraction < 0.9 || transferStall < stall * 9 / 10) continue;
+        SimEdit edit;
+        for (uint32_t id : list) edit.bytesScale[id] = 0.5;
+        Candidate c;
+        c.saving = before - simulate(a, p, edit);
+        c.kind = "transfer-bound";
+        c.key = "transfer-bound " + link.name;
+        c.module = p.module;
+        c.transfers = list;
+        c.evidence = QJsonObject{
+            {"bytes", qint64(bytes)},
+            {"link", QString::fromStdString(link.name)},
+            {"busy_pct", 100.0 * busyFraction},
+            {"achieved_gbps", link.bytesPerNs},
+            {"peak_gbps", link.peakBytesPerNs},
+            {"peak_pct",
+             link.peakBytesPerNs > 0 ? 100.0 * link.bytesPerNs / link.peakBytesPerNs : 0.0},
+            {"stall_ns", qint64(stall)},
+            {"transfer_ns_per_run", qint64(busy)},
+            {"halved_bytes_saving_ns", qint64(c.saving)}};
+        QString peak =
+            link.peakBytesPerNs > 0
+                ? QString(" (%1 % of the %2 peak, %3)")
+                      .arg(100.0 * link.bytesPerNs / link.peakBytesPerNs, 0, 'f', 1)
+                      .arg(gbps(link.peakBytesPerNs), QString::fromStdString(link.peakSource))
+                : QString(" (the profile states no peak for this link)");
+        c.text = QString(
+                     "Transfer-bound: %1 over link %2 at %3%4 take %5 of link time per run, "
+                     "busy %6 % of the span and stalling %7. Fewer bytes or another link: "
+                     "%8 halves them (%9 → %10 at %3) and saves %11 in the first run")
+                     .arg(bytesText(bytes), QString::fromStdString(link.name),
+                          gbps(link.bytesPerNs), peak, ms(busy))
+                     .arg(100.0 * busyFraction, 0, 'f', 1)
+                     .arg(ms(stall),
+                          halvable ? QString("storing them as bf16 (from f32)")
+                                   : QString("half the bytes"),
+                          ms(busy), ms(busy / 2), ms(c.saving))
+                     .toStdString();
+        addCandidate(out, std::move(c));
+    }
+}
+
+void suggest(Analysis& a, const std::vector<RunProgram>& programs,
+             const std::vector<int64_t>& simulated) {
+    std::vector<Candidate> all;
+    for (size_t i = 0; i < programs.size(); ++i) {
+        const RunProgram& p = programs[i];
+        hoists(a, p, simulated[i], all);
+        reorders(a, p, simulated[i], all);
+        overlaps(a, p, simulated[i], all);
+        transferBound(a, p, simulated[i], all);
+    }
+    // One suggestion per (program, edit): the saving summed over the runs it applies to; the
+    // evidence and transfers of its first run.
+    std::map<std::pair<std::string, std::string>, size_t> index;
+    for (Candidate& c : all) {
+        const auto key = std::make_pair(a.modules[c.module].name, c.key);
+        auto [it, fresh] = index.try_emplace(key, a.suggestions.size());
+        if (fresh) {
+            Suggestion s;
+            s.kind = c.kind;
+            s.program = key.first;
+            s.transfers = c.transfers;
+            s.toOp = c.toOp;
+            s.evidence = c.evidence;
+            s.text = c.text;
+            a.suggestions.push_back(std::move(s));
+        }
+        Suggestion& s = a.suggestions[it->second];
+        ++s.runs;
+        s.savingNs += c.saving;
+    }
+    for (Suggestion& s : a.suggestions) {
+        s.savingPerRunNs = s.runs ? s.savingNs / s.runs : 0;
+        s.evidence.insert("runs", qint64(s.runs));
+        s.evidence.insert("saving_per_run_ns", qint64(s.savingPerRunNs));
+        s.text += QString(" (%1 run(s) of %2: %3 saved in all, re-simulated)")
+                      .arg(qint64(s.runs))
+                      .arg(QString::fromStdString(s.program), ms(s.savingNs))
+                      .toStdString();
+    }
+    std::stable_sort(
+        a.suggestions.begin(), a.suggestions.end(),
+        [](const Suggestion& x, const Suggestion& y) { return x.savingNs > y.savingNs; });
+}
+
+}  // namespace
+
+void model(Analysis& a, const std::vector<RunProgram>& programs) {
+    for (Link& link : a.links) link.transfers = link.bytes = 0;
+    for (const Transfer& t : a.transfers) {
+        ++a.links[t.link].transfers;
+        a.links[t.link].bytes += t.bytes;
+    }
+    fitLinks(a);
+    lifetimes(a);
+    backtails(a, programs);
+    std::vector<int64_t> simulated(programs.size());
+    for (size_t i = 0; i < programs.size(); ++i) {
+        const RunProgram& p = programs[i];
+        ModuleRun& run = a.modules[p.module];
+        int64_t compute = 0;
+        for (const Step& s : p.steps)
+            if (s.role == Role::Compute) compute += s.end - s.start;
+        run.computeNs = compute;
+        simulated[i] = run.simulatedNs = simulate(a, p);
+    }
+    detail::summarize(a);
+    a.suggestions.clear();
+    suggest(a, programs, simulated);
+}
+
+namespace detail {
+
+void summarize(Analysis& a) {
+    a.totalNs = a.stallNs = a.baseStallNs = a.transferStallNs = 0;
+    int64_t simTotal = 0;
+    std::vector<double> errors;
+    for (ModuleRun& run : a.modules) {
+        run.stallNs = run.baseStallNs = run.transferStallNs = 0;
+        for (uint32_t id : run.transfers) {
+            const Transfer& t = a.transfers[id];
+            run.stallNs += t.stall();
+            run.baseStallNs += t.baseStall;
+            run.transferStallNs += t.transferStall;
+        }
+        a.totalNs += run.measuredNs();
+        a.stallNs += run.stallNs;
+        a.baseStallNs += run.baseStallNs;
+        a.transferStallNs += run.transferStallNs;
+        simTotal += run.simulatedNs;
+        errors.push_back(std::abs(run.errorPct()));
+    }
+    a.modelErrorPct =
+        a.totalNs > 0 ? 100.0 * std::abs(double(simTotal - a.totalNs)) / double(a.totalNs) : 0;
+    a.medianRunErrorPct = median(errors);
+}
+
+void merge(Analysis& into, Analysis&& part) {
+    const uint32_t links = uint32_t(into.links.size()), modules = uint32_t(into.modules.size()),
+                   transfers = uint32_t(into.transfers.size());
+    for (Link& link : part.links) into.links.push_back(std::move(link));
+    for (ModuleRun& run : part.modules) {
+        for (uint32_t& id : run.transfers) id += transfers;
+        into.modules.push_back(std::move(run));
+    }
+    for (Transfer& t : part.transfers) {
+        t.id += transfers;
+        t.link += links;
+        t.module += modules;
+        into.transfers.push_back(std::move(t));
+    }
+    for (Suggestion& s : part.suggestions) {
+        for (uint32_t& id : s.transfers) id += transfers;
+        into.suggestions.push_back(std::move(s));
+    }
+    for (const auto& [what, count] : part.unmatched) into.unmatched[what] += count;
+    std::stable_sort(
+        into.suggestions.begin(), into.suggestions.end(),
+        [](const Suggestion& x, const Suggestion& y) { return x.savingNs > y.savingNs; });
+    summarize(into);
+}
+
+}  // namespace detail
+
+}  // namespace stallscope::transfers

@@ -1,0 +1,551 @@
+// Transfers: dispatch by profile, JSON reports, storage with the profile.
+#include "core/transfers/transfers.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <algorithm>
+
+#include "core/errors.h"
+#include "core/json_escape.h"
+#include "core/trace/trace_format.h"
+#include "core/trace/trace_store.h"
+#include "core/transfers/derive_common.h"
+#include "core/workspace.h"
+
+namespace stallscope::transfers {
+
+namespace detail {
+
+std::optional<std::string> jsonMember(std::string_view json, std::string_view key) {
+    const std::string needle = "\"" + std::string(key) + "\":";
+    const size_t at = json.find(needle);
+    if (at == std::string_view::npos) return std::nullopt;
+    size_t p = at + needle.size();
+    while (p < json.size() && json[p] == ' ') ++p;
+    if (p >= json.size()) return std::nullopt;
+    std::string out;
+    if (json[p] != '"') {
+        // A number, true/false/null: up to the next delimiter.
+        while (p < json.size() && json[p] != ',' && json[p] != '}') out.push_back(json[p++]);
+        return out;
+    }
+    for (++p; p < json.size(); ++p) {
+        char c = json[p];
+        if (c == '"') return out;
+        if (c != '\\' || p + 1 >= json.size()) {
+            out.push_back(c);
+            continue;
+        }
+        c = json[++p];
+        switch (c) {
+            case 'n':
+                out.push_back('\n');
+                break;
+            case 't':
+                out.push_back('\t');
+                break;
+            case 'r':
+                out.push_back('\r');
+                break;
+            case 'b':
+                out.push_back('\b');
+                break;
+            case 'f':
+                out.push_back('\f');
+                break;
+            case 'u': {
+                // HLO text is ASCII; other code points keep their escape.
+                if (p + 4 < json.size()) {
+                    const std::string hex(json.substr(p + 1, 4));
+                    const unsigned long v = std::stoul(hex, nullptr, 16);
+                    if (v < 0x80) {
+                        out.push_back(char(v));
+                    } else {
+                        out += "\\u" + hex;
+                    }
+                    p += 4;
+                }
+                break;
+            }
+            default:
+                out.push_back(c);
+        }
+    }
+    return std::nullopt;
+}
+
+uint32_t LinkTable::get(const std::string& device, const std::string& name,
+                        const std::string& source, const std::string& destination) {
+    const auto [it, fresh] = index_.try_emplace({device, name}, uint32_t(links_.size()));
+    if (fresh) {
+        Link link;
+        link.name = name;
+        link.device = device;
+        link.source = source;
+        link.destination = destination;
+        links_.push_back(std::move(link));
+    }
+    return it->second;
+}
+
+}  // namespace detail
+
+uint64_t derivationSlices(const trace::TraceStore& store) {
+    const std::string format = store.metadata().value("format").toString().toStdString();
+    uint64_t slices = 0;
+    for (const trace::TrackRow& track : store.tracks()) {
+        if (format.starts_with("chrome")) {
+            slices += track.slices;
+            continue;
+        }
+        if (format != "xprof-xspace") continue;
+        for (const char* line : {"XLA Ops", "Async XLA Ops", "XLA Modules"})
+            if (track.name == line || track.name.starts_with(std::string(line) + " ("))
+                slices += track.slices;
+    }
+    return slices;
+}
+
+bool deriveAtImport(const trace::TraceStore& store) {
+    if (store.metadata().value("format").toString().startsWith("chrome")) return true;
+    return derivationSlices(store) <= kDeriveAtImportMaxSlices;
+}
+
+Analysis derive(const trace::TraceStore& store) {
+    const std::string format = store.metadata().value("format").toString().toStdString();
+    if (format == "xprof-xspace") return detail::deriveXprof(store);
+    if (format.starts_with("chrome")) return detail::deriveKineto(store);
+    return {};
+}
+
+namespace {
+
+QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+QJsonObject linkJson(const Link& link) {
+    return QJsonObject{{"name", qs(link.name)},
+                       {"device", qs(link.device)},
+                       {"source", qs(link.source)},
+                       {"destination", qs(link.destination)},
+                       {"transfers", qint64(link.transfers)},
+                       {"bytes", qint64(link.bytes)},
+                       {"busy_ns", qint64(link.busyNs)},
+                       {"achieved_gbps", link.achievedBytesPerNs()},
+                       {"fitted_gbps", link.bytesPerNs},
+                       {"bandwidth_lower_bound", link.bandwidthLowerBound},
+                       {"base_latency_ns", qint64(link.baseLatencyNs)},
+                       {"fit_observations", qint64(link.fitObservations)},
+                       {"peak_gbps", link.peakBytesPerNs},
+                       {"peak_source", qs(link.peakSource)},
+                       {"peak_pct", 100.0 * link.peakFraction()}};
+}
+
+QJsonObject moduleJson(const ModuleRun& run) {
+    QJsonArray ids;
+    for (uint32_t id : run.transfers) ids.append(qint64(id));
+    return QJsonObject{{"name", qs(run.name)},
+                       {"device", qs(run.device)},
+                       {"start", qint64(run.start)},
+                       {"end", qint64(run.end)},
+                       {"measured_ns", qint64(run.measuredNs())},
+                       {"simulated_ns", qint64(run.simulatedNs)},
+                       {"error_pct", run.errorPct()},
+                       {"stall_ns", qint64(run.stallNs)},
+                       {"base_stall_ns", qint64(run.baseStallNs)},
+                       {"transfer_stall_ns", qint64(run.transferStallNs)},
+                       {"compute_ns", qint64(run.computeNs)},
+                       {"dmas", ids}};
+}
+
+QJsonObject suggestionJson(const Analysis& a, const Suggestion& s) {
+    QJsonArray ids;
+    for (uint32_t id : s.transfers) ids.append(qint64(id));
+    QJsonObject o{{"kind", qs(s.kind)},
+                  {"dmas", ids},
+                  {"to_instr", s.toOp.empty() && s.kind == "hoist" ? QJsonValue(qs("module start"))
+                               : s.toOp.empty()                    ? QJsonValue()
+                                                                   : QJsonValue(qs(s.toOp))},
+                  {"saving_cycles", qint64(s.savingNs)},
+                  {"saving_ns", qint64(s.savingNs)},
+                  {"saving_per_run_ns", qint64(s.savingPerRunNs)},
+                  {"program", qs(s.program)},
+                  {"runs", qint64(s.runs)},
+                  {"evidence", s.evidence},
+                  {"text", qs(s.text)}};
+    (void)a;
+    return o;
+}
+
+}  // namespace
+
+QJsonObject dmaJson(const Analysis& a) {
+    QJsonObject root;
+    root["time_unit"] = "ns";
+    root["source"] = qs(a.source);
+    root["total_cycles"] = qint64(a.totalNs);
+    root["stall_cycles"] = qint64(a.stallNs);
+    root["base_stall_cycles"] = qint64(a.baseStallNs);
+    root["transfer_stall_cycles"] = qint64(a.transferStallNs);
+    root["model_error_pct"] = a.modelErrorPct;
+    root["median_run_error_pct"] = a.medianRunErrorPct;
+    QJsonArray dmas;
+    for (const Transfer& t : a.transfers) {
+        const ModuleRun& run = a.modules[t.module];
+        QJsonObject o;
+        o["id"] = qint64(t.id);
+        o["name"] = qs(t.name);
+        o["wait_name"] = qs(t.waitName);
+        o["opcode"] = qs(t.opcode);
+        o["link"] = qs(a.links[t.link].name);
+        o["device"] = qs(a.links[t.link].device);
+        o["module"] = qint64(t.module);
+        o["module_name"] = qs(run.name);
+        o["bytes"] = qint64(t.bytes);
+        o["element_type"] = qs(t.elementType);
+        o["issue_instr"] = qint64(t.issueStep);
+        o["wait_instr"] = t.waited ? QJsonValue(qint64(t.waitStep)) : QJsonValue();
+        o["issue_cycle"] = qint64(t.issue);
+        o["ready_cycle"] = qint64(t.ready);
+        o["start_cycle"] = qint64(t.transferStart);
+        o["complete_cycle"] = qint64(t.complete);
+        o["complete_measured"] = t.completeMeasured;
+        o["wait_cycle"] = t.waited ? QJsonValue(qint64(t.wait)) : QJsonValue();
+        o["wait_end_cycle"] = t.waited ? QJsonValue(qint64(t.waitEnd)) : QJsonValue();
+        o["blocked"] = t.blocked;
+        o["base_stall"] = qint64(t.baseStall);
+        o["transfer_stall"] = qint64(t.transferStall);
+        o["queue"] = qint64(t.queueNs);
+        o["slack"] = qint64(t.slack);
+        o["backtail_instr"] = qint64(t.backtailStep);
+        o["backtail_cycle"] = qint64(t.backtail);
+        o["backtail_kind"] = backtailName(t.backtailKind);
+        o["backtail_op"] = qs(t.backtailOp);
+        o["source_operand"] = qs(t.sourceOperand);
+        if (t.inFlightTrack >= 0) {
+            o["in_flight_start"] = qint64(t.inFlightStart);
+            o["in_flight_end"] = qint64(t.inFlightEnd);
+        }
+        dmas.append(o);
+    }
+    root["dmas"] = dmas;
+    QJsonArray links, modules;
+    for (const Link& link : a.links) links.append(linkJson(link));
+    for (const ModuleRun& run : a.modules) modules.append(moduleJson(run));
+    root["links"] = links;
+    root["modules"] = modules;
+    QJsonObject unmatched;
+    for (const auto& [what, count] : a.unmatched) unmatched[qs(what)] = qint64(count);
+    root["unmatched"] = unmatched;
+    return root;
+}
+
+QJsonObject suggestJson(const Analysis& a) {
+    QJsonArray list;
+    for (const Suggestion& s : a.suggestions) list.append(suggestionJson(a, s));
+    QJsonObject root;
+    root["suggestions"] = list;
+    root["time_unit"] = "ns";
+    root["total_cycles"] = qint64(a.totalNs);
+    root["model_error_pct"] = a.modelErrorPct;
+    return root;
+}
+
+QJsonObject compareJson(const Analysis& before, const Analysis& after) {
+    // Runs are matched by program name and their order among that program's runs; transfers
+    // by name within matched runs.
+    auto runsByProgram = [](const Analysis& a) {
+        std::map<std::string, std::vector<uint32_t>> out;
+        for (uint32_t i = 0; i < a.modules.size(); ++i) out[a.modules[i].name].push_back(i);
+        return out;
+    };
+    const auto runsA = runsByProgram(before), runsB = runsByProgram(after);
+    QJsonArray modules, dmas;
+    for (const auto& [program, listA] : runsA) {
+        const auto found = runsB.find(program);
+        if (found == runsB.end()) continue;
+        const auto& listB = found->second;
+        for (size_t r = 0; r < std::min(listA.size(), listB.size()); ++r) {
+            const ModuleRun& ra = before.modules[listA[r]];
+            const ModuleRun& rb = after.modules[listB[r]];
+            modules.append(QJsonObject{{"name", qs(program)},
+                                       {"run", qint64(r)},
+                                       {"a_ns", qint64(ra.measuredNs())},
+                                       {"b_ns", qint64(rb.measuredNs())},
+                                       {"delta_ns", qint64(rb.measuredNs() - ra.measuredNs())},
+                                       {"a_stall_ns", qint64(ra.stallNs)},
+                                       {"b_stall_ns", qint64(rb.stallNs)},
+                                       {"delta_stall_ns", qint64(rb.stallNs - ra.stallNs)}});
+            for (uint32_t ia : ra.transfers) {
+                const Transfer& ta = before.transfers[ia];
+                for (uint32_t ib : rb.transfers) {
+                    const Transfer& tb = after.transfers[ib];
+                    if (tb.name != ta.name) continue;
+                    dmas.append(QJsonObject{{"module", qs(program)},
+                                            {"run", qint64(r)},
+                                            {"name", qs(ta.name)},
+                                            {"a_bytes", qint64(ta.bytes)},
+                                            {"b_bytes", qint64(tb.bytes)},
+                                            {"a_stall", qint64(ta.stall())},
+                                            {"b_stall", qint64(tb.stall())},
+                                            {"delta_stall", qint64(tb.stall() - ta.stall())},
+                                            {"a_issue_offset", qint64(ta.issue - ra.start)},
+                                            {"b_issue_offset", qint64(tb.issue - rb.start)}});
+                    break;
+                }
+            }
+        }
+    }
+    return QJsonObject{{"a", QJsonObject{{"total", qint64(before.totalNs)},
+                                         {"stall", qint64(before.stallNs)},
+                                         {"transfers", qint64(before.transfers.size())}}},
+                       {"b", QJsonObject{{"total", qint64(after.totalNs)},
+                                         {"stall", qint64(after.stallNs)},
+                                         {"transfers", qint64(after.transfers.size())}}},
+                       {"delta", QJsonObject{{"total", qint64(after.totalNs - before.totalNs)},
+                                             {"stall", qint64(after.stallNs - before.stallNs)}}},
+                       {"time_unit", "ns"},
+                       {"modules", modules},
+                       {"dmas", dmas}};
+}
+
+// ---- Storage: "SSTX", a format version byte, then one zstd frame of varint-packed records
+// (links, runs, transfers, suggestions, unmatched counts, totals). A view reads it whole; the
+// version lets a later layout refuse or convert old payloads.
+namespace {
+
+constexpr char kMagic[4] = {'S', 'S', 'T', 'X'};
+constexpr uint8_t kVersion = 1;
+
+using trace::ByteReader;
+using trace::ByteWriter;
+
+void putString(ByteWriter& w, const std::string& s) {
+    w.varint(s.size());
+    w.bytesAppend(s);
+}
+// A record count: each record takes at least a byte, so more than the bytes left is corrupt
+// (and must not size an allocation).
+size_t countOf(ByteReader& r) {
+    const uint64_t n = r.varint();
+    if (n > r.remaining()) throw Failure("stored transfers: corrupt record count");
+    return size_t(n);
+}
+std::string getString(ByteReader& r) {
+    const uint64_t n = r.varint();
+    return std::string(r.take(n));
+}
+
+}  // namespace
+
+std::string encode(const Analysis& a) {
+    ByteWriter w;
+    putString(w, a.source);
+    w.varint(a.links.size());
+    for (const Link& l : a.links) {
+        putString(w, l.name);
+        putString(w, l.device);
+        putString(w, l.source);
+        putString(w, l.destination);
+        w.real(l.peakBytesPerNs);
+        putString(w, l.peakSource);
+        w.real(l.bytesPerNs);
+        w.zigzag(l.baseLatencyNs);
+        w.varint(l.fitObservations);
+        w.varint(l.bandwidthLowerBound ? 1 : 0);
+        w.varint(l.transfers);
+        w.varint(l.bytes);
+        w.zigzag(l.busyNs);
+    }
+    w.varint(a.modules.size());
+    for (const ModuleRun& m : a.modules) {
+        putString(w, m.name);
+        putString(w, m.device);
+        w.zigzag(m.track);
+        w.zigzag(m.start);
+        w.zigzag(m.end - m.start);
+        w.varint(m.transfers.size());
+        for (uint32_t id : m.transfers) w.varint(id);
+        w.zigzag(m.stallNs);
+        w.zigzag(m.baseStallNs);
+        w.zigzag(m.transferStallNs);
+        w.zigzag(m.computeNs);
+        w.zigzag(m.simulatedNs);
+    }
+    w.varint(a.transfers.size());
+    for (const Transfer& t : a.transfers) {
+        putString(w, t.name);
+        putString(w, t.waitName);
+        putString(w, t.opcode);
+        putString(w, t.elementType);
+        w.varint(t.link);
+        w.varint(t.module);
+        w.varint(t.bytes);
+        w.zigzag(t.issueStep);
+        w.zigzag(t.waitStep);
+        // Times as offsets from the issue: small varints.
+        w.zigzag(t.issue);
+        for (int64_t v : {t.wait, t.waitEnd, t.ready, t.transferStart, t.complete, t.backtail,
+                          t.inFlightStart, t.inFlightEnd})
+            w.zigzag(v - t.issue);
+        w.varint((t.blocked ? 1u : 0u) | (t.waited ? 2u : 0u) | (t.completeMeasured ? 4u : 0u));
+        w.zigzag(t.baseStall);
+        w.zigzag(t.transferStall);
+        w.zigzag(t.queueNs);
+        w.zigzag(t.slack);
+        putString(w, t.sourceOperand);
+        w.varint(uint64_t(t.backtailKind));
+        putString(w, t.backtailOp);
+        w.zigzag(t.backtailStep);
+        w.zigzag(t.issueTrack);
+        w.zigzag(t.waitTrack);
+        w.zigzag(t.inFlightTrack);
+    }
+    w.varint(a.suggestions.size());
+    for (const Suggestion& s : a.suggestions) {
+        putString(w, s.kind);
+        putString(w, s.program);
+        w.varint(s.transfers.size());
+        for (uint32_t id : s.transfers) w.varint(id);
+        putString(w, s.toOp);
+        w.varint(s.runs);
+        w.zigzag(s.savingNs);
+        w.zigzag(s.savingPerRunNs);
+        putString(w, QJsonDocument(s.evidence).toJson(QJsonDocument::Compact).toStdString());
+        putString(w, s.text);
+    }
+    w.varint(a.unmatched.size());
+    for (const auto& [what, count] : a.unmatched) {
+        putString(w, what);
+        w.varint(count);
+    }
+    for (int64_t v : {a.totalNs, a.stallNs, a.baseStallNs, a.transferStallNs}) w.zigzag(v);
+    w.real(a.modelErrorPct);
+    w.real(a.medianRunErrorPct);
+    std::string packed;
+    trace::packChunk(w.bytes(), packed);
+    std::string out(kMagic, 4);
+    out.push_back(char(kVersion));
+    return out + packed;
+}
+
+Analysis decode(std::string_view bytes) {
+    if (bytes.size() < 5 || bytes.substr(0, 4) != std::string_view(kMagic, 4))
+        throw Failure("stored transfers: not a transfer analysis");
+    if (uint8_t(bytes[4]) != kVersion)
+        throw Failure("stored transfers: format version " + std::to_string(uint8_t(bytes[4])) +
+                      " is not " + std::to_string(kVersion));
+    const std::string raw = trace::unpackChunk(bytes.substr(5));
+    ByteReader r(raw);
+    Analysis a;
+    a.source = getString(r);
+    a.links.resize(countOf(r));
+    for (Link& l : a.links) {
+        l.name = getString(r);
+        l.device = getString(r);
+        l.source = getString(r);
+        l.destination = getString(r);
+        l.peakBytesPerNs = r.real();
+        l.peakSource = getString(r);
+        l.bytesPerNs = r.real();
+        l.baseLatencyNs = r.zigzag();
+        l.fitObservations = uint32_t(r.varint());
+        l.bandwidthLowerBound = r.varint() != 0;
+        l.transfers = r.varint();
+        l.bytes = r.varint();
+        l.busyNs = r.zigzag();
+    }
+    a.modules.resize(countOf(r));
+    for (ModuleRun& m : a.modules) {
+        m.name = getString(r);
+        m.device = getString(r);
+        m.track = r.zigzag();
+        m.start = r.zigzag();
+        m.end = m.start + r.zigzag();
+        m.transfers.resize(countOf(r));
+        for (uint32_t& id : m.transfers) id = uint32_t(r.varint());
+        m.stallNs = r.zigzag();
+        m.baseStallNs = r.zigzag();
+        m.transferStallNs = r.zigzag();
+        m.computeNs = r.zigzag();
+        m.simulatedNs = r.zigzag();
+    }
+    a.transfers.resize(countOf(r));
+    for (size_t i = 0; i < a.transfers.size(); ++i) {
+        Transfer& t = a.transfers[i];
+        t.id = uint32_t(i);
+        t.name = getString(r);
+        t.waitName = getString(r);
+        t.opcode = getString(r);
+        t.elementType = getString(r);
+        t.link = uint32_t(r.varint());
+        t.module = uint32_t(r.varint());
+        t.bytes = r.varint();
+        t.issueStep = int32_t(r.zigzag());
+        t.waitStep = int32_t(r.zigzag());
+        t.issue = r.zigzag();
+        for (int64_t* v : {&t.wait, &t.waitEnd, &t.ready, &t.transferStart, &t.complete,
+                           &t.backtail, &t.inFlightStart, &t.inFlightEnd})
+            *v = t.issue + r.zigzag();
+        const uint64_t flags = r.varint();
+        t.blocked = flags & 1;
+        t.waited = flags & 2;
+        t.completeMeasured = flags & 4;
+        t.baseStall = r.zigzag();
+        t.transferStall = r.zigzag();
+        t.queueNs = r.zigzag();
+        t.slack = r.zigzag();
+        t.sourceOperand = getString(r);
+        t.backtailKind = Backtail(std::min<uint64_t>(r.varint(), uint64_t(Backtail::Unknown)));
+        t.backtailOp = getString(r);
+        t.backtailStep = int32_t(r.zigzag());
+        t.issueTrack = r.zigzag();
+        t.waitTrack = r.zigzag();
+        t.inFlightTrack = r.zigzag();
+        if (t.link >= a.links.size() || t.module >= a.modules.size())
+            throw Failure("stored transfers: a transfer names a missing link or module");
+    }
+    a.suggestions.resize(countOf(r));
+    for (Suggestion& s : a.suggestions) {
+        s.kind = getString(r);
+        s.program = getString(r);
+        s.transfers.resize(countOf(r));
+        for (uint32_t& id : s.transfers) id = uint32_t(r.varint());
+        s.toOp = getString(r);
+        s.runs = uint32_t(r.varint());
+        s.savingNs = r.zigzag();
+        s.savingPerRunNs = r.zigzag();
+        s.evidence = QJsonDocument::fromJson(QByteArray::fromStdString(getString(r))).object();
+        s.text = getString(r);
+    }
+    for (size_t n = countOf(r); n > 0; --n) {
+        std::string what = getString(r);
+        a.unmatched[what] = r.varint();
+    }
+    for (int64_t* v : {&a.totalNs, &a.stallNs, &a.baseStallNs, &a.transferStallNs}) *v = r.zigzag();
+    a.modelErrorPct = r.real();
+    a.medianRunErrorPct = r.real();
+    return a;
+}
+
+void save(Workspace& workspace, int64_t profileId, const Analysis& analysis) {
+    const std::string bytes = encode(analysis);
+    workspace.appendBlob(profileId, kTransfersStream, 0, bytes.data(), bytes.size());
+}
+
+std::optional<Analysis> load(const Workspace& workspace, int64_t profileId) {
+    const std::vector<std::string> blobs = workspace.readBlobs(profileId, kTransfersStream);
+    if (blobs.empty()) return std::nullopt;
+    return decode(blobs.front());
+}
+
+Analysis ofProfile(Workspace& workspace, int64_t profileId) {
+    if (auto stored = load(workspace, profileId)) return std::move(*stored);
+    const trace::TraceStore store(workspace, profileId);
+    Analysis analysis = derive(store);
+    if (!workspace.readOnly()) save(workspace, profileId, analysis);
+    return analysis;
+}
+
+}  // namespace stallscope::transfers

@@ -1,0 +1,652 @@
+// Transfers of trace profiles (core/transfers): HLO text, the link model on hand-made runs with
+// exact expectations, hand-written XSpaces for each async pattern and the edge cases, storage
+// with the profile, the CLI, and the real TPU sample against figures computed independently by
+// tests/tools/xprof_transfers_reference.py (skipped when ../shared/samples is absent).
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+
+#include "core/progress.h"
+#include "core/trace/trace_store.h"
+#include "core/transfers/hlo_text.h"
+#include "core/transfers/transfers.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
+
+using namespace stallscope;
+using namespace stallscope::transfers;
+
+namespace {
+
+const QString kSamples = QStringLiteral(STALLSCOPE_SHARED_DIR "/samples/");
+
+// ---- A small XSpace writer (the wire format of tsl's xplane.proto) ----
+void varint(std::string& out, uint64_t v) {
+    while (v >= 0x80) {
+        out.push_back(char(v | 0x80));
+        v >>= 7;
+    }
+    out.push_back(char(v));
+}
+std::string intField(int number, uint64_t v) {
+    std::string out;
+    varint(out, uint64_t(number) << 3);
+    varint(out, v);
+    return out;
+}
+std::string bytesField(int number, std::string_view bytes) {
+    std::string out;
+    varint(out, (uint64_t(number) << 3) | 2);
+    varint(out, bytes.size());
+    out.append(bytes);
+    return out;
+}
+std::string doubleField(int number, double v) {
+    std::string out;
+    varint(out, (uint64_t(number) << 3) | 1);
+    char b[8];
+    std::memcpy(b, &v, 8);
+    out.append(b, 8);
+    return out;
+}
+
+// One plane: event metadata by display name (the HLO text as the full name), lines of events.
+class PlaneWriter {
+  public:
+    explicit PlaneWriter(const std::string& name) {
+        plane_ = intField(1, 1) + bytesField(2, name);
+        plane_ += bytesField(
+            5, intField(1, 1) + bytesField(2, intField(1, 1) + bytesField(2,
+                                                                          "peak_hbm_bw_"
+                                                                          "gigabytes_per_"
+                                                                          "second")));
+        plane_ += bytesField(6, intField(1, 1) + doubleField(2, 1000.0));
+    }
+    // An event of `line` at [startNs, startNs + durNs]; `text` is the HLO (or module) name.
+    void event(const std::string& line, const std::string& display, const std::string& text,
+               int64_t startNs, int64_t durPs) {
+        const std::string key = display + "\n" + text;
+        auto it = meta_.find(key);
+        if (it == meta_.end()) {
+            const int64_t id = int64_t(meta_.size()) + 10;
+            std::string value = intField(1, uint64_t(id)) + bytesField(2, text);
+            if (display != text) value += bytesField(4, display);
+            plane_ += bytesField(4, intField(1, uint64_t(id)) + bytesField(2, value));
+            it = meta_.emplace(key, id).first;
+        }
+        lines_[line] +=
+            bytesField(4, intField(1, uint64_t(it->second)) +
+                              intField(2, uint64_t(startNs * 1000)) + intField(3, uint64_t(durPs)));
+    }
+    std::string bytes() const {
+        std::string out = plane_;
+        int64_t id = 1;
+        for (const auto& [name, events] : lines_)
+            out += bytesField(
+                3, intField(1, uint64_t(id++)) + bytesField(2, name) + intField(3, 0) + events);
+        return bytesField(1, out);
+    }
+
+  private:
+    std::string plane_;
+    std::map<std::string, int64_t> meta_;
+    std::map<std::string, std::string> lines_;
+};
+
+void writeFile(const QString& path, const std::string& bytes) {
+    std::ofstream out(path.toStdString(), std::ios::binary);
+    out << bytes;
+}
+
+int64_t importFile(Workspace& ws, const QString& path) {
+    Progress progress;
+    return importFiles(ws, ImportRequest{{path.toStdString()}, {}, {}}, progress).at(0).id;
+}
+
+const Transfer* byName(const Analysis& a, const std::string& name, uint32_t module = 0) {
+    for (const Transfer& t : a.transfers)
+        if (t.name == name && t.module == module) return &t;
+    return nullptr;
+}
+
+// ---- A hand-made run: one link, base latency 100 ns, 1 byte/ns ----
+//   steps: 0 issue A (1000 B) at 0, 1 issue B (1000 B) at 1, 2 wait A [10, 1100],
+//          3 Y [1100, 1100] reads wait A, 4 wait B [1100, 2100], 5 X [2100, 2600] reads a
+//          parameter, 6 issue C (1000 B, from param.3) at 2600, 7 wait C [2601, 3700].
+// A link idle at A's issue takes 100 + 1000 ns; B queues behind A (done 2100); C finds the
+// link idle again (done 3700). Every wait blocks, so every completion is measured.
+struct HandRun {
+    Analysis a;
+    std::vector<RunProgram> programs;
+};
+
+HandRun handRun() {
+    HandRun h;
+    Analysis& a = h.a;
+    a.links.push_back(Link{});
+    a.links[0].name = "S(5)->S(0)";
+    ModuleRun run;
+    run.name = "jit_hand";
+    run.start = 0;
+    run.end = 3700;
+    a.modules.push_back(run);
+    auto transfer = [&](const char* name, const char* wait, int64_t issue, int64_t w, int64_t we,
+                        int32_t issueStep, int32_t waitStep, const char* source) {
+        Transfer t;
+        t.id = uint32_t(a.transfers.size());
+        t.name = name;
+        t.waitName = wait;
+        t.bytes = 1000;
+        t.elementType = "f32";
+        t.issue = issue;
+        t.wait = w;
+        t.waitEnd = we;
+        t.blocked = we - w >= kBlockedWaitNs;
+        t.completeMeasured = t.blocked;
+        t.complete = we;
+        t.issueStep = issueStep;
+        t.waitStep = waitStep;
+        t.sourceOperand = source;
+        a.modules[0].transfers.push_back(t.id);
+        a.transfers.push_back(t);
+    };
+    transfer("A", "wait-A", 0, 10, 1100, 0, 2, "param.1");
+    transfer("B", "wait-B", 1, 1100, 2100, 1, 4, "param.2");
+    transfer("C", "wait-C", 2600, 2601, 3700, 6, 7, "param.3");
+    RunProgram p;
+    auto step = [&](Role role, int64_t s, int64_t e, std::vector<uint32_t> ids,
+                    std::string_view name, std::vector<std::string_view> operands) {
+        Step st;
+        st.role = role;
+        st.start = s;
+        st.end = e;
+        st.transfers = std::move(ids);
+        st.name = name;
+        st.operands = std::move(operands);
+        p.steps.push_back(std::move(st));
+    };
+    step(Role::Issue, 0, 0, {0}, "A", {"param.1"});
+    step(Role::Issue, 1, 1, {1}, "B", {"param.2"});
+    step(Role::Wait, 10, 1100, {0}, "wait-A", {"A"});
+    step(Role::Compute, 1100, 1100, {}, "Y", {"wait-A"});
+    step(Role::Wait, 1100, 2100, {1}, "wait-B", {"B"});
+    step(Role::Compute, 2100, 2600, {}, "X", {"param.9"});
+    step(Role::Issue, 2600, 2600, {2}, "C", {"param.3"});
+    step(Role::Wait, 2601, 3700, {2}, "wait-C", {"C"});
+    h.programs.push_back(std::move(p));
+    return h;
+}
+
+const Suggestion* suggestion(const Analysis& a, const std::string& kind, const std::string& to) {
+    for (const Suggestion& s : a.suggestions)
+        if (s.kind == kind && s.toOp == to) return &s;
+    return nullptr;
+}
+
+}  // namespace
+
+class TestTransfers : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+  private slots:
+    void hloText() {
+        const auto copy = hlo::parseInstruction(
+            "%copy-start.2 = (f32[5,1024,1024,256]{3,2,1,0:T(8,128)}, "
+            "f32[5,1024,1024,256]{3,2,1,0:T(8,128)S(5)}, u32[]{:S(2)}) "
+            "copy-start(f32[5,1024,1024,256]{3,2,1,0:T(8,128)S(5)} %param.1)");
+        QVERIFY(copy);
+        QCOMPARE(copy->name, std::string("copy-start.2"));
+        QCOMPARE(copy->opcode, std::string("copy-start"));
+        QVERIFY(copy->shape.tuple);
+        QCOMPARE(copy->shape.elements.size(), size_t(3));
+        QCOMPARE(copy->shape.elementBytes(0), uint64_t(5368709120));  // 5*1024*1024*256*4
+        QCOMPARE(copy->shape.elementSpace(0).value(), 0);
+        QCOMPARE(copy->shape.elementSpace(1).value(), 5);
+        QCOMPARE(copy->shape.elementSpace(2).value(), 2);
+        QCOMPARE(copy->operands.size(), size_t(1));
+        QCOMPARE(copy->operands[0].name, std::string("param.1"));
+        QCOMPARE(copy->operands[0].shape->elementSpace(0).value(), 5);
+
+        const auto gather = hlo::parseInstruction(
+            "%all-gather-start = (bf16[8,128]{1,0}, bf16[32,128]{1,0}) "
+            "all-gather-start(bf16[8,128]{1,0} %p0), channel_id=3, "
+            "replica_groups={{0,1,2,3}}, dimensions={0}");
+        QVERIFY(gather);
+        QCOMPARE(gather->attribute("replica_groups"), std::string("{{0,1,2,3}}"));
+        QCOMPARE(gather->attribute("channel_id"), std::string("3"));
+        QCOMPARE(gather->shape.elementBytes(1), uint64_t(32 * 128 * 2));
+        // Nested tuples flatten; sub-byte types round up; a dynamic bound counts in full.
+        const auto nested = hlo::parseShape("((s4[3]{0}, f32[<=10]{0}), pred[2])");
+        QVERIFY(nested);
+        QCOMPARE(nested->elements.size(), size_t(2));
+        QCOMPARE(nested->elementBytes(0), uint64_t(2 + 40));
+        QCOMPARE(nested->bytes(), uint64_t(2 + 40 + 2));
+        // Operands printed without '%', and ROOT.
+        const auto plain = hlo::parseInstruction("ROOT %d = f32[4]{0} copy-done(f32[4]{0} s)");
+        QVERIFY(plain);
+        QCOMPARE(plain->operands.at(0).name, std::string("s"));
+        QVERIFY(!hlo::parseInstruction("fusion.1"));
+    }
+
+    void modelOnHandRun() {
+        HandRun h = handRun();
+        model(h.a, h.programs);
+        const Analysis& a = h.a;
+        // The fit: B queued behind A gives 1000 ns for 1000 bytes; A and C (idle link) 1100.
+        QCOMPARE(a.links[0].bytesPerNs, 1.0);
+        QCOMPARE(a.links[0].baseLatencyNs, int64_t(100));
+        QCOMPARE(a.links[0].fitObservations, 3u);
+        // DOMAIN §1 split: A waited before ready (base 90 + transfer 1000); B after ready, after
+        // 999 ns of queueing; C 1 ns after its issue (base 99).
+        QCOMPARE(a.transfers[0].baseStall, int64_t(90));
+        QCOMPARE(a.transfers[0].transferStall, int64_t(1000));
+        QCOMPARE(a.transfers[1].baseStall, int64_t(0));
+        QCOMPARE(a.transfers[1].transferStall, int64_t(1000));
+        QCOMPARE(a.transfers[1].queueNs, int64_t(999));
+        QCOMPARE(a.transfers[1].transferStart, int64_t(1100));
+        QCOMPARE(a.transfers[2].baseStall, int64_t(99));
+        QCOMPARE(a.transfers[2].transferStall, int64_t(1000));
+        QCOMPARE(a.stallNs, int64_t(1090 + 1000 + 1099));
+        // Busy: [100, 2100] and [2700, 3700].
+        QCOMPARE(a.links[0].busyNs, int64_t(3000));
+        // The unmodified run re-simulates exactly.
+        QCOMPARE(a.modules[0].simulatedNs, int64_t(3700));
+        QCOMPARE(a.modelErrorPct, 0.0);
+        // Backtails: parameters are there at the module's start.
+        QCOMPARE(a.transfers[2].backtailKind, Backtail::ModuleStart);
+        QCOMPARE(a.transfers[2].backtail, int64_t(0));
+        // Hoist C: to the module's start it would queue behind A and B (saves 99 ns); to
+        // issue - stall (before X, at 2100) it saves 500 ns: C done at 3200 instead of 3700.
+        const Suggestion* hoist = suggestion(a, "hoist", "wait-B");
+        QVERIFY(hoist);
+        QCOMPARE(hoist->savingNs, int64_t(500));
+        QCOMPARE(hoist->transfers, std::vector<uint32_t>{2});
+        // Overlap: X reads only a parameter, so it can run under wait A (or wait B); C then
+        // goes out 500 ns earlier.
+        const Suggestion* overlapA = suggestion(a, "overlap", "wait-A");
+        QVERIFY(overlapA);
+        QCOMPARE(overlapA->savingNs, int64_t(500));
+        QCOMPARE(overlapA->evidence.value("independent_ops").toInt(), 1);
+        QVERIFY(suggestion(a, "overlap", "wait-B"));
+        // Y reads wait A: never moved above it. The link is busy 3000 of 3600 ns: not
+        // transfer-bound.
+        for (const Suggestion& s : a.suggestions) QVERIFY(s.kind != "transfer-bound");
+        // What a suggestion claims is what re-simulating its edit gives.
+        SimEdit edit;
+        edit.order = {0, 1, 2, 3, 4, 6, 5, 7};
+        QCOMPARE(simulate(a, h.programs[0], edit), int64_t(3200));
+    }
+
+    void transferBoundWhenTheLinkNeverRests() {
+        // Three back-to-back 1000-byte copies waited one after another: the link is busy the
+        // whole time, the waits are all transfer; halving the bytes (f32 -> bf16) saves 1500.
+        Analysis a;
+        a.links.push_back(Link{});
+        a.links[0].name = "S(5)->S(0)";
+        a.links[0].peakBytesPerNs = 4;
+        ModuleRun run;
+        run.name = "jit_bound";
+        run.end = 3000;
+        a.modules.push_back(run);
+        RunProgram p;
+        for (uint32_t i = 0; i < 3; ++i) {
+            Transfer t;
+            t.id = i;
+            t.name = "copy-start." + std::to_string(i);
+            t.bytes = 1000;
+            t.elementType = "f32";
+            t.issue = 0;
+            t.wait = i == 0 ? 0 : int64_t(i) * 1000;
+            t.waitEnd = int64_t(i + 1) * 1000;
+            t.blocked = t.completeMeasured = true;
+            t.complete = t.waitEnd;
+            t.issueStep = int32_t(i);
+            t.waitStep = int32_t(3 + i);
+            a.transfers.push_back(t);
+            a.modules[0].transfers.push_back(i);
+        }
+        for (uint32_t i = 0; i < 3; ++i) {
+            Step s;
+            s.role = Role::Issue;
+            s.transfers = {i};
+            p.steps.push_back(s);
+        }
+        for (uint32_t i = 0; i < 3; ++i) {
+            Step s;
+            s.role = Role::Wait;
+            s.start = a.transfers[i].wait;
+            s.end = a.transfers[i].waitEnd;
+            s.transfers = {i};
+            p.steps.push_back(s);
+        }
+        model(a, {p});
+        QCOMPARE(a.links[0].bytesPerNs, 1.0);
+        QCOMPARE(a.links[0].baseLatencyNs, int64_t(0));
+        QCOMPARE(a.links[0].peakFraction(), 0.25);
+        QCOMPARE(a.modules[0].simulatedNs, int64_t(3000));
+        QCOMPARE(a.suggestions.size(), size_t(1));
+        QCOMPARE(a.suggestions[0].kind, std::string("transfer-bound"));
+        QCOMPARE(a.suggestions[0].savingNs, int64_t(1500));
+        QCOMPARE(a.suggestions[0].evidence.value("busy_pct").toDouble(), 100.0);
+        QVERIFY(QString::fromStdString(a.suggestions[0].text).contains("bf16"));
+    }
+
+    void handWrittenXSpace() {
+        // One module run with each async pattern, and the edge cases around them.
+        PlaneWriter plane("/device:TPU:0");
+        const std::string copyStart =
+            "%copy-start = (f32[256]{0}, f32[256]{0:S(5)}, u32[]{:S(2)}) "
+            "copy-start(f32[256]{0:S(5)} %param)";
+        plane.event("XLA Modules", "jit_m(1)", "jit_m(1)", 0, 10000000);
+        plane.event("XLA Modules", "jit_inner(2)", "jit_inner(2)", 100, 100000);  // nested
+        // A done whose start is not in the run (issued before the profile began).
+        plane.event("XLA Ops", "copy-done.9",
+                    "%copy-done.9 = f32[8]{0} copy-done((f32[8]{0}, f32[8]{0:S(5)}, "
+                    "u32[]{:S(2)}) %copy-start.9)",
+                    50, 5000);
+        plane.event("XLA Ops", "copy-start", copyStart, 0, 10);
+        plane.event("XLA Ops", "copy-done",
+                    "%copy-done = f32[256]{0} copy-done((f32[256]{0}, f32[256]{0:S(5)}, "
+                    "u32[]{:S(2)}) %copy-start)",
+                    1000, 2000000);
+        plane.event("XLA Ops", "all-gather-start",
+                    "%all-gather-start = (f32[64]{0}, f32[256]{0}) all-gather-start(f32[64]{0} "
+                    "%copy-done), channel_id=1, replica_groups={{0,1,2,3}}, dimensions={0}",
+                    3000, 1000);
+        plane.event("XLA Ops", "fusion.1",
+                    "%fusion.1 = f32[256]{0} fusion(f32[256]{0} %copy-done), kind=kLoop", 3001,
+                    999000);
+        plane.event("XLA Ops", "all-gather-done",
+                    "%all-gather-done = f32[256]{0} all-gather-done((f32[64]{0}, f32[256]{0}) "
+                    "%all-gather-start)",
+                    4000, 2000000);
+        plane.event("XLA Ops", "send",
+                    "%send = (f32[16]{0}, u32[], token[]) send(f32[16]{0} %fusion.1, token[] "
+                    "%after-all), channel_id=2, is_host_transfer=true",
+                    6000, 1000);
+        plane.event("XLA Ops", "send-done",
+                    "%send-done = token[] send-done((f32[16]{0}, u32[], token[]) %send), "
+                    "channel_id=2, is_host_transfer=true",
+                    6001, 1000);
+        plane.event("XLA Ops", "recv",
+                    "%recv = (f32[32]{0}, u32[], token[]) recv(token[] %after-all.1), "
+                    "channel_id=3",
+                    6002, 1000);
+        plane.event("XLA Ops", "recv-done",
+                    "%recv-done = (f32[32]{0}, token[]) recv-done((f32[32]{0}, u32[], token[]) "
+                    "%recv), channel_id=3",
+                    6003, 1000000);
+        // Issued, never waited in the window: the profile ends first.
+        plane.event("XLA Ops", "copy-start.1",
+                    "%copy-start.1 = (f32[4]{0:S(5)}, f32[4]{0}, u32[]{:S(2)}) "
+                    "copy-start(f32[4]{0} %fusion.1)",
+                    9000, 1);
+        plane.event("Async XLA Ops", "async-copy", copyStart, 0, 3000000);
+        const QString path = dir_.filePath("hand.xplane.pb");
+        writeFile(path, plane.bytes());
+        auto ws = Workspace::open(dir_.filePath("hand.sqlite").toStdString());
+        const int64_t id = importFile(*ws, path);
+        const auto stored = load(*ws, id);
+        QVERIFY(stored);  // derived at import
+        const Analysis& a = *stored;
+        QCOMPARE(a.source, std::string("xprof"));
+        QCOMPARE(a.transfers.size(), size_t(4));
+        QCOMPARE(a.modules.size(), size_t(1));
+        QCOMPARE(a.unmatched.at("done_without_start"), uint64_t(1));
+        QCOMPARE(a.unmatched.at("start_without_done"), uint64_t(1));
+        QCOMPARE(a.unmatched.at("nested_modules"), uint64_t(1));
+
+        const Transfer* copy = byName(a, "copy-start");
+        QVERIFY(copy);
+        QCOMPARE(copy->bytes, uint64_t(1024));
+        QCOMPARE(a.links[copy->link].name, std::string("S(5)->S(0)"));
+        QCOMPARE(a.links[copy->link].peakBytesPerNs, 1000.0);  // HBM's; S(5) states none
+        QCOMPARE(copy->wait, int64_t(1000));
+        QCOMPARE(copy->stall(), int64_t(2000));
+        QCOMPARE(copy->backtailKind, Backtail::ModuleStart);
+        QCOMPARE(copy->inFlightStart, int64_t(0));
+        QCOMPARE(copy->inFlightEnd, int64_t(3000));
+
+        const Transfer* gather = byName(a, "all-gather-start");
+        QVERIFY(gather);
+        QCOMPARE(gather->bytes, uint64_t(1024));  // the gathered result
+        QCOMPARE(a.links[gather->link].name, std::string("all-gather {{0,1,2,3}}"));
+        QCOMPARE(gather->stall(), int64_t(2000));
+        QCOMPARE(gather->backtailKind, Backtail::Producer);
+        QCOMPARE(gather->backtailOp, std::string("copy-done"));
+        QCOMPARE(gather->backtail, int64_t(3000));  // copy-done's end: issued right there
+
+        const Transfer* send = byName(a, "send");
+        QVERIFY(send);
+        QCOMPARE(send->bytes, uint64_t(64));
+        QCOMPARE(a.links[send->link].name, std::string("send host"));
+        QVERIFY(!send->blocked);  // a 1 ns send-done
+        QCOMPARE(send->stall(), int64_t(0));
+
+        const Transfer* recv = byName(a, "recv");
+        QVERIFY(recv);
+        QCOMPARE(recv->bytes, uint64_t(128));
+        QCOMPARE(a.links[recv->link].name, std::string("recv"));
+        QCOMPARE(recv->stall(), int64_t(1000));
+        QCOMPARE(a.stallNs, int64_t(2000 + 2000 + 1000));
+    }
+
+    void storageRoundTrip() {
+        HandRun h = handRun();
+        model(h.a, h.programs);
+        h.a.unmatched["done_without_start"] = 3;
+        const std::string bytes = encode(h.a);
+        const Analysis back = decode(bytes);
+        QCOMPARE(dmaJson(back), dmaJson(h.a));
+        QCOMPARE(suggestJson(back), suggestJson(h.a));
+        // Foreign bytes and a newer version are refused, not misread.
+        QVERIFY_THROWS_EXCEPTION(std::exception, decode("not a transfer analysis"));
+        std::string newer = bytes;
+        newer[4] = char(99);
+        QVERIFY_THROWS_EXCEPTION(std::exception, decode(newer));
+    }
+
+    void handWrittenKineto() {
+        // Two async HtoD copies waited by one stream sync, a copy nobody waits for on the host,
+        // and a memcpy activity without its runtime call (times in µs, Kineto-style).
+        auto x = [](const char* name, const char* cat, int pid, int tid, int ts, int dur,
+                    QJsonObject args) {
+            return QJsonObject{{"ph", "X"},  {"name", name}, {"cat", cat}, {"pid", pid},
+                               {"tid", tid}, {"ts", ts},     {"dur", dur}, {"args", args}};
+        };
+        QJsonArray events{
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 0, 5, {{"correlation", 1}}),
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 6, 4, {{"correlation", 2}}),
+            x("cudaStreamSynchronize", "cuda_runtime", 1, 1, 20, 190, {{"correlation", 3}}),
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 250, 3, {{"correlation", 4}}),
+            x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 7, 10, 100,
+              {{"correlation", 1}, {"bytes", 1000000}, {"device", 0}, {"stream", 7}}),
+            x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 7, 110, 100,
+              {{"correlation", 2}, {"bytes", 1000000}, {"device", 0}, {"stream", 7}}),
+            x("Memcpy DtoH (Device -> Pinned)", "gpu_memcpy", 0, 8, 260, 20,
+              {{"correlation", 4}, {"bytes", 5000}, {"device", 0}, {"stream", 8}}),
+            x("Memcpy DtoH (Device -> Pinned)", "gpu_memcpy", 0, 8, 300, 10,
+              {{"correlation", 9}, {"bytes", 64}, {"device", 0}, {"stream", 8}}),
+        };
+        const QString path = dir_.filePath("kineto.json");
+        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
+        auto ws = Workspace::open(dir_.filePath("kineto.sqlite").toStdString());
+        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        QCOMPARE(a.source, std::string("kineto"));
+        QCOMPARE(a.transfers.size(), size_t(3));
+        QCOMPARE(a.unmatched.at("activity_without_runtime_call"), uint64_t(1));
+        QCOMPARE(a.unmatched.at("not_waited_on_host"), uint64_t(1));
+        const Transfer& first = a.transfers[0];
+        const Transfer& second = a.transfers[1];
+        QCOMPARE(a.links[first.link].name, std::string("HtoD"));
+        QCOMPARE(a.links[first.link].device, std::string("GPU 0"));
+        // The link: 100 µs per MB queued (10 GB/s), 110 µs for the first on an idle link.
+        QCOMPARE(a.links[first.link].bytesPerNs, 10.0);
+        QCOMPARE(a.links[first.link].baseLatencyNs, int64_t(10000));
+        // One sync, two copies: its 190 µs split at the first copy's completion.
+        QCOMPARE(first.wait, int64_t(20000));
+        QCOMPARE(first.stall(), int64_t(90000));
+        QCOMPARE(second.stall(), int64_t(100000));
+        QCOMPARE(second.queueNs, int64_t(110000 - 16000));  // ready at 6 + 10 µs
+        QCOMPARE(a.stallNs, int64_t(190000));
+        QCOMPARE(first.backtailKind, Backtail::ModuleStart);
+        QVERIFY(!a.transfers[2].waited);
+        // Runs end at the syncs that wait for copies: [0, 210 µs] and the rest, to 280 µs.
+        QCOMPARE(a.modules.size(), size_t(2));
+        QCOMPARE(a.modules[0].measuredNs(), int64_t(210000));
+        QCOMPARE(a.modules[0].simulatedNs, int64_t(210000));
+        QCOMPARE(a.modules[1].start, int64_t(210000));
+        QCOMPARE(a.modules[1].end, int64_t(280000));
+        QCOMPARE(a.modules[1].simulatedNs, int64_t(70000));
+        QCOMPARE(a.transfers[2].backtailKind, Backtail::PreviousSync);
+        QCOMPARE(a.transfers[2].backtail, int64_t(210000));
+    }
+
+    void kinetoSample() {
+        const QString path = kSamples + "real/hta_alexnet_trace.json.gz";
+        if (!QFile::exists(path))
+            QSKIP("../shared/samples/real/hta_alexnet_trace.json.gz is absent");
+        auto ws = Workspace::open(dir_.filePath("alexnet.sqlite").toStdString());
+        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        // Computed from the JSON directly (cudaMemcpyAsync -> gpu_memcpy by correlation, the
+        // first synchronize after each issue on its thread): 16 HtoD copies, 244,403,360
+        // bytes, 468 µs of the syncs spent waiting for them.
+        QCOMPARE(a.transfers.size(), size_t(16));
+        uint64_t bytes = 0;
+        for (const Transfer& t : a.transfers) bytes += t.bytes;
+        QCOMPARE(bytes, uint64_t(244403360));
+        QCOMPARE(a.stallNs, int64_t(468000));
+        QCOMPARE(a.links.size(), size_t(1));
+        QCOMPARE(a.links[0].name, std::string("HtoD"));
+        QVERIFY(a.unmatched.empty());
+        QVERIFY(a.modelErrorPct < 5.0);
+    }
+
+    void tpuSample() {
+        const QString path = kSamples + "xprof/tpu_inference_2.xplane.pb";
+        if (!QFile::exists(path))
+            QSKIP("../shared/samples/xprof/tpu_inference_2.xplane.pb is absent");
+        auto ws = Workspace::open(dir_.filePath("tpu.sqlite").toStdString());
+        const int64_t id = importFile(*ws, path);
+        const Analysis a = ofProfile(*ws, id);
+        // From tests/tools/xprof_transfers_reference.py (its own wire decoder and HLO reading):
+        // 4 devices x 100 jit_f runs x 6 copies of f32[5,1024,1024,256] (5,368,709,120 bytes).
+        QCOMPARE(a.transfers.size(), size_t(2400));
+        QCOMPARE(a.modules.size(), size_t(400));
+        QCOMPARE(a.links.size(), size_t(8));
+        QVERIFY(a.unmatched.empty());
+        std::map<std::string, int64_t> stallByDevice;
+        std::map<std::pair<std::string, std::string>, int64_t> stallByWait;
+        std::map<std::string, uint64_t> bytesByDevice;
+        for (const Transfer& t : a.transfers) {
+            QCOMPARE(t.bytes, uint64_t(5368709120));
+            const std::string& device = a.modules[t.module].device;
+            stallByDevice[device] += t.stall();
+            bytesByDevice[device] += t.bytes;
+            if (t.blocked) stallByWait[{device, t.waitName}] += t.stall();
+        }
+        QCOMPARE(bytesByDevice["/device:TPU:0"], uint64_t(3221225472000));
+        QCOMPARE(stallByDevice["/device:TPU:0"], int64_t(76048366398));
+        QCOMPARE(stallByDevice["/device:TPU:1"], int64_t(76049419275));
+        QCOMPARE(stallByDevice["/device:TPU:2"], int64_t(76131321078));
+        QCOMPARE(stallByDevice["/device:TPU:3"], int64_t(76028811513));
+        QCOMPARE((stallByWait[{"/device:TPU:0", "copy-done"}]), int64_t(18907648944));
+        QCOMPARE((stallByWait[{"/device:TPU:0", "copy-done.2"}]), int64_t(22029145571));
+        QCOMPARE((stallByWait[{"/device:TPU:0", "copy-done.4"}]), int64_t(17474860926));
+        QCOMPARE((stallByWait[{"/device:TPU:0", "copy-done.5"}]), int64_t(17636710957));
+        QCOMPARE(a.totalNs, int64_t(78415440858 + 78424430077 + 78416930943 + 78401187441));
+        // Host -> HBM, one FIFO link per TPU: the median queued transfer (199 on TPU:0).
+        const double fitted[] = {26.573255860877367, 26.57342250845396, 26.57172633894476,
+                                 26.575413825904484};
+        int hostLinks = 0;
+        for (const Link& link : a.links) {
+            if (link.name != "S(5)->S(0)") continue;
+            const int device = link.device.back() - '0';
+            QVERIFY(qAbs(link.bytesPerNs - fitted[device]) < 1e-9);
+            QCOMPARE(link.baseLatencyNs, int64_t(0));
+            QCOMPARE(link.peakBytesPerNs, 1637.993152512);
+            ++hostLinks;
+        }
+        QCOMPARE(hostLinks, 4);
+        // The third jit_f run on TPU:0, transfer by transfer.
+        const ModuleRun& run = a.modules[2];
+        QCOMPARE(run.device, std::string("/device:TPU:0"));
+        QCOMPARE(run.start, int64_t(21068921496));
+        QCOMPARE(run.end, int64_t(21853037828));
+        const Transfer* first = byName(a, "copy-start", 2);
+        QCOMPARE(first->issue, int64_t(21068921892));
+        QCOMPARE(first->wait, int64_t(21068921909));
+        QCOMPARE(first->waitEnd, int64_t(21258076764));
+        const Transfer* third = byName(a, "copy-start.4", 2);
+        QCOMPARE(third->wait, int64_t(21468260733));
+        QCOMPARE(third->waitEnd, int64_t(21662696027));
+        QVERIFY(third->queueNs > 0);  // behind copy-start and copy-start.2 on the link
+        const Transfer* back = byName(a, "copy-start.5", 2);
+        QCOMPARE(a.links[back->link].name, std::string("S(0)->S(5)"));
+        QCOMPARE(back->stall(), int64_t(21853037828 - 21670669682));
+        QCOMPARE(back->backtailOp, std::string("broadcast_add_fusion"));
+        // The model against the measured runs (1.57 %: below the 5 % the issue asks for).
+        QVERIFY(a.modelErrorPct < 5.0);
+        // The stall at the copy-dones is 97 % of the runs: transfer-bound, with bf16 halving
+        // the bytes as the re-simulated what-if.
+        QVERIFY(double(a.stallNs) / double(a.totalNs) > 0.96);
+        QVERIFY(!a.suggestions.empty());
+        QCOMPARE(a.suggestions[0].kind, std::string("transfer-bound"));
+        QCOMPARE(a.suggestions[0].runs, 100u);  // one device's runs: links are per device
+        int hostBound = 0;
+        for (const Suggestion& s : a.suggestions)
+            hostBound += s.kind == "transfer-bound" &&
+                         s.evidence.value("link").toString() == QString("S(5)->S(0)");
+        QCOMPARE(hostBound, 4);
+        QVERIFY(a.suggestions[0].savingPerRunNs > 100000000);                  // > 100 ms of 784
+        for (const Suggestion& s : a.suggestions) QVERIFY(s.kind != "hoist");  // nothing to hoist
+    }
+
+    void cliOnTraces() {
+        const QString path = kSamples + "xprof/tpu_inference_2.xplane.pb";
+        if (!QFile::exists(path))
+            QSKIP("../shared/samples/xprof/tpu_inference_2.xplane.pb is absent");
+        const QString store = dir_.filePath("cli.sqlite");
+        auto run = [&](const QStringList& args) {
+            QProcess p;
+            p.start(STALLSCOPE_BINARY, QStringList{"--store", store} + args);
+            p.waitForFinished(120000);
+            if (p.exitCode() != 0) qWarning() << p.readAllStandardError();
+            return std::make_pair(p.exitCode(), p.readAllStandardOutput());
+        };
+        QCOMPARE(run({"import", "--name", "before", path}).first, 0);
+        QCOMPARE(run({"import", "--name", "after", path}).first, 0);
+        const auto dma = run({"dma", "before", "--json"});
+        QCOMPARE(dma.first, 0);
+        const QJsonObject d = QJsonDocument::fromJson(dma.second).object();
+        for (const char* key : {"total_cycles", "stall_cycles", "base_stall_cycles",
+                                "transfer_stall_cycles", "dmas", "links", "modules"})
+            QVERIFY2(d.contains(key), key);
+        QCOMPARE(d.value("time_unit").toString(), QString("ns"));
+        const QJsonObject first = d.value("dmas").toArray().at(0).toObject();
+        for (const char* key : {"id", "link", "bytes", "issue_instr", "wait_instr", "issue_cycle",
+                                "ready_cycle", "complete_cycle", "wait_cycle", "base_stall",
+                                "transfer_stall", "slack", "backtail_instr", "backtail_cycle"})
+            QVERIFY2(first.contains(key), key);
+        const auto suggest = run({"suggest", "before", "--json", "--limit", "1"});
+        QCOMPARE(suggest.first, 0);
+        const QJsonArray list =
+            QJsonDocument::fromJson(suggest.second).object().value("suggestions").toArray();
+        QCOMPARE(list.size(), 1);
+        QCOMPARE(list.at(0).toObject().value("kind").toString(), QString("transfer-bound"));
+        const auto compare = run({"dma-compare", "before", "after", "--json"});
+        QCOMPARE(compare.first, 0);
+        const QJsonObject c = QJsonDocument::fromJson(compare.second).object();
+        QCOMPARE(c.value("delta").toObject().value("stall").toInteger(), qint64(0));
+        QCOMPARE(c.value("dmas").toArray().size(), 2400);
+        QCOMPARE(c.value("modules").toArray().size(), 400);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTransfers)
+#include "test_transfers.moc"
