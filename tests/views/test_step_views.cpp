@@ -4,6 +4,7 @@
 // suggestions list and the timeline.
 
 #include <QComboBox>
+#include <QFileInfo>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -25,6 +26,7 @@
 #include "views/trace/steps_panel.h"
 #include "views/trace/trace_compare_view.h"
 #include "views/trace/trace_view.h"
+#include "views/trace/transfer_tracks.h"
 
 using namespace stallscope;
 
@@ -214,8 +216,9 @@ class TestStepViews : public QObject {
         QCOMPARE(b->at(trace::StepCategory::Input), int64_t(6000000));
         QCOMPARE(b->at(trace::StepCategory::Compute), int64_t(3700000));
         // The recommendation: in the panel, to the dock, and on the timeline when activated.
-        QCOMPARE(suggestions.count(), 1);
-        const auto items = suggestions.at(0).at(0).value<QList<SuggestionItem>>();
+        // Announced when the steps and when the transfers arrive (none here).
+        QTRY_COMPARE(suggestions.count(), 2);
+        const auto items = suggestions.last().at(0).value<QList<SuggestionItem>>();
         QVERIFY(!items.isEmpty());
         QCOMPARE(items.at(0).kind, QString("input_bound"));
         QVERIFY(!items.at(0).canApply);
@@ -261,6 +264,60 @@ class TestStepViews : public QObject {
         QCOMPARE(lb.line.size(), size_t(3));
         QCOMPARE((la.plot.bottom() - la.line[0].y()) / la.plot.height(),
                  (lb.plot.bottom() - lb.line[0].y()) / lb.plot.height());
+    }
+
+    void tpuTransfersOnTheTimeline() {
+        // The real TPU v6e profile: transfers derived at import, drawn per link above the
+        // trace's tracks, their figures in the overview, the transfer edit first in the dock.
+        const QString sample =
+            QStringLiteral(STALLSCOPE_SHARED_DIR "/samples/xprof/tpu_inference_2.xplane.pb");
+        if (!QFileInfo::exists(sample)) QSKIP("../shared/samples/xprof is absent");
+        const std::string wsPath = dir_.filePath("tpu.sqlite").toStdString();
+        int64_t id = 0;
+        {
+            auto ws = Workspace::open(wsPath);
+            Progress progress;
+            id = importFiles(*ws, ImportRequest{{sample.toStdString()}, {}, {}}, progress).at(0).id;
+        }
+        TraceView view;
+        view.resize(1400, 900);
+        QSignalSpy suggestions(&view, &TraceView::suggestionsReady);
+        view.open(wsPath, id);
+        QTRY_VERIFY_WITH_TIMEOUT(view.transferAnalysis() && view.stepAnalysis(), 60000);
+        // 4 TPUs x 100 runs x 6 copies (tests/tools/xprof_transfers_reference.py).
+        QCOMPARE(view.transferAnalysis()->transfers.size(), size_t(2400));
+        int linkTracks = 0;
+        for (const auto& track : view.timeline()->tracks())
+            if (dynamic_cast<const TransferLinkTrack*>(track.get())) ++linkTracks;
+        int links = 0;
+        for (const transfers::Link& l : view.transferAnalysis()->links)
+            if (l.transfers > 0) ++links;
+        QVERIFY(links >= 4);
+        QCOMPARE(linkTracks, links);
+        QVERIFY(view.overviewHtml().contains("2,400 async transfers"));
+        // The dock's first item is the transfer edit; showing it selects its transfer.
+        const auto items = suggestions.last().at(0).value<QList<SuggestionItem>>();
+        QVERIFY(!items.isEmpty());
+        QCOMPARE(items.at(0).kind, QString("transfer-bound"));
+        view.showSuggestion(0);
+        const auto& selection = view.timeline()->selection();
+        QVERIFY(selection);
+        QVERIFY(dynamic_cast<const TransferLinkTrack*>(selection->track));
+        QCOMPARE(selection->item.id,
+                 int64_t(view.transferAnalysis()->suggestions.at(0).transfers.at(0)));
+        // What is drawn: the selected transfer's bar on its link track is the transfer colour.
+        view.timeline()->setAsynchronous(false);
+        const QSize size = view.timeline()->viewport()->size();
+        const QImage image = view.timeline()->renderImage(size);
+        const QRect rect = view.timeline()->trackRect(selection->track, size);
+        const auto* link = static_cast<const TransferLinkTrack*>(selection->track);
+        const TimeMapping mapping = view.timeline()->mappingFor(size);
+        const transfers::Transfer& t =
+            view.transferAnalysis()->transfers.at(size_t(selection->item.id));
+        const double x =
+            mapping.x(double((t.transferStart + t.complete) / 2 - view.source()->origin()));
+        const QRectF row = link->rowRect(rect, link->rowOf(t.id));
+        QVERIFY(near(image.pixelColor(int(x), int(row.center().y())), QColor(60, 120, 190)));
     }
 };
 

@@ -45,11 +45,26 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
 
 TimelineView::~TimelineView() = default;
 
-void TimelineView::addTrack(std::shared_ptr<TimelineTrack> track) {
+void TimelineView::addTrackQuietly(std::shared_ptr<TimelineTrack> track) {
     const bool first = tracks_.empty() && !explicitExtent_;
     tracks_.push_back(std::move(track));
     frames_.push_back(nullptr);
     if (first) window_ = extent();
+}
+
+void TimelineView::addTrack(std::shared_ptr<TimelineTrack> track) {
+    addTrackQuietly(std::move(track));
+    updateScrollBars();
+    requestFrames();
+    viewport()->update();
+}
+
+void TimelineView::setTracks(std::vector<std::shared_ptr<TimelineTrack>> tracks) {
+    tracks_.clear();
+    frames_.clear();
+    selection_.reset();
+    frameJob_.supersede();
+    for (auto& track : tracks) addTrackQuietly(std::move(track));
     updateScrollBars();
     requestFrames();
     viewport()->update();

@@ -47,6 +47,9 @@ class TimelineView : public QAbstractScrollArea {
     ~TimelineView() override;
 
     void addTrack(std::shared_ptr<TimelineTrack> track);
+    // Replaces every track at once: one frame request for all of them (adding a hundred
+    // tracks one by one prepared the first ones a hundred times).
+    void setTracks(std::vector<std::shared_ptr<TimelineTrack>> tracks);
     void clearTracks();
     const std::vector<std::shared_ptr<TimelineTrack>>& tracks() const { return tracks_; }
     void addOverlay(std::shared_ptr<TimelineOverlay> overlay);
@@ -121,6 +124,7 @@ class TimelineView : public QAbstractScrollArea {
     bool viewportEvent(QEvent* event) override;
 
   private:
+    void addTrackQuietly(std::shared_ptr<TimelineTrack> track);  // no frame request
     enum class Drag { None, Pan, Measure, Minimap };
     int totalTrackHeight() const;
     void updateScrollBars();

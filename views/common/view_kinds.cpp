@@ -66,7 +66,7 @@ const std::vector<ViewKind>& viewKinds() {
                  QObject::connect(trace, &TraceView::suggestionsReady, context, std::move(handler));
          },
          [](QWidget* view, int index) {
-             if (auto* trace = qobject_cast<TraceView*>(view)) trace->showRecommendation(index);
+             if (auto* trace = qobject_cast<TraceView*>(view)) trace->showSuggestion(index);
          },
          {{"timeline", renderTraceTimeline},
           {"compare", renderTraceCompare},

@@ -929,12 +929,12 @@ TraceTimelineBinding::~TraceTimelineBinding() {
 
 void TraceTimelineBinding::show(const std::vector<int64_t>& trackIds) {
     const TimeRange window = view_.window();
-    view_.clearTracks();
     shownIds_ = trackIds;
     shown_ = makeTraceTracks(source_, trackIds, highlight_);
     *map_ = shown_.byTrackId;
-    for (const auto& track : leading_) view_.addTrack(track);
-    for (const auto& track : shown_.tracks) view_.addTrack(track);
+    std::vector<std::shared_ptr<TimelineTrack>> all = leading_;
+    all.insert(all.end(), shown_.tracks.begin(), shown_.tracks.end());
+    view_.setTracks(std::move(all));
     view_.setWindow(window);
 }
 

@@ -29,6 +29,7 @@
 #include "views/common/timeline_view.h"
 #include "views/trace/step_tracks.h"
 #include "views/trace/steps_panel.h"
+#include "views/trace/transfer_tracks.h"
 
 namespace stallscope {
 
@@ -69,8 +70,12 @@ TraceView::TraceView(QWidget* parent)
                [this](const QString& error) {
                    details_->append(tr("Cannot read the arguments: %1").arg(error));
                }),
-      stepsJob_(this, [this](const QString& error) {
-          stepsPanel_->showMessage(tr("No step analysis: %1").arg(error));
+      stepsJob_(this,
+                [this](const QString& error) {
+                    stepsPanel_->showMessage(tr("No step analysis: %1").arg(error));
+                }),
+      transfersJob_(this, [this](const QString& error) {
+          status_->setText(tr("No transfer analysis: %1").arg(error));
       }) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -242,6 +247,7 @@ void TraceView::open(const std::string& workspacePath, int64_t profileId) {
             const TraceSourcePtr source = opened.source;
             setSource(std::move(opened.source), std::move(opened.ops));
             loadSteps(workspacePath, profileId);
+            loadTransfers(workspacePath, profileId);
             // The minimap's density comes after the first frame, from its own worker.
             densityJob_.start(
                 [source] {
@@ -263,6 +269,11 @@ void TraceView::setSource(TraceSourcePtr source, std::vector<trace::OpStat> ops)
     ops_ = std::move(ops);
     binding_ = std::make_unique<TraceTimelineBinding>(*timeline_, source_, highlight_);
     binding_->setFlowDisplay(FlowDisplay(flowDisplay_->currentData().toInt()));
+    // Analyses of another profile do not apply; open() loads this one's.
+    steps_.reset();
+    transfers_.reset();
+    if (stepBoundaries_) timeline_->removeOverlay(stepBoundaries_.get());
+    stepBoundaries_.reset();
     buildTree();
     applyTreeToTimeline();
     timeline_->fitAll();
@@ -643,6 +654,7 @@ QString TraceView::overviewHtml() const {
             html += "</ol>";
         }
     }
+    html += transfersHtml();
     // Devices (XProf planes with a device type) and what the importer warned about.
     QString devices;
     for (const auto& p : source_->metadata().value("plane_details").toArray()) {
@@ -729,9 +741,116 @@ void TraceView::setStepAnalysis(std::shared_ptr<const trace::StepAnalysis> analy
 }
 
 void TraceView::setStepDevice(int device) {
-    if (!binding_ || !steps_ || steps_->devices.empty()) return;
-    binding_->setLeadingTracks({std::make_shared<StepStripTrack>(
-        steps_, source_->origin(), std::clamp(device, 0, int(steps_->devices.size()) - 1))});
+    stepDevice_ = device;
+    updateLeadingTracks();
+}
+
+void TraceView::updateLeadingTracks() {
+    if (!binding_ || !source_) return;
+    std::vector<std::shared_ptr<TimelineTrack>> leading;
+    if (steps_ && !steps_->devices.empty())
+        leading.push_back(std::make_shared<StepStripTrack>(
+            steps_, source_->origin(),
+            std::clamp(stepDevice_, 0, int(steps_->devices.size()) - 1)));
+    if (transfers_)
+        for (auto& track : makeTransferTracks(transfers_, source_->origin()))
+            leading.push_back(std::move(track));
+    binding_->setLeadingTracks(std::move(leading));
+}
+
+void TraceView::loadTransfers(const std::string& workspacePath, int64_t profileId) {
+    // Derived at import for all but the largest XProf profiles; those derive here once.
+    transfersJob_.start(
+        [workspacePath, profileId] {
+            std::unique_ptr<Workspace> workspace;
+            try {
+                workspace = Workspace::open(workspacePath);
+            } catch (const std::exception&) {
+                workspace = Workspace::open(workspacePath, Workspace::Mode::ReadOnly);
+            }
+            return std::make_shared<const transfers::Analysis>(
+                transfers::ofProfile(*workspace, profileId));
+        },
+        [this](std::shared_ptr<const transfers::Analysis> analysis) {
+            setTransferAnalysis(std::move(analysis));
+        });
+}
+
+void TraceView::setTransferAnalysis(std::shared_ptr<const transfers::Analysis> analysis) {
+    transfers_ = analysis && !analysis->transfers.empty() ? std::move(analysis) : nullptr;
+    updateLeadingTracks();
+    overview_->setHtml(overviewHtml());
+    emit suggestionsReady(suggestionItems());
+}
+
+void TraceView::showTransfer(uint32_t id) {
+    if (!transfers_ || id >= transfers_->transfers.size() || !source_) return;
+    const transfers::Transfer& t = transfers_->transfers[id];
+    const int64_t end = std::max({t.complete, t.waitEnd, t.issue});
+    showRange(std::min(t.backtail, t.issue), end);
+    for (const auto& track : timeline_->tracks())
+        if (const auto* link = dynamic_cast<const TransferLinkTrack*>(track.get());
+            link && link->link() == t.link) {
+            TimelineItem item;
+            item.id = t.id;
+            item.start = double(t.issue - source_->origin());
+            item.end = double(end - source_->origin());
+            item.row = link->rowOf(t.id);
+            timeline_->select(link, item);
+        }
+}
+
+void TraceView::showSuggestion(int index) {
+    const int transferCount = transfers_ ? int(transfers_->suggestions.size()) : 0;
+    if (index < transferCount) {
+        const transfers::Suggestion& s = transfers_->suggestions[size_t(index)];
+        if (!s.transfers.empty()) showTransfer(s.transfers.front());
+        status_->setText(QString::fromStdString(s.text));
+        return;
+    }
+    showRecommendation(index - transferCount);
+}
+
+QString TraceView::transfersHtml() const {
+    if (!transfers_) return {};
+    const transfers::Analysis& a = *transfers_;
+    uint64_t bytes = 0;
+    int64_t slack = 0;
+    for (const transfers::Transfer& t : a.transfers) {
+        bytes += t.bytes;
+        slack += t.slack;
+    }
+    QString html =
+        tr("<h3>Transfers</h3><p>%1 async transfers (%2), %3 in %4 module runs; "
+           "stalled at the waits %5 of %6 (%7): base latency %8, transfer %9; "
+           "slack %10. Model error %11 % (re-simulating each run unchanged).</p>")
+            .arg(format::count(double(a.transfers.size())), QString::fromStdString(a.source),
+                 format::dataSize(int64_t(bytes)), format::count(double(a.modules.size())),
+                 format::nanoseconds(double(a.stallNs)), format::nanoseconds(double(a.totalNs)),
+                 format::percentOf(double(a.stallNs), double(a.totalNs)),
+                 format::nanoseconds(double(a.baseStallNs)),
+                 format::nanoseconds(double(a.transferStallNs)), format::nanoseconds(double(slack)))
+            .arg(a.modelErrorPct, 0, 'f', 1);
+    html +=
+        tr("<table><tr><th align=left>Link</th><th>Transfers</th><th>Bytes</th>"
+           "<th>Achieved</th><th>Peak</th><th>Busy</th></tr>");
+    for (const transfers::Link& l : a.links) {
+        if (l.transfers == 0) continue;
+        html += QStringLiteral(
+                    "<tr><td>%1 (%2)</td><td align=right>%3</td><td align=right>%4</td>"
+                    "<td align=right>%5 GB/s</td><td align=right>%6</td>"
+                    "<td align=right>%7</td></tr>")
+                    .arg(htmlEscape(QString::fromStdString(l.name)),
+                         htmlEscape(QString::fromStdString(l.device)),
+                         format::count(double(l.transfers)), format::dataSize(int64_t(l.bytes)))
+                    .arg(l.achievedBytesPerNs(), 0, 'f', 2)
+                    .arg(l.peakBytesPerNs > 0 ? tr("%1 GB/s (%2 %)")
+                                                    .arg(l.peakBytesPerNs, 0, 'f', 0)
+                                                    .arg(100 * l.peakFraction(), 0, 'f', 1)
+                                              : tr("not stated"))
+                    .arg(format::nanoseconds(double(l.busyNs)));
+    }
+    return html + "</table>";
 }
 
 void TraceView::showRange(int64_t start, int64_t end) {
@@ -757,6 +876,23 @@ void TraceView::showRecommendation(int index) {
 
 QList<SuggestionItem> TraceView::suggestionItems() const {
     QList<SuggestionItem> items;
+    if (transfers_)
+        for (const transfers::Suggestion& s : transfers_->suggestions) {
+            SuggestionItem item;
+            item.kind = QString::fromStdString(s.kind);
+            item.text =
+                tr("%1 (re-simulated: saves %2 over %3 runs)")
+                    .arg(QString::fromStdString(s.text), format::nanoseconds(double(s.savingNs)))
+                    .arg(s.runs);
+            for (uint32_t id : s.transfers) item.dmas.append(id);
+            QStringList evidence;
+            for (auto it = s.evidence.begin(); it != s.evidence.end(); ++it)
+                evidence << QStringLiteral("%1=%2").arg(
+                    it.key(), it.value().isDouble() ? QString::number(it.value().toDouble(), 'g', 6)
+                                                    : it.value().toVariant().toString());
+            item.evidence = evidence.join(QStringLiteral(", "));
+            items.append(item);
+        }
     if (!steps_) return items;
     for (const trace::StepRecommendation& r : steps_->recommendations) {
         SuggestionItem item;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/trace/step_analysis.h"
+#include "core/transfers/transfers.h"
 #include "views/common/async_job.h"
 #include "views/common/render.h"
 #include "views/shell/suggestions_dock.h"
@@ -82,7 +83,20 @@ class TraceView : public QWidget {
     void showStep(int index);
     // Zooms to where recommendation `index` shows and selects its track when shown.
     void showRecommendation(int index);
+    // Suggestion `index` as the dock lists them: transfer edits first, then step
+    // recommendations.
+    void showSuggestion(int index);
     QList<SuggestionItem> suggestionItems() const;
+
+    // Async transfers (core/transfers: copies and collectives under the DMA model), stored with
+    // the profile at import: a track per link above the trace's tracks, figures in the
+    // overview, edits in the suggestions dock.
+    void setTransferAnalysis(std::shared_ptr<const transfers::Analysis> analysis);
+    const std::shared_ptr<const transfers::Analysis>& transferAnalysis() const {
+        return transfers_;
+    }
+    // Zooms to a transfer's lifetime (issue to the end of its wait) and selects it.
+    void showTransfer(uint32_t id);
 
   signals:
     void loaded();
@@ -103,6 +117,9 @@ class TraceView : public QWidget {
     void loadSteps(const std::string& workspacePath, int64_t profileId);
     void showRange(int64_t start, int64_t end);  // store ns, with a margin
     void setStepDevice(int device);
+    void loadTransfers(const std::string& workspacePath, int64_t profileId);
+    void updateLeadingTracks();
+    QString transfersHtml() const;
 
     TraceSourcePtr source_;
     std::vector<trace::OpStat> ops_;
@@ -126,9 +143,11 @@ class TraceView : public QWidget {
     std::vector<int64_t> pinned_;  // in pin order
     std::shared_ptr<const trace::StepAnalysis> steps_;
     std::shared_ptr<StepBoundaryOverlay> stepBoundaries_;
+    std::shared_ptr<const transfers::Analysis> transfers_;
+    int stepDevice_ = 0;
     StepsPanel* stepsPanel_ = nullptr;
     QComboBox* stepPicker_ = nullptr;
-    async::JobSlot openJob_, densityJob_, findJob_, argsJob_, stepsJob_;
+    async::JobSlot openJob_, densityJob_, findJob_, argsJob_, stepsJob_, transfersJob_;
 };
 
 QWidget* createTraceView(const ProfileInfo& profile, const QString& workspacePath);
