@@ -128,9 +128,9 @@ uint8_t classifyDeviceName(std::string_view name) {
         if (has(n, "htod") || has(n, "h2d")) return kH2D;
         if (has(n, "dtoh") || has(n, "d2h")) return kD2H;
         if (has(n, "ptop") || has(n, "p2p") || has(n, "peer")) return kPeer;
-        if (has(n, "dtod") || has(n, "d2d") || n.starts_with("copy-") ||
-            n.starts_with("async-copy"))
-            return kD2D;
+        if (has(n, "dtod") || has(n, "d2d")) return kD2D;
+        // XLA's copy-start/-done name no direction: the memory spaces are in the HLO shapes
+        // (S(5) host, S(0) HBM), which core/transfers reads; here they are "other".
         return kOtherCopy;
     }
     static constexpr std::string_view collectives[] = {"nccl",
@@ -1027,27 +1027,38 @@ void recommend(StepAnalysis& r, const std::vector<IdleGap>& gaps,
 
     const int64_t copies = r.total(StepCategory::Memcpy) + r.total(StepCategory::Memset);
     if (pct(copies) >= 10.0) {
-        int64_t h2d = 0, d2h = 0, d2d = 0, peer = 0;
+        int64_t h2d = 0, d2h = 0, d2d = 0, peer = 0, other = 0;
         for (const DeviceStepBreakdown& b : r.breakdown) {
             h2d += b.h2d;
             d2h += b.d2h;
             d2d += b.d2d;
             peer += b.peer;
+            other += b.otherCopy;
         }
         StepRecommendation rec;
         rec.kind = "memcpy_bound";
         rec.sharePct = pct(copies);
+        std::string split;
+        for (const auto& [label, ns] :
+             {std::pair{"H2D", h2d}, std::pair{"D2H", d2h}, std::pair{"D2D", d2d},
+              std::pair{"peer", peer}, std::pair{"other copies", other}})
+            if (ns > 0)
+                split += (split.empty() ? "" : ", ") + std::string(label) + " " + usText(ns);
+        const bool xla = r.source == StepSource::XlaModules || r.source == StepSource::XlaSteps;
         rec.text = percentText(rec.sharePct) + " of step time " + devices.noun +
-                   " only copy or set memory (H2D " + usText(h2d) + ", D2H " + usText(d2h) +
-                   ", D2D " + usText(d2d) +
-                   "): pin host memory and copy with non_blocking=True, keep tensors on the "
-                   "device, avoid .cpu() and .item() in the step";
+                   " only copy or set memory" + (split.empty() ? "" : " (" + split + ")") +
+                   (xla ? ": keep the operands in device memory (no host offload in the step), "
+                          "issue the copies earlier or overlap them with compute; the Transfers "
+                          "analysis gives each copy's link, bandwidth and re-simulated saving"
+                        : ": pin host memory and copy with non_blocking=True, keep tensors on "
+                          "the device, avoid .cpu() and .item() in the step");
         rec.evidence = QJsonObject{{"memcpy_ns", qint64(r.total(StepCategory::Memcpy))},
                                    {"memset_ns", qint64(r.total(StepCategory::Memset))},
                                    {"h2d_ns", qint64(h2d)},
                                    {"d2h_ns", qint64(d2h)},
                                    {"d2d_ns", qint64(d2d)},
-                                   {"peer_ns", qint64(peer)}};
+                                   {"peer_ns", qint64(peer)},
+                                   {"other_copy_ns", qint64(other)}};
         rec.start = longest[2];
         rec.end = longest[3];
         rec.track = longestCopyTrack;

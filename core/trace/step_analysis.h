@@ -135,7 +135,7 @@ struct StepRecommendation {
 };
 
 struct StepAnalysis {
-    static constexpr int kVersion = 1;  // of the analysis and its stored form
+    static constexpr int kVersion = 2;  // of the analysis and its stored form
     StepSource source = StepSource::WholeTrace;
     std::string stepOp;  // the op of StepSource::StepOp / the module of XlaModules
     std::vector<StepDevice> devices;

@@ -45,7 +45,11 @@ TransferLinkTrack::TransferLinkTrack(TransferAnalysisPtr analysis, uint32_t link
 
 QString TransferLinkTrack::title() const {
     const transfers::Link& l = analysis_->links[link_];
-    return QObject::tr("Transfers · %1").arg(QString::fromStdString(l.name));
+    QString device = QString::fromStdString(l.device);
+    device.remove(QStringLiteral("/device:"));
+    return device.isEmpty()
+               ? QObject::tr("Transfers · %1").arg(QString::fromStdString(l.name))
+               : QObject::tr("Transfers · %1 · %2").arg(device, QString::fromStdString(l.name));
 }
 
 int TransferLinkTrack::height() const {
