@@ -19,6 +19,7 @@
 
 #include "core/workspace.h"
 #include "importers/import_service.h"
+#include "views/common/format.h"
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 #include "views/trace/step_chart.h"
@@ -295,6 +296,16 @@ class TestStepViews : public QObject {
         QVERIFY(links >= 4);
         QCOMPARE(linkTracks, links);
         QVERIFY(view.overviewHtml().contains("2,400 async transfers"));
+        // Copies hidden behind compute vs exposed, summed over steps and devices.
+        int64_t copies = 0, hidden = 0;
+        for (const trace::DeviceStepBreakdown& b : view.stepAnalysis()->breakdown) {
+            copies += b.memcpyTotal;
+            hidden += b.memcpyHidden;
+        }
+        QVERIFY(copies > 0);
+        QVERIFY(view.overviewHtml().contains(
+            QStringLiteral("Memory copies: %1 in all, %2 hidden behind compute")
+                .arg(format::nanoseconds(double(copies)), format::nanoseconds(double(hidden)))));
         // The dock's first item is the transfer edit; showing it selects its transfer.
         const auto items = suggestions.last().at(0).value<QList<SuggestionItem>>();
         QVERIFY(!items.isEmpty());

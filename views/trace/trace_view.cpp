@@ -638,6 +638,21 @@ QString TraceView::overviewHtml() const {
     // Steps first: where the time goes and what to change is what people open a trace for.
     if (steps_) {
         html += "<h3>Steps</h3><p>" + htmlEscape(stepOverviewText(*steps_)) + "</p>";
+        int64_t commTotal = 0, commHidden = 0, copyTotal = 0, copyHidden = 0;
+        for (const trace::DeviceStepBreakdown& b : steps_->breakdown) {
+            commTotal += b.communicationTotal;
+            commHidden += b.communicationHidden;
+            copyTotal += b.memcpyTotal;
+            copyHidden += b.memcpyHidden;
+        }
+        const auto overlap = [](const QString& what, int64_t total, int64_t hidden) {
+            return tr("<p>%1: %2 in all, %3 hidden behind compute (%4), %5 exposed</p>")
+                .arg(what, format::nanoseconds(double(total)), format::nanoseconds(double(hidden)),
+                     format::percentOf(double(hidden), double(total)),
+                     format::nanoseconds(double(total - hidden)));
+        };
+        if (commTotal > 0) html += overlap(tr("Communication"), commTotal, commHidden);
+        if (copyTotal > 0) html += overlap(tr("Memory copies"), copyTotal, copyHidden);
         if (steps_->launchLatency.count > 0)
             html += tr("<p>Kernel launch latency (launch → start): p50 %1, p95 %2 over %3 "
                        "kernels</p>")
