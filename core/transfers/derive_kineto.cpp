@@ -79,33 +79,69 @@ Analysis deriveKineto(const TraceStore& store) {
     std::unordered_map<int64_t, std::vector<Call>> syncs;  // by host track, in time order
     std::vector<std::pair<int64_t, Activity>> activities;  // correlation, activity
     std::vector<Call> launches;
-    for (const TrackRow& track : store.tracks()) {
-        if (track.slices == 0) continue;
-        for (const SliceItem& s : store.slices(track.id, store.start(), store.end(), 0)) {
-            if (s.kind != trace::ItemKind::Slice) continue;
-            const std::string& name = store.text(s.name);
-            if (isMemcpyCall(name)) {
-                const int64_t correlation = number(store, s.args, "correlation");
-                if (correlation >= 0) issues[correlation] = Call{s, track.id};
-            } else if (isLaunch(name)) {
-                launches.push_back(Call{s, track.id});  // their args only if a collective ran
-            } else if (isSync(name)) {
-                syncs[track.id].push_back(Call{s, track.id});
-            } else {
-                Activity act;
-                act.link = memcpyKind(name);
-                if (act.link.empty()) act.link = collectiveKind(name);
-                if (act.link.empty()) continue;
-                act.slice = s;
-                act.track = track.id;
-                act.device = number(store, s.args, "device");
-                act.bytes = std::max<int64_t>(0, number(store, s.args, "bytes"));
-                activities.emplace_back(number(store, s.args, "correlation"), std::move(act));
-            }
+    // What each name is, decided once per string rather than once per slice: a trace's slices
+    // are millions, its distinct names thousands.
+    enum class What : uint8_t { Other, Memcpy, Launch, Sync, Activity };
+    std::vector<What> what(store.textCount(), What::Other);
+    std::vector<std::string> activityLink(store.textCount());
+    for (uint32_t id = 0; id < store.textCount(); ++id) {
+        const std::string& name = store.text(id);
+        if (isMemcpyCall(name)) {
+            what[id] = What::Memcpy;
+        } else if (isLaunch(name)) {
+            what[id] = What::Launch;
+        } else if (isSync(name)) {
+            what[id] = What::Sync;
+        } else {
+            std::string link = memcpyKind(name);
+            if (link.empty()) link = collectiveKind(name);
+            if (link.empty()) continue;
+            what[id] = What::Activity;
+            activityLink[id] = std::move(link);
         }
     }
-    // Kernel launches are most of a trace's runtime calls: their correlation ids are read only
-    // when a collective kernel needs its launch.
+    // Kernel launches are most of a trace's runtime calls: kept only when a collective kernel
+    // may need its launch, their correlation ids read only when one ran.
+    const bool collectiveNames =
+        std::any_of(activityLink.begin(), activityLink.end(),
+                    [](const std::string& link) { return link.starts_with("nccl"); });
+    if (!collectiveNames)
+        for (What& w : what)
+            if (w == What::Launch) w = What::Other;
+    for (const TrackRow& track : store.tracks()) {
+        if (track.slices == 0) continue;
+        store.forEachChunk(track.id, [&](const std::vector<SliceItem>& chunk) {
+            for (const SliceItem& s : chunk) {
+                if (s.kind != trace::ItemKind::Slice || s.name >= what.size()) continue;
+                switch (what[s.name]) {
+                    case What::Other:
+                        break;
+                    case What::Memcpy: {
+                        const int64_t correlation = number(store, s.args, "correlation");
+                        if (correlation >= 0) issues[correlation] = Call{s, track.id};
+                        break;
+                    }
+                    case What::Launch:
+                        launches.push_back(Call{s, track.id});  // args only if a collective ran
+                        break;
+                    case What::Sync:
+                        syncs[track.id].push_back(Call{s, track.id});
+                        break;
+                    case What::Activity: {
+                        Activity act;
+                        act.link = activityLink[s.name];
+                        act.slice = s;
+                        act.track = track.id;
+                        act.device = number(store, s.args, "device");
+                        act.bytes = std::max<int64_t>(0, number(store, s.args, "bytes"));
+                        activities.emplace_back(number(store, s.args, "correlation"),
+                                                std::move(act));
+                        break;
+                    }
+                }
+            }
+        });
+    }
     const bool collectives = std::any_of(activities.begin(), activities.end(), [](const auto& e) {
         return e.second.link.starts_with("nccl");
     });

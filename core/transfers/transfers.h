@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -162,7 +163,7 @@ struct Step {
     int64_t start = 0, end = 0;       // measured
     std::vector<uint32_t> transfers;  // Issue: the one it issues; Wait: those it waits for
     std::string_view name;
-    std::vector<std::string_view> operands;  // HLO operand names, when known (dependencies)
+    std::span<const std::string_view> operands;  // HLO operand names, when known (dependencies)
     // A wait that also waits for work other than transfers (a CUDA sync waits for kernels):
     // it cannot end before this time however early its transfers complete.
     int64_t otherWorkEnd = INT64_MIN;

@@ -8,6 +8,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <deque>
 #include <fstream>
 
 #include "core/progress.h"
@@ -122,6 +123,7 @@ const Transfer* byName(const Analysis& a, const std::string& name, uint32_t modu
 struct HandRun {
     Analysis a;
     std::vector<RunProgram> programs;
+    std::deque<std::vector<std::string_view>> operands;  // what the steps' operands view
 };
 
 HandRun handRun() {
@@ -166,7 +168,7 @@ HandRun handRun() {
         st.end = e;
         st.transfers = std::move(ids);
         st.name = name;
-        st.operands = std::move(operands);
+        st.operands = h.operands.emplace_back(std::move(operands));
         p.steps.push_back(std::move(st));
     };
     step(Role::Issue, 0, 0, {0}, "A", {"param.1"});
