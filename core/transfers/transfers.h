@@ -16,6 +16,7 @@
 // kTransfersStream of the `blobs` table), read back in a worker, draw or print.
 #include <QJsonObject>
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <span>
@@ -206,6 +207,9 @@ Analysis derive(const trace::TraceStore& store);
 
 // ---- JSON (CONTRACT §5 `dma` and `suggest` keys, times in ns) ----
 QJsonObject dmaJson(const Analysis& analysis);
+// The same document as QJsonDocument(dmaJson()).toJson() prints, written a transfer at a time:
+// millions of transfers as one QJsonDocument took minutes and 11 GB.
+void writeDmaJson(const Analysis& analysis, std::ostream& out);
 QJsonObject suggestJson(const Analysis& analysis);
 // Before/after of two profiles of one program: per transfer (matched by module name, run
 // order and transfer name) and per module.
