@@ -214,7 +214,8 @@ void backtails(Analysis& a, const std::vector<RunProgram>& programs) {
             if (t.sourceOperand.empty()) {
                 // Set by the derivation; a sync inside the run ends where the run says.
                 if (t.backtailKind == Backtail::PreviousSync && t.backtailStep >= 0 &&
-                    size_t(t.backtailStep) < program.steps.size())
+                    size_t(t.backtailStep) < program.steps.size() &&
+                    program.steps[size_t(t.backtailStep)].role == Role::Wait)
                     t.backtail = program.steps[size_t(t.backtailStep)].end;
                 else if (t.backtailKind == Backtail::Unknown)
                     t.backtail = t.issue;

@@ -509,6 +509,72 @@ class TestTransfers : public QObject {
         QCOMPARE(a.transfers[2].backtail, int64_t(210000));
     }
 
+    void kinetoDeviceWait() {
+        // A copy on stream 9 that stream 7 waits for on the device (cudaEventRecord on 9 after
+        // the copy, cudaStreamWaitEvent on 7, the next kernel on 7), and a second copy issued
+        // after that record, waited by a host sync (after the device wait: a sync before it
+        // would be the first wait). Times in µs with ns fractions.
+        auto x = [](const char* name, const char* cat, int pid, int tid, double ts, double dur,
+                    QJsonObject args) {
+            return QJsonObject{{"ph", "X"},  {"name", name}, {"cat", cat}, {"pid", pid},
+                               {"tid", tid}, {"ts", ts},     {"dur", dur}, {"args", args}};
+        };
+        QJsonArray events{
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 1000, 5, {{"correlation", 1}}),
+            x("cudaEventRecord", "cuda_runtime", 1, 1, 1010, 1, {{"correlation", 2}}),
+            x("cudaStreamWaitEvent", "cuda_runtime", 1, 1, 1012, 1, {{"correlation", 3}}),
+            x("cudaLaunchKernel", "cuda_runtime", 1, 1, 1014, 2, {{"correlation", 4}}),
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 1020, 3, {{"correlation", 5}}),
+            x("cudaStreamSynchronize", "cuda_runtime", 1, 1, 1090, 110, {{"correlation", 6}}),
+            // Stream 9: the copies. Stream 7: a kernel running until 1030.5, the wait, the
+            // kernel it held back starting at 1081.25.
+            x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 9, 1006.125, 74,
+              {{"correlation", 1}, {"bytes", 1000000}, {"device", 0}, {"stream", 9}}),
+            x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 9, 1100, 50,
+              {{"correlation", 5}, {"bytes", 500000}, {"device", 0}, {"stream", 9}}),
+            x("void gemm(float*)", "kernel", 0, 7, 1000, 30.5,
+              {{"correlation", 0}, {"device", 0}, {"stream", 7}}),
+            x("Stream Wait Event", "cuda_sync", 0, 7, 1013, 0,
+              {{"correlation", 3},
+               {"device", 0},
+               {"stream", 7},
+               {"wait_on_stream", 9},
+               {"wait_on_cuda_event_record_corr_id", 2}}),
+            x("void relu(float*)", "kernel", 0, 7, 1081.25, 10,
+              {{"correlation", 4}, {"device", 0}, {"stream", 7}}),
+        };
+        const QString path = dir_.filePath("kineto_device_wait.json");
+        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
+        auto ws = Workspace::open(dir_.filePath("kineto_device_wait.sqlite").toStdString());
+        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        QCOMPARE(a.transfers.size(), size_t(2));
+        QVERIFY(!a.unmatched.count("not_waited_on_host"));
+        const Transfer* onDevice = nullptr;
+        const Transfer* onHost = nullptr;
+        for (const Transfer& t : a.transfers) (t.bytes == 1000000 ? onDevice : onHost) = &t;
+        QVERIFY(onDevice && onHost);
+        // Stream 7 reached the wait when its kernel ended (1030.5 µs), resumed at 1081.25 µs;
+        // the copy completed at 1080.125 µs: 49,625 ns of stall, all of it transferring (the
+        // link's one observation is all bandwidth).
+        QCOMPARE(onDevice->waitName, std::string("Stream Wait Event"));
+        QCOMPARE(onDevice->wait, int64_t(1030500));
+        QCOMPARE(onDevice->waitEnd, int64_t(1081250));
+        QCOMPARE(onDevice->complete, int64_t(1080125));
+        QVERIFY(onDevice->blocked);
+        QCOMPARE(onDevice->stall(), int64_t(1080125 - 1030500));
+        QCOMPARE(onDevice->baseStall, int64_t(0));
+        const ModuleRun& deviceRun = a.modules[onDevice->module];
+        QCOMPARE(deviceRun.device, std::string("GPU 0"));
+        QCOMPARE(deviceRun.start, int64_t(1000000));
+        QCOMPARE(deviceRun.end, int64_t(1081250));
+        QCOMPARE(deviceRun.transfers.size(), size_t(1));
+        // The second copy was issued after the record: the host sync waits for it.
+        QCOMPARE(onHost->waitName, std::string("cudaStreamSynchronize"));
+        QCOMPARE(onHost->wait, int64_t(1090000));
+        QCOMPARE(onHost->stall(), int64_t(1150000 - 1090000));
+        QCOMPARE(a.stallNs, int64_t(49625 + 60000));
+    }
+
     void kinetoSample() {
         const QString path = kSamples + "real/hta_alexnet_trace.json.gz";
         if (!QFile::exists(path))
