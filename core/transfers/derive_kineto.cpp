@@ -45,8 +45,10 @@ bool isDeviceSync(std::string_view name) {
            name == "Event Sync";
 }
 bool isLaunch(std::string_view name) {
+    // NCCL launches its kernels through the driver API (cuLaunchKernelEx on recent versions).
     return name == "cudaLaunchKernel" || name == "hipLaunchKernel" ||
-           name == "hipExtLaunchKernel" || name == "cudaLaunchKernelExC";
+           name == "hipExtLaunchKernel" || name == "cudaLaunchKernelExC" ||
+           name == "cuLaunchKernel" || name == "cuLaunchKernelEx";
 }
 // "Memcpy HtoD (Pageable -> Device)" -> "HtoD"; empty when not a memcpy activity.
 std::string memcpyKind(std::string_view name) {
@@ -61,6 +63,28 @@ std::string collectiveKind(std::string_view name) {
     if (!nccl && !rccl) return {};
     name.remove_prefix(name.find('_') + 1);
     return "nccl " + std::string(name.substr(0, name.find('_')));
+}
+
+// PyTorch's dtype names (the NCCL kernel's "dtype" arg) as XLA element types and their
+// sizes; empty and 0 when unknown.
+std::pair<std::string, int> elementTypeOf(std::string_view dtype) {
+    static const std::pair<std::string_view, std::pair<const char*, int>> kTypes[] = {
+        {"Float", {"f32", 4}},
+        {"Double", {"f64", 8}},
+        {"Half", {"f16", 2}},
+        {"BFloat16", {"bf16", 2}},
+        {"Int", {"s32", 4}},
+        {"Long", {"s64", 8}},
+        {"Short", {"s16", 2}},
+        {"Char", {"s8", 1}},
+        {"Byte", {"u8", 1}},
+        {"Bool", {"pred", 1}},
+        {"Float8_e4m3fn", {"f8e4m3fn", 1}},
+        {"Float8_e5m2", {"f8e5m2", 1}},
+    };
+    for (const auto& [name, type] : kTypes)
+        if (dtype == name) return {type.first, type.second};
+    return {std::string(), 0};
 }
 
 int64_t number(const TraceStore& store, uint64_t args, std::string_view key) {
@@ -83,6 +107,7 @@ struct Activity {
     int64_t track = 0;
     std::string link;  // "HtoD", "nccl AllGather"
     int64_t device = -1, bytes = 0, stream = -1;
+    std::string elementType;  // when the activity says (NCCL kernels' dtype)
 };
 // A GPU stream waiting for an event recorded on another stream.
 struct StreamWait {
@@ -102,6 +127,7 @@ Transfer measuredTransfer(const TraceStore& store, LinkTable& links, const Call&
     t.name = store.text(call.slice.name);
     t.opcode = t.name;
     t.bytes = uint64_t(act.bytes);
+    t.elementType = act.elementType;
     const std::string device = act.device >= 0 ? "GPU " + std::to_string(act.device) : "GPU";
     t.link = links.get(device, act.link, act.link, device);
     t.issue = call.slice.start;
@@ -252,6 +278,16 @@ Analysis deriveKineto(const TraceStore& store) {
                         act.device = number(store, s.args, "device");
                         act.stream = number(store, s.args, "stream");
                         act.bytes = std::max<int64_t>(0, number(store, s.args, "bytes"));
+                        if (act.link.starts_with("nccl")) {
+                            // What the collective leaves on this rank (as XLA's collectives
+                            // count their result): PyTorch records elements and their dtype.
+                            const int64_t elements = number(store, s.args, "Out msg nelems");
+                            const auto dtype = store.argsMember(s.args, "dtype");
+                            const auto type = elementTypeOf(
+                                dtype ? jsonMember(*dtype, "dtype").value_or("") : "");
+                            act.elementType = type.first;
+                            if (act.bytes == 0 && elements > 0) act.bytes = elements * type.second;
+                        }
                         activities.emplace_back(number(store, s.args, "correlation"),
                                                 std::move(act));
                         break;

@@ -575,6 +575,46 @@ class TestTransfers : public QObject {
         QCOMPARE(a.stallNs, int64_t(49625 + 60000));
     }
 
+    void ncclBytesFromKernelArgs() {
+        // PyTorch records a collective's elements and dtype on its NCCL kernel, launched
+        // through the driver API; a kernel with a "bytes" arg keeps it.
+        auto x = [](const char* name, const char* cat, int tid, int ts, int dur, QJsonObject args) {
+            return QJsonObject{{"ph", "X"},  {"name", name}, {"cat", cat}, {"pid", 1},
+                               {"tid", tid}, {"ts", ts},     {"dur", dur}, {"args", args}};
+        };
+        QJsonArray events{
+            x("cuLaunchKernelEx", "cuda_driver", 1, 0, 5, {{"correlation", 1}}),
+            x("cudaLaunchKernel", "cuda_runtime", 1, 10, 5, {{"correlation", 2}}),
+            x("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "kernel", 7, 20,
+              30,
+              {{"correlation", 1},
+               {"device", 0},
+               {"stream", 7},
+               {"In msg nelems", 25136},
+               {"Out msg nelems", 201088},
+               {"Group size", 8},
+               {"dtype", "BFloat16"}}),
+            x("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "kernel",
+              7, 60, 30,
+              {{"correlation", 2},
+               {"device", 0},
+               {"stream", 7},
+               {"Out msg nelems", 1000},
+               {"dtype", "Float"}}),
+        };
+        const QString path = dir_.filePath("nccl.json");
+        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
+        auto ws = Workspace::open(dir_.filePath("nccl.sqlite").toStdString());
+        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        QCOMPARE(a.transfers.size(), size_t(2));
+        QCOMPARE(a.transfers[0].name, std::string("cuLaunchKernelEx"));
+        QCOMPARE(a.links[a.transfers[0].link].name, std::string("nccl AllGather"));
+        QCOMPARE(a.transfers[0].bytes, uint64_t(201088 * 2));
+        QCOMPARE(a.transfers[0].elementType, std::string("bf16"));
+        QCOMPARE(a.transfers[1].bytes, uint64_t(1000 * 4));
+        QCOMPARE(a.transfers[1].elementType, std::string("f32"));
+    }
+
     void kinetoSample() {
         const QString path = kSamples + "real/hta_alexnet_trace.json.gz";
         if (!QFile::exists(path))
