@@ -103,8 +103,10 @@ bool runTransferCommand(const std::vector<std::string>& args, const std::string&
     const ProfileInfo profile = workspace->resolveProfile(a.positional[0]);
     if (profile.kind != kinds::kTrace) return false;
     const auto analysis = transfers::ofProfile(*workspace, profile.id);
-    printJson(command == "dma" ? transfers::dmaJson(analysis)
-                               : traceSuggestions(*workspace, profile.id, analysis, a.limit));
+    if (command == "dma")
+        transfers::writeDmaJson(analysis, std::cout);
+    else
+        printJson(traceSuggestions(*workspace, profile.id, analysis, a.limit));
     status = 0;
     return true;
 }

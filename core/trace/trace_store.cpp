@@ -124,6 +124,22 @@ std::vector<SliceItem> TraceStore::slices(int64_t trackId, int64_t from, int64_t
     return out;
 }
 
+void TraceStore::forEachChunk(
+    int64_t trackId, const std::function<void(const std::vector<SliceItem>&)>& visit) const {
+    const TrackRow* t = track(trackId);
+    if (!t || t->slices + t->instants == 0) return;
+    sql::Statement st(workspace_.db(),
+                      "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
+                      "level = 0 ORDER BY seq");
+    st.bind(1, profileId_).bind(2, trackId);
+    std::vector<SliceItem> chunk;
+    while (st.step()) {
+        chunk.clear();
+        decodeSlices(st.blob(0), chunk);
+        visit(chunk);
+    }
+}
+
 std::vector<CounterItem> TraceStore::counters(int64_t trackId, int64_t from, int64_t to,
                                               double resolution) const {
     std::vector<CounterItem> out;

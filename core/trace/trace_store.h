@@ -2,6 +2,7 @@
 
 #include <QJsonObject>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -74,6 +75,12 @@ class TraceStore {
     // Items overlapping [from, to] at a resolution of `resolution` ns (what one pixel covers):
     // slices shorter than the level's width come folded into counted items. Sorted by start.
     std::vector<SliceItem> slices(int64_t track, int64_t from, int64_t to, double resolution) const;
+    // Every level-0 item of a track, one stored chunk at a time (chunks in time order, items in
+    // a chunk as stored: not sorted across chunks), for passes over a whole profile: `slices`
+    // would collect and sort them all first.
+    void forEachChunk(int64_t track,
+                      const std::function<void(const std::vector<SliceItem>&)>& visit) const;
+    size_t textCount() const { return strings_.size(); }
     // Counter samples (or per-bucket summaries) in [from, to], plus the sample before `from`.
     std::vector<CounterItem> counters(int64_t track, int64_t from, int64_t to,
                                       double resolution) const;

@@ -1,9 +1,15 @@
 // Transfers of a PyTorch/Kineto trace: cudaMemcpyAsync/hipMemcpyAsync runtime calls bound to
 // their GPU memcpy activity by correlation id, NCCL/RCCL collective kernels bound to their
-// launches the same way, and the host-side waits for them (the first stream, device or event
-// synchronize on the issuing thread after the issue). A module run is a host thread's span
-// from its first issue to its last wait.
+// launches the same way, and the waits for them: on the host, the first stream, device or
+// event synchronize on the issuing thread after the issue; on the device, a stream that waits
+// for an event recorded on the copy's stream after the copy (cudaStreamWaitEvent, which
+// Kineto records as a "Stream Wait Event" activity naming the stream and the record's
+// correlation), up to the first work on the waiting stream after it. Whichever wait comes
+// first is the transfer's. A module run is a host thread's stretch up to a sync that waits
+// for copies; a device wait is a run of its own, from the first copy's issue to the work it
+// held back.
 #include <algorithm>
+#include <functional>
 #include <unordered_map>
 
 #include "core/trace/trace_store.h"
@@ -29,9 +35,20 @@ bool isSync(std::string_view name) {
         if (name == sync) return true;
     return false;
 }
+bool isEventRecord(std::string_view name) {
+    return name == "cudaEventRecord" || name == "cudaEventRecordWithFlags" ||
+           name == "hipEventRecord" || name == "hipEventRecordWithFlags";
+}
+// Kineto's device-side sync activities (cuda_sync): not work a waiting stream resumes with.
+bool isDeviceSync(std::string_view name) {
+    return name == "Stream Wait Event" || name == "Stream Sync" || name == "Context Sync" ||
+           name == "Event Sync";
+}
 bool isLaunch(std::string_view name) {
+    // NCCL launches its kernels through the driver API (cuLaunchKernelEx on recent versions).
     return name == "cudaLaunchKernel" || name == "hipLaunchKernel" ||
-           name == "hipExtLaunchKernel" || name == "cudaLaunchKernelExC";
+           name == "hipExtLaunchKernel" || name == "cudaLaunchKernelExC" ||
+           name == "cuLaunchKernel" || name == "cuLaunchKernelEx";
 }
 // "Memcpy HtoD (Pageable -> Device)" -> "HtoD"; empty when not a memcpy activity.
 std::string memcpyKind(std::string_view name) {
@@ -46,6 +63,28 @@ std::string collectiveKind(std::string_view name) {
     if (!nccl && !rccl) return {};
     name.remove_prefix(name.find('_') + 1);
     return "nccl " + std::string(name.substr(0, name.find('_')));
+}
+
+// PyTorch's dtype names (the NCCL kernel's "dtype" arg) as XLA element types and their
+// sizes; empty and 0 when unknown.
+std::pair<std::string, int> elementTypeOf(std::string_view dtype) {
+    static const std::pair<std::string_view, std::pair<const char*, int>> kTypes[] = {
+        {"Float", {"f32", 4}},
+        {"Double", {"f64", 8}},
+        {"Half", {"f16", 2}},
+        {"BFloat16", {"bf16", 2}},
+        {"Int", {"s32", 4}},
+        {"Long", {"s64", 8}},
+        {"Short", {"s16", 2}},
+        {"Char", {"s8", 1}},
+        {"Byte", {"u8", 1}},
+        {"Bool", {"pred", 1}},
+        {"Float8_e4m3fn", {"f8e4m3fn", 1}},
+        {"Float8_e5m2", {"f8e5m2", 1}},
+    };
+    for (const auto& [name, type] : kTypes)
+        if (dtype == name) return {type.first, type.second};
+    return {std::string(), 0};
 }
 
 int64_t number(const TraceStore& store, uint64_t args, std::string_view key) {
@@ -67,8 +106,81 @@ struct Activity {
     SliceItem slice;
     int64_t track = 0;
     std::string link;  // "HtoD", "nccl AllGather"
-    int64_t device = -1, bytes = 0;
+    int64_t device = -1, bytes = 0, stream = -1;
+    std::string elementType;  // when the activity says (NCCL kernels' dtype)
 };
+// A GPU stream waiting for an event recorded on another stream.
+struct StreamWait {
+    SliceItem slice;
+    int64_t track = 0;
+    int64_t device = -1, waitOnStream = -1, recordCorrelation = -1;
+    int64_t reached = 0;      // when the waiting stream got to the wait
+    int64_t resumed = 0;      // when the first work after it started
+    int64_t recordIssue = 0;  // the host's cudaEventRecord: copies issued before it count
+    bool resolved = false;    // record and consuming work found
+};
+
+// The copy activity measured: issue, transfer, link (no wait yet).
+Transfer measuredTransfer(const TraceStore& store, LinkTable& links, const Call& call,
+                          const Activity& act) {
+    Transfer t;
+    t.name = store.text(call.slice.name);
+    t.opcode = t.name;
+    t.bytes = uint64_t(act.bytes);
+    t.elementType = act.elementType;
+    const std::string device = act.device >= 0 ? "GPU " + std::to_string(act.device) : "GPU";
+    t.link = links.get(device, act.link, act.link, device);
+    t.issue = call.slice.start;
+    t.issueTrack = call.track;
+    // The GPU measured the transfer itself.
+    t.transferStart = act.slice.start;
+    t.complete = act.slice.end();
+    t.completeMeasured = true;
+    t.inFlightTrack = act.track;
+    t.inFlightStart = act.slice.start;
+    t.inFlightEnd = act.slice.end();
+    return t;
+}
+
+// Where each stream wait sits on its stream: reached when the stream had finished the work
+// before it (or at the wait, when it was idle), resumed when the next work on it started; and
+// when the host recorded the event it waits for. `isWork` tells a stream's work (kernels,
+// copies) from the sync activities around it.
+void placeStreamWaits(const TraceStore& store, const std::function<bool(uint32_t)>& isWork,
+                      const std::unordered_map<int64_t, int64_t>& records,
+                      std::vector<StreamWait>& waits) {
+    std::map<int64_t, std::vector<StreamWait*>> byTrack;
+    for (StreamWait& w : waits) {
+        const auto record = records.find(w.recordCorrelation);
+        if (record == records.end()) continue;
+        w.recordIssue = record->second;
+        byTrack[w.track].push_back(&w);
+    }
+    for (const auto& [track, trackWaits] : byTrack) {
+        std::vector<std::pair<int64_t, int64_t>> work;  // (start, end) on the waiting stream
+        store.forEachChunk(track, [&](const std::vector<SliceItem>& chunk) {
+            for (const SliceItem& s : chunk)
+                if (s.kind == trace::ItemKind::Slice && isWork(s.name))
+                    work.emplace_back(s.start, s.end());
+        });
+        std::sort(work.begin(), work.end());
+        for (StreamWait* w : trackWaits) {
+            const auto next = std::lower_bound(work.begin(), work.end(),
+                                               std::make_pair(w->slice.start, INT64_MIN));
+            if (next == work.end()) continue;  // nothing ran after it: nothing was held
+            // The work just before (a few items back: annotations around kernels that end
+            // after the next work started do not count).
+            w->reached = w->slice.start;
+            int back = 0;
+            for (auto it = next; it != work.begin() && back < 64; ++back) {
+                --it;
+                if (it->second <= next->first) w->reached = std::max(w->reached, it->second);
+            }
+            w->resumed = std::max(next->first, w->reached);
+            w->resolved = true;
+        }
+    }
+}
 
 }  // namespace
 
@@ -79,33 +191,111 @@ Analysis deriveKineto(const TraceStore& store) {
     std::unordered_map<int64_t, std::vector<Call>> syncs;  // by host track, in time order
     std::vector<std::pair<int64_t, Activity>> activities;  // correlation, activity
     std::vector<Call> launches;
-    for (const TrackRow& track : store.tracks()) {
-        if (track.slices == 0) continue;
-        for (const SliceItem& s : store.slices(track.id, store.start(), store.end(), 0)) {
-            if (s.kind != trace::ItemKind::Slice) continue;
-            const std::string& name = store.text(s.name);
-            if (isMemcpyCall(name)) {
-                const int64_t correlation = number(store, s.args, "correlation");
-                if (correlation >= 0) issues[correlation] = Call{s, track.id};
-            } else if (isLaunch(name)) {
-                launches.push_back(Call{s, track.id});  // their args only if a collective ran
-            } else if (isSync(name)) {
-                syncs[track.id].push_back(Call{s, track.id});
-            } else {
-                Activity act;
-                act.link = memcpyKind(name);
-                if (act.link.empty()) act.link = collectiveKind(name);
-                if (act.link.empty()) continue;
-                act.slice = s;
-                act.track = track.id;
-                act.device = number(store, s.args, "device");
-                act.bytes = std::max<int64_t>(0, number(store, s.args, "bytes"));
-                activities.emplace_back(number(store, s.args, "correlation"), std::move(act));
-            }
+    std::unordered_map<int64_t, int64_t> records;  // cudaEventRecord start by correlation
+    std::vector<StreamWait> streamWaits;
+    // What each name is, decided once per string rather than once per slice: a trace's slices
+    // are millions, its distinct names thousands.
+    enum class What : uint8_t {
+        Other,
+        Memcpy,
+        Launch,
+        Sync,
+        Activity,
+        Record,
+        StreamWaitEvent,
+        DeviceSync
+    };
+    std::vector<What> what(store.textCount(), What::Other);
+    std::vector<std::string> activityLink(store.textCount());
+    for (uint32_t id = 0; id < store.textCount(); ++id) {
+        const std::string& name = store.text(id);
+        if (isMemcpyCall(name)) {
+            what[id] = What::Memcpy;
+        } else if (isLaunch(name)) {
+            what[id] = What::Launch;
+        } else if (isSync(name)) {
+            what[id] = What::Sync;
+        } else if (isEventRecord(name)) {
+            what[id] = What::Record;
+        } else if (isDeviceSync(name)) {
+            what[id] = name == "Stream Wait Event" ? What::StreamWaitEvent : What::DeviceSync;
+        } else {
+            std::string link = memcpyKind(name);
+            if (link.empty()) link = collectiveKind(name);
+            if (link.empty()) continue;
+            what[id] = What::Activity;
+            activityLink[id] = std::move(link);
         }
     }
-    // Kernel launches are most of a trace's runtime calls: their correlation ids are read only
-    // when a collective kernel needs its launch.
+    // Kernel launches are most of a trace's runtime calls: kept only when a collective kernel
+    // may need its launch, their correlation ids read only when one ran.
+    const bool collectiveNames =
+        std::any_of(activityLink.begin(), activityLink.end(),
+                    [](const std::string& link) { return link.starts_with("nccl"); });
+    if (!collectiveNames)
+        for (What& w : what)
+            if (w == What::Launch) w = What::Other;
+    for (const TrackRow& track : store.tracks()) {
+        if (track.slices == 0) continue;
+        store.forEachChunk(track.id, [&](const std::vector<SliceItem>& chunk) {
+            for (const SliceItem& s : chunk) {
+                if (s.kind != trace::ItemKind::Slice || s.name >= what.size()) continue;
+                switch (what[s.name]) {
+                    case What::Other:
+                    case What::DeviceSync:
+                        break;
+                    case What::Record:
+                        records[number(store, s.args, "correlation")] = s.start;
+                        break;
+                    case What::StreamWaitEvent: {
+                        StreamWait w;
+                        w.slice = s;
+                        w.track = track.id;
+                        w.device = number(store, s.args, "device");
+                        w.waitOnStream = number(store, s.args, "wait_on_stream");
+                        w.recordCorrelation =
+                            number(store, s.args, "wait_on_cuda_event_record_corr_id");
+                        if (w.waitOnStream >= 0 && w.recordCorrelation >= 0)
+                            streamWaits.push_back(w);
+                        break;
+                    }
+                    case What::Memcpy: {
+                        const int64_t correlation = number(store, s.args, "correlation");
+                        if (correlation >= 0) issues[correlation] = Call{s, track.id};
+                        break;
+                    }
+                    case What::Launch:
+                        launches.push_back(Call{s, track.id});  // args only if a collective ran
+                        break;
+                    case What::Sync:
+                        syncs[track.id].push_back(Call{s, track.id});
+                        break;
+                    case What::Activity: {
+                        Activity act;
+                        act.link = activityLink[s.name];
+                        act.slice = s;
+                        act.track = track.id;
+                        act.device = number(store, s.args, "device");
+                        act.stream = number(store, s.args, "stream");
+                        act.bytes = std::max<int64_t>(0, number(store, s.args, "bytes"));
+                        if (act.link.starts_with("nccl")) {
+                            // What the collective leaves on this rank (as XLA's collectives
+                            // count their result): PyTorch records elements and their dtype.
+                            const int64_t elements = number(store, s.args, "Out msg nelems");
+                            const auto dtype = store.argsMember(s.args, "dtype");
+                            const auto type = elementTypeOf(
+                                dtype ? jsonMember(*dtype, "dtype").value_or("") : "");
+                            act.elementType = type.first;
+                            if (act.bytes == 0 && elements > 0) act.bytes = elements * type.second;
+                        }
+                        activities.emplace_back(number(store, s.args, "correlation"),
+                                                std::move(act));
+                        break;
+                    }
+                }
+            }
+        });
+    }
     const bool collectives = std::any_of(activities.begin(), activities.end(), [](const auto& e) {
         return e.second.link.starts_with("nccl");
     });
@@ -129,13 +319,69 @@ Analysis deriveKineto(const TraceStore& store) {
         }
         byThread[call->second.track].emplace_back(call->second, std::move(act));
     }
+    for (auto& entry : byThread)
+        std::sort(entry.second.begin(), entry.second.end(), [](const auto& x, const auto& y) {
+            return x.first.slice.start < y.first.slice.start;
+        });
+    // Device-side waits: a stream wait holds back the copies on the stream it waits on that
+    // were issued before the event's record and that no earlier wait on it held.
+    placeStreamWaits(
+        store,
+        [&what](uint32_t name) {
+            return name < what.size() && what[name] != What::StreamWaitEvent &&
+                   what[name] != What::DeviceSync;
+        },
+        records, streamWaits);
+    std::map<int64_t, std::vector<int32_t>> heldBy;  // thread -> per transfer: its stream wait
+    {
+        std::vector<size_t> order;
+        for (size_t w = 0; w < streamWaits.size(); ++w)
+            if (streamWaits[w].resolved) order.push_back(w);
+        std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+            return streamWaits[x].recordIssue < streamWaits[y].recordIssue;
+        });
+        for (auto& [thread, list] : byThread) {
+            std::vector<int32_t>& held = heldBy[thread];
+            held.assign(list.size(), -1);
+            for (size_t i = 0; i < list.size(); ++i) {
+                const Activity& act = list[i].second;
+                for (size_t w : order) {
+                    const StreamWait& sw = streamWaits[w];
+                    if (sw.device != act.device || sw.waitOnStream != act.stream ||
+                        act.stream < 0 || sw.recordIssue <= list[i].first.slice.start)
+                        continue;
+                    held[i] = int32_t(w);
+                    break;
+                }
+            }
+        }
+    }
+    std::vector<std::vector<std::pair<Call, Activity>>> deviceWaited(streamWaits.size());
     uint64_t notWaited = 0;
     std::vector<RunProgram> programs;
     for (auto& [thread, list] : byThread) {
-        std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) {
-            return x.first.slice.start < y.first.slice.start;
-        });
         const std::vector<Call>& threadSyncs = syncs[thread];
+        // A copy held by a stream wait that comes before its host sync (if any) is the
+        // device's to wait for.
+        {
+            const std::vector<int32_t>& held = heldBy[thread];
+            std::vector<std::pair<Call, Activity>> onHost;
+            for (size_t i = 0; i < list.size(); ++i) {
+                if (held[i] >= 0) {
+                    const auto sync = std::lower_bound(
+                        threadSyncs.begin(), threadSyncs.end(), list[i].first.slice.start,
+                        [](const Call& c, int64_t issue) { return c.slice.start < issue; });
+                    if (sync == threadSyncs.end() ||
+                        streamWaits[size_t(held[i])].reached <= sync->slice.start) {
+                        deviceWaited[size_t(held[i])].push_back(std::move(list[i]));
+                        continue;
+                    }
+                }
+                onHost.push_back(std::move(list[i]));
+            }
+            list = std::move(onHost);
+        }
+        if (list.empty()) continue;
         ModuleRun run;
         run.name = store.track(thread) ? store.track(thread)->name : "host thread";
         run.device = "host";
@@ -145,25 +391,13 @@ Analysis deriveKineto(const TraceStore& store) {
         const uint32_t module = uint32_t(a.modules.size());
         // Each transfer waits at the first sync that starts after its issue.
         std::map<size_t, std::vector<uint32_t>> waitsAt;  // sync index -> transfers
+        // Step names view the store's strings: the transfers' own move as the vector grows.
+        std::vector<std::string_view> issueNames;
         for (const auto& [call, act] : list) {
-            Transfer t;
+            Transfer t = measuredTransfer(store, links, call, act);
             t.id = uint32_t(a.transfers.size());
-            t.name = store.text(call.slice.name);
-            t.opcode = t.name;
             t.module = module;
-            t.bytes = uint64_t(act.bytes);
-            const std::string device =
-                act.device >= 0 ? "GPU " + std::to_string(act.device) : "GPU";
-            t.link = links.get(device, act.link, act.link, device);
-            t.issue = call.slice.start;
-            t.issueTrack = call.track;
-            // The GPU measured the transfer itself.
-            t.transferStart = act.slice.start;
-            t.complete = act.slice.end();
-            t.completeMeasured = true;
-            t.inFlightTrack = act.track;
-            t.inFlightStart = act.slice.start;
-            t.inFlightEnd = act.slice.end();
+            issueNames.push_back(store.text(call.slice.name));
             const auto sync = std::lower_bound(
                 threadSyncs.begin(), threadSyncs.end(), t.issue,
                 [](const Call& c, int64_t issue) { return c.slice.start < issue; });
@@ -186,12 +420,13 @@ Analysis deriveKineto(const TraceStore& store) {
         RunProgram program;
         program.module = module;
         std::vector<std::pair<int64_t, Step>> steps;
-        for (uint32_t id : run.transfers) {
+        for (size_t i = 0; i < run.transfers.size(); ++i) {
+            const uint32_t id = run.transfers[i];
             Step s;
             s.role = Role::Issue;
             s.start = s.end = a.transfers[id].issue;
             s.transfers = {id};
-            s.name = a.transfers[id].name;
+            s.name = issueNames[i];
             steps.emplace_back(s.start, std::move(s));
         }
         for (size_t i = 0; i < threadSyncs.size(); ++i) {
@@ -284,6 +519,81 @@ Analysis deriveKineto(const TraceStore& store) {
             if (cut) close(end);
         }
         if (!pending.empty()) close(run.end);
+    }
+    // A run per stream wait that held copies: their issues, then the wait, from when the
+    // stream reached it to when its next work started.
+    for (size_t w = 0; w < streamWaits.size(); ++w) {
+        auto& held = deviceWaited[w];
+        if (held.empty()) continue;
+        const StreamWait& sw = streamWaits[w];
+        std::sort(held.begin(), held.end(), [](const auto& x, const auto& y) {
+            return x.first.slice.start < y.first.slice.start;
+        });
+        ModuleRun run;
+        const trace::TrackRow* waiting = store.track(sw.track);
+        run.name = (waiting ? waiting->name : std::string("stream")) + " waits for stream " +
+                   std::to_string(sw.waitOnStream);
+        run.device = sw.device >= 0 ? "GPU " + std::to_string(sw.device) : "GPU";
+        run.track = sw.track;
+        run.start = held.front().first.slice.start;
+        run.end = std::max(run.start, sw.resumed);
+        RunProgram program;
+        program.module = uint32_t(a.modules.size());
+        Step wait;
+        wait.role = Role::Wait;
+        wait.start = std::max(sw.reached, run.start);
+        wait.end = std::max(sw.resumed, wait.start);
+        wait.name = store.text(sw.slice.name);
+        int64_t transfersDone = INT64_MIN;
+        for (size_t i = 0; i < held.size(); ++i) {
+            const auto& [call, act] = held[i];
+            Transfer t = measuredTransfer(store, links, call, act);
+            t.id = uint32_t(a.transfers.size());
+            t.module = program.module;
+            t.waitName = std::string(wait.name);
+            t.wait = wait.start;
+            t.waitEnd = wait.end;
+            t.waitTrack = sw.track;
+            t.blocked = t.waitEnd - t.wait >= kBlockedWaitNs && t.complete > t.wait;
+            t.issueStep = int32_t(i);
+            t.waitStep = int32_t(held.size());
+            transfersDone = std::max(transfersDone, t.complete);
+            // How early: after the previous host sync on the issuing thread (the trace does
+            // not say which kernel wrote the source); the issue stays when there is none.
+            t.backtailKind = Backtail::Unknown;
+            t.backtail = t.issue;
+            const std::vector<Call>& threadSyncs = syncs[call.track];
+            auto sync = std::lower_bound(
+                threadSyncs.begin(), threadSyncs.end(), t.issue,
+                [](const Call& c, int64_t issue) { return c.slice.start < issue; });
+            while (sync != threadSyncs.begin()) {
+                --sync;
+                if (sync->slice.end() > t.issue) continue;
+                t.backtailKind = Backtail::PreviousSync;
+                t.backtailOp = store.text(sync->slice.name);
+                t.backtail = sync->slice.end();
+                // Steps issued before that sync ended stay ahead of it.
+                t.backtailStep = -1;
+                for (size_t k = 0; k < i; ++k)
+                    if (held[k].first.slice.start < t.backtail) t.backtailStep = int32_t(k);
+                break;
+            }
+            Step issue;
+            issue.role = Role::Issue;
+            issue.start = issue.end = t.issue;
+            issue.transfers = {t.id};
+            issue.name = store.text(call.slice.name);
+            program.steps.push_back(std::move(issue));
+            wait.transfers.push_back(t.id);
+            run.transfers.push_back(t.id);
+            a.transfers.push_back(std::move(t));
+        }
+        // The stream also waits for its own launch: what the copies do not explain stays.
+        if (wait.end - std::max(wait.start, transfersDone) >= kBlockedWaitNs)
+            wait.otherWorkEnd = wait.end;
+        program.steps.push_back(std::move(wait));
+        a.modules.push_back(std::move(run));
+        programs.push_back(std::move(program));
     }
     if (withoutCall) a.unmatched["activity_without_runtime_call"] = withoutCall;
     if (notWaited) a.unmatched["not_waited_on_host"] = notWaited;

@@ -23,8 +23,9 @@ using trace::TrackRow;
 struct Op {
     SliceItem slice;
     int64_t track = 0;
-    std::string name;                       // the HLO instruction's name (the event's display name)
-    const hlo::Instruction* hlo = nullptr;  // owned by the InstructionCache
+    std::string_view name;                       // the event's display name (the store's string)
+    const hlo::Instruction* hlo = nullptr;       // owned by the InstructionCache
+    std::span<const std::string_view> operands;  // its operands' names (the cache's)
 };
 
 bool mayBeAsync(std::string_view name) {
@@ -52,15 +53,31 @@ std::vector<const TrackRow*> lineTracks(const TraceStore& store, int64_t plane,
 std::vector<std::pair<SliceItem, int64_t>> slicesOf(const TraceStore& store,
                                                     const std::vector<const TrackRow*>& tracks) {
     std::vector<std::pair<SliceItem, int64_t>> out;
+    uint64_t count = 0;
+    for (const TrackRow* t : tracks) count += t->slices;
+    out.reserve(count);
     for (const TrackRow* t : tracks)
-        for (const SliceItem& s : store.slices(t->id, store.start(), store.end(), 0))
-            if (s.kind == trace::ItemKind::Slice) out.emplace_back(s, t->id);
+        store.forEachChunk(t->id, [&](const std::vector<SliceItem>& chunk) {
+            for (const SliceItem& s : chunk)
+                if (s.kind == trace::ItemKind::Slice) out.emplace_back(s, t->id);
+        });
     // Program order: by start, and at one start the shorter first. XProf sometimes stamps a
-    // zero-length copy-start with its copy-done's start; the start came first.
-    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    // zero-length copy-start with its copy-done's start; the start came first. Then by lane,
+    // depth and storage order. One sort of the chunks as stored: no sorted copy per lane.
+    std::vector<std::pair<int64_t, size_t>> laneRank;
+    for (size_t i = 0; i < tracks.size(); ++i) laneRank.emplace_back(tracks[i]->id, i);
+    auto rank = [&laneRank](int64_t track) {
+        for (const auto& [id, r] : laneRank)
+            if (id == track) return r;
+        return size_t(0);
+    };
+    std::stable_sort(out.begin(), out.end(), [&rank](const auto& a, const auto& b) {
         if (a.first.preciseStart() != b.first.preciseStart())
             return a.first.preciseStart() < b.first.preciseStart();
-        return a.first.preciseEnd() < b.first.preciseEnd();
+        if (a.first.preciseEnd() != b.first.preciseEnd())
+            return a.first.preciseEnd() < b.first.preciseEnd();
+        if (a.second != b.second) return rank(a.second) < rank(b.second);
+        return a.first.depth < b.first.depth;
     });
     return out;
 }
@@ -70,15 +87,20 @@ std::vector<std::pair<SliceItem, int64_t>> slicesOf(const TraceStore& store,
 // reads its ops' args.
 class InstructionCache {
   public:
+    // An op's instruction and its operands' names (viewing the instruction's), for steps.
+    struct Parsed {
+        std::optional<hlo::Instruction> instruction;
+        std::vector<std::string_view> operandNames;
+    };
     explicit InstructionCache(const TraceStore& store) : store_(store) {}
-    const hlo::Instruction* of(uint32_t program, const SliceItem& s) {
+    const Parsed* of(uint32_t program, const SliceItem& s) {
         const uint64_t key = (uint64_t(program) << 32) | s.name;
         auto found = byName_.find(key);
         if (found != byName_.end()) return found->second;
         return byName_.emplace(key, byArgs(s)).first->second;
     }
     // From the slice's own args (names shared by different instructions: "async-copy").
-    const hlo::Instruction* byArgs(const SliceItem& s) {
+    const Parsed* byArgs(const SliceItem& s) {
         uint64_t holder = 0;
         const auto member = store_.argsMember(s.args, "long_name", &holder);
         if (!member) return nullptr;
@@ -86,16 +108,22 @@ class InstructionCache {
         auto it = parsed_.find(holder);
         if (it == parsed_.end()) {
             const auto text = jsonMember(*member, "long_name");
-            it = parsed_.emplace(holder, text ? hlo::parseInstruction(*text) : std::nullopt).first;
+            it = parsed_.emplace(holder, Parsed{}).first;
+            Parsed& parsed = it->second;
+            if (text) parsed.instruction = hlo::parseInstruction(*text);
+            if (parsed.instruction)
+                for (const hlo::Operand& operand : parsed.instruction->operands)
+                    parsed.operandNames.emplace_back(operand.name);
         }
-        return it->second ? &*it->second : nullptr;
+        return it->second.instruction ? &it->second : nullptr;
     }
 
   private:
     const TraceStore& store_;
-    // Node-based: the instructions stay where they are while the map grows.
-    std::unordered_map<uint64_t, std::optional<hlo::Instruction>> parsed_;
-    std::unordered_map<uint64_t, const hlo::Instruction*> byName_;
+    // Node-based: the instructions (and the names viewing them) stay where they are while
+    // the map grows.
+    std::unordered_map<uint64_t, Parsed> parsed_;
+    std::unordered_map<uint64_t, const Parsed*> byName_;
 };
 
 // Peak bandwidth (bytes/ns = GB/s) of memory space `space` of a TPU/GPU plane, read (`read`)
@@ -147,6 +175,12 @@ Analysis deriveXprof(const TraceStore& store) {
         planeStats[plane.value("name").toString().toStdString()] = plane.value("stats").toObject();
     }
     InstructionCache instructions(store);
+    // Whether a name may be an async op's, decided once per string, not once per op.
+    std::vector<bool> asyncName(store.textCount());
+    for (uint32_t id = 0; id < store.textCount(); ++id) asyncName[id] = mayBeAsync(store.text(id));
+    auto mayBeAsyncOp = [&asyncName](const SliceItem& s) {
+        return s.name < asyncName.size() && asyncName[s.name];
+    };
     uint64_t doneWithoutStart = 0, startWithoutDone = 0, nestedModules = 0, outside = 0,
              unendedRuns = 0;
     for (const TrackRow* plane : store.children(-1)) {
@@ -189,7 +223,7 @@ Analysis deriveXprof(const TraceStore& store) {
             const int64_t from = window.slice.start, to = window.slice.end();
             // Ops before this run (and after the previous one): outside any module.
             while (nextOp < ops.size() && ops[nextOp].first.start < from) {
-                if (mayBeAsync(store.text(ops[nextOp].first.name))) ++outside;
+                if (mayBeAsyncOp(ops[nextOp].first)) ++outside;
                 ++nextOp;
             }
             std::vector<Op> runOps;
@@ -197,13 +231,18 @@ Analysis deriveXprof(const TraceStore& store) {
             while (nextOp < ops.size() && ops[nextOp].first.start < to) {
                 Op op{ops[nextOp].first, ops[nextOp].second, store.text(ops[nextOp].first.name),
                       nullptr};
-                anyAsync = anyAsync || mayBeAsync(op.name);
+                anyAsync = anyAsync || mayBeAsyncOp(op.slice);
                 runOps.push_back(std::move(op));
                 ++nextOp;
             }
             if (!anyAsync) continue;
             // The HLO text of every op of a run with transfers: operands give dependencies.
-            for (Op& op : runOps) op.hlo = instructions.of(window.slice.name, op.slice);
+            for (Op& op : runOps) {
+                if (const auto* parsed = instructions.of(window.slice.name, op.slice)) {
+                    op.hlo = &*parsed->instruction;
+                    op.operands = parsed->operandNames;
+                }
+            }
 
             ModuleRun run;
             run.name = window.slice.name ? store.text(window.slice.name) : plane->name;
@@ -320,8 +359,9 @@ Analysis deriveXprof(const TraceStore& store) {
             while (nextFlight < inFlight.size() && inFlight[nextFlight].first.start < from)
                 ++nextFlight;
             for (size_t f = nextFlight; f < inFlight.size() && inFlight[f].first.start < to; ++f) {
-                const hlo::Instruction* hloText = instructions.byArgs(inFlight[f].first);
-                if (!hloText) continue;
+                const auto* parsed = instructions.byArgs(inFlight[f].first);
+                if (!parsed) continue;
+                const hlo::Instruction* hloText = &*parsed->instruction;
                 for (uint32_t id : run.transfers) {
                     Transfer& t = a.transfers[id];
                     if (t.name != hloText->name || t.inFlightTrack >= 0) continue;
@@ -337,9 +377,7 @@ Analysis deriveXprof(const TraceStore& store) {
                 step.start = op.slice.start;
                 step.end = op.slice.end();
                 step.name = op.hlo ? std::string_view(op.hlo->name) : op.name;
-                if (op.hlo)
-                    for (const hlo::Operand& operand : op.hlo->operands)
-                        step.operands.emplace_back(operand.name);
+                step.operands = op.operands;
                 if (transferOfStep[i] >= 0) {
                     const Transfer& t = a.transfers[size_t(transferOfStep[i])];
                     step.role = t.issueStep == int32_t(i) ? Role::Issue : Role::Wait;
@@ -352,7 +390,7 @@ Analysis deriveXprof(const TraceStore& store) {
             programs.push_back(std::move(program));
         }
         for (; nextOp < ops.size(); ++nextOp)
-            if (mayBeAsync(store.text(ops[nextOp].first.name))) ++outside;
+            if (mayBeAsyncOp(ops[nextOp].first)) ++outside;
         if (a.transfers.empty()) continue;
         model(a, programs);
         merge(all, std::move(a));

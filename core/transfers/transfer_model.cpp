@@ -214,7 +214,8 @@ void backtails(Analysis& a, const std::vector<RunProgram>& programs) {
             if (t.sourceOperand.empty()) {
                 // Set by the derivation; a sync inside the run ends where the run says.
                 if (t.backtailKind == Backtail::PreviousSync && t.backtailStep >= 0 &&
-                    size_t(t.backtailStep) < program.steps.size())
+                    size_t(t.backtailStep) < program.steps.size() &&
+                    program.steps[size_t(t.backtailStep)].role == Role::Wait)
                     t.backtail = program.steps[size_t(t.backtailStep)].end;
                 else if (t.backtailKind == Backtail::Unknown)
                     t.backtail = t.issue;
@@ -261,14 +262,18 @@ Timing timingOf(const ModuleRun& run, const RunProgram& program) {
 
 }  // namespace
 
-int64_t simulate(const Analysis& a, const RunProgram& program, const SimEdit& edit) {
+namespace {
+
+// simulate() with the run's timing computed once for all the edits tried on it.
+int64_t simulateTimed(const Analysis& a, const RunProgram& program, const Timing& timing,
+                      const SimEdit& edit) {
     const ModuleRun& run = a.modules[program.module];
-    const Timing timing = timingOf(run, program);
-    std::vector<uint32_t> order = edit.order;
-    if (order.empty()) {
-        order.resize(program.steps.size());
-        std::iota(order.begin(), order.end(), 0u);
+    std::vector<uint32_t> identity;
+    if (edit.order.empty()) {
+        identity.resize(program.steps.size());
+        std::iota(identity.begin(), identity.end(), 0u);
     }
+    const std::vector<uint32_t>& order = edit.order.empty() ? identity : edit.order;
     // Few links and transfers per run: flat lists beat hash maps here.
     std::vector<std::pair<uint32_t, int64_t>> linkFree, complete;
     auto freeOf = [&](uint32_t link) -> int64_t& {
@@ -313,6 +318,12 @@ int64_t simulate(const Analysis& a, const RunProgram& program, const SimEdit& ed
     return t + timing.trailing - run.start;
 }
 
+}  // namespace
+
+int64_t simulate(const Analysis& a, const RunProgram& program, const SimEdit& edit) {
+    return simulateTimed(a, program, timingOf(a.modules[program.module], program), edit);
+}
+
 namespace {
 
 // Moves step `from` to just before position `before` of the identity order.
@@ -325,14 +336,52 @@ std::vector<uint32_t> moved(size_t steps, uint32_t from, uint32_t before) {
     return order;
 }
 
+// An edit as the run that first saved anything describes it.
 struct Candidate {
-    std::string kind, key;  // key: the edit, the same across runs of one program
-    uint32_t module = 0;
+    std::string kind;
     std::vector<uint32_t> transfers;
     std::string toOp;
     int64_t saving = 0;
     QJsonObject evidence;
     std::string text;
+};
+
+// Edits summed per (program, edit) as the runs yield them: the saving over the runs it applies
+// to, the evidence and transfers of its first run. A program runs thousands of times, so an
+// edit is described (evidence, text) once: formatting it per run cost more than re-simulating.
+class Candidates {
+  public:
+    explicit Candidates(Analysis& a) : a_(a) {}
+    // Counts one run's saving for edit `key` (the same across runs of one program); true when
+    // the edit is new, and the caller describe()s it next.
+    bool count(uint32_t module, std::string key, int64_t saving) {
+        if (saving <= 0) return false;
+        const std::string& program = a_.modules[module].name;
+        auto [it, fresh] =
+            index_.try_emplace(std::make_pair(program, std::move(key)), a_.suggestions.size());
+        if (fresh) {
+            Suggestion s;
+            s.program = program;
+            a_.suggestions.push_back(std::move(s));
+        }
+        Suggestion& s = a_.suggestions[it->second];
+        ++s.runs;
+        s.savingNs += saving;
+        return fresh;
+    }
+    // Describes the edit count() just found new.
+    void describe(Candidate c) {
+        Suggestion& s = a_.suggestions.back();
+        s.kind = std::move(c.kind);
+        s.transfers = std::move(c.transfers);
+        s.toOp = std::move(c.toOp);
+        s.evidence = std::move(c.evidence);
+        s.text = std::move(c.text);
+    }
+
+  private:
+    Analysis& a_;
+    std::map<std::pair<std::string, std::string>, size_t> index_;
 };
 
 QString ms(int64_t ns) {
@@ -347,11 +396,8 @@ QString bytesText(uint64_t bytes) {
     return QString::number(qulonglong(bytes)) + " bytes";
 }
 
-void addCandidate(std::vector<Candidate>& out, Candidate c) {
-    if (c.saving > 0) out.push_back(std::move(c));
-}
-
-void hoists(const Analysis& a, const RunProgram& p, int64_t before, std::vector<Candidate>& out) {
+void hoists(const Analysis& a, const RunProgram& p, const Timing& timing, int64_t before,
+            Candidates& out) {
     for (uint32_t id : a.modules[p.module].transfers) {
         const Transfer& t = a.transfers[id];
         if (t.stall() <= 0 || t.issueStep < 0) continue;
@@ -366,15 +412,13 @@ void hoists(const Analysis& a, const RunProgram& p, int64_t before, std::vector<
             if (to >= uint32_t(t.issueStep)) continue;
             SimEdit edit;
             edit.order = moved(p.steps.size(), uint32_t(t.issueStep), to);
-            const int64_t saving = before - simulate(a, p, edit);
+            const int64_t saving = before - simulateTimed(a, p, timing, edit);
             if (saving <= best.saving) continue;
             best.saving = saving;
             best.toOp = to == 0 ? std::string() : std::string(p.steps[to - 1].name);
         }
-        if (best.saving <= 0) continue;
+        if (!out.count(p.module, "hoist " + t.name, best.saving)) continue;
         best.kind = "hoist";
-        best.key = "hoist " + t.name;
-        best.module = p.module;
         best.transfers = {id};
         best.evidence = QJsonObject{{"stall_ns", qint64(t.stall())},
                                     {"push_limit_ns", qint64(t.issue - t.backtail)},
@@ -388,13 +432,14 @@ void hoists(const Analysis& a, const RunProgram& p, int64_t before, std::vector<
                                                : QString::fromStdString(best.toOp),
                              ms(t.issue - t.backtail), ms(t.stall()))
                         .toStdString();
-        addCandidate(out, std::move(best));
+        out.describe(std::move(best));
     }
 }
 
 // A transfer queued behind one issued before it on the same link, yet waited for first:
 // issue it first (when its data allows).
-void reorders(const Analysis& a, const RunProgram& p, int64_t before, std::vector<Candidate>& out) {
+void reorders(const Analysis& a, const RunProgram& p, const Timing& timing, int64_t before,
+              Candidates& out) {
     for (const auto& [l, list] : byLink(a, a.modules[p.module])) {
         for (size_t j = 1; j < list.size(); ++j) {
             const Transfer& late = a.transfers[list[j]];
@@ -407,11 +452,12 @@ void reorders(const Analysis& a, const RunProgram& p, int64_t before, std::vecto
                 SimEdit edit;
                 edit.order =
                     moved(p.steps.size(), uint32_t(late.issueStep), uint32_t(early.issueStep));
+                const int64_t saving = before - simulateTimed(a, p, timing, edit);
+                if (!out.count(p.module, "reorder " + late.name + " before " + early.name, saving))
+                    break;
                 Candidate c;
-                c.saving = before - simulate(a, p, edit);
+                c.saving = saving;
                 c.kind = "reorder";
-                c.key = "reorder " + late.name + " before " + early.name;
-                c.module = p.module;
                 c.transfers = {list[j], list[i]};
                 c.toOp = early.name;
                 c.evidence = QJsonObject{{"queue_ns", qint64(late.queueNs)},
@@ -424,7 +470,7 @@ void reorders(const Analysis& a, const RunProgram& p, int64_t before, std::vecto
                         .arg(QString::fromStdString(late.name), QString::fromStdString(early.name),
                              QString::fromStdString(a.links[l].name), ms(late.queueNs))
                         .toStdString();
-                addCandidate(out, std::move(c));
+                out.describe(std::move(c));
                 break;
             }
         }
@@ -433,27 +479,32 @@ void reorders(const Analysis& a, const RunProgram& p, int64_t before, std::vecto
 
 // Compute after a blocked wait that needs nothing the wait brings (nor anything after it):
 // it can run while the transfer is still on its way.
-void overlaps(const Analysis& a, const RunProgram& p, int64_t before, std::vector<Candidate>& out) {
+void overlaps(const Analysis& a, const RunProgram& p, const Timing& timing, int64_t before,
+              Candidates& out) {
     std::unordered_set<std::string_view> inRun;
     for (const Step& step : p.steps) inRun.insert(step.name);
+    // Names produced before the wait at hand (grown as the waits go by), and those moved
+    // above it along with the independent ops.
+    std::unordered_set<std::string_view> produced, moved;
+    uint32_t producedUpTo = 0;
     for (uint32_t w = 0; w < p.steps.size(); ++w) {
         const Step& wait = p.steps[w];
         if (wait.role != Role::Wait) continue;
         int64_t stall = 0;
         for (uint32_t id : wait.transfers) stall = std::max(stall, a.transfers[id].stall());
         if (stall <= 0) continue;
-        // Names available before the wait: produced before it, or moved there along.
-        std::unordered_set<std::string_view> available;
-        for (uint32_t s = 0; s < w; ++s) available.insert(p.steps[s].name);
+        for (; producedUpTo < w; ++producedUpTo) produced.insert(p.steps[producedUpTo].name);
+        moved.clear();
         std::vector<uint32_t> independent;
         for (uint32_t s = w + 1; s < p.steps.size(); ++s) {
             const Step& step = p.steps[s];
             bool free = step.role == Role::Compute && !step.operands.empty();
             for (const std::string_view operand : step.operands)
-                if (!available.count(operand) && inRun.count(operand)) free = false;
+                if (!produced.count(operand) && !moved.count(operand) && inRun.count(operand))
+                    free = false;
             if (!free) continue;
             independent.push_back(s);
-            available.insert(step.name);
+            moved.insert(step.name);
         }
         if (independent.empty()) continue;
         std::vector<uint32_t> order;
@@ -465,11 +516,11 @@ void overlaps(const Analysis& a, const RunProgram& p, int64_t before, std::vecto
                 order.push_back(s);
         SimEdit edit;
         edit.order = std::move(order);
+        const int64_t saving = before - simulateTimed(a, p, timing, edit);
+        if (!out.count(p.module, "overlap " + std::string(wait.name), saving)) continue;
         Candidate c;
-        c.saving = before - simulate(a, p, edit);
+        c.saving = saving;
         c.kind = "overlap";
-        c.key = "overlap " + std::string(wait.name);
-        c.module = p.module;
         c.transfers = wait.transfers;
         c.toOp = std::string(wait.name);
         int64_t work = 0;
@@ -485,13 +536,13 @@ void overlaps(const Analysis& a, const RunProgram& p, int64_t before, std::vecto
                 .arg(ms(work), QString::fromUtf8(wait.name.data(), qsizetype(wait.name.size())),
                      ms(stall))
                 .toStdString();
-        addCandidate(out, std::move(c));
+        out.describe(std::move(c));
     }
 }
 
 // A link busy the whole time its waits stall: only fewer bytes or another link help.
-void transferBound(const Analysis& a, const RunProgram& p, int64_t before,
-                   std::vector<Candidate>& out) {
+void transferBound(const Analysis& a, const RunProgram& p, const Timing& timing, int64_t before,
+                   Candidates& out) {
     for (const auto& [l, list] : byLink(a, a.modules[p.module])) {
         const Link& link = a.links[l];
         int64_t stall = 0, transferStall = 0, from = INT64_MAX, to = INT64_MIN, busy = 0;
@@ -512,11 +563,11 @@ void transferBound(const Analysis& a, const RunProgram& p, int64_t before,
         if (busyFraction < 0.9 || transferStall < stall * 9 / 10) continue;
         SimEdit edit;
         for (uint32_t id : list) edit.bytesScale[id] = 0.5;
+        const int64_t saving = before - simulateTimed(a, p, timing, edit);
+        if (!out.count(p.module, "transfer-bound " + link.name, saving)) continue;
         Candidate c;
-        c.saving = before - simulate(a, p, edit);
+        c.saving = saving;
         c.kind = "transfer-bound";
-        c.key = "transfer-bound " + link.name;
-        c.module = p.module;
         c.transfers = list;
         c.evidence = QJsonObject{
             {"bytes", qint64(bytes)},
@@ -547,39 +598,20 @@ void transferBound(const Analysis& a, const RunProgram& p, int64_t before,
                                    : QString("half the bytes"),
                           ms(busy), ms(busy / 2), ms(c.saving))
                      .toStdString();
-        addCandidate(out, std::move(c));
+        out.describe(std::move(c));
     }
 }
 
 void suggest(Analysis& a, const std::vector<RunProgram>& programs,
              const std::vector<int64_t>& simulated) {
-    std::vector<Candidate> all;
+    Candidates all(a);
     for (size_t i = 0; i < programs.size(); ++i) {
         const RunProgram& p = programs[i];
-        hoists(a, p, simulated[i], all);
-        reorders(a, p, simulated[i], all);
-        overlaps(a, p, simulated[i], all);
-        transferBound(a, p, simulated[i], all);
-    }
-    // One suggestion per (program, edit): the saving summed over the runs it applies to; the
-    // evidence and transfers of its first run.
-    std::map<std::pair<std::string, std::string>, size_t> index;
-    for (Candidate& c : all) {
-        const auto key = std::make_pair(a.modules[c.module].name, c.key);
-        auto [it, fresh] = index.try_emplace(key, a.suggestions.size());
-        if (fresh) {
-            Suggestion s;
-            s.kind = c.kind;
-            s.program = key.first;
-            s.transfers = c.transfers;
-            s.toOp = c.toOp;
-            s.evidence = c.evidence;
-            s.text = c.text;
-            a.suggestions.push_back(std::move(s));
-        }
-        Suggestion& s = a.suggestions[it->second];
-        ++s.runs;
-        s.savingNs += c.saving;
+        const Timing timing = timingOf(a.modules[p.module], p);
+        hoists(a, p, timing, simulated[i], all);
+        reorders(a, p, timing, simulated[i], all);
+        overlaps(a, p, timing, simulated[i], all);
+        transferBound(a, p, timing, simulated[i], all);
     }
     for (Suggestion& s : a.suggestions) {
         s.savingPerRunNs = s.runs ? s.savingNs / s.runs : 0;

@@ -4,6 +4,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <ostream>
 
 #include "core/errors.h"
 #include "core/json_escape.h"
@@ -180,7 +183,49 @@ QJsonObject suggestionJson(const Analysis& a, const Suggestion& s) {
 
 }  // namespace
 
-QJsonObject dmaJson(const Analysis& a) {
+namespace {
+
+QJsonObject transferJson(const Analysis& a, const Transfer& t) {
+    const ModuleRun& run = a.modules[t.module];
+    QJsonObject o;
+    o["id"] = qint64(t.id);
+    o["name"] = qs(t.name);
+    o["wait_name"] = qs(t.waitName);
+    o["opcode"] = qs(t.opcode);
+    o["link"] = qs(a.links[t.link].name);
+    o["device"] = qs(a.links[t.link].device);
+    o["module"] = qint64(t.module);
+    o["module_name"] = qs(run.name);
+    o["bytes"] = qint64(t.bytes);
+    o["element_type"] = qs(t.elementType);
+    o["issue_instr"] = qint64(t.issueStep);
+    o["wait_instr"] = t.waited ? QJsonValue(qint64(t.waitStep)) : QJsonValue();
+    o["issue_cycle"] = qint64(t.issue);
+    o["ready_cycle"] = qint64(t.ready);
+    o["start_cycle"] = qint64(t.transferStart);
+    o["complete_cycle"] = qint64(t.complete);
+    o["complete_measured"] = t.completeMeasured;
+    o["wait_cycle"] = t.waited ? QJsonValue(qint64(t.wait)) : QJsonValue();
+    o["wait_end_cycle"] = t.waited ? QJsonValue(qint64(t.waitEnd)) : QJsonValue();
+    o["blocked"] = t.blocked;
+    o["base_stall"] = qint64(t.baseStall);
+    o["transfer_stall"] = qint64(t.transferStall);
+    o["queue"] = qint64(t.queueNs);
+    o["slack"] = qint64(t.slack);
+    o["backtail_instr"] = qint64(t.backtailStep);
+    o["backtail_cycle"] = qint64(t.backtail);
+    o["backtail_kind"] = backtailName(t.backtailKind);
+    o["backtail_op"] = qs(t.backtailOp);
+    o["source_operand"] = qs(t.sourceOperand);
+    if (t.inFlightTrack >= 0) {
+        o["in_flight_start"] = qint64(t.inFlightStart);
+        o["in_flight_end"] = qint64(t.inFlightEnd);
+    }
+    return o;
+}
+
+// dmaJson without its arrays of transfers and runs (the streamed writer's head).
+QJsonObject dmaSummaryJson(const Analysis& a) {
     QJsonObject root;
     root["time_unit"] = "ns";
     root["source"] = qs(a.source);
@@ -190,55 +235,77 @@ QJsonObject dmaJson(const Analysis& a) {
     root["transfer_stall_cycles"] = qint64(a.transferStallNs);
     root["model_error_pct"] = a.modelErrorPct;
     root["median_run_error_pct"] = a.medianRunErrorPct;
-    QJsonArray dmas;
-    for (const Transfer& t : a.transfers) {
-        const ModuleRun& run = a.modules[t.module];
-        QJsonObject o;
-        o["id"] = qint64(t.id);
-        o["name"] = qs(t.name);
-        o["wait_name"] = qs(t.waitName);
-        o["opcode"] = qs(t.opcode);
-        o["link"] = qs(a.links[t.link].name);
-        o["device"] = qs(a.links[t.link].device);
-        o["module"] = qint64(t.module);
-        o["module_name"] = qs(run.name);
-        o["bytes"] = qint64(t.bytes);
-        o["element_type"] = qs(t.elementType);
-        o["issue_instr"] = qint64(t.issueStep);
-        o["wait_instr"] = t.waited ? QJsonValue(qint64(t.waitStep)) : QJsonValue();
-        o["issue_cycle"] = qint64(t.issue);
-        o["ready_cycle"] = qint64(t.ready);
-        o["start_cycle"] = qint64(t.transferStart);
-        o["complete_cycle"] = qint64(t.complete);
-        o["complete_measured"] = t.completeMeasured;
-        o["wait_cycle"] = t.waited ? QJsonValue(qint64(t.wait)) : QJsonValue();
-        o["wait_end_cycle"] = t.waited ? QJsonValue(qint64(t.waitEnd)) : QJsonValue();
-        o["blocked"] = t.blocked;
-        o["base_stall"] = qint64(t.baseStall);
-        o["transfer_stall"] = qint64(t.transferStall);
-        o["queue"] = qint64(t.queueNs);
-        o["slack"] = qint64(t.slack);
-        o["backtail_instr"] = qint64(t.backtailStep);
-        o["backtail_cycle"] = qint64(t.backtail);
-        o["backtail_kind"] = backtailName(t.backtailKind);
-        o["backtail_op"] = qs(t.backtailOp);
-        o["source_operand"] = qs(t.sourceOperand);
-        if (t.inFlightTrack >= 0) {
-            o["in_flight_start"] = qint64(t.inFlightStart);
-            o["in_flight_end"] = qint64(t.inFlightEnd);
-        }
-        dmas.append(o);
-    }
-    root["dmas"] = dmas;
-    QJsonArray links, modules;
+    QJsonArray links;
     for (const Link& link : a.links) links.append(linkJson(link));
-    for (const ModuleRun& run : a.modules) modules.append(moduleJson(run));
     root["links"] = links;
-    root["modules"] = modules;
     QJsonObject unmatched;
     for (const auto& [what, count] : a.unmatched) unmatched[qs(what)] = qint64(count);
     root["unmatched"] = unmatched;
     return root;
+}
+
+// `value` as QJsonDocument indents it at `depth` levels (4 spaces each), without a newline
+// after it; the first line not indented (it follows its key).
+std::string indentedJson(const QJsonValue& value, int depth) {
+    // The document of an array holding the value: its lines but the first and last are the
+    // value's, one level deep.
+    const QByteArray doc = QJsonDocument(QJsonArray{value}).toJson(QJsonDocument::Indented);
+    std::string text(doc.constData() + 2, size_t(doc.size()) - 2);  // after "[\n"
+    text.resize(text.rfind("\n]"));
+    const std::string pad(size_t(4 * (depth - 1)), ' ');
+    std::string out;
+    size_t from = 4;  // the first line's own indent
+    while (from <= text.size()) {
+        const size_t nl = text.find('\n', from);
+        const size_t end = nl == std::string::npos ? text.size() : nl;
+        if (!out.empty()) out += "\n" + pad + "    ";
+        out.append(text, from, end - from);
+        if (nl == std::string::npos) break;
+        from = nl + 1 + 4;  // each line carries the array's level
+    }
+    return out;
+}
+
+}  // namespace
+
+QJsonObject dmaJson(const Analysis& a) {
+    QJsonObject root = dmaSummaryJson(a);
+    QJsonArray dmas, modules;
+    for (const Transfer& t : a.transfers) dmas.append(transferJson(a, t));
+    for (const ModuleRun& run : a.modules) modules.append(moduleJson(run));
+    root["dmas"] = dmas;
+    root["modules"] = modules;
+    return root;
+}
+
+void writeDmaJson(const Analysis& a, std::ostream& out) {
+    const QJsonObject head = dmaSummaryJson(a);
+    // QJsonDocument's member order (sorted keys) with the two long arrays among them.
+    std::map<std::string, std::function<void()>> members;
+    for (auto it = head.begin(); it != head.end(); ++it) {
+        const QJsonValue value = it.value();
+        members[it.key().toStdString()] = [&out, value] { out << indentedJson(value, 1); };
+    }
+    auto array = [&out](size_t count, const std::function<QJsonObject(size_t)>& element) {
+        out << "[\n";
+        for (size_t i = 0; i < count; ++i)
+            out << "        " << indentedJson(element(i), 2) << (i + 1 < count ? ",\n" : "\n");
+        out << "    ]";
+    };
+    members["dmas"] = [&] {
+        array(a.transfers.size(), [&a](size_t i) { return transferJson(a, a.transfers[i]); });
+    };
+    members["modules"] = [&] {
+        array(a.modules.size(), [&a](size_t i) { return moduleJson(a.modules[i]); });
+    };
+    out << "{\n";
+    size_t left = members.size();
+    for (const auto& [key, write] : members) {
+        out << "    \"" << key << "\": ";
+        write();
+        out << (--left ? ",\n" : "\n");
+    }
+    out << "}\n";
 }
 
 QJsonObject suggestJson(const Analysis& a) {

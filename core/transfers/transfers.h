@@ -16,8 +16,10 @@
 // kTransfersStream of the `blobs` table), read back in a worker, draw or print.
 #include <QJsonObject>
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -162,7 +164,7 @@ struct Step {
     int64_t start = 0, end = 0;       // measured
     std::vector<uint32_t> transfers;  // Issue: the one it issues; Wait: those it waits for
     std::string_view name;
-    std::vector<std::string_view> operands;  // HLO operand names, when known (dependencies)
+    std::span<const std::string_view> operands;  // HLO operand names, when known (dependencies)
     // A wait that also waits for work other than transfers (a CUDA sync waits for kernels):
     // it cannot end before this time however early its transfers complete.
     int64_t otherWorkEnd = INT64_MIN;
@@ -192,11 +194,11 @@ int64_t simulate(const Analysis& analysis, const RunProgram& program, const SimE
 // every slice of a Chrome/Kineto one; 0 for other formats. Known from the track list alone.
 uint64_t derivationSlices(const trace::TraceStore& store);
 // Whether an import derives the transfers (else the first request does, through ofProfile),
-// so that no import gets more than 20 % slower. Kineto: always (about 0.4 µs a slice, a sixth
-// of importing it: 1.4 s on a 1 GB trace that imports in 8-10 s). XProf: up to
-// kDeriveAtImportMaxSlices (about 0.3 s): on XLA-op-dense profiles deriving costs about 1.5 µs
-// a slice, three times the import (43 s on a 1 GB XSpace that imports in 13-14 s).
-constexpr uint64_t kDeriveAtImportMaxSlices = 200000;
+// so that no import gets more than 20 % slower. Kineto: always (about 0.17 µs a slice, under
+// a tenth of importing it: 0.65 s on a 1 GB trace that imports in 7.5-8 s, +2 % wall clock).
+// XProf: up to kDeriveAtImportMaxSlices (about 0.3 s): on XLA-op-dense profiles deriving
+// costs about 0.7 µs a slice, more than the import itself (0.5 µs a slice).
+constexpr uint64_t kDeriveAtImportMaxSlices = 400000;
 bool deriveAtImport(const trace::TraceStore& store);
 
 // Derives the transfers of a trace profile (XProf or Kineto, told by its tracks); an empty
@@ -205,6 +207,9 @@ Analysis derive(const trace::TraceStore& store);
 
 // ---- JSON (CONTRACT §5 `dma` and `suggest` keys, times in ns) ----
 QJsonObject dmaJson(const Analysis& analysis);
+// The same document as QJsonDocument(dmaJson()).toJson() prints, written a transfer at a time:
+// millions of transfers as one QJsonDocument took minutes and 11 GB.
+void writeDmaJson(const Analysis& analysis, std::ostream& out);
 QJsonObject suggestJson(const Analysis& analysis);
 // Before/after of two profiles of one program: per transfer (matched by module name, run
 // order and transfer name) and per module.

@@ -8,6 +8,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <deque>
 #include <fstream>
 
 #include "core/progress.h"
@@ -122,6 +123,7 @@ const Transfer* byName(const Analysis& a, const std::string& name, uint32_t modu
 struct HandRun {
     Analysis a;
     std::vector<RunProgram> programs;
+    std::deque<std::vector<std::string_view>> operands;  // what the steps' operands view
 };
 
 HandRun handRun() {
@@ -166,7 +168,7 @@ HandRun handRun() {
         st.end = e;
         st.transfers = std::move(ids);
         st.name = name;
-        st.operands = std::move(operands);
+        st.operands = h.operands.emplace_back(std::move(operands));
         p.steps.push_back(std::move(st));
     };
     step(Role::Issue, 0, 0, {0}, "A", {"param.1"});
@@ -436,6 +438,58 @@ class TestTransfers : public QObject {
         QCOMPARE(a.stallNs, int64_t(2000 + 2000 + 1000));
     }
 
+    void deferredDerivation() {
+        // An XProf profile over the import's budget: the import notes the deferral, the first
+        // request derives and stores, later ones read what was stored. Each run: copy-start,
+        // three fusions, a copy-done that blocks 2 µs (6 slices with the module).
+        constexpr int kRuns = int(kDeriveAtImportMaxSlices / 6) + 100;
+        PlaneWriter plane("/device:TPU:0");
+        const std::string copyStart =
+            "%copy-start = (f32[256]{0}, f32[256]{0:S(5)}, u32[]{:S(2)}) "
+            "copy-start(f32[256]{0:S(5)} %param)";
+        const std::string copyDone =
+            "%copy-done = f32[256]{0} copy-done((f32[256]{0}, f32[256]{0:S(5)}, u32[]{:S(2)}) "
+            "%copy-start)";
+        for (int r = 0; r < kRuns; ++r) {
+            const int64_t t0 = int64_t(r) * 10000;
+            plane.event("XLA Modules", "jit_f(1)", "jit_f(1)", t0, 9000000);
+            plane.event("XLA Ops", "copy-start", copyStart, t0, 10000);
+            for (int f = 0; f < 3; ++f) {
+                const std::string name = "fusion." + std::to_string(f);
+                plane.event("XLA Ops", name, "%" + name + " = f32[8]{0} fusion(), kind=kLoop",
+                            t0 + 100 + 1000 * f, 900000);
+            }
+            plane.event("XLA Ops", "copy-done", copyDone, t0 + 4000, 2000000);
+        }
+        const QString path = dir_.filePath("deferred.xplane.pb");
+        writeFile(path, plane.bytes());
+        const std::string wsPath = dir_.filePath("deferred.sqlite").toStdString();
+        auto ws = Workspace::open(wsPath);
+        const int64_t id = importFile(*ws, path);
+        {
+            const trace::TraceStore store(*ws, id);
+            QVERIFY(derivationSlices(store) > kDeriveAtImportMaxSlices);
+            QVERIFY(!deriveAtImport(store));
+            const QJsonObject note = store.metadata().value("transfers").toObject();
+            QVERIFY(note.value("deferred").toString().contains("derived on the first request"));
+        }
+        QVERIFY(!load(*ws, id));
+        // A read-only workspace derives for the request and stores nothing.
+        {
+            auto readOnly = Workspace::open(wsPath, Workspace::Mode::ReadOnly);
+            QCOMPARE(ofProfile(*readOnly, id).transfers.size(), size_t(kRuns));
+        }
+        QVERIFY(!load(*ws, id));
+        const Analysis first = ofProfile(*ws, id);
+        QCOMPARE(first.transfers.size(), size_t(kRuns));
+        QCOMPARE(first.modules.size(), size_t(kRuns));
+        QCOMPARE(first.stallNs, int64_t(kRuns) * 2000);
+        const auto stored = load(*ws, id);
+        QVERIFY(stored);
+        QCOMPARE(dmaJson(*stored), dmaJson(first));
+        QCOMPARE(suggestJson(ofProfile(*ws, id)), suggestJson(first));
+    }
+
     void storageRoundTrip() {
         HandRun h = handRun();
         model(h.a, h.programs);
@@ -505,6 +559,112 @@ class TestTransfers : public QObject {
         QCOMPARE(a.modules[1].simulatedNs, int64_t(70000));
         QCOMPARE(a.transfers[2].backtailKind, Backtail::PreviousSync);
         QCOMPARE(a.transfers[2].backtail, int64_t(210000));
+    }
+
+    void kinetoDeviceWait() {
+        // A copy on stream 9 that stream 7 waits for on the device (cudaEventRecord on 9 after
+        // the copy, cudaStreamWaitEvent on 7, the next kernel on 7), and a second copy issued
+        // after that record, waited by a host sync (after the device wait: a sync before it
+        // would be the first wait). Times in µs with ns fractions.
+        auto x = [](const char* name, const char* cat, int pid, int tid, double ts, double dur,
+                    QJsonObject args) {
+            return QJsonObject{{"ph", "X"},  {"name", name}, {"cat", cat}, {"pid", pid},
+                               {"tid", tid}, {"ts", ts},     {"dur", dur}, {"args", args}};
+        };
+        QJsonArray events{
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 1000, 5, {{"correlation", 1}}),
+            x("cudaEventRecord", "cuda_runtime", 1, 1, 1010, 1, {{"correlation", 2}}),
+            x("cudaStreamWaitEvent", "cuda_runtime", 1, 1, 1012, 1, {{"correlation", 3}}),
+            x("cudaLaunchKernel", "cuda_runtime", 1, 1, 1014, 2, {{"correlation", 4}}),
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 1020, 3, {{"correlation", 5}}),
+            x("cudaStreamSynchronize", "cuda_runtime", 1, 1, 1090, 110, {{"correlation", 6}}),
+            // Stream 9: the copies. Stream 7: a kernel running until 1030.5, the wait, the
+            // kernel it held back starting at 1081.25.
+            x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 9, 1006.125, 74,
+              {{"correlation", 1}, {"bytes", 1000000}, {"device", 0}, {"stream", 9}}),
+            x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 9, 1100, 50,
+              {{"correlation", 5}, {"bytes", 500000}, {"device", 0}, {"stream", 9}}),
+            x("void gemm(float*)", "kernel", 0, 7, 1000, 30.5,
+              {{"correlation", 0}, {"device", 0}, {"stream", 7}}),
+            x("Stream Wait Event", "cuda_sync", 0, 7, 1013, 0,
+              {{"correlation", 3},
+               {"device", 0},
+               {"stream", 7},
+               {"wait_on_stream", 9},
+               {"wait_on_cuda_event_record_corr_id", 2}}),
+            x("void relu(float*)", "kernel", 0, 7, 1081.25, 10,
+              {{"correlation", 4}, {"device", 0}, {"stream", 7}}),
+        };
+        const QString path = dir_.filePath("kineto_device_wait.json");
+        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
+        auto ws = Workspace::open(dir_.filePath("kineto_device_wait.sqlite").toStdString());
+        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        QCOMPARE(a.transfers.size(), size_t(2));
+        QVERIFY(!a.unmatched.count("not_waited_on_host"));
+        const Transfer* onDevice = nullptr;
+        const Transfer* onHost = nullptr;
+        for (const Transfer& t : a.transfers) (t.bytes == 1000000 ? onDevice : onHost) = &t;
+        QVERIFY(onDevice && onHost);
+        // Stream 7 reached the wait when its kernel ended (1030.5 µs), resumed at 1081.25 µs;
+        // the copy completed at 1080.125 µs: 49,625 ns of stall, all of it transferring (the
+        // link's one observation is all bandwidth).
+        QCOMPARE(onDevice->waitName, std::string("Stream Wait Event"));
+        QCOMPARE(onDevice->wait, int64_t(1030500));
+        QCOMPARE(onDevice->waitEnd, int64_t(1081250));
+        QCOMPARE(onDevice->complete, int64_t(1080125));
+        QVERIFY(onDevice->blocked);
+        QCOMPARE(onDevice->stall(), int64_t(1080125 - 1030500));
+        QCOMPARE(onDevice->baseStall, int64_t(0));
+        const ModuleRun& deviceRun = a.modules[onDevice->module];
+        QCOMPARE(deviceRun.device, std::string("GPU 0"));
+        QCOMPARE(deviceRun.start, int64_t(1000000));
+        QCOMPARE(deviceRun.end, int64_t(1081250));
+        QCOMPARE(deviceRun.transfers.size(), size_t(1));
+        // The second copy was issued after the record: the host sync waits for it.
+        QCOMPARE(onHost->waitName, std::string("cudaStreamSynchronize"));
+        QCOMPARE(onHost->wait, int64_t(1090000));
+        QCOMPARE(onHost->stall(), int64_t(1150000 - 1090000));
+        QCOMPARE(a.stallNs, int64_t(49625 + 60000));
+    }
+
+    void ncclBytesFromKernelArgs() {
+        // PyTorch records a collective's elements and dtype on its NCCL kernel, launched
+        // through the driver API; a kernel with a "bytes" arg keeps it.
+        auto x = [](const char* name, const char* cat, int tid, int ts, int dur, QJsonObject args) {
+            return QJsonObject{{"ph", "X"},  {"name", name}, {"cat", cat}, {"pid", 1},
+                               {"tid", tid}, {"ts", ts},     {"dur", dur}, {"args", args}};
+        };
+        QJsonArray events{
+            x("cuLaunchKernelEx", "cuda_driver", 1, 0, 5, {{"correlation", 1}}),
+            x("cudaLaunchKernel", "cuda_runtime", 1, 10, 5, {{"correlation", 2}}),
+            x("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "kernel", 7, 20,
+              30,
+              {{"correlation", 1},
+               {"device", 0},
+               {"stream", 7},
+               {"In msg nelems", 25136},
+               {"Out msg nelems", 201088},
+               {"Group size", 8},
+               {"dtype", "BFloat16"}}),
+            x("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "kernel",
+              7, 60, 30,
+              {{"correlation", 2},
+               {"device", 0},
+               {"stream", 7},
+               {"Out msg nelems", 1000},
+               {"dtype", "Float"}}),
+        };
+        const QString path = dir_.filePath("nccl.json");
+        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
+        auto ws = Workspace::open(dir_.filePath("nccl.sqlite").toStdString());
+        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        QCOMPARE(a.transfers.size(), size_t(2));
+        QCOMPARE(a.transfers[0].name, std::string("cuLaunchKernelEx"));
+        QCOMPARE(a.links[a.transfers[0].link].name, std::string("nccl AllGather"));
+        QCOMPARE(a.transfers[0].bytes, uint64_t(201088 * 2));
+        QCOMPARE(a.transfers[0].elementType, std::string("bf16"));
+        QCOMPARE(a.transfers[1].bytes, uint64_t(1000 * 4));
+        QCOMPARE(a.transfers[1].elementType, std::string("f32"));
     }
 
     void kinetoSample() {

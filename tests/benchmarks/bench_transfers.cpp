@@ -1,0 +1,61 @@
+// Transfer derivation cost on an imported trace profile: derives its transfers RUNS times (no
+// storing) and prints wall and CPU time per run, the peak memory growth of the process and
+// what the derivation found, so it can be profiled (perf record) apart from the import.
+//
+//   bench_transfers WORKSPACE PROFILE_ID [RUNS]
+#include <sys/resource.h>
+
+#include <QElapsedTimer>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "core/trace/trace_store.h"
+#include "core/transfers/transfers.h"
+#include "core/workspace.h"
+
+using namespace stallscope;
+
+namespace {
+
+double cpuSeconds() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+long peakRssMb() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss / 1024;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: bench_transfers WORKSPACE PROFILE_ID [RUNS]\n");
+        return 2;
+    }
+    const int runs = argc > 3 ? std::atoi(argv[3]) : 1;
+    const auto workspace = Workspace::open(argv[1], Workspace::Mode::ReadOnly);
+    const trace::TraceStore store(*workspace, std::atoll(argv[2]));
+    const long baseMb = peakRssMb();
+    std::printf("slices read: %llu, derive at import: %s\n",
+                static_cast<unsigned long long>(transfers::derivationSlices(store)),
+                transfers::deriveAtImport(store) ? "yes" : "no");
+    for (int r = 0; r < runs; ++r) {
+        QElapsedTimer timer;
+        timer.start();
+        const double cpu = cpuSeconds();
+        const transfers::Analysis analysis = transfers::derive(store);
+        std::printf(
+            "run %d: %.3f s wall, %.3f s cpu; %zu transfers, %zu runs, %zu suggestions, stall "
+            "%lld ns, model error %.3f %%; peak RSS %ld MB (store open: %ld MB)\n",
+            r + 1, double(timer.nsecsElapsed()) / 1e9, cpuSeconds() - cpu,
+            analysis.transfers.size(), analysis.modules.size(), analysis.suggestions.size(),
+            static_cast<long long>(analysis.stallNs), analysis.modelErrorPct, peakRssMb(), baseMb);
+    }
+    return 0;
+}
