@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/errors.h"
 #include "core/sqlite.h"
@@ -76,9 +77,16 @@ HostSummary summarize(const TraceStore& store, const RunHost& host, int64_t top)
                         "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
                         "level = 0 ORDER BY seq");
     std::vector<SliceItem> items;
+    // Ops are what the devices ran (kernels, XLA ops); a host without devices counts every
+    // slice. Step markers are steps, not ops.
+    std::unordered_set<int64_t> deviceTracks;
+    for (const StepDevice& d : steps.devices) deviceTracks.insert(d.tracks.begin(), d.tracks.end());
+    std::unordered_set<std::string> stepNames;
+    for (const Step& step : steps.steps) stepNames.insert(step.name);
     for (const TrackRow* t : tracksBelow(store, top)) {
         s.slices += t->slices;
         if (t->slices == 0 || t->kind == TrackKind::Counter) continue;
+        if (!deviceTracks.empty() && !deviceTracks.count(t->id)) continue;
         read.bind(1, store.profileId()).bind(2, t->id);
         while (read.step()) {
             items.clear();
@@ -92,7 +100,9 @@ HostSummary summarize(const TraceStore& store, const RunHost& host, int64_t top)
         }
         read.reset();
     }
-    for (const auto& [name, tc] : totals) s.ops.push_back({store.text(name), tc.first, tc.second});
+    for (const auto& [name, tc] : totals)
+        if (!stepNames.count(store.text(name)))
+            s.ops.push_back({store.text(name), tc.first, tc.second});
     std::sort(s.ops.begin(), s.ops.end(),
               [](const HostOpTotal& a, const HostOpTotal& b) { return a.name < b.name; });
     return s;
@@ -438,18 +448,28 @@ QJsonObject toJson(const HostsAnalysis& a) {
                     {"stragglers", stragglers},
                     {"variable_ops", ops}};
     if (!ops.isEmpty()) out.insert("op_varying_most", ops.at(0));
-    // The host most often slowest (ties: the larger median step time).
+    // The slowest host of the run: the most time over the steps' medians, summed over steps.
+    std::vector<int64_t> excess(a.hosts.size(), 0);
+    for (size_t k = 0; k < a.steps.size(); ++k) {
+        std::vector<int64_t> present;
+        for (size_t h = 0; h < a.hosts.size(); ++h)
+            if (a.stepOfHost[k][h] >= 0)
+                present.push_back(a.hosts[h].steps[size_t(a.stepOfHost[k][h])].duration);
+        if (present.size() < 2) continue;
+        const int64_t median = medianOf(present);
+        for (size_t h = 0; h < a.hosts.size(); ++h)
+            if (a.stepOfHost[k][h] >= 0)
+                excess[h] += std::max<int64_t>(
+                    0, a.hosts[h].steps[size_t(a.stepOfHost[k][h])].duration - median);
+    }
     int worst = -1;
     for (size_t h = 0; h < a.hosts.size(); ++h)
-        if (stragglerSteps[h] > 0 &&
-            (worst < 0 || stragglerSteps[h] > stragglerSteps[size_t(worst)] ||
-             (stragglerSteps[h] == stragglerSteps[size_t(worst)] &&
-              a.hosts[h].stepTimeMedian() > a.hosts[size_t(worst)].stepTimeMedian())))
-            worst = int(h);
+        if (excess[h] > 0 && (worst < 0 || excess[h] > excess[size_t(worst)])) worst = int(h);
     if (worst >= 0)
         out.insert(
             "slowest_host",
             QJsonObject{{"host", QString::fromStdString(a.hosts[size_t(worst)].host.name)},
+                        {"excess_ns", qint64(excess[size_t(worst)])},
                         {"straggler_steps", stragglerSteps[size_t(worst)]},
                         {"step_time_median", qint64(a.hosts[size_t(worst)].stepTimeMedian())}});
     return out;

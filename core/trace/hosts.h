@@ -8,7 +8,9 @@
 //   runHosts(metadata)          the hosts a profile's metadata lists (empty: one-host profile)
 //   summarizeHost(store, host)  one host: its steps (the step analysis restricted to the
 //                               host's tracks, StepOptions::withinTrack), per-step breakdown
-//                               summed over its devices, slices and per-op totals
+//                               summed over its devices, slices, and per-op totals over its
+//                               device tracks (every track when it has no device; step
+//                               markers are not ops)
 //   combineHosts(summaries)     across hosts: steps matched by name (or index), the slowest
 //                               host per step and its excess over the step's median, the ops
 //                               whose per-host total varies most
@@ -120,7 +122,8 @@ HostsAnalysis combineHosts(std::vector<HostSummary> hosts);
 // Every host of a run profile (a one-host profile is one host).
 HostsAnalysis analyzeHosts(const TraceStore& store);
 
-// `hosts --json` (CONTRACT §7 keys and more). The stored form holds the summaries; the rest is
+// `hosts --json` (CONTRACT §7 keys and more; "slowest_host": the host with the most time over
+// the steps' medians, summed over steps). The stored form holds the summaries; the rest is
 // recomputed from them (instant).
 QJsonObject toJson(const HostsAnalysis& analysis);
 QJsonObject summaryToJson(const HostSummary& summary);
