@@ -21,6 +21,7 @@
 #include "core/errors.h"
 #include "core/kinds.h"
 #include "core/progress.h"
+#include "core/trace/hosts.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
 
@@ -31,7 +32,18 @@ namespace {
 constexpr const char* kUsage = R"(usage: stallscope [--store PATH] <command> [options]
 
 Without a command, opens the GUI. Commands:
-  import [--name N] [--format F] FILE...   import files (format detected from content)
+  import [--name N] [--format F] FILE...   import files (format detected from content); a
+                                           DIR is one multi-host run (XProf run directory,
+                                           per-rank Kineto traces)
+  import --as-one FILE...                  the files are the hosts of one run: one profile
+  import --shard OUT.sqlite FILE...        import the files as one run into a new shard
+                                           workspace OUT (no --store needed), with the
+                                           hosts' summaries
+  merge OUT.sqlite SHARD... [--name N]     one run profile from shard workspaces' host
+                                           summaries, without copying their slices
+  hosts PROFILE [--json]                   per-host step time, the slowest host per step and
+                                           its excess over the median, the op whose per-host
+                                           time varies most
   list [--json]                            profiles in the workspace
   info PROFILE [--json]                    kind, counts, time range, top ops
   formats                                  the formats import understands
@@ -128,16 +140,27 @@ void printJson(const QJsonObject& object) {
 }
 
 int cmdImport(const std::vector<std::string>& args, const std::string& store) {
-    const Args a = parseArgs(args, 1, {"--name", "--format"}, {});
+    const Args a = parseArgs(args, 1, {"--name", "--format", "--shard"}, {"--as-one"});
     if (a.positional.empty()) throw InputError("import: give at least one FILE");
+    // A shard is a workspace of its own, made once from its inputs (merge reads it).
+    const std::string shard = a.value("--shard");
+    const std::string target = shard.empty() ? store : shard;
+    if (!shard.empty() && std::filesystem::exists(shard))
+        throw InputError(shard +
+                         ": the shard workspace exists already; a shard is built once "
+                         "from its files (remove it to build it again)");
     // A failed first import must not leave a new, empty workspace behind either.
-    const bool storeExisted = std::filesystem::exists(store);
+    const bool storeExisted = std::filesystem::exists(target);
     try {
-        auto ws = Workspace::open(store);
+        auto ws = Workspace::open(target);
         Progress progress(terminalProgressBar());
         const CancelOnInterrupt interrupt(progress);
         ImportRequest request{a.positional, a.value("--name"), a.value("--format")};
+        request.asOne = a.has("--as-one") || !shard.empty();
         const auto imported = importFiles(*ws, request, progress);
+        // The hosts' summaries are what merge reads: computed now, stored in the shard.
+        if (!shard.empty())
+            for (const auto& p : imported) trace::loadOrAnalyzeHosts(*ws, p.id);
         clearTerminalProgressBar();
         for (const auto& p : imported)
             std::cout << p.id << '\t' << p.kind << '\t' << p.name << '\n';
@@ -146,7 +169,7 @@ int cmdImport(const std::vector<std::string>& args, const std::string& store) {
         if (!storeExisted) {
             std::error_code ignored;
             for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-                std::filesystem::remove(store + suffix, ignored);
+                std::filesystem::remove(target + suffix, ignored);
         }
         throw;
     }
@@ -244,10 +267,10 @@ std::string takeStoreOption(std::vector<std::string>& args) {
 
 bool isCliCommand(const std::vector<std::string>& args) {
     static const std::set<std::string> commands{
-        "import",      "list",   "info",      "formats", "dma",        "suggest",
-        "whatif",      "dcache", "generate",  "convert", "demo",       "help",
-        "--help",      "-h",     "--version", "render",  "compare",    "absorption",
-        "noise-probe", "cpi",    "estimates", "steps",   "dma-compare"};
+        "import",    "list",        "info",    "formats",    "dma",         "suggest", "whatif",
+        "dcache",    "generate",    "convert", "demo",       "help",        "--help",  "-h",
+        "--version", "render",      "compare", "absorption", "noise-probe", "cpi",     "estimates",
+        "steps",     "dma-compare", "hosts",   "merge"};
     for (size_t i = 1; i < args.size(); ++i) {
         if (args[i] == "--store") {
             ++i;
@@ -284,6 +307,7 @@ int runCli(const std::vector<std::string>& argsIn) {
             return 0;
         }
         if (int status = 0; runStepCommand(sub, store, status)) return status;
+        if (int status = 0; runHostCommand(sub, store, status)) return status;
         if (int status = 0; runTransferCommand(sub, store, status)) return status;
         if (int status = 0; runReplayCommand(sub, store, status)) return status;
         if (int status = 0; runRenderCommand(sub, store, status)) return status;

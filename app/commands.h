@@ -17,6 +17,8 @@ bool runStepCommand(const std::vector<std::string>& args, const std::string& sto
 // dma/suggest on trace profiles (transfers), dma-compare; false for replay profiles.
 bool runTransferCommand(const std::vector<std::string>& args, const std::string& store,
                         int& status);
+// hosts, merge: multi-host runs (core/trace/hosts.h, importers/run_import.h).
+bool runHostCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 bool runCpiCommand(const std::vector<std::string>& args, const std::string& store, int& status);
 
 }  // namespace stallscope

@@ -7,6 +7,7 @@
 #include "app/commands.h"
 #include "core/errors.h"
 #include "core/kinds.h"
+#include "core/trace/hosts.h"
 #include "core/trace/step_analysis.h"
 #include "core/workspace.h"
 
@@ -53,6 +54,12 @@ int cmdSteps(const std::vector<std::string>& args, const std::string& store) {
     if (p.kind != kinds::kTrace)
         throw InputError("profile '" + p.name + "' is a " + p.kind +
                          " profile; steps needs a trace profile");
+    const QJsonObject meta =
+        QJsonDocument::fromJson(QByteArray::fromStdString(p.metadataJson)).object();
+    if (trace::isMergedProfile(meta))
+        throw InputError("profile '" + p.name +
+                         "' is merged from shards and holds no slices; run steps on a host's "
+                         "shard (hosts[].shard in info --json), or hosts on this profile");
     trace::StepOptions options;
     options.stepOp = a.stepOp;
     const trace::StepAnalysis analysis = trace::loadOrAnalyzeSteps(*ws, p.id, options);

@@ -12,6 +12,7 @@
 #include "core/sqlite.h"
 #include "core/trace/trace_store.h"
 #include "core/transfers/transfers.h"
+#include "importers/run_import.h"
 
 namespace stallscope {
 
@@ -59,6 +60,11 @@ QJsonObject deriveTransfers(Workspace& workspace, int64_t profileId) {
 
 }  // namespace
 
+void Importer::readHost(HostImportContext& ctx) const {
+    throw InputError(ctx.input.path() + ": " + format() +
+                     " files cannot be read as one host of a multi-host run");
+}
+
 const Importer* findImporter(std::string_view format) {
     for (const Importer* imp : importers())
         if (imp->format() == format) return imp;
@@ -97,16 +103,66 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
     }
     std::vector<ImportedProfile> out;
     sql::Transaction tx(workspace.db());
-    const double perFile = 1.0 / static_cast<double>(request.files.size());
+    // Runs of several hosts: each directory, and with asOne all the files together.
+    struct Run {
+        std::vector<RunMember> members;
+        std::string source;
+    };
+    std::vector<Run> runs;
+    std::vector<std::string> files;
+    for (const std::string& path : request.files) {
+        if (!std::filesystem::is_directory(path)) {
+            files.push_back(path);
+            continue;
+        }
+        std::vector<RunMember> members = runMembers(path, request.format);
+        // Chakra ranks already make one profile from the rank-0 file (its companions).
+        if (!members.front().importer->readsHosts() &&
+            !members.front().importer->companions(members.front().path).empty()) {
+            for (const RunMember& m : members) files.push_back(m.path);
+            continue;
+        }
+        runs.push_back({std::move(members), path});
+    }
+    if (request.asOne && !files.empty()) {
+        runs.push_back({runMembers(files, request.format), files.front()});
+        files.clear();
+    }
+    const double perFile = 1.0 / static_cast<double>(files.size() + runs.size());
+    for (size_t r = 0; r < runs.size(); ++r) {
+        Progress runProgress([&](double fraction, const std::string& stage) {
+            progress.report((static_cast<double>(r) + fraction) * perFile, stage);
+        });
+        RunOptions options;
+        options.name = request.name;
+        if (!request.name.empty() && runs.size() > 1)
+            options.name += " " + std::filesystem::path(runs[r].source).filename().string();
+        options.source = runs[r].source;
+        const ImportedProfile run = importRun(workspace, runs[r].members, options, runProgress);
+        progress.report((static_cast<double>(r) + 0.99) * perFile, "deriving transfers");
+        // The same derivation as a one-host trace, noted in the run's metadata.
+        sql::Statement read(workspace.db(), "SELECT metadata FROM profiles WHERE id = ?");
+        read.bind(1, run.id);
+        QJsonObject meta;
+        if (read.step())
+            meta = QJsonDocument::fromJson(QByteArray::fromStdString(std::string(read.text(0))))
+                       .object();
+        meta.insert("transfers", deriveTransfers(workspace, run.id));
+        sql::Statement update(workspace.db(), "UPDATE profiles SET metadata = ? WHERE id = ?");
+        update.bind(1, QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString())
+            .bind(2, run.id);
+        update.exec();
+        out.push_back(run);
+    }
     // Files another file of the request brings along (its companions) are not imported twice.
     // Companions follow from names alone, so no file is opened twice (inputs may be FIFOs).
     std::vector<std::string> covered;
-    for (const std::string& path : request.files)
+    for (const std::string& path : files)
         for (const Importer* importer : forced ? std::vector<const Importer*>{forced} : importers())
             for (const std::string& c : importer->companions(path))
                 if (c != path) covered.push_back(std::filesystem::absolute(c).lexically_normal());
-    for (size_t f = 0; f < request.files.size(); ++f) {
-        const std::string& path = request.files[f];
+    for (size_t f = 0; f < files.size(); ++f) {
+        const std::string& path = files[f];
         if (!covered.empty() &&
             std::find(covered.begin(), covered.end(),
                       std::filesystem::absolute(path).lexically_normal()) != covered.end())
@@ -119,7 +175,7 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
 
         ProfileInfo info;
         std::string base = request.name.empty() ? baseName(path) : request.name;
-        if (!request.name.empty() && request.files.size() > 1) base += " " + baseName(path);
+        if (!request.name.empty() && files.size() + runs.size() > 1) base += " " + baseName(path);
         info.name = workspace.uniqueName(base);
         info.kind = importer->kind();
         info.sourcePath = std::filesystem::absolute(path).string();
@@ -127,7 +183,7 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
         const int64_t id = workspace.insertProfile(info);
 
         Progress fileProgress([&](double fraction, const std::string& stage) {
-            progress.report((static_cast<double>(f) + fraction) * perFile, stage);
+            progress.report((static_cast<double>(runs.size() + f) + fraction) * perFile, stage);
         });
         // The per-file progress forwards to the outer one, whose report() throws on cancel.
         ImportContext ctx{workspace, input, fileProgress, id};
@@ -153,12 +209,14 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
         writeMetadata();
         // Transfers read the metadata just written (format, plane stats), then note themselves.
         if (info.kind == kinds::kTrace) {
-            progress.report((static_cast<double>(f) + 0.99) * perFile, "deriving transfers");
+            progress.report((static_cast<double>(runs.size() + f) + 0.99) * perFile,
+                            "deriving transfers");
             meta.insert("transfers", deriveTransfers(workspace, id));
             writeMetadata();
         }
         out.push_back({id, info.kind, info.name});
-        progress.report(static_cast<double>(f + 1) * perFile, "imported " + info.name);
+        progress.report(static_cast<double>(runs.size() + f + 1) * perFile,
+                        "imported " + info.name);
     }
     tx.commit();
     return out;

@@ -1,13 +1,16 @@
 #pragma once
 
+#include <QJsonObject>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/input_stream.h"
 #include "core/progress.h"
+#include "core/trace/trace_writer.h"
 #include "core/workspace.h"
 
 namespace stallscope {
@@ -31,6 +34,23 @@ struct ImportContext {
     std::string metadataJson = "{}";  // the importer may set a JSON object describing the profile
 };
 
+// One host's (or rank's) file of a multi-host run, read into the writer all hosts share.
+struct HostImportContext {
+    trace::TraceWriter& writer;
+    InputFile& input;
+    Progress& progress;
+    uint32_t hostTrack;    // the file's top-level tracks go below this one
+    int64_t firstPid = 0;  // process ids of the file continue from here (XProf plane indices)
+    // Filled by the importer:
+    QJsonObject metadata;  // what run() would record for the file alone
+    int64_t pidsUsed = 0;  // process ids taken from firstPid on
+    std::string hostName;  // the name the file gives its host ("" when it names none)
+    // Where the file's times sit on a clock every host shares, when the file says: the time to
+    // add to its timestamps (XProf profile_start_time, Kineto baseTimeNanoseconds).
+    std::optional<int64_t> clockBaseNs;
+    std::string clockSource;
+};
+
 class Importer {
   public:
     virtual ~Importer() = default;
@@ -46,6 +66,10 @@ class Importer {
     // a Chakra trace set), from the name alone (the file is not opened). An import given several
     // of them makes one profile, not one each.
     virtual std::vector<std::string> companions(const std::string& /*path*/) const { return {}; }
+    // Whether files of this format can be hosts of one multi-host run (readHost).
+    virtual bool readsHosts() const { return false; }
+    // Reads one host's file below ctx.hostTrack; the caller owns the writer and finishes it.
+    virtual void readHost(HostImportContext& ctx) const;
 };
 
 // Version of the JSON parser the importers use (simdjson), for the About box.
@@ -61,6 +85,9 @@ struct ImportRequest {
     std::vector<std::string> files;
     std::string name;    // profile name; default: the file name without extensions
     std::string format;  // empty: detect
+    // All files are the hosts (ranks) of one run: one trace profile with a host level (a
+    // directory among `files` is always one run of its own).
+    bool asOne = false;
 };
 
 struct ImportedProfile {

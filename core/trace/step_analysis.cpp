@@ -10,9 +10,11 @@
 #include <queue>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/errors.h"
 #include "core/sqlite.h"
+#include "core/trace/hosts.h"
 
 namespace stallscope::trace {
 
@@ -324,6 +326,7 @@ struct Gathered {
     // Step candidates by source.
     std::vector<TimedSlice> profilerSteps, iterationMarkers, stepOps, xlaSteps;
     std::vector<std::pair<int, TimedSlice>> xlaModules;  // (device, execution)
+    std::unordered_set<int64_t> withinHost;  // StepOptions::withinTrack: the host's tracks
     bool chrome = false;
 };
 
@@ -369,6 +372,30 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
         }
     };
 
+    // A multi-host run: tracks of one host only (withinTrack), or device names with their host.
+    const std::vector<RunHost> hosts = runHosts(store.metadata());
+    auto topOf = [&](int64_t id) {
+        const TrackRow* t = store.track(id);
+        while (t && t->parent >= 0 && store.track(t->parent)) t = store.track(t->parent);
+        return t ? t->id : int64_t(-1);
+    };
+    auto below = [&](const TrackRow& t) {
+        if (options.withinTrack < 0) return true;
+        for (const TrackRow* p = &t; p; p = p->parent >= 0 ? store.track(p->parent) : nullptr)
+            if (p->id == options.withinTrack) return true;
+        return false;
+    };
+    if (options.withinTrack >= 0)
+        for (const TrackRow& t : store.tracks())
+            if (below(t)) g.withinHost.insert(t.id);
+    auto hostPrefix = [&](int64_t track) {
+        if (hosts.empty() || options.withinTrack >= 0) return std::string();
+        const int64_t top = topOf(track);
+        for (const RunHost& h : hosts)
+            if (h.track == top) return h.name + " ";
+        return std::string();
+    };
+
     std::unordered_map<int64_t, int> deviceOfProcess;
     struct DeviceTrack {
         int64_t track;
@@ -384,7 +411,9 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
         StepDevice d;
         const TrackRow* process = store.track(t.parent);
         d.processTrack = chakra ? -1 : t.parent;
-        d.name = chakra ? t.name : process ? deviceName(process->name) : t.name;
+        d.name = hostPrefix(t.id) + (chakra    ? t.name
+                                     : process ? deviceName(process->name)
+                                               : t.name);
         g.devices.push_back(std::move(d));
         deviceOfProcess.emplace(key, int(g.devices.size() - 1));
         return int(g.devices.size() - 1);
@@ -427,7 +456,7 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
     };
 
     for (const TrackRow& t : store.tracks()) {
-        if (t.slices == 0 || t.kind == TrackKind::Counter) continue;
+        if (t.slices == 0 || t.kind == TrackKind::Counter || !below(t)) continue;
         const TrackRow* process = store.track(t.parent);
         const std::string processName = process ? process->name : std::string();
         TrackRole role = TrackRole::Host;
@@ -700,11 +729,22 @@ void detectSteps(StepAnalysis& result, Gathered& g, const TraceStore& store,
         return;
     }
     result.source = StepSource::WholeTrace;
-    if (store.end() > store.start()) {
+    // One host of a run: that host's span, not the run's.
+    int64_t start = store.start(), end = store.end();
+    if (options.withinTrack >= 0) {
+        start = INT64_MAX;
+        end = INT64_MIN;
+        for (const TrackRow& t : store.tracks()) {
+            if (t.slices + t.instants + t.samples == 0 || !g.withinHost.count(t.id)) continue;
+            start = std::min(start, t.start);
+            end = std::max(end, t.end);
+        }
+    }
+    if (end > start) {
         Step whole;
         whole.name = "whole trace";
-        whole.start = store.start();
-        whole.end = store.end();
+        whole.start = start;
+        whole.end = end;
         result.steps.push_back(std::move(whole));
     }
 }

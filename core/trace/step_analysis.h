@@ -69,6 +69,9 @@ const char* stepSourceName(StepSource source);  // "step_op", "profiler_step", .
 
 struct StepOptions {
     std::string stepOp;  // exact op name whose occurrences delimit steps; empty: detect
+    // Only the tracks below this one (a host of a multi-host run, core/trace/hosts.h): that
+    // host's steps, devices and host threads, as if it were a profile of its own. -1: all.
+    int64_t withinTrack = -1;
 };
 
 struct StepDevice {

@@ -43,6 +43,13 @@ namespace {
 // higher levels are built.
 constexpr uint64_t kLevelZeroInMemory = uint64_t(1) << 20;
 
+// a + b, held within int64 (an offset never wraps a time around).
+int64_t shifted(int64_t a, int64_t b) {
+    int64_t out = 0;
+    if (!__builtin_add_overflow(a, b, &out)) return out;
+    return b > 0 ? INT64_MAX - 2 : INT64_MIN;
+}
+
 constexpr const char* kReadLevelZeroSql =
     "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND level = 0 "
     "ORDER BY seq";
@@ -82,6 +89,13 @@ uint32_t TraceWriter::addTrack(TrackSpec spec) {
     return uint32_t(tracks_.size() - 1);
 }
 
+void TraceWriter::setTimeOffset(uint32_t track, int64_t ns) {
+    if (tracks_[track].slicesWritten)
+        throw Failure("trace writer: time offset for track " + std::to_string(track) +
+                      " set after it was written");
+    tracks_[track].offset = ns;
+}
+
 void TraceWriter::storeArgsChunk(int64_t seq, const std::string& packed) {
     std::lock_guard lock(dbMutex_);
     if (!argsInsert_)
@@ -109,6 +123,7 @@ void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t 
     durPs = std::min<uint16_t>(durPs, 999);
     slices_->push({start, dur, args, name, track, startPs, durPs, !ended});
     ++slicesAdded_;
+    if (observer_) observer_(track, start, name);
     TrackState& t = tracks_[track];
     ++t.slices;
     t.start = std::min(t.start, start);
@@ -186,7 +201,10 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track, SliceSort
     std::vector<SliceItem> levelZeroItems;
     if (levelZeroInMemory) levelZeroItems.reserve(size_t(track.slices + track.instants));
     uint64_t seen = 0;
-    slices.forEach(trackId, [&](const RawSlice& r) {
+    const int64_t offset = track.offset;
+    slices.forEach(trackId, [&](const RawSlice& raw) {
+        RawSlice r = raw;
+        r.start = shifted(r.start, offset);
         const PreciseTime start{r.start, r.startPs};
         if (binding) flows.before(start);
         while (!stack.empty() && stack.back().end <= start) pop();
@@ -267,7 +285,7 @@ void TraceWriter::writeCounterTrack(uint32_t trackId) {
     ChunkSink levelZero(insert, dbMutex_, profileId_, trackId, 0);
     samples_->forEach(trackId, [&](const RawSample& r) {
         CounterItem item;
-        item.ts = r.ts;
+        item.ts = shifted(r.ts, track.offset);
         item.value = item.min = item.max = r.value;
         levelZero.add(item);
         levelCounts.add(item);
@@ -355,6 +373,12 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     slices_->seal();
     samples_->seal();
 
+    // Flow ends move with their tracks (they bind against the shifted slices).
+    for (size_t i = 0; i < flows_.size(); ++i) {
+        FlowRecord& f = flows_[i];
+        if (f.fromTrack < tracks_.size()) f.fromTs = shifted(f.fromTs, tracks_[f.fromTrack].offset);
+        if (f.toTrack < tracks_.size()) f.toTs = shifted(f.toTs, tracks_[f.toTrack].offset);
+    }
     flows_.indexEnds(tracks_.size());
     const double totalRecords =
         double(slicesHandedOff_ + slices_->records() + samples_->records()) + 1.0;
@@ -381,6 +405,11 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
         if (track.samples > 0) ++summary.counterSeries;
         summary.maxDepth = std::max(summary.maxDepth, track.maxDepth);
         progress(0.95 * done / totalRecords);
+    }
+    for (TrackState& t : tracks_) {
+        if (!t.hasData() || t.offset == 0) continue;
+        t.start = shifted(t.start, t.offset);
+        t.end = shifted(t.end, t.offset);
     }
     summary.overlapping = overlapping_;
     summary.unended = ops_.unended();

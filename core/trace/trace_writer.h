@@ -66,6 +66,7 @@ class TraceWriter {
     TraceWriter& operator=(const TraceWriter&) = delete;
 
     uint32_t intern(std::string_view text) { return strings_.intern(text); }
+    std::string_view text(uint32_t id) const { return strings_.text(id); }
     uint32_t addTrack(TrackSpec spec);
     TrackSpec& track(uint32_t id) { return tracks_[id].spec; }
     size_t trackCount() const { return tracks_.size(); }
@@ -90,6 +91,16 @@ class TraceWriter {
     void addFlow(FlowEnd from, FlowEnd to, uint32_t name);
 
     uint64_t slicesAdded() const { return slicesAdded_; }
+
+    // Shifts everything on `track` (slices, instants, counter samples, flow ends) by `ns` when
+    // it is written: the hosts of a multi-host run are read on their own clocks and aligned
+    // once every host is read. Throws Failure when the track was already written
+    // (finishTracksBefore).
+    void setTimeOffset(uint32_t track, int64_t ns);
+    // Called with every slice as it is added (before any offset), e.g. to find step markers
+    // while a host is read; an empty function stops it.
+    using SliceObserver = std::function<void(uint32_t track, int64_t start, uint32_t name)>;
+    void setSliceObserver(SliceObserver observer) { observer_ = std::move(observer); }
 
     // Writes the slice tracks below `end` on a worker thread while the importer goes on, for
     // an importer that adds nothing more to them (XProf: a plane's lines once the plane is
@@ -143,6 +154,7 @@ class TraceWriter {
         uint64_t slices = 0, instants = 0, samples = 0;
         uint32_t maxDepth = 0;
         int64_t start = INT64_MAX, end = INT64_MIN;
+        int64_t offset = 0;  // setTimeOffset: added to every time when written
         std::vector<int> levels;
         bool slicesWritten = false;  // by finishTracksBefore
         bool hasData() const { return slices + instants + samples > 0; }
@@ -177,6 +189,7 @@ class TraceWriter {
     ArgsStore args_;
     uint64_t slicesAdded_ = 0, samplesAdded_ = 0;
     uint64_t overlapping_ = 0;
+    SliceObserver observer_;
 };
 
 }  // namespace stallscope::trace

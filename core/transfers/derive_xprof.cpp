@@ -7,6 +7,7 @@
 #include <deque>
 #include <unordered_map>
 
+#include "core/trace/hosts.h"
 #include "core/trace/trace_store.h"
 #include "core/transfers/derive_common.h"
 #include "core/transfers/hlo_text.h"
@@ -183,7 +184,7 @@ Analysis deriveXprof(const TraceStore& store) {
     };
     uint64_t doneWithoutStart = 0, startWithoutDone = 0, nestedModules = 0, outside = 0,
              unendedRuns = 0;
-    for (const TrackRow* plane : store.children(-1)) {
+    for (const TrackRow* plane : trace::processTracks(store)) {
         const auto opTracks = lineTracks(store, plane->id, "XLA Ops");
         if (opTracks.empty()) continue;
         PlaneContext ctx{plane->name, planeStats[plane->name]};

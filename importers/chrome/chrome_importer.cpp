@@ -42,8 +42,9 @@ bool parseInt(std::string_view text, int64_t& out) {
 // Interprets the events of one file.
 class ChromeTraceBuilder {
   public:
-    ChromeTraceBuilder(TraceWriter& writer, const std::string& path)
-        : writer_(writer), path_(path) {}
+    // parentTrack: the track above the file's processes (a host of a multi-host run), -1: none.
+    ChromeTraceBuilder(TraceWriter& writer, const std::string& path, int64_t parentTrack = -1)
+        : writer_(writer), path_(path), parentTrack_(parentTrack) {}
 
     void add(const chrome::RawEvent& ev) {
         ++events_;
@@ -200,6 +201,7 @@ class ChromeTraceBuilder {
         if (it != processes_.end()) return it->second.track;
         TrackSpec spec;
         spec.kind = TrackKind::Process;
+        spec.parent = parentTrack_;
         spec.pid = std::string(pid);
         int64_t numeric = 0;
         spec.sortIndex = parseInt(pid, numeric) ? numeric : INT32_MAX;
@@ -249,6 +251,7 @@ class ChromeTraceBuilder {
         if (global_ == UINT32_MAX) {
             TrackSpec spec;
             spec.kind = TrackKind::Global;
+            spec.parent = parentTrack_;
             spec.name = "Global";
             spec.sortIndex = INT64_MIN;
             global_ = writer_.addTrack(std::move(spec));
@@ -572,6 +575,7 @@ class ChromeTraceBuilder {
 
     TraceWriter& writer_;
     std::string path_;
+    int64_t parentTrack_ = -1;
     std::string key_;  // reused lookup key
     std::map<std::string, Process, std::less<>> processes_;
     std::unordered_map<std::string, uint32_t> threads_, named_;
@@ -705,20 +709,60 @@ class ChromeJsonImporter : public Importer {
 
     void run(ImportContext& ctx) const override {
         TraceWriter writer(ctx.workspace, ctx.profileId);
-        ChromeTraceBuilder builder(writer, ctx.input.path());
-        chrome::EventReader reader(ctx.input);
+        QJsonObject meta = readTrace(writer, ctx.input, ctx.progress, -1, nullptr);
+        const trace::TraceSummary summary = writer.finish(
+            [&](double f) { ctx.progress.report(0.8 + 0.2 * f, "building timeline"); });
+        meta.insert("trace", trace::summaryJson(summary));
+        QJsonArray warnings = meta.value("warnings").toArray();
+        if (summary.unboundFlows > 0)
+            warnings.append(QString("%1 flows have an end with no slice to attach to (drawn at "
+                                    "the event's time)")
+                                .arg(qint64(summary.unboundFlows)));
+        if (summary.overlapping > 0)
+            warnings.append(QString("%1 slices overlap their parent (not properly nested)")
+                                .arg(qint64(summary.overlapping)));
+        meta.insert("warnings", warnings);
+        ctx.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
+    }
+
+    bool readsHosts() const override { return true; }
+    void readHost(HostImportContext& ctx) const override {
+        std::vector<std::pair<std::string, std::string>> topLevel;
+        ctx.metadata = readTrace(ctx.writer, ctx.input, ctx.progress, ctx.hostTrack, &topLevel);
+        for (const auto& [key, value] : topLevel) {
+            // Kineto writes its times relative to baseTimeNanoseconds (since the epoch), and
+            // the rank in distributedInfo.
+            int64_t base = 0;
+            if (key == "baseTimeNanoseconds" && parseInt(value, base) && base > 0) {
+                ctx.clockBaseNs = base;
+                ctx.clockSource = "kineto baseTimeNanoseconds";
+            } else if (key == "distributedInfo") {
+                const QJsonObject info =
+                    QJsonDocument::fromJson(QByteArray::fromStdString(value)).object();
+                if (info.contains("rank"))
+                    ctx.hostName = "rank " + std::to_string(info.value("rank").toInteger());
+            }
+        }
+    }
+
+  private:
+    // Reads the file's events into `writer` below parentTrack (progress up to 0.8); returns its
+    // metadata without the writer's summary. topLevel: the top-level members, when wanted.
+    static QJsonObject readTrace(TraceWriter& writer, InputFile& input, Progress& progress,
+                                 int64_t parentTrack,
+                                 std::vector<std::pair<std::string, std::string>>* topLevel) {
+        ChromeTraceBuilder builder(writer, input.path(), parentTrack);
+        chrome::EventReader reader(input);
         chrome::RawEvent ev;
         uint64_t n = 0;
         while (reader.next(ev)) {
             builder.add(ev);
-            if ((++n & 0x3fff) == 0)
-                ctx.progress.report(0.8 * ctx.input.fraction(), "reading events");
+            if ((++n & 0x3fff) == 0) progress.report(0.8 * input.fraction(), "reading events");
         }
-        if (n == 0) throw InputError(ctx.input.path() + ": no trace events (not a Chrome trace?)");
+        if (n == 0) throw InputError(input.path() + ": no trace events (not a Chrome trace?)");
+        if (topLevel) *topLevel = reader.topLevel();
         QJsonObject meta = builder.finish();
-        const trace::TraceSummary summary = writer.finish(
-            [&](double f) { ctx.progress.report(0.8 + 0.2 * f, "building timeline"); });
-        meta.insert("trace", trace::summaryJson(summary));
+
         if (!reader.displayTimeUnit().empty())
             meta.insert("display_time_unit", QString::fromStdString(reader.displayTimeUnit()));
         QJsonObject top;
@@ -747,10 +791,6 @@ class ChromeJsonImporter : public Importer {
         if (meta.value("unmatched_flow_ends").toInteger() > 0)
             warnings.append(QString("%1 flow steps or ends have no start with their id")
                                 .arg(meta.value("unmatched_flow_ends").toInteger()));
-        if (summary.unboundFlows > 0)
-            warnings.append(QString("%1 flows have an end with no slice to attach to (drawn at "
-                                    "the event's time)")
-                                .arg(qint64(summary.unboundFlows)));
         if (meta.value("async_closed_by_parent").toInteger() > 0)
             warnings.append(QString("%1 async slices had no end event of their own; they end "
                                     "with the enclosing slice of their id")
@@ -775,16 +815,13 @@ class ChromeJsonImporter : public Importer {
             warnings.append(QString("byte %1: data after the end of the JSON document was "
                                     "ignored%2")
                                 .arg(reader.trailingOffset())
-                                .arg(ctx.input.compression() != Compression::None
+                                .arg(input.compression() != Compression::None
                                          ? " (offset in the decompressed JSON)"
                                          : ""));
         }
-        if (summary.overlapping > 0)
-            warnings.append(QString("%1 slices overlap their parent (not properly nested)")
-                                .arg(qint64(summary.overlapping)));
         meta.insert("missing_close_bracket", reader.missingClose());
         meta.insert("warnings", warnings);
-        ctx.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
+        return meta;
     }
 };
 

@@ -527,7 +527,11 @@ bool EventReader::next(RawEvent& event) {
                         state_ = State::Events;
                         ++p;
                     } else if (*p == '{' || *p == '[') {
+                        const char* valueStart = p;
                         skipValue(p, e);
+                        // Kineto's rank and world size, for naming the hosts of a run.
+                        if (keyText == "distributedInfo" && p - valueStart < (1 << 16))
+                            topLevel_.emplace_back(keyText, std::string(valueStart, p));
                     } else {
                         std::string value;
                         if (*p == '"') {

@@ -223,8 +223,13 @@ int64_t floorDiv(int64_t a, int64_t b) {
 
 class PlaneReader {
   public:
-    PlaneReader(TraceWriter& writer, const std::string& path) : writer_(writer), path_(path) {}
+    // parentTrack: the track above the planes (a host of a multi-host run), -1 for none.
+    PlaneReader(TraceWriter& writer, const std::string& path, int64_t parentTrack = -1)
+        : writer_(writer), path_(path), parentTrack_(parentTrack) {}
 
+    // The Task Environment plane's profile_start_time (ns since the epoch): XProf stores times
+    // relative to the session's start, this is where that start was.
+    std::optional<int64_t> profileStartTime;
     uint64_t events = 0, lines = 0, timedEvents = 0, aggregatedEvents = 0;
     uint64_t compressedStats = 0, corruptCompressedStats = 0, laneTracks = 0;
     // Aggregated events (num_occurrences) summed per op name: bounded by the distinct names.
@@ -273,6 +278,12 @@ class PlaneReader {
                                           "XSpace: malformed plane stat"));
             std::string value;
             appendStatValue(value, stat);
+            if (statName(stat.metadata_id()) == "profile_start_time") {
+                if (stat.value_case() == xprof::XStat::kUint64Value)
+                    profileStartTime = int64_t(stat.uint64_value());
+                else if (stat.value_case() == xprof::XStat::kInt64Value)
+                    profileStartTime = stat.int64_value();
+            }
             stats.insert(QString::fromStdString(statName(stat.metadata_id())),
                          QJsonDocument::fromJson(QByteArray::fromStdString("[" + value + "]"))
                              .array()
@@ -280,6 +291,7 @@ class PlaneReader {
         }
         TrackSpec spec;
         spec.kind = TrackKind::Process;
+        spec.parent = parentTrack_;
         spec.name = name.empty() ? "Plane " + std::to_string(index) : name;
         spec.pid = std::to_string(index);
         spec.sortIndex = index;
@@ -775,6 +787,7 @@ class PlaneReader {
 
     TraceWriter& writer_;
     const std::string& path_;
+    int64_t parentTrack_ = -1;
     uint32_t process_ = 0;
     std::string planeName_;
     std::unordered_map<int64_t, xprof::XEventMetadata> eventMeta_;
@@ -807,30 +820,76 @@ class XSpaceImporter : public Importer {
     }
 
     void run(ImportContext& ctx) const override {
-        ctx.progress.report(0.0, "reading XSpace");
         // Room for a large plane's events: its tracks are then written without a spill file.
         TraceWriter writer(ctx.workspace, ctx.profileId, importBuffers().xprofTraceRecords);
-        PlaneReader planes(writer, ctx.input.path());
-        SpaceReader space(ctx.input);
+        SpaceResult space = readSpace(writer, ctx.input, ctx.progress, {});
+        const trace::TraceSummary summary = writer.finish(
+            [&](double fr) { ctx.progress.report(0.6 + 0.4 * fr, "building timeline"); });
+        space.meta.insert("trace", trace::summaryJson(summary));
+        ctx.metadataJson = QJsonDocument(space.meta).toJson(QJsonDocument::Compact).toStdString();
+    }
+
+    bool readsHosts() const override { return true; }
+    void readHost(HostImportContext& ctx) const override {
+        SpaceOptions options;
+        options.parentTrack = ctx.hostTrack;
+        options.firstPlaneIndex = ctx.firstPid;
+        // The host's clock offset is known only once its file is read: its tracks are written
+        // after that, so they are not handed to the writer's worker plane by plane.
+        options.writePlanesEarly = false;
+        SpaceResult space = readSpace(ctx.writer, ctx.input, ctx.progress, options);
+        ctx.pidsUsed = space.planes;
+        if (!space.hostnames.empty()) ctx.hostName = space.hostnames.front();
+        if (space.profileStartTime) {
+            ctx.clockBaseNs = space.profileStartTime;
+            ctx.clockSource = "xprof profile_start_time";
+        }
+        ctx.metadata = std::move(space.meta);
+    }
+
+  private:
+    struct SpaceOptions {
+        int64_t parentTrack = -1;
+        int64_t firstPlaneIndex = 0;
+        bool writePlanesEarly = true;
+    };
+    struct SpaceResult {
+        QJsonObject meta;  // without "trace" (the writer's summary)
+        int64_t planes = 0;
+        std::vector<std::string> hostnames;
+        std::optional<int64_t> profileStartTime;
+    };
+
+    // Reads an XSpace's planes into `writer` (progress up to 0.6).
+    static SpaceResult readSpace(TraceWriter& writer, InputFile& input, Progress& progress,
+                                 const SpaceOptions& options) {
+        progress.report(0.0, "reading XSpace");
+        PlaneReader planes(writer, input.path(), options.parentTrack);
+        SpaceReader space(input);
         Field f;
         QJsonArray planeInfo, hostnames, errors, warnings;
-        int64_t index = 0;
+        SpaceResult result;
+        int64_t index = options.firstPlaneIndex;
         while (space.next(f)) {
             if (f.wireType != 2) continue;
             if (f.number == 1) {
                 planeInfo.append(planes.read(f.bytes, space.bytesOffset(), index++));
                 // A plane's lines are complete: written now, their records need not be spilled.
-                writer.finishTracksBefore(uint32_t(writer.trackCount()));
-                ctx.progress.report(0.6 * ctx.input.fraction(), "reading planes");
+                if (options.writePlanesEarly)
+                    writer.finishTracksBefore(uint32_t(writer.trackCount()));
+                progress.report(0.6 * input.fraction(), "reading planes");
             } else if (f.number == 2) {
                 errors.append(QString::fromStdString(std::string(f.bytes)));
             } else if (f.number == 3) {
                 warnings.append(QString::fromStdString(std::string(f.bytes)));
             } else if (f.number == 4) {
                 hostnames.append(QString::fromStdString(std::string(f.bytes)));
+                result.hostnames.emplace_back(f.bytes);
             }
         }
-        if (index == 0) throw InputError(ctx.input.path() + ": XSpace without planes");
+        result.planes = index - options.firstPlaneIndex;
+        if (result.planes == 0) throw InputError(input.path() + ": XSpace without planes");
+        result.profileStartTime = planes.profileStartTime;
         // Aggregated events count in the op statistics: occurrences and summed durations.
         QJsonArray aggregated;
         for (const auto& [name, a] : planes.aggregates) {
@@ -844,10 +903,8 @@ class XSpaceImporter : public Importer {
             if (a.haveSelf) o.insert("self_duration_ps", qint64(a.selfPs));
             aggregated.append(o);
         }
-        const trace::TraceSummary summary = writer.finish(
-            [&](double fr) { ctx.progress.report(0.6 + 0.4 * fr, "building timeline"); });
-        QJsonObject meta;
-        meta.insert("planes", qint64(index));
+        QJsonObject& meta = result.meta;
+        meta.insert("planes", qint64(result.planes));
         meta.insert("plane_details", planeInfo);
         meta.insert("lines", qint64(planes.lines));
         meta.insert("events", qint64(planes.events));
@@ -869,8 +926,7 @@ class XSpaceImporter : public Importer {
             notes.append(QString("%1 compressed stats do not decompress; kept as a byte count")
                              .arg(qint64(planes.corruptCompressedStats)));
         meta.insert("warnings", notes);
-        meta.insert("trace", trace::summaryJson(summary));
-        ctx.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
+        return result;
     }
 };
 
