@@ -131,8 +131,9 @@ class TestCli : public QObject {
                                         << "unknown format";
         QTest::newRow("missing") << "missing"
                                  << "cannot open";
+        // A directory is a multi-host run: its replay files cannot be hosts.
         QTest::newRow("directory") << "directory"
-                                   << "is a directory";
+                                   << "replay-jsonl files cannot be the hosts of a run";
         QTest::newRow("bad line") << "badline"
                                   << ":3: WAIT of unknown DMA 8";
     }

@@ -9,6 +9,7 @@
 #include "views/replay/replay_compare_view.h"
 #include "views/replay/replay_profile_tab.h"
 #include "views/replay/replay_render.h"
+#include "views/trace/hosts_panel.h"
 #include "views/trace/step_chart.h"
 #include "views/trace/trace_compare_view.h"
 #include "views/trace/trace_view.h"
@@ -74,6 +75,11 @@ const std::vector<ViewKind>& viewKinds() {
            [](const Workspace& workspace, const ProfileInfo& profile,
               const RenderOptions& options) {
                return steps::renderSteps(workspace, profile, options.size);
+           }},
+          {"hosts",
+           [](const Workspace& workspace, const ProfileInfo& profile,
+              const RenderOptions& options) {
+               return renderHosts(workspace, profile, options.size);
            }}}},
     };
     return all;

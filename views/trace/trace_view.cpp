@@ -27,6 +27,7 @@
 #include "views/common/format.h"
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
+#include "views/trace/hosts_panel.h"
 #include "views/trace/step_tracks.h"
 #include "views/trace/steps_panel.h"
 #include "views/trace/transfer_tracks.h"
@@ -74,8 +75,12 @@ TraceView::TraceView(QWidget* parent)
                 [this](const QString& error) {
                     stepsPanel_->showMessage(tr("No step analysis: %1").arg(error));
                 }),
-      transfersJob_(this, [this](const QString& error) {
-          status_->setText(tr("No transfer analysis: %1").arg(error));
+      transfersJob_(this,
+                    [this](const QString& error) {
+                        status_->setText(tr("No transfer analysis: %1").arg(error));
+                    }),
+      hostsJob_(this, [this](const QString& error) {
+          status_->setText(tr("No analysis across hosts: %1").arg(error));
       }) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -248,6 +253,7 @@ void TraceView::open(const std::string& workspacePath, int64_t profileId) {
             setSource(std::move(opened.source), std::move(opened.ops));
             loadSteps(workspacePath, profileId);
             loadTransfers(workspacePath, profileId);
+            if (trace::isRunProfile(source_->metadata())) loadHosts(workspacePath, profileId);
             // The minimap's density comes after the first frame, from its own worker.
             densityJob_.start(
                 [source] {
@@ -272,6 +278,7 @@ void TraceView::setSource(TraceSourcePtr source, std::vector<trace::OpStat> ops)
     // Analyses of another profile do not apply; open() loads this one's.
     steps_.reset();
     transfers_.reset();
+    hosts_.reset();
     if (stepBoundaries_) timeline_->removeOverlay(stepBoundaries_.get());
     stepBoundaries_.reset();
     buildTree();
@@ -813,6 +820,58 @@ void TraceView::showTransfer(uint32_t id) {
             item.row = link->rowOf(t.id);
             timeline_->select(link, item);
         }
+}
+
+void TraceView::loadHosts(const std::string& workspacePath, int64_t profileId) {
+    hostsJob_.start(
+        [workspacePath, profileId] {
+            std::unique_ptr<Workspace> workspace;
+            try {
+                workspace = Workspace::open(workspacePath);
+            } catch (const std::exception&) {
+                workspace = Workspace::open(workspacePath, Workspace::Mode::ReadOnly);
+            }
+            return std::make_shared<const trace::HostsAnalysis>(
+                trace::loadOrAnalyzeHosts(*workspace, profileId));
+        },
+        [this](std::shared_ptr<const trace::HostsAnalysis> analysis) {
+            setHostsAnalysis(std::move(analysis));
+        });
+}
+
+void TraceView::setHostsAnalysis(std::shared_ptr<const trace::HostsAnalysis> analysis) {
+    hosts_ = std::move(analysis);
+    if (!hostsPanel_) {
+        hostsPanel_ = new HostsPanel;
+        tabs_->insertTab(2, hostsPanel_, tr("Hosts"));
+        connect(hostsPanel_, &HostsPanel::hostStepActivated, this, &TraceView::showHostStep);
+    }
+    hostsPanel_->setAnalysis(hosts_);
+}
+
+void TraceView::showHostStep(int host, int step) {
+    if (!hosts_ || host < 0 || size_t(host) >= hosts_->hosts.size() || step < 0 ||
+        size_t(step) >= hosts_->steps.size())
+        return;
+    const int index = hosts_->stepOfHost[size_t(step)][size_t(host)];
+    if (index < 0) return;
+    const trace::HostStep& s = hosts_->hosts[size_t(host)].steps[size_t(index)];
+    showRange(s.start, s.start + s.duration);
+    // The host's own tracks: its first shown track (the host track has no slices itself).
+    const int64_t hostTrack = hosts_->hosts[size_t(host)].host.track;
+    if (!binding_ || hostTrack < 0) return;
+    for (const int64_t id : shownTrackIds()) {
+        int64_t ancestor = id;
+        while (ancestor >= 0 && ancestor != hostTrack) {
+            const trace::TrackRow* row = source_->store().track(ancestor);
+            ancestor = row ? row->parent : -1;
+        }
+        if (ancestor == hostTrack) {
+            if (const TimelineTrack* track = binding_->trackFor(id))
+                timeline_->ensureTrackVisible(track);
+            break;
+        }
+    }
 }
 
 void TraceView::showSuggestion(int index) {

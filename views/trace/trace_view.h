@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/trace/hosts.h"
 #include "core/trace/step_analysis.h"
 #include "core/transfers/transfers.h"
 #include "views/common/async_job.h"
@@ -31,6 +32,7 @@ class QTreeWidgetItem;
 
 namespace stallscope {
 
+class HostsPanel;
 class StepBoundaryOverlay;
 class StepsPanel;
 class TimelineView;
@@ -98,6 +100,14 @@ class TraceView : public QWidget {
     // Zooms to a transfer's lifetime (issue to the end of its wait) and selects it.
     void showTransfer(uint32_t id);
 
+    // Multi-host runs (core/trace/hosts.h): a Hosts tab with step time per host and step, the
+    // slowest host per step and the ops varying most across hosts.
+    void setHostsAnalysis(std::shared_ptr<const trace::HostsAnalysis> analysis);
+    const std::shared_ptr<const trace::HostsAnalysis>& hostsAnalysis() const { return hosts_; }
+    HostsPanel* hostsPanel() const { return hostsPanel_; }
+    // Zooms to `step` of `host` (HostsAnalysis indices) and scrolls the host's tracks into view.
+    void showHostStep(int host, int step);
+
   signals:
     void loaded();
     void foundSlice(bool found);
@@ -118,6 +128,7 @@ class TraceView : public QWidget {
     void showRange(int64_t start, int64_t end);  // store ns, with a margin
     void setStepDevice(int device);
     void loadTransfers(const std::string& workspacePath, int64_t profileId);
+    void loadHosts(const std::string& workspacePath, int64_t profileId);
     void updateLeadingTracks();
     QString transfersHtml() const;
 
@@ -144,10 +155,12 @@ class TraceView : public QWidget {
     std::shared_ptr<const trace::StepAnalysis> steps_;
     std::shared_ptr<StepBoundaryOverlay> stepBoundaries_;
     std::shared_ptr<const transfers::Analysis> transfers_;
+    std::shared_ptr<const trace::HostsAnalysis> hosts_;
+    HostsPanel* hostsPanel_ = nullptr;
     int stepDevice_ = 0;
     StepsPanel* stepsPanel_ = nullptr;
     QComboBox* stepPicker_ = nullptr;
-    async::JobSlot openJob_, densityJob_, findJob_, argsJob_, stepsJob_, transfersJob_;
+    async::JobSlot openJob_, densityJob_, findJob_, argsJob_, stepsJob_, transfersJob_, hostsJob_;
 };
 
 QWidget* createTraceView(const ProfileInfo& profile, const QString& workspacePath);

@@ -1,0 +1,105 @@
+// The Hosts tab of a multi-host run: a generated 4-rank Kineto run whose rank 2 is 40 % slower
+// in step 3 (tests/tools/gen_multihost.py, which also writes the expected figures): the heat
+// strip draws that cell red and the others near white, the straggler table names rank 2 first
+// by excess, and activating the cell zooms the timeline to rank 2's step 3.
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "core/workspace.h"
+#include "importers/import_service.h"
+#include "views/common/table_kit.h"
+#include "views/common/timeline_view.h"
+#include "views/trace/hosts_panel.h"
+#include "views/trace/trace_view.h"
+
+using namespace stallscope;
+
+class TestHostsView : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+  private slots:
+    void heatStripNamesTheStraggler() {
+        const QString run = dir_.filePath("run");
+        const QString expectedPath = dir_.filePath("expected.json");
+        QProcess gen;
+        gen.start("python3", {STALLSCOPE_GEN_MULTIHOST, run, "--hosts", "4", "--steps", "5",
+                              "--kernels", "20", "--straggler-rank", "2", "--straggler-step", "3",
+                              "--straggler-pct", "40", "--expected", expectedPath});
+        QVERIFY(gen.waitForFinished(60000));
+        QCOMPARE(gen.exitCode(), 0);
+        QFile expectedFile(expectedPath);
+        QVERIFY(expectedFile.open(QIODevice::ReadOnly));
+        const QJsonObject expected = QJsonDocument::fromJson(expectedFile.readAll()).object();
+
+        const std::string wsPath = dir_.filePath("ws.sqlite").toStdString();
+        int64_t id = 0;
+        {
+            auto ws = Workspace::open(wsPath);
+            Progress progress;
+            id = importFiles(*ws, ImportRequest{{run.toStdString()}, {}, {}, false}, progress)
+                     .at(0)
+                     .id;
+        }
+        TraceView view;
+        view.resize(1400, 900);
+        view.open(wsPath, id);
+        QTRY_VERIFY_WITH_TIMEOUT(view.hostsAnalysis() != nullptr, 30000);
+        const trace::HostsAnalysis& hosts = *view.hostsAnalysis();
+        QCOMPARE(hosts.hosts.size(), size_t(4));
+        QCOMPARE(hosts.steps.size(), size_t(5));
+        HostsPanel* panel = view.hostsPanel();
+        QVERIFY(panel);
+
+        // The straggler of step 3 as the generator computed it.
+        const QJsonObject want = expected.value("stragglers").toArray().at(3).toObject();
+        QCOMPARE(want.value("host").toString(), QString("rank 2"));
+        int rank2 = -1;
+        for (size_t h = 0; h < hosts.hosts.size(); ++h)
+            if (hosts.hosts[h].host.name == "rank 2") rank2 = int(h);
+        QVERIFY(rank2 >= 0);
+        const trace::Straggler& s3 = hosts.stragglers.at(3);
+        QCOMPARE(s3.host, rank2);
+        QCOMPARE(double(s3.stepTime), want.value("step_time").toDouble());
+
+        // Drawn: the straggler's cell is red, a cell of another rank in that step near white.
+        HostHeatmapWidget* heatmap = panel->heatmap();
+        heatmap->resize(700, 300);
+        const QImage image = heatmap->grab().toImage();
+        const auto& cells = heatmap->heatmapLayout().cells;
+        QCOMPARE(cells.size(), size_t(4));
+        const QColor slow = image.pixelColor(cells[size_t(rank2)][3].center().toPoint());
+        QVERIFY2(slow.red() > 200 && slow.green() < 120, qPrintable(slow.name()));
+        const int other = rank2 == 0 ? 1 : 0;
+        const QColor normal = image.pixelColor(cells[size_t(other)][3].center().toPoint());
+        QVERIFY2(normal.red() > 200 && normal.green() > 200 && normal.blue() > 200,
+                 qPrintable(normal.name()));
+        QCOMPARE(heatmap->cellAt(cells[size_t(rank2)][3].center()), std::make_pair(rank2, 3));
+
+        // The straggler table, biggest excess first once sorted by it.
+        QTableWidget* table = panel->stragglerTable();
+        QCOMPARE(table->rowCount(), 5);
+        table->sortItems(4, Qt::DescendingOrder);
+        QCOMPARE(table->item(0, 1)->text(), QString("rank 2"));
+
+        // Activating the cell shows rank 2's step 3 on the timeline.
+        emit heatmap->cellClicked(rank2, 3);
+        const trace::HostStep& step =
+            hosts.hosts[size_t(rank2)].steps.at(size_t(hosts.stepOfHost[3][size_t(rank2)]));
+        const double origin = double(view.source()->origin());
+        const TimeRange window = view.timeline()->window();
+        QVERIFY(window.start <= double(step.start) - origin);
+        QVERIFY(window.end >= double(step.start + step.duration) - origin);
+        QVERIFY(window.length() < double(step.duration) * 1.2);
+    }
+};
+
+QTEST_MAIN(TestHostsView)
+#include "test_hosts_view.moc"
