@@ -311,7 +311,8 @@ ImportedProfile importRun(Workspace& workspace, const std::vector<RunMember>& me
         alignment = hosts.front().clockSource;
     } else if (hosts.size() > 1) {
         std::optional<int64_t> common;
-        for (const auto& [key, start] : hosts.front().stepStarts) {
+        for (const auto& entry : hosts.front().stepStarts) {
+            const int64_t key = entry.first;
             const bool everywhere = std::all_of(hosts.begin(), hosts.end(), [&](const Host& h) {
                 return h.stepStarts.count(key) > 0;
             });
