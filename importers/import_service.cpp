@@ -124,8 +124,10 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
         }
         if (!members.front().importer->readsHosts())
             throw InputError(path + ": is a directory of " + members.front().importer->format() +
-                             " files, not a multi-host run (XProf run directories and folders "
-                             "of per-rank Kineto traces are); import the files themselves");
+                             " files; " + members.front().importer->format() +
+                             " files cannot be the hosts of a run (XProf run directories and "
+                             "folders of per-rank Kineto traces can); import the files "
+                             "themselves");
         runs.push_back({std::move(members), path});
     }
     if (request.asOne && !files.empty()) {
