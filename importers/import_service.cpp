@@ -122,6 +122,12 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
             for (const RunMember& m : members) files.push_back(m.path);
             continue;
         }
+        if (!members.front().importer->readsHosts())
+            throw InputError(path + ": is a directory of " + members.front().importer->format() +
+                             " files; " + members.front().importer->format() +
+                             " files cannot be the hosts of a run (XProf run directories and "
+                             "folders of per-rank Kineto traces can); import the files "
+                             "themselves");
         runs.push_back({std::move(members), path});
     }
     if (request.asOne && !files.empty()) {

@@ -162,14 +162,14 @@ std::vector<RunMember> runMembers(const std::string& dir, const std::string& for
         importerOf[importer->format()] = importer;
     }
     if (byFormat.empty())
-        throw InputError(dir + ": no profile files in the directory" +
+        throw InputError(dir + ": is a directory without profile files" +
                          (format.empty() ? std::string() : " of format " + format));
     if (byFormat.size() > 1) {
         std::string kinds;
         for (const auto& [f, paths] : byFormat)
             kinds += (kinds.empty() ? "" : "; ") + describeFormat(importerOf[f]) + ": " +
                      someNames(paths);
-        throw InputError(dir + ": the directory mixes kinds of profiles (" + kinds +
+        throw InputError(dir + ": is a directory that mixes kinds of profiles (" + kinds +
                          "); a run is one kind: pick one with --format or import the files "
                          "separately");
     }
@@ -311,7 +311,8 @@ ImportedProfile importRun(Workspace& workspace, const std::vector<RunMember>& me
         alignment = hosts.front().clockSource;
     } else if (hosts.size() > 1) {
         std::optional<int64_t> common;
-        for (const auto& [key, start] : hosts.front().stepStarts) {
+        for (const auto& entry : hosts.front().stepStarts) {
+            const int64_t key = entry.first;
             const bool everywhere = std::all_of(hosts.begin(), hosts.end(), [&](const Host& h) {
                 return h.stepStarts.count(key) > 0;
             });

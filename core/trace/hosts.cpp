@@ -529,10 +529,9 @@ std::string hostsTable(const HostsAnalysis& a) {
     out << line;
     for (const HostSummary& s : a.hosts) {
         std::array<int64_t, kStepCategoryCount> total{};
-        int64_t sum = 0, longest = 0;
+        int64_t longest = 0;
         for (const HostStep& st : s.steps) {
             for (size_t c = 0; c < kStepCategoryCount; ++c) total[c] += st.breakdown[c];
-            sum += st.duration;
             longest = std::max(longest, st.duration);
         }
         int64_t all = 0;

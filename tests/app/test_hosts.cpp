@@ -242,8 +242,8 @@ class TestHosts : public QObject {
         xspace.close();
         const Run mixed = stallscope({"--store", ws, "import", run});
         QCOMPARE(mixed.status, 2);
-        QVERIFY2(mixed.err.contains("mixes kinds") && mixed.err.contains("host.xplane.pb") &&
-                     mixed.err.contains(run),
+        QVERIFY2(mixed.err.contains("mixes kinds of profiles") &&
+                     mixed.err.contains("host.xplane.pb") && mixed.err.contains(run),
                  qPrintable(mixed.err));
         // --format picks the kind; the Kineto hosts import.
         QCOMPARE(stallscope({"--store", ws, "import", "--format", "chrome-json", run}).status, 0);
