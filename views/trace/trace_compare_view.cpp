@@ -26,6 +26,7 @@
 #include "views/common/table_kit.h"
 #include "views/common/time_navigation.h"
 #include "views/common/timeline_view.h"
+#include "views/trace/trace_view.h"
 
 namespace stallscope {
 
@@ -180,12 +181,7 @@ TraceComparisonData loadTraceComparison(const std::string& workspacePath, int64_
             [](const trace::TraceStore& store) { return trace::collectDurations(store); });
     };
     data.comparison = trace::compareTraces(durations(data.a), durations(data.b));
-    std::unique_ptr<Workspace> workspace;
-    try {
-        workspace = Workspace::open(workspacePath);  // to store a first analysis
-    } catch (const std::exception&) {
-        workspace = Workspace::open(workspacePath, Workspace::Mode::ReadOnly);
-    }
+    const std::unique_ptr<Workspace> workspace = openForAnalyses(workspacePath);
     data.stepsA =
         std::make_shared<const trace::StepAnalysis>(trace::loadOrAnalyzeSteps(*workspace, a));
     data.stepsB =

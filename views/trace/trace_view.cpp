@@ -721,17 +721,20 @@ QString TraceView::overviewHtml() const {
 
 // ---- steps -------------------------------------------------------------------------------------
 
+std::unique_ptr<Workspace> openForAnalyses(const std::string& workspacePath) {
+    try {
+        return Workspace::open(workspacePath);  // stores a first analysis
+    } catch (const std::exception&) {
+        return Workspace::open(workspacePath, Workspace::Mode::ReadOnly);  // computes only
+    }
+}
+
 void TraceView::loadSteps(const std::string& workspacePath, int64_t profileId) {
     stepsPanel_->showMessage(tr("Analysing steps…"));
     // Stored with the profile after the first analysis: reopening reads it back.
     stepsJob_.start(
         [workspacePath, profileId] {
-            std::unique_ptr<Workspace> workspace;
-            try {
-                workspace = Workspace::open(workspacePath);
-            } catch (const std::exception&) {
-                workspace = Workspace::open(workspacePath, Workspace::Mode::ReadOnly);
-            }
+            const std::unique_ptr<Workspace> workspace = openForAnalyses(workspacePath);
             return std::make_shared<const trace::StepAnalysis>(
                 trace::loadOrAnalyzeSteps(*workspace, profileId));
         },
@@ -784,12 +787,7 @@ void TraceView::loadTransfers(const std::string& workspacePath, int64_t profileI
     // Derived at import for all but the largest XProf profiles; those derive here once.
     transfersJob_.start(
         [workspacePath, profileId] {
-            std::unique_ptr<Workspace> workspace;
-            try {
-                workspace = Workspace::open(workspacePath);
-            } catch (const std::exception&) {
-                workspace = Workspace::open(workspacePath, Workspace::Mode::ReadOnly);
-            }
+            const std::unique_ptr<Workspace> workspace = openForAnalyses(workspacePath);
             return std::make_shared<const transfers::Analysis>(
                 transfers::ofProfile(*workspace, profileId));
         },
@@ -825,12 +823,7 @@ void TraceView::showTransfer(uint32_t id) {
 void TraceView::loadHosts(const std::string& workspacePath, int64_t profileId) {
     hostsJob_.start(
         [workspacePath, profileId] {
-            std::unique_ptr<Workspace> workspace;
-            try {
-                workspace = Workspace::open(workspacePath);
-            } catch (const std::exception&) {
-                workspace = Workspace::open(workspacePath, Workspace::Mode::ReadOnly);
-            }
+            const std::unique_ptr<Workspace> workspace = openForAnalyses(workspacePath);
             return std::make_shared<const trace::HostsAnalysis>(
                 trace::loadOrAnalyzeHosts(*workspace, profileId));
         },

@@ -163,6 +163,10 @@ class TraceView : public QWidget {
     async::JobSlot openJob_, densityJob_, findJob_, argsJob_, stepsJob_, transfersJob_, hostsJob_;
 };
 
+// A worker's workspace for the profile analyses (steps, transfers, hosts): writable so a first
+// analysis is stored with the profile; read-only (computing without storing) when it cannot be.
+std::unique_ptr<Workspace> openForAnalyses(const std::string& workspacePath);
+
 QWidget* createTraceView(const ProfileInfo& profile, const QString& workspacePath);
 
 // `render timeline` for trace profiles: every track with data over options.from/to (ns since the
