@@ -57,6 +57,14 @@ class TestHostsView : public QObject {
         QCOMPARE(hosts.steps.size(), size_t(5));
         HostsPanel* panel = view.hostsPanel();
         QVERIFY(panel);
+        // The timeline heads each host and, inside it, each of its processes (indented).
+        std::vector<const TimelineTrack*> headers;
+        for (const auto& track : view.timeline()->tracks())
+            if (track->isHeader()) headers.push_back(track.get());
+        QVERIFY(headers.size() >= 8);  // 4 hosts, each with at least one process
+        QCOMPARE(headers[0]->title(), QString("rank 0"));
+        QCOMPARE(headers[0]->titleIndent(), 0);
+        QCOMPARE(headers[1]->titleIndent(), 12);
 
         // The straggler of step 3 as the generator computed it.
         const QJsonObject want = expected.value("stragglers").toArray().at(3).toObject();

@@ -477,10 +477,12 @@ void TimelineView::paintTracks(QPainter& painter, const Layout& layout,
                 painter.save();
                 painter.setFont(bold);
                 painter.setPen(text);
-                painter.drawText(QRect(6, y, layout.size.width() - 12, h),
-                                 Qt::AlignLeft | Qt::AlignVCenter,
-                                 painter.fontMetrics().elidedText(track.title(), Qt::ElideMiddle,
-                                                                  layout.size.width() - 12));
+                const int indent = track.titleIndent();  // nested headers (a host's planes)
+                painter.drawText(
+                    QRect(6 + indent, y, layout.size.width() - 12 - indent, h),
+                    Qt::AlignLeft | Qt::AlignVCenter,
+                    painter.fontMetrics().elidedText(track.title(), Qt::ElideMiddle,
+                                                     layout.size.width() - 12 - indent));
                 painter.restore();
             } else {
                 painter.fillRect(QRect(0, y, kGutterWidth - 4, h), gutter);

@@ -213,8 +213,12 @@ static void foldNarrow(std::vector<trace::SliceItem>& items, double minSpan) {
 // --- process headers ---------------------------------------------------------------------------
 
 TraceProcessHeaderTrack::TraceProcessHeaderTrack(TraceSourcePtr source, const trace::TrackRow& row,
-                                                 TimeRange extent)
-    : source_(std::move(source)), trackId_(row.id), title_(trackTitle(row)), extent_(extent) {
+                                                 TimeRange extent, int level)
+    : source_(std::move(source)),
+      trackId_(row.id),
+      title_(trackTitle(row)),
+      extent_(extent),
+      level_(level) {
     const QString device = source_->deviceType(row);
     if (!device.isEmpty()) title_ += QStringLiteral("  ·  ") + device;
 }
@@ -859,32 +863,36 @@ TraceTimelineTracks makeTraceTracks(const TraceSourcePtr& source,
     TraceTimelineTracks out;
     const trace::TraceStore& store = source->store();
     const int64_t origin = source->origin();
-    int64_t currentProcess = -2;
+    // The processes enclosing the previous track, outermost first: a header opens each level
+    // that changes (a multi-host run has a host above each host's processes).
+    std::vector<int64_t> openProcesses;
     for (int64_t id : trackIds) {
         const trace::TrackRow* row = store.track(id);
         if (!row) continue;
-        // The outermost enclosing process heads the run of tracks that belong to it.
-        const trace::TrackRow* process = row;
-        while (process->parent >= 0 && store.track(process->parent))
-            process = store.track(process->parent);
-        const bool headed = process != row && process->kind == trace::TrackKind::Process;
-        const int64_t processId = headed ? process->id : -1;
-        if (processId != currentProcess) {
-            currentProcess = processId;
-            if (headed) {
-                TimeRange span{std::numeric_limits<double>::max(), 0};
-                for (const trace::TrackRow& t : store.tracks()) {
-                    if (t.slices + t.instants + t.samples == 0) continue;
-                    const trace::TrackRow* p = &t;
-                    while (p->parent >= 0 && p->id != process->id) p = store.track(p->parent);
-                    if (p->id != process->id) continue;
-                    span.start = std::min(span.start, double(t.start - origin));
-                    span.end = std::max(span.end, double(t.end - origin));
-                }
-                if (span.end < span.start) span = {0, 1};
-                out.tracks.push_back(
-                    std::make_shared<TraceProcessHeaderTrack>(source, *process, span));
+        std::vector<const trace::TrackRow*> chain;
+        for (const trace::TrackRow* p = row->parent >= 0 ? store.track(row->parent) : nullptr; p;
+             p = p->parent >= 0 ? store.track(p->parent) : nullptr)
+            if (p->kind == trace::TrackKind::Process) chain.insert(chain.begin(), p);
+        size_t same = 0;
+        while (same < chain.size() && same < openProcesses.size() &&
+               chain[same]->id == openProcesses[same])
+            ++same;
+        openProcesses.resize(same);
+        for (size_t level = same; level < chain.size(); ++level) {
+            const trace::TrackRow* process = chain[level];
+            openProcesses.push_back(process->id);
+            TimeRange span{std::numeric_limits<double>::max(), 0};
+            for (const trace::TrackRow& t : store.tracks()) {
+                if (t.slices + t.instants + t.samples == 0) continue;
+                const trace::TrackRow* p = &t;
+                while (p->parent >= 0 && p->id != process->id) p = store.track(p->parent);
+                if (p->id != process->id) continue;
+                span.start = std::min(span.start, double(t.start - origin));
+                span.end = std::max(span.end, double(t.end - origin));
             }
+            if (span.end < span.start) span = {0, 1};
+            out.tracks.push_back(
+                std::make_shared<TraceProcessHeaderTrack>(source, *process, span, int(level)));
         }
         std::shared_ptr<TimelineTrack> track;
         if (row->samples > 0 && row->slices + row->instants == 0)

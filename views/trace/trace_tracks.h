@@ -102,7 +102,10 @@ struct TraceHighlight {
 class TraceProcessHeaderTrack final : public TimelineTrack {
   public:
     static constexpr int kHeight = 22;
-    TraceProcessHeaderTrack(TraceSourcePtr source, const trace::TrackRow& row, TimeRange extent);
+    // `level`: 0 for the outermost process, 1 for a process inside it (a host's planes).
+    TraceProcessHeaderTrack(TraceSourcePtr source, const trace::TrackRow& row, TimeRange extent,
+                            int level = 0);
+    int titleIndent() const override { return level_ * 12; }
     int64_t trackId() const { return trackId_; }
     QString title() const override { return title_; }
     int height() const override { return kHeight; }
@@ -122,6 +125,7 @@ class TraceProcessHeaderTrack final : public TimelineTrack {
     int64_t trackId_;
     QString title_;
     TimeRange extent_;
+    int level_ = 0;
 };
 
 class TraceSliceTrack final : public TimelineTrack {
