@@ -17,6 +17,7 @@
 #include "core/transfers/transfers.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
+#include "tests/importers/trace_fixtures.h"
 
 using namespace stallscope;
 using namespace stallscope::transfers;
@@ -26,34 +27,9 @@ namespace {
 const QString kSamples = QStringLiteral(STALLSCOPE_SHARED_DIR "/samples/");
 
 // ---- A small XSpace writer (the wire format of tsl's xplane.proto) ----
-void varint(std::string& out, uint64_t v) {
-    while (v >= 0x80) {
-        out.push_back(char(v | 0x80));
-        v >>= 7;
-    }
-    out.push_back(char(v));
-}
-std::string intField(int number, uint64_t v) {
-    std::string out;
-    varint(out, uint64_t(number) << 3);
-    varint(out, v);
-    return out;
-}
-std::string bytesField(int number, std::string_view bytes) {
-    std::string out;
-    varint(out, (uint64_t(number) << 3) | 2);
-    varint(out, bytes.size());
-    out.append(bytes);
-    return out;
-}
-std::string doubleField(int number, double v) {
-    std::string out;
-    varint(out, (uint64_t(number) << 3) | 1);
-    char b[8];
-    std::memcpy(b, &v, 8);
-    out.append(b, 8);
-    return out;
-}
+using fixtures::wire::bytesField;
+using fixtures::wire::doubleField;
+using fixtures::wire::intField;
 
 // One plane: event metadata by display name (the HLO text as the full name), lines of events.
 class PlaneWriter {

@@ -111,9 +111,8 @@ std::string gzip(std::string_view data) {
     return out;
 }
 
-namespace {
+namespace wire {
 
-// Protobuf wire format, just what the fixture needs.
 void varint(std::string& out, uint64_t v) {
     while (v >= 0x80) {
         out.push_back(char(v | 0x80));
@@ -143,6 +142,15 @@ std::string doubleField(int number, double v) {
     out.append(b, 8);
     return out;
 }
+
+}  // namespace wire
+
+namespace {
+
+using wire::bytesField;
+using wire::doubleField;
+using wire::intField;
+
 // XStatMetadata / XEventMetadata map entries (key 1, value 2).
 std::string statMeta(int64_t id, const std::string& name) {
     return bytesField(5, intField(1, uint64_t(id)) +

@@ -2,6 +2,7 @@
 
 // JSON fixtures of the trace importer tests, kept out of the moc-scanned test source (moc
 // misreads raw string literals holding quotes and backslashes).
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,14 @@ extern const char* const kTrailingGarbageJson;
 extern const char* const kKinetoEpochJson;
 // Kineto 2021: bare inf/nan in args, and a raw tab and 0x01 inside an args string.
 extern const char* const kNonStandardArgsJson;
+
+// Protobuf wire format, field by field (for XSpace and Chakra fixtures).
+namespace wire {
+void varint(std::string& out, uint64_t v);
+std::string intField(int number, uint64_t v);
+std::string bytesField(int number, std::string_view bytes);
+std::string doubleField(int number, double v);
+}  // namespace wire
 
 // gzip (RFC 1952) of `data`, as XProf writes compressed_str_value.
 std::string gzip(std::string_view data);
