@@ -37,6 +37,9 @@ TransferLinkTrack::TransferLinkTrack(TransferAnalysisPtr analysis, uint32_t link
         const int64_t end = std::max({t.complete, t.waitEnd, t.issue});
         rows_.push_back(int(assigner.place(t.issue, end)));
         first = std::min({first, t.issue, t.backtail});
+        longestAfterIssue_ = std::max(longestAfterIssue_, end - t.issue);
+        longestBeforeIssue_ =
+            std::max(longestBeforeIssue_, t.issue - std::min(t.issue, t.backtail));
         last = std::max(last, end);
     }
     lanes_ = std::max<int>(1, int(assigner.size()));
@@ -82,8 +85,16 @@ void TransferLinkTrack::paint(QPainter& painter, const QRect& rect, const TimeMa
     const double left = mapping.window.start + double(origin_);
     const double right = mapping.window.end + double(origin_);
     auto x = [&](int64_t t) { return mapping.x(double(t - origin_)); };
-    for (size_t i = 0; i < transfers_.size(); ++i) {
+    // Transfers are sorted by issue: only those issued from (left - the longest lifetime) to
+    // (right + the longest backtail) can show (a link may hold hundreds of thousands).
+    const auto issueOf = [this](uint32_t id) { return double(analysis_->transfers[id].issue); };
+    const size_t from = size_t(
+        std::lower_bound(transfers_.begin(), transfers_.end(), left - double(longestAfterIssue_),
+                         [&](uint32_t id, double t) { return issueOf(id) < t; }) -
+        transfers_.begin());
+    for (size_t i = from; i < transfers_.size(); ++i) {
         const transfers::Transfer& t = analysis_->transfers[transfers_[i]];
+        if (double(t.issue) > right + double(longestBeforeIssue_)) break;
         const int64_t end = std::max({t.complete, t.waitEnd, t.issue});
         if (double(end) < left || double(std::min(t.issue, t.backtail)) > right) continue;
         const QRectF row = rowRect(rect, std::min(rows_[i], kMaxRowsShown - 1));

@@ -50,6 +50,8 @@ class TransferLinkTrack final : public TimelineTrack {
     std::vector<int> rows_;            // per transfers_ entry
     int lanes_ = 1;
     TimeRange extent_;
+    // The longest issue -> end and backtail -> issue, to find what a window shows.
+    int64_t longestAfterIssue_ = 0, longestBeforeIssue_ = 0;
 };
 
 // The tracks of every link with transfers, in the analysis's link order.
