@@ -11,6 +11,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 
 #include "views/common/chart_kit.h"
 #include "views/common/format.h"
@@ -78,9 +79,12 @@ HostHeatmapLayout paintHostHeatmap(QPainter& painter, const QRectF& area,
     std::vector<int64_t> medians(steps);
     for (size_t s = 0; s < steps; ++s) medians[s] = stepMedian(a, s);
     layout.cells.assign(hosts, std::vector<QRectF>(steps));
+    // Rows lower than a line of text label every n-th host (the tooltip names each).
+    const size_t labelEvery = size_t(std::max(1.0, std::ceil(fm.height() / std::max(ch, 1.0))));
     for (size_t h = 0; h < hosts; ++h) {
-        const QRectF label(area.left(), grid.top() + double(h) * ch, labelWidth - 6, ch);
-        if (ch >= fm.height() * 0.8) {
+        const QRectF label(area.left(), grid.top() + double(h) * ch + ch / 2 - line / 2,
+                           labelWidth - 6, line);
+        if (h % labelEvery == 0) {
             painter.setPen(QColor(40, 40, 40));
             painter.drawText(label, Qt::AlignRight | Qt::AlignVCenter,
                              fm.elidedText(QString::fromStdString(a.hosts[h].host.name),
