@@ -224,7 +224,13 @@ class TestStepViews : public QObject {
         QCOMPARE(items.at(0).kind, QString("input_bound"));
         QVERIFY(!items.at(0).canApply);
         QVERIFY(view.stepsPanel()->recommendations()->item(0)->text().contains("DataLoader"));
+        view.show();  // hidden widgets do not pass size changes on to their layouts
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const int minimumWidth = view.minimumSizeHint().width();
         view.showRecommendation(0);
+        QCoreApplication::processEvents();  // the layouts take the new size hints
+        // Its sentence goes to the status line, elided: the view asks for no more width.
+        QCOMPARE(view.minimumSizeHint().width(), minimumWidth);
         const trace::StepRecommendation& r = analysis.recommendations.at(0);
         const TimeRange shown = view.timeline()->window();
         QVERIFY(shown.start <= double(r.start) - origin && shown.end >= double(r.end) - origin);

@@ -27,6 +27,7 @@
 #include "views/common/format.h"
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
+#include "views/shell/elided_label.h"
 #include "views/trace/hosts_panel.h"
 #include "views/trace/step_tracks.h"
 #include "views/trace/steps_panel.h"
@@ -90,8 +91,10 @@ TraceView::TraceView(QWidget* parent)
     findEdit_->setPlaceholderText(tr("Find slices by name"));
     auto* previous = new QPushButton(tr("Previous"));
     auto* next = new QPushButton(tr("Next"));
-    status_ = new QLabel;
-    findBar->addWidget(findEdit_, 1);
+    // Elided: a recommendation's sentence must not widen the window.
+    status_ = new ElidedLabel;
+    findEdit_->setMinimumWidth(160);
+    findBar->addWidget(findEdit_, 2);
     findBar->addWidget(previous);
     findBar->addWidget(next);
     findBar->addWidget(status_, 1);

@@ -34,6 +34,7 @@ namespace stallscope {
 
 class HostsPanel;
 class StepBoundaryOverlay;
+class ElidedLabel;
 class StepsPanel;
 class TimelineView;
 
@@ -140,7 +141,7 @@ class TraceView : public QWidget {
     QTreeWidget* tree_ = nullptr;
     QLineEdit* treeFilter_ = nullptr;
     QLineEdit* findEdit_ = nullptr;
-    QLabel* status_ = nullptr;
+    ElidedLabel* status_ = nullptr;
     QComboBox* flowDisplay_ = nullptr;
     QTableView* opTable_ = nullptr;
     QStandardItemModel* opModel_ = nullptr;
