@@ -152,6 +152,23 @@ class TestStepViews : public QObject {
         QVERIFY(std::abs(top0 - full.plot.top()) < 0.5);
         QVERIFY(std::abs(top1 - full.plot.top()) < 0.5);
 
+        // Narrow: the legend goes under the axis and names only the series drawn.
+        QImage narrow(400, 300, QImage::Format_ARGB32_Premultiplied);
+        QPainter p3(&narrow);
+        const steps::ChartLayout small =
+            steps::paintStepChart(p3, QRectF(0, 0, 400, 300), analysis, {0, false, {}});
+        p3.end();
+        auto colourBelowPlot = [&](QColor colour) {
+            for (int y = int(small.plot.bottom()) + 20; y < narrow.height(); ++y)
+                for (int x = 0; x < narrow.width(); ++x)
+                    if (near(narrow.pixelColor(x, y), colour)) return true;
+            return false;
+        };
+        QVERIFY(small.plot.right() > 380);  // no legend column on the right
+        QVERIFY(colourBelowPlot(steps::series()[0].color));
+        QVERIFY(colourBelowPlot(steps::categoryColor(trace::StepCategory::Input)));
+        QVERIFY(!colourBelowPlot(steps::categoryColor(trace::StepCategory::Communication)));
+
         const QString csv = steps::breakdownCsv(analysis, 0);
         QVERIFY(csv.startsWith("step,name,start_ns,duration_ns,gemm_ns,attention_ns,"));
         QVERIFY(csv.contains("\n1,ProfilerStep#1,1000,2000,500,500,0,0,0,0,0,1000,0\n"));

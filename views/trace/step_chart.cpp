@@ -114,8 +114,30 @@ ChartLayout paintStepChart(QPainter& painter, const QRectF& area,
     for (const Series& s : all) legendWidth = std::max(legendWidth, fm.horizontalAdvance(s.label));
     legendWidth += 30;
     const bool legendRight = area.width() > 520;
+    // Narrow charts put the legend under the axis, wrapped, naming only the series drawn.
+    std::vector<size_t> shown;
+    for (size_t k = 0; k < all.size(); ++k)
+        for (size_t i = 0; i < analysis.steps.size(); ++i)
+            if (const DeviceStepBreakdown* b = breakdownOf(analysis, int(i), device);
+                b && all[k].value(*b) > 0) {
+                shown.push_back(k);
+                break;
+            }
+    std::vector<QRectF> below;  // swatch + text boxes, relative to the legend's top-left
+    double rowWidth = 0, rows = shown.empty() ? 0 : 1;
+    const double available = area.width() - 16;
+    for (size_t k : shown) {
+        const double w = 18 + fm.horizontalAdvance(all[k].label) + 14;
+        if (rowWidth > 0 && rowWidth + w > available) {
+            rowWidth = 0;
+            ++rows;
+        }
+        below.push_back(QRectF(rowWidth, (rows - 1) * (line + 2), w, line));
+        rowWidth += w;
+    }
+    const double legendHeight = legendRight ? 0 : rows * (line + 2) + 4;
     const double top = area.top() + line + 14;
-    const double bottom = area.bottom() - line - 10;
+    const double bottom = area.bottom() - line - 10 - legendHeight;
     const double left = area.left() + fm.horizontalAdvance(QStringLiteral("000.0 ms")) + 14;
     const double right = area.right() - (legendRight ? legendWidth + 16 : 12);
     layout.plot = QRectF(left, top, std::max(10.0, right - left), std::max(10.0, bottom - top));
@@ -215,6 +237,15 @@ ChartLayout paintStepChart(QPainter& painter, const QRectF& area,
         painter.setPen(QColor(40, 40, 40));
         painter.drawText(QRectF(right + 32, ly, legendWidth, line),
                          Qt::AlignLeft | Qt::AlignVCenter, QObject::tr("Step time"));
+    } else {
+        const QPointF origin(area.left() + 8, area.bottom() - legendHeight + 2);
+        for (size_t i = 0; i < shown.size(); ++i) {
+            const QRectF box = below[i].translated(origin);
+            painter.fillRect(QRectF(box.left(), box.top() + 2, 12, line - 4), all[shown[i]].color);
+            painter.setPen(QColor(40, 40, 40));
+            painter.drawText(QRectF(box.left() + 18, box.top(), box.width() - 18, line),
+                             Qt::AlignLeft | Qt::AlignVCenter, all[shown[i]].label);
+        }
     }
     painter.restore();
     return layout;
