@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <queue>
@@ -43,7 +44,7 @@ const char* stepSourceName(StepSource source) {
 
 int64_t StepAnalysis::totalDeviceTime() const {
     int64_t sum = 0;
-    for (const DeviceStepBreakdown& b : breakdown) sum += steps[size_t(b.step)].duration();
+    for (const DeviceStepBreakdown& b : breakdown) sum += b.duration();
     return sum;
 }
 
@@ -1175,9 +1176,14 @@ void describeGap(const TraceStore& store, const Gathered& g, IdleGap& gap, int64
     }
 }
 
-}  // namespace
+// The per-activity figures behind the percentiles, kept so that a run's hosts join exactly.
+struct KernelFigures {
+    std::vector<int64_t> latencies;         // launch -> start, sorted
+    std::vector<int64_t> computeDurations;  // sorted
+};
 
-StepAnalysis analyzeSteps(const TraceStore& store, const StepOptions& options) {
+StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
+                        KernelFigures& figures) {
     StepAnalysis r;
     Gathered g = gather(store, options);
     detectSteps(r, g, store, options);
@@ -1219,6 +1225,8 @@ StepAnalysis analyzeSteps(const TraceStore& store, const StepOptions& options) {
             DeviceStepBreakdown& b = r.breakdown[size_t(step.index) * r.devices.size() + d];
             b.step = step.index;
             b.device = int(d);
+            b.start = step.start;
+            b.end = step.end;
             // Activities starting in the step.
             const auto first =
                 std::lower_bound(acts.begin(), acts.end(), step.start,
@@ -1407,6 +1415,8 @@ StepAnalysis analyzeSteps(const TraceStore& store, const StepOptions& options) {
     }
     std::sort(computeDurations.begin(), computeDurations.end());
     r.medianKernel = nearestRank(computeDurations, 0.5);
+    figures.latencies = std::move(latencies);
+    figures.computeDurations = std::move(computeDurations);
 
     std::vector<GapCandidate> candidates;
     while (!longestGaps.empty()) {
@@ -1421,6 +1431,164 @@ StepAnalysis analyzeSteps(const TraceStore& store, const StepOptions& options) {
     recommend(r, r.gaps, g.syncCalls, longest, longestCommTrack, longestCopyTrack, computeKernels,
               shortKernels, shortKernelTime, computeTime, syncWait);
     return r;
+}
+
+// Steps of a run's hosts matched by name when every host names its steps uniquely (the same
+// ProfilerStep#N on every rank), else by position. Returns per host the joined index of each
+// of its steps, and the joined steps in order of first appearance.
+std::vector<std::vector<int>> matchHostSteps(const std::vector<StepAnalysis>& hosts,
+                                             std::vector<Step>& joined) {
+    bool byName = true;
+    for (const StepAnalysis& h : hosts) {
+        std::unordered_set<std::string> names;
+        for (const Step& s : h.steps) byName = byName && names.insert(s.name).second;
+    }
+    std::vector<std::vector<int>> index(hosts.size());
+    std::unordered_map<std::string, int> joinedOfName;
+    for (size_t h = 0; h < hosts.size(); ++h)
+        for (size_t i = 0; i < hosts[h].steps.size(); ++i) {
+            const Step& s = hosts[h].steps[i];
+            int j = int(i);
+            if (byName) {
+                const auto [it, added] = joinedOfName.try_emplace(s.name, int(joined.size()));
+                j = it->second;
+            }
+            if (j >= int(joined.size())) {
+                Step first = s;
+                first.index = j;
+                joined.push_back(first);
+            }
+            Step& into = joined[size_t(j)];
+            into.start = std::min(into.start, s.start);
+            into.end = std::max(into.end, s.end);
+            index[h].push_back(j);
+        }
+    return index;
+}
+
+// Joins the hosts' analyses (see analyzeSteps).
+StepAnalysis joinHosts(std::vector<StepAnalysis> hosts, const std::vector<RunHost>& runHosts,
+                       std::vector<KernelFigures>& figures) {
+    StepAnalysis r;
+    r.source = hosts.front().source;
+    r.stepOp = hosts.front().stepOp;
+    const std::vector<std::vector<int>> stepOf = matchHostSteps(hosts, r.steps);
+    std::vector<int> firstDevice;
+    for (size_t h = 0; h < hosts.size(); ++h) {
+        firstDevice.push_back(int(r.devices.size()));
+        for (StepDevice d : hosts[h].devices) {
+            if (!d.name.starts_with(runHosts[h].name)) d.name = runHosts[h].name + " " + d.name;
+            r.devices.push_back(std::move(d));
+        }
+    }
+    const size_t devices = r.devices.size();
+    r.breakdown.resize(r.steps.size() * devices);
+    for (size_t j = 0; j < r.steps.size(); ++j)
+        for (size_t d = 0; d < devices; ++d) {  // a host without the step: an empty span
+            DeviceStepBreakdown& b = r.breakdown[j * devices + d];
+            b.step = int(j);
+            b.device = int(d);
+            b.start = b.end = r.steps[j].start;
+        }
+    r.host.resize(r.steps.size());
+    for (size_t j = 0; j < r.steps.size(); ++j) r.host[j].step = int(j);
+    std::vector<int64_t> latencies, computeDurations;
+    for (size_t h = 0; h < hosts.size(); ++h) {
+        StepAnalysis& a = hosts[h];
+        for (DeviceStepBreakdown b : a.breakdown) {
+            b.step = stepOf[h][size_t(b.step)];
+            b.device += firstDevice[h];
+            r.breakdown[size_t(b.step) * devices + size_t(b.device)] = b;
+        }
+        for (const HostStepBreakdown& hs : a.host) {
+            HostStepBreakdown& into = r.host[size_t(stepOf[h][size_t(hs.step)])];
+            for (size_t c = 0; c < kHostCategoryCount; ++c) into.ns[c] += hs.ns[c];
+        }
+        for (IdleGap gap : a.gaps) {
+            gap.step = stepOf[h][size_t(gap.step)];
+            gap.device += firstDevice[h];
+            r.gaps.push_back(std::move(gap));
+        }
+        for (size_t c = 0; c < kStepCategoryCount; ++c) r.gapCounts[c] += a.gapCounts[c];
+        r.launchLatency.negative += a.launchLatency.negative;
+        latencies.insert(latencies.end(), figures[h].latencies.begin(), figures[h].latencies.end());
+        computeDurations.insert(computeDurations.end(), figures[h].computeDurations.begin(),
+                                figures[h].computeDurations.end());
+    }
+    std::stable_sort(r.gaps.begin(), r.gaps.end(), [](const IdleGap& x, const IdleGap& y) {
+        return x.duration() > y.duration();
+    });
+    if (r.gaps.size() > StepAnalysis::kMaxGaps) r.gaps.resize(StepAnalysis::kMaxGaps);
+    std::sort(latencies.begin(), latencies.end());
+    r.launchLatency.count = latencies.size();
+    if (!latencies.empty()) {
+        r.launchLatency.mean = std::accumulate(latencies.begin(), latencies.end(), int64_t(0)) /
+                               int64_t(latencies.size());
+        r.launchLatency.p50 = nearestRank(latencies, 0.5);
+        r.launchLatency.p95 = nearestRank(latencies, 0.95);
+        r.launchLatency.max = latencies.back();
+    }
+    std::sort(computeDurations.begin(), computeDurations.end());
+    r.medianKernel = nearestRank(computeDurations, 0.5);
+
+    // Per kind, the host where it weighs most speaks for the run; its share is what every
+    // host's recommendation of that kind recovers, over the run's device time.
+    const double runTime = double(std::max<int64_t>(r.totalDeviceTime(), 1));
+    std::map<std::string, std::pair<double, std::vector<size_t>>> kinds;  // recovered ns, hosts
+    std::map<std::string, std::pair<double, StepRecommendation>> strongest;
+    for (size_t h = 0; h < hosts.size(); ++h) {
+        const double hostTime = double(hosts[h].totalDeviceTime());
+        for (const StepRecommendation& rec : hosts[h].recommendations) {
+            const double recovered = rec.sharePct / 100.0 * hostTime;
+            auto& [ns, which] = kinds[rec.kind];
+            ns += recovered;
+            which.push_back(h);
+            auto it = strongest.find(rec.kind);
+            if (it == strongest.end() || recovered > it->second.first) {
+                StepRecommendation named = rec;
+                named.text = runHosts[h].name + ": " + rec.text;
+                strongest[rec.kind] = {recovered, std::move(named)};
+            }
+        }
+    }
+    for (auto& [kind, entry] : strongest) {
+        StepRecommendation rec = std::move(entry.second);
+        const auto& [recovered, which] = kinds[kind];
+        rec.sharePct = 100.0 * recovered / runTime;
+        QJsonArray names;
+        for (size_t h : which) names.append(QString::fromStdString(runHosts[h].name));
+        rec.evidence.insert("hosts", names);
+        if (which.size() > 1)
+            rec.text += " (" + std::to_string(which.size()) + " hosts; " +
+                        percentText(rec.sharePct) + " of the run's device time in all)";
+        r.recommendations.push_back(std::move(rec));
+    }
+    std::stable_sort(r.recommendations.begin(), r.recommendations.end(),
+                     [](const StepRecommendation& x, const StepRecommendation& y) {
+                         return x.sharePct > y.sharePct;
+                     });
+    return r;
+}
+
+}  // namespace
+
+StepAnalysis analyzeSteps(const TraceStore& store, const StepOptions& options) {
+    std::vector<RunHost> hosts;
+    if (options.withinTrack < 0)
+        for (RunHost& h : runHosts(store.metadata()))
+            if (h.track >= 0) hosts.push_back(std::move(h));
+    if (hosts.size() < 2) {
+        KernelFigures figures;
+        return analyzeOne(store, options, figures);
+    }
+    std::vector<StepAnalysis> analyses;
+    std::vector<KernelFigures> figures(hosts.size());
+    for (size_t h = 0; h < hosts.size(); ++h) {
+        StepOptions within = options;
+        within.withinTrack = hosts[h].track;
+        analyses.push_back(analyzeOne(store, within, figures[h]));
+    }
+    return joinHosts(std::move(analyses), hosts, figures);
 }
 
 // ---- JSON ---------------------------------------------------------------------------------
@@ -1471,9 +1639,9 @@ QJsonObject toJson(const StepAnalysis& a) {
         QJsonObject e{
             {"index", s.index},
             {"name", QString::fromStdString(s.name)},
-            {"start", qint64(s.start)},
-            {"end", qint64(s.end)},
-            {"duration", qint64(s.duration())},
+            {"start", qint64(b.start)},
+            {"end", qint64(b.end)},
+            {"duration", qint64(b.duration())},
             {"marker_track", qint64(s.markerTrack)},
             {"device", QString::fromStdString(a.devices[size_t(b.device)].name)},
             {"device_index", b.device},
@@ -1493,6 +1661,10 @@ QJsonObject toJson(const StepAnalysis& a) {
             {"memcpy_overlap",
              QJsonObject{{"total", qint64(b.memcpyTotal)}, {"hidden", qint64(b.memcpyHidden)}}},
             {"kernels", qint64(b.kernels)}};
+        if (b.start != s.start || b.end != s.end) {  // a host's own step within a run's step
+            e.insert("step_start", qint64(s.start));
+            e.insert("step_end", qint64(s.end));
+        }
         steps.append(e);
     }
     o.insert("steps", steps);
@@ -1615,14 +1787,16 @@ StepAnalysis stepAnalysisFromJson(const QJsonObject& o) {
             Step s;
             s.index = index;
             s.name = e.value("name").toString().toStdString();
-            s.start = num(e, "start");
-            s.end = num(e, "end");
+            s.start = e.contains("step_start") ? num(e, "step_start") : num(e, "start");
+            s.end = e.contains("step_end") ? num(e, "step_end") : num(e, "end");
             s.markerTrack = num(e, "marker_track");
             a.steps.push_back(std::move(s));
         }
         DeviceStepBreakdown b;
         b.step = index;
         b.device = int(num(e, "device_index"));
+        b.start = num(e, "start");
+        b.end = num(e, "end");
         if (b.step >= int(a.steps.size()) || b.device >= int(a.devices.size()))
             throw Failure("stored step analysis: step or device out of range");
         const QJsonObject bd = e.value("breakdown").toObject();
@@ -1807,11 +1981,11 @@ std::string stepsTable(const StepAnalysis& a) {
     for (const DeviceStepBreakdown& b : a.breakdown) {
         const Step& s = a.steps[size_t(b.step)];
         std::snprintf(line, sizeof line, "%5d  %-18.18s %12s", s.index,
-                      a.devices[size_t(b.device)].name.c_str(), usText(s.duration()).c_str());
+                      a.devices[size_t(b.device)].name.c_str(), usText(b.duration()).c_str());
         out << line;
         for (size_t c = 0; c < kStepCategoryCount; ++c) {
             const double pct =
-                s.duration() > 0 ? 100.0 * double(b.ns[c]) / double(s.duration()) : 0.0;
+                b.duration() > 0 ? 100.0 * double(b.ns[c]) / double(b.duration()) : 0.0;
             std::snprintf(line, sizeof line, " %12.1f%%", pct);
             out << line;
         }

@@ -92,6 +92,10 @@ struct Step {
 struct DeviceStepBreakdown {
     int step = 0;
     int device = 0;
+    // The span this device's step covers: the step's, or in a multi-host run its host's own
+    // step (each host is analysed on its own step markers).
+    int64_t start = 0, end = 0;
+    int64_t duration() const { return end - start; }
     std::array<int64_t, kStepCategoryCount> ns{};
     // Compute split by kernel name (sums to ns[Compute]).
     int64_t gemm = 0, attention = 0, otherCompute = 0;
@@ -106,7 +110,8 @@ struct DeviceStepBreakdown {
 
 struct HostStepBreakdown {
     int step = 0;
-    std::array<int64_t, kHostCategoryCount> ns{};  // sums to the step's duration
+    // Sums to the step's duration (in a multi-host run: to its hosts' step durations).
+    std::array<int64_t, kHostCategoryCount> ns{};
 };
 
 // A stretch of a step during which a device ran nothing.
@@ -138,7 +143,7 @@ struct StepRecommendation {
 };
 
 struct StepAnalysis {
-    static constexpr int kVersion = 2;  // of the analysis and its stored form
+    static constexpr int kVersion = 3;  // of the analysis and its stored form
     StepSource source = StepSource::WholeTrace;
     std::string stepOp;  // the op of StepSource::StepOp / the module of XlaModules
     std::vector<StepDevice> devices;
@@ -152,12 +157,17 @@ struct StepAnalysis {
     std::vector<StepRecommendation> recommendations;  // largest share first
 
     static constexpr size_t kMaxGaps = 200;
-    // Sum over steps and devices of the step durations, and of each category.
+    // Sum over steps and devices of the devices' step durations, and of each category.
     int64_t totalDeviceTime() const;
     int64_t total(StepCategory c) const;
     double sharePct(StepCategory c) const;
 };
 
+// A multi-host run profile (hosts.h) is analysed host by host, each on its own step markers
+// within its host track, and the results joined: devices of every host, steps matched by name
+// (or index) spanning their hosts' steps, each device's breakdown over its host's step,
+// launch latency and kernel median over all hosts, and per kind of recommendation the host
+// where it weighs most (its share re-based on the run's device time).
 StepAnalysis analyzeSteps(const TraceStore& store, const StepOptions& options = {});
 
 // Everything above as JSON (CONTRACT §7 `steps --json` keys and more, times in ns), and back.

@@ -330,6 +330,53 @@ class TestHosts : public QObject {
         QCOMPARE(steps.status, 2);
         QVERIFY(steps.err.contains("shard"));
     }
+
+    // `steps` of a run analyses each host on its own step markers: every rank's device rows
+    // equal that rank imported alone (shifted by its clock offset), and the planted straggler's
+    // step lasts what the generator planted.
+    void runStepsAreEachHostsOwn() {
+        const QString run = dir_.path() + "/runsteps";
+        const QJsonObject expected =
+            generate(run, 4, {"--kernels", "6", "--straggler-rank", "2", "--straggler-step", "3"});
+        const QString ws = store("runsteps");
+        QCOMPARE(stallscope({"--store", ws, "import", run}).status, 0);
+        const QJsonObject runSteps = jsonOf(stallscope({"--store", ws, "steps", "1", "--json"}));
+        const QJsonArray rows = runSteps.value("steps").toArray();
+        QCOMPARE(rows.size(), 4 * 6);  // 6 steps x 4 ranks' GPUs
+        const QJsonArray hostMeta = jsonOf(stallscope({"--store", ws, "info", "1", "--json"}))
+                                        .value("metadata")
+                                        .toObject()
+                                        .value("hosts")
+                                        .toArray();
+        for (int r = 0; r < 4; ++r) {
+            const QString alone = store(QString("rank%1").arg(r));
+            QCOMPARE(stallscope({"--store", alone, "import",
+                                 run + QString("/rank-%1.pt.trace.json").arg(r)})
+                         .status,
+                     0);
+            const QJsonArray own = jsonOf(stallscope({"--store", alone, "steps", "1", "--json"}))
+                                       .value("steps")
+                                       .toArray();
+            QCOMPARE(own.size(), 6);
+            const qint64 offset = hostMeta[r].toObject().value("offset_ns").toInteger();
+            for (const QJsonValue v : own) {
+                const QJsonObject want = v.toObject();
+                const QJsonObject got = rows[want.value("index").toInt() * 4 + r].toObject();
+                QVERIFY(got.value("device").toString().startsWith(QString("rank %1").arg(r)));
+                QCOMPARE(got.value("breakdown").toObject(), want.value("breakdown").toObject());
+                QCOMPARE(got.value("duration").toInteger(), want.value("duration").toInteger());
+                QCOMPARE(got.value("start").toInteger(), want.value("start").toInteger() + offset);
+            }
+        }
+        const QJsonObject planted = expected.value("straggler").toObject();
+        const QJsonObject slow = rows[planted.value("step").toInt() * 4 + 2].toObject();
+        const QJsonObject wantSlow =
+            expected.value("stragglers").toArray()[planted.value("step").toInt()].toObject();
+        QCOMPARE(slow.value("duration").toInteger(), wantSlow.value("step_time").toInteger());
+        // Every rank computes in every step (the old whole-run analysis gave ranks 1-3 none).
+        for (const QJsonValue v : rows)
+            QVERIFY(v.toObject().value("breakdown").toObject().value("compute").toInteger() > 0);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestHosts)

@@ -85,6 +85,18 @@ const DeviceStepBreakdown* breakdownOf(const trace::StepAnalysis& analysis, int 
     return nullptr;
 }
 
+// The device's own span of a step (in a multi-host run, its host's step), else the step's.
+std::pair<int64_t, int64_t> spanOf(const trace::StepAnalysis& analysis, int step, int device) {
+    if (const DeviceStepBreakdown* b = breakdownOf(analysis, step, device); b && b->end > b->start)
+        return {b->start, b->end};
+    const trace::Step& s = analysis.steps[size_t(step)];
+    return {s.start, s.end};
+}
+int64_t durationOf(const trace::StepAnalysis& analysis, int step, int device) {
+    const auto [start, end] = spanOf(analysis, step, device);
+    return end - start;
+}
+
 ChartLayout paintStepChart(QPainter& painter, const QRectF& area,
                            const trace::StepAnalysis& analysis, const ChartOptions& options) {
     ChartLayout layout;
@@ -144,7 +156,8 @@ ChartLayout paintStepChart(QPainter& painter, const QRectF& area,
     const QRectF& plot = layout.plot;
 
     int64_t longest = 1;
-    for (const trace::Step& s : analysis.steps) longest = std::max(longest, s.duration());
+    for (size_t i = 0; i < analysis.steps.size(); ++i)
+        longest = std::max(longest, durationOf(analysis, int(i), device));
     const double yMax = options.normalized ? 1.0
                         : options.yMax > 0 ? options.yMax
                                            : double(longest) * 1.08;
@@ -177,7 +190,7 @@ ChartLayout paintStepChart(QPainter& painter, const QRectF& area,
         const QRectF column(cx - barWidth / 2, plot.top(), barWidth, plot.height());
         layout.bars.push_back(column);
         const DeviceStepBreakdown* b = breakdownOf(analysis, int(i), device);
-        const double duration = double(std::max<int64_t>(s.duration(), 1));
+        const double duration = double(std::max<int64_t>(durationOf(analysis, int(i), device), 1));
         double base = 0;
         if (b) {
             for (size_t k = 0; k < all.size(); ++k) {
@@ -207,7 +220,7 @@ ChartLayout paintStepChart(QPainter& painter, const QRectF& area,
     QPainterPath path;
     for (size_t i = 0; i < n; ++i) {
         const double cx = plot.left() + slot * (double(i) + 0.5);
-        const double d = double(analysis.steps[i].duration());
+        const double d = double(durationOf(analysis, int(i), device));
         const QPointF p(
             cx, options.normalized ? plot.bottom() - d / double(longest) * plot.height() : y(d));
         layout.line.push_back(p);
@@ -257,10 +270,11 @@ void paintStepStrip(QPainter& painter, const QRectF& rect, const trace::StepAnal
     const QFontMetricsF fm(painter.font());
     for (size_t i = 0; i < analysis.steps.size(); ++i) {
         const trace::Step& s = analysis.steps[i];
-        const double x0 = x(double(s.start)), x1 = x(double(s.end));
+        const auto [start, end] = spanOf(analysis, int(i), device);
+        const double x0 = x(double(start)), x1 = x(double(end));
         if (x1 < rect.left() || x0 > rect.right()) continue;
         const DeviceStepBreakdown* b = breakdownOf(analysis, int(i), device);
-        const double duration = double(std::max<int64_t>(s.duration(), 1));
+        const double duration = double(std::max<int64_t>(end - start, 1));
         double at = x0;
         if (b) {
             for (const Series& series : all) {
@@ -292,11 +306,12 @@ QString stepSummary(const trace::StepAnalysis& analysis, int step, int device) {
     const trace::Step& s = analysis.steps[size_t(step)];
     QString text = QObject::tr("Step %1").arg(s.index);
     if (!s.name.empty()) text += QStringLiteral(" (%1)").arg(QString::fromStdString(s.name));
-    text += QStringLiteral(": %1").arg(format::nanoseconds(double(s.duration())));
+    const int64_t own = durationOf(analysis, step, device);
+    text += QStringLiteral(": %1").arg(format::nanoseconds(double(own)));
     const DeviceStepBreakdown* b = breakdownOf(analysis, step, device);
     if (!b) return text;
     QStringList parts;
-    const double duration = double(std::max<int64_t>(s.duration(), 1));
+    const double duration = double(std::max<int64_t>(own, 1));
     for (const Series& series : series()) {
         const int64_t ns = series.value(*b);
         if (ns > 0)
@@ -331,8 +346,9 @@ QString breakdownCsv(const trace::StepAnalysis& analysis, int device) {
     QString out = exporting::csvRow(header) + '\n';
     for (size_t i = 0; i < analysis.steps.size(); ++i) {
         const trace::Step& s = analysis.steps[i];
+        const auto [start, end] = spanOf(analysis, int(i), device);
         QStringList row{QString::number(s.index), QString::fromStdString(s.name),
-                        QString::number(s.start), QString::number(s.duration())};
+                        QString::number(start), QString::number(end - start)};
         const DeviceStepBreakdown* b = breakdownOf(analysis, int(i), device);
         for (const Series& series : series()) row << QString::number(b ? series.value(*b) : 0);
         out += exporting::csvRow(row) + '\n';

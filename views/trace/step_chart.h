@@ -34,6 +34,10 @@ QColor categoryColor(trace::StepCategory category);
 // The breakdown of one step on one device; nullptr when the analysis has none.
 const trace::DeviceStepBreakdown* breakdownOf(const trace::StepAnalysis& analysis, int step,
                                               int device);
+// The device's own span of a step (in a multi-host run its host's step; the breakdown sums to
+// it), else the step's.
+std::pair<int64_t, int64_t> spanOf(const trace::StepAnalysis& analysis, int step, int device);
+int64_t durationOf(const trace::StepAnalysis& analysis, int step, int device);
 
 struct ChartOptions {
     int device = 0;           // index into StepAnalysis::devices

@@ -42,8 +42,8 @@ void StepStripTrack::paint(QPainter& painter, const QRect& rect, const TimeMappi
 int StepStripTrack::stepAt(double t) const {
     const double storeTime = t + double(origin_);
     for (size_t i = 0; i < analysis_->steps.size(); ++i) {
-        const trace::Step& s = analysis_->steps[i];
-        if (storeTime >= double(s.start) && storeTime < double(s.end)) return int(i);
+        const auto [start, end] = steps::spanOf(*analysis_, int(i), device_);
+        if (storeTime >= double(start) && storeTime < double(end)) return int(i);
     }
     return -1;
 }
@@ -53,11 +53,11 @@ std::optional<TimelineItem> StepStripTrack::hitTest(const QPoint& pos, const QRe
                                                     const TrackFrame*) const {
     const int step = stepAt(mapping.time(pos.x()));
     if (step < 0) return std::nullopt;
-    const trace::Step& s = analysis_->steps[size_t(step)];
+    const auto [start, end] = steps::spanOf(*analysis_, step, device_);
     TimelineItem item;
     item.id = step;
-    item.start = double(s.start - origin_);
-    item.end = double(s.end - origin_);
+    item.start = double(start - origin_);
+    item.end = double(end - origin_);
     return item;
 }
 
@@ -71,9 +71,10 @@ DetailFields StepStripTrack::details(const TimelineItem& item) const {
     const trace::Step& s = analysis_->steps[size_t(item.id)];
     fields.append({QObject::tr("Step"), QString::number(s.index)});
     if (!s.name.empty()) fields.append({QObject::tr("Marker"), QString::fromStdString(s.name)});
-    fields.append({QObject::tr("Duration"), format::nanoseconds(double(s.duration()))});
+    const int64_t own = steps::durationOf(*analysis_, int(item.id), device_);
+    fields.append({QObject::tr("Duration"), format::nanoseconds(double(own))});
     if (const auto* b = steps::breakdownOf(*analysis_, int(item.id), device_)) {
-        const double duration = double(std::max<int64_t>(s.duration(), 1));
+        const double duration = double(std::max<int64_t>(own, 1));
         for (const steps::Series& series : steps::series())
             if (const int64_t ns = series.value(*b); ns > 0)
                 fields.append({series.label, QStringLiteral("%1 (%2)").arg(

@@ -282,13 +282,14 @@ void StepsPanel::refresh() {
     std::vector<std::vector<QTableWidgetItem*>> rows;
     for (size_t i = 0; i < analysis_->steps.size(); ++i) {
         const trace::Step& s = analysis_->steps[i];
+        const int64_t own = steps::durationOf(*analysis_, int(i), device());
         auto* index = numberCell(double(s.index));
         index->setData(kRowRole, int(i));
         std::vector<QTableWidgetItem*> row{
             index, textCell(QString::fromStdString(s.name)),
-            numberCell(double(s.duration()), format::nanoseconds(double(s.duration())))};
+            numberCell(double(own), format::nanoseconds(double(own)))};
         const auto* b = steps::breakdownOf(*analysis_, int(i), device());
-        const double duration = double(std::max<int64_t>(s.duration(), 1));
+        const double duration = double(std::max<int64_t>(own, 1));
         for (const steps::Series& series : all) {
             const int64_t ns = b ? series.value(*b) : 0;
             row.push_back(numberCell(double(ns), ns ? QStringLiteral("%1 (%2)").arg(
