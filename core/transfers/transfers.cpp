@@ -321,48 +321,76 @@ QJsonObject suggestJson(const Analysis& a) {
 
 QJsonObject compareJson(const Analysis& before, const Analysis& after) {
     // Runs are matched by program name and their order among that program's runs; transfers
-    // by name within matched runs.
+    // within matched runs by name and occurrence (the k-th cudaMemcpyAsync of a run with the
+    // k-th), so repeated names pair up in order instead of all with the first.
     auto runsByProgram = [](const Analysis& a) {
         std::map<std::string, std::vector<uint32_t>> out;
         for (uint32_t i = 0; i < a.modules.size(); ++i) out[a.modules[i].name].push_back(i);
         return out;
     };
+    auto occurrences = [](const Analysis& a, const ModuleRun& run) {
+        std::map<std::pair<std::string, uint32_t>, uint32_t> out;  // (name, k) -> transfer
+        std::map<std::string, uint32_t> seen;
+        for (uint32_t i : run.transfers)
+            out[{a.transfers[i].name, seen[a.transfers[i].name]++}] = i;
+        return out;
+    };
     const auto runsA = runsByProgram(before), runsB = runsByProgram(after);
     QJsonArray modules, dmas;
+    uint64_t unmatchedRunsA = 0, unmatchedRunsB = 0, unmatchedA = 0, unmatchedB = 0;
     for (const auto& [program, listA] : runsA) {
         const auto found = runsB.find(program);
-        if (found == runsB.end()) continue;
-        const auto& listB = found->second;
-        for (size_t r = 0; r < std::min(listA.size(), listB.size()); ++r) {
+        const size_t countB = found == runsB.end() ? 0 : found->second.size();
+        unmatchedRunsA += listA.size() - std::min(listA.size(), countB);
+        for (size_t r = 0; r < std::min(listA.size(), countB); ++r) {
             const ModuleRun& ra = before.modules[listA[r]];
-            const ModuleRun& rb = after.modules[listB[r]];
+            const ModuleRun& rb = after.modules[found->second[r]];
             modules.append(QJsonObject{{"name", qs(program)},
                                        {"run", qint64(r)},
+                                       {"a_module", qint64(listA[r])},
+                                       {"b_module", qint64(found->second[r])},
                                        {"a_ns", qint64(ra.measuredNs())},
                                        {"b_ns", qint64(rb.measuredNs())},
                                        {"delta_ns", qint64(rb.measuredNs() - ra.measuredNs())},
                                        {"a_stall_ns", qint64(ra.stallNs)},
                                        {"b_stall_ns", qint64(rb.stallNs)},
                                        {"delta_stall_ns", qint64(rb.stallNs - ra.stallNs)}});
-            for (uint32_t ia : ra.transfers) {
-                const Transfer& ta = before.transfers[ia];
-                for (uint32_t ib : rb.transfers) {
-                    const Transfer& tb = after.transfers[ib];
-                    if (tb.name != ta.name) continue;
-                    dmas.append(QJsonObject{{"module", qs(program)},
-                                            {"run", qint64(r)},
-                                            {"name", qs(ta.name)},
-                                            {"a_bytes", qint64(ta.bytes)},
-                                            {"b_bytes", qint64(tb.bytes)},
-                                            {"a_stall", qint64(ta.stall())},
-                                            {"b_stall", qint64(tb.stall())},
-                                            {"delta_stall", qint64(tb.stall() - ta.stall())},
-                                            {"a_issue_offset", qint64(ta.issue - ra.start)},
-                                            {"b_issue_offset", qint64(tb.issue - rb.start)}});
-                    break;
+            const auto inA = occurrences(before, ra), inB = occurrences(after, rb);
+            for (const auto& [key, ia] : inA) {
+                const auto match = inB.find(key);
+                if (match == inB.end()) {
+                    ++unmatchedA;
+                    continue;
                 }
+                const Transfer& ta = before.transfers[ia];
+                const Transfer& tb = after.transfers[match->second];
+                dmas.append(QJsonObject{{"module", qs(program)},
+                                        {"run", qint64(r)},
+                                        {"name", qs(ta.name)},
+                                        {"occurrence", qint64(key.second)},
+                                        {"a_index", qint64(ia)},
+                                        {"b_index", qint64(match->second)},
+                                        {"a_bytes", qint64(ta.bytes)},
+                                        {"b_bytes", qint64(tb.bytes)},
+                                        {"a_stall", qint64(ta.stall())},
+                                        {"b_stall", qint64(tb.stall())},
+                                        {"delta_stall", qint64(tb.stall() - ta.stall())},
+                                        {"a_base_stall", qint64(ta.baseStall)},
+                                        {"b_base_stall", qint64(tb.baseStall)},
+                                        {"a_transfer_stall", qint64(ta.transferStall)},
+                                        {"b_transfer_stall", qint64(tb.transferStall)},
+                                        {"a_issue_offset", qint64(ta.issue - ra.start)},
+                                        {"b_issue_offset", qint64(tb.issue - rb.start)},
+                                        {"a_complete_offset", qint64(ta.complete - ra.start)},
+                                        {"b_complete_offset", qint64(tb.complete - rb.start)}});
             }
+            for (const auto& entry : inB) unmatchedB += inA.count(entry.first) ? 0 : 1;
         }
+    }
+    for (const auto& [program, listB] : runsB) {
+        const auto found = runsA.find(program);
+        const size_t countA = found == runsA.end() ? 0 : found->second.size();
+        unmatchedRunsB += listB.size() - std::min(listB.size(), countA);
     }
     return QJsonObject{{"a", QJsonObject{{"total", qint64(before.totalNs)},
                                          {"stall", qint64(before.stallNs)},
@@ -372,6 +400,10 @@ QJsonObject compareJson(const Analysis& before, const Analysis& after) {
                                          {"transfers", qint64(after.transfers.size())}}},
                        {"delta", QJsonObject{{"total", qint64(after.totalNs - before.totalNs)},
                                              {"stall", qint64(after.stallNs - before.stallNs)}}},
+                       {"unmatched", QJsonObject{{"a_runs", qint64(unmatchedRunsA)},
+                                                 {"b_runs", qint64(unmatchedRunsB)},
+                                                 {"a_transfers", qint64(unmatchedA)},
+                                                 {"b_transfers", qint64(unmatchedB)}}},
                        {"time_unit", "ns"},
                        {"modules", modules},
                        {"dmas", dmas}};

@@ -31,48 +31,7 @@ using fixtures::wire::bytesField;
 using fixtures::wire::doubleField;
 using fixtures::wire::intField;
 
-// One plane: event metadata by display name (the HLO text as the full name), lines of events.
-class PlaneWriter {
-  public:
-    explicit PlaneWriter(const std::string& name) {
-        plane_ = intField(1, 1) + bytesField(2, name);
-        plane_ += bytesField(
-            5, intField(1, 1) + bytesField(2, intField(1, 1) + bytesField(2,
-                                                                          "peak_hbm_bw_"
-                                                                          "gigabytes_per_"
-                                                                          "second")));
-        plane_ += bytesField(6, intField(1, 1) + doubleField(2, 1000.0));
-    }
-    // An event of `line` at [startNs, startNs + durNs]; `text` is the HLO (or module) name.
-    void event(const std::string& line, const std::string& display, const std::string& text,
-               int64_t startNs, int64_t durPs) {
-        const std::string key = display + "\n" + text;
-        auto it = meta_.find(key);
-        if (it == meta_.end()) {
-            const int64_t id = int64_t(meta_.size()) + 10;
-            std::string value = intField(1, uint64_t(id)) + bytesField(2, text);
-            if (display != text) value += bytesField(4, display);
-            plane_ += bytesField(4, intField(1, uint64_t(id)) + bytesField(2, value));
-            it = meta_.emplace(key, id).first;
-        }
-        lines_[line] +=
-            bytesField(4, intField(1, uint64_t(it->second)) +
-                              intField(2, uint64_t(startNs * 1000)) + intField(3, uint64_t(durPs)));
-    }
-    std::string bytes() const {
-        std::string out = plane_;
-        int64_t id = 1;
-        for (const auto& [name, events] : lines_)
-            out += bytesField(
-                3, intField(1, uint64_t(id++)) + bytesField(2, name) + intField(3, 0) + events);
-        return bytesField(1, out);
-    }
-
-  private:
-    std::string plane_;
-    std::map<std::string, int64_t> meta_;
-    std::map<std::string, std::string> lines_;
-};
+using PlaneWriter = fixtures::XPlaneWriter;
 
 void writeFile(const QString& path, const std::string& bytes) {
     std::ofstream out(path.toStdString(), std::ios::binary);
@@ -781,6 +740,59 @@ class TestTransfers : public QObject {
         QCOMPARE(c.value("delta").toObject().value("stall").toInteger(), qint64(0));
         QCOMPARE(c.value("dmas").toArray().size(), 2400);
         QCOMPARE(c.value("modules").toArray().size(), 400);
+    }
+
+    // Before/after pairs repeated names by occurrence: the k-th cudaMemcpyAsync of a run with
+    // the k-th of the matched run, not every one with the first.
+    void compareMatchesRepeatedNamesInOrder() {
+        auto analysisOf = [](std::vector<int64_t> stalls, size_t runs) {
+            Analysis a;
+            a.source = "kineto";
+            for (size_t r = 0; r < runs; ++r) {
+                ModuleRun run;
+                run.name = "python thread 1";
+                run.start = int64_t(r) * 1000000;
+                run.end = run.start + 500000;
+                for (size_t k = 0; k < stalls.size(); ++k) {
+                    Transfer t;
+                    t.id = uint32_t(a.transfers.size());
+                    t.name = "cudaMemcpyAsync";
+                    t.module = uint32_t(r);
+                    t.bytes = 1000 * (k + 1);
+                    t.issue = run.start + int64_t(k) * 1000;
+                    t.complete = t.issue + 700;
+                    t.baseStall = 100;
+                    t.transferStall = stalls[k] - 100;
+                    run.transfers.push_back(t.id);
+                    run.stallNs += stalls[k];
+                    a.transfers.push_back(t);
+                }
+                a.stallNs += run.stallNs;
+                a.modules.push_back(run);
+            }
+            return a;
+        };
+        const Analysis before = analysisOf({500, 900, 300}, 2);
+        const Analysis after = analysisOf({200, 900, 100, 50}, 3);  // one more copy, one more run
+        const QJsonObject c = compareJson(before, after);
+        const QJsonArray dmas = c.value("dmas").toArray();
+        QCOMPARE(dmas.size(), 6);  // 3 pairs in each of the 2 matched runs
+        const std::array<int64_t, 3> deltas{-300, 0, -200};
+        for (qsizetype i = 0; i < dmas.size(); ++i) {
+            const QJsonObject d = dmas[i].toObject();
+            QCOMPARE(d.value("occurrence").toInteger(), qint64(i % 3));
+            QCOMPARE(d.value("a_bytes").toInteger(), qint64(1000 * (i % 3 + 1)));
+            QCOMPARE(d.value("delta_stall").toInteger(), deltas[size_t(i % 3)]);
+            QCOMPARE(d.value("a_index").toInteger(), qint64(i));
+            QCOMPARE(d.value("b_index").toInteger(), qint64((i / 3) * 4 + i % 3));
+        }
+        const QJsonObject unmatched = c.value("unmatched").toObject();
+        QCOMPARE(unmatched.value("b_runs").toInteger(), qint64(1));
+        QCOMPARE(unmatched.value("a_runs").toInteger(), qint64(0));
+        QCOMPARE(unmatched.value("b_transfers").toInteger(), qint64(2));  // the 4th copy, twice
+        QCOMPARE(c.value("modules").toArray().size(), 2);
+        QCOMPARE(c.value("modules").toArray()[1].toObject().value("delta_stall_ns").toInteger(),
+                 qint64(-500 + 50));
     }
 };
 

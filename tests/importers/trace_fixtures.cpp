@@ -218,4 +218,40 @@ std::string handWrittenXSpace() {
     return bytesField(1, plane) + bytesField(1, metadataPlane) + bytesField(4, "host-a");
 }
 
+XPlaneWriter::XPlaneWriter(const std::string& name) {
+    using namespace wire;
+    plane_ = intField(1, 1) + bytesField(2, name);
+    plane_ += bytesField(
+        5, intField(1, 1) +
+               bytesField(2, intField(1, 1) + bytesField(2, "peak_hbm_bw_gigabytes_per_second")));
+    plane_ += bytesField(6, intField(1, 1) + doubleField(2, 1000.0));
+}
+
+void XPlaneWriter::event(const std::string& line, const std::string& display,
+                         const std::string& text, int64_t startNs, int64_t durPs) {
+    using namespace wire;
+    const std::string key = display + "\n" + text;
+    auto it = meta_.find(key);
+    if (it == meta_.end()) {
+        const int64_t id = int64_t(meta_.size()) + 10;
+        std::string value = intField(1, uint64_t(id)) + bytesField(2, text);
+        if (display != text) value += bytesField(4, display);
+        plane_ += bytesField(4, intField(1, uint64_t(id)) + bytesField(2, value));
+        it = meta_.emplace(key, id).first;
+    }
+    lines_[line] +=
+        bytesField(4, intField(1, uint64_t(it->second)) + intField(2, uint64_t(startNs * 1000)) +
+                          intField(3, uint64_t(durPs)));
+}
+
+std::string XPlaneWriter::bytes() const {
+    using namespace wire;
+    std::string out = plane_;
+    int64_t id = 1;
+    for (const auto& [name, events] : lines_)
+        out += bytesField(
+            3, intField(1, uint64_t(id++)) + bytesField(2, name) + intField(3, 0) + events);
+    return bytesField(1, out);
+}
+
 }  // namespace fixtures

@@ -3,6 +3,7 @@
 // JSON fixtures of the trace importer tests, kept out of the moc-scanned test source (moc
 // misreads raw string literals holding quotes and backslashes).
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -45,4 +46,21 @@ std::string gzip(std::string_view data);
 //     line 3 "Aggregated": copy x5 (7 us) and copy x3 (2 us) as num_occurrences events.
 //   plane 1 "/host:metadata" with no lines.
 std::string handWrittenXSpace();
+
+// One XPlane built event by event: each distinct (display, text) gets an event metadata (the
+// HLO text as its name, the display name when it differs), a peak_hbm_bw_gigabytes_per_second
+// stat of 1000; lines in name order. bytes() is the XSpace holding just this plane.
+class XPlaneWriter {
+  public:
+    explicit XPlaneWriter(const std::string& name);
+    // An event of `line` at [startNs, startNs + durPs / 1000].
+    void event(const std::string& line, const std::string& display, const std::string& text,
+               int64_t startNs, int64_t durPs);
+    std::string bytes() const;
+
+  private:
+    std::string plane_;
+    std::map<std::string, int64_t> meta_;
+    std::map<std::string, std::string> lines_;
+};
 }  // namespace fixtures

@@ -5,9 +5,11 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QtTest>
@@ -16,6 +18,7 @@
 
 #include "core/workspace.h"
 #include "importers/import_service.h"
+#include "tests/importers/trace_fixtures.h"
 #include "views/common/format.h"
 #include "views/common/render.h"
 #include "views/common/table_kit.h"
@@ -24,6 +27,7 @@
 #include "views/trace/trace_compare_view.h"
 #include "views/trace/trace_tracks.h"
 #include "views/trace/trace_view.h"
+#include "views/trace/transfer_compare.h"
 
 using namespace stallscope;
 
@@ -740,6 +744,77 @@ class TestTraceViews : public QObject {
                                           "delta_total_ns,delta_pct\n"
                                           "inner,2,1,40000,10000,20000,10000,10000,10000,30000,"
                                           "10000,-30000,-75\n"));
+    }
+
+    // Before/after of transfers: the same program twice, its host->HBM copy waited 900 µs in A
+    // and 200 µs in B (each run: copy-start at 0, fusion.1 0.01-0.1 ms, copy-done blocking from
+    // 0.1 ms, fusion.2 reading the copy).
+    void compareViewTransfersBeforeAfter() {
+        auto xspace = [&](const QString& name, int64_t waitUs) {
+            fixtures::XPlaneWriter plane("/device:TPU:0");
+            for (int run = 0; run < 2; ++run) {
+                const int64_t t0 = int64_t(run) * 2000000;  // ns
+                const int64_t copyEnd = t0 + 100000 + waitUs * 1000;
+                plane.event("XLA Modules", "jit_m(1)", "jit_m(1)", t0,
+                            (copyEnd + 50000 - t0) * 1000);
+                plane.event("XLA Ops", "copy-start",
+                            "%copy-start = (f32[262144]{0}, f32[262144]{0:S(5)}, u32[]{:S(2)}) "
+                            "copy-start(f32[262144]{0:S(5)} %param)",
+                            t0, 1000000);
+                plane.event("XLA Ops", "fusion.1",
+                            "%fusion.1 = f32[64]{0} fusion(f32[64]{0} %param.2), kind=kLoop",
+                            t0 + 10000, 90000000);
+                plane.event("XLA Ops", "copy-done",
+                            "%copy-done = f32[262144]{0} copy-done((f32[262144]{0}, "
+                            "f32[262144]{0:S(5)}, u32[]{:S(2)}) %copy-start)",
+                            t0 + 100000, waitUs * 1000000);
+                plane.event("XLA Ops", "fusion.2",
+                            "%fusion.2 = f32[64]{0} fusion(f32[262144]{0} %copy-done), "
+                            "kind=kLoop",
+                            copyEnd, 50000000);
+            }
+            const std::string path = dir_.filePath(name).toStdString();
+            std::ofstream(path, std::ios::binary) << plane.bytes();
+            return importFile(path);
+        };
+        const int64_t a = xspace("before.xplane.pb", 900), b = xspace("after.xplane.pb", 200);
+        CompareView view;
+        view.setAsynchronous(false);
+        view.setData(loadTraceComparison(wsPath_, a, b));
+        TransferComparePane* pane = view.transferPane();
+        QVERIFY(pane->summary()->text().contains("2 runs and 2 transfers matched"));
+        QTableWidget* modules = pane->moduleTable();
+        QCOMPARE(modules->rowCount(), 2);
+        // Both runs' stall fell by 700 µs; the first (the most changed, first) is shown.
+        for (int r = 0; r < 2; ++r)
+            QCOMPARE(modules->item(r, 7)->data(tablekit::kSortRole).toDouble(), -700000.0);
+        QCOMPARE(pane->transferTable()->rowCount(), 1);
+        QCOMPARE(pane->transferTable()->item(0, 0)->text(), QString("copy-start"));
+        QCOMPARE(pane->transferTable()->item(0, 1)->data(tablekit::kSortRole).toDouble(),
+                 double(262144 * 4));
+        QCOMPARE(pane->transferTable()->item(0, 5)->data(tablekit::kSortRole).toDouble(), 900000.0);
+        QCOMPARE(pane->transferTable()->item(0, 6)->data(tablekit::kSortRole).toDouble(), 200000.0);
+        // Drawn: A's stall block 4.5 times B's on one scale, in the stall colour; B's run ends
+        // left of A's.
+        QImage image(900, 200, QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::white);
+        QPainter painter(&image);
+        const TransferLifetimeChart::Layout layout =
+            pane->chart()->paintChart(painter, QRectF(image.rect()));
+        painter.end();
+        QCOMPARE(layout.stallA.size(), size_t(1));
+        QVERIFY(std::abs(layout.stallA[0].width() / layout.stallB[0].width() - 4.5) < 0.05);
+        QVERIFY(layout.xEndB < layout.xEndA);
+        QVERIFY(
+            sameColor(image.pixelColor(layout.stallA[0].center().toPoint()), QColor(215, 60, 50)));
+        QVERIFY(
+            sameColor(image.pixelColor(layout.stallB[0].center().toPoint()), QColor(215, 60, 50)));
+        QVERIFY(layout.stallB[0].top() > layout.stallA[0].top());  // B's lane under A's
+        QVERIFY(pane->transfersCsv().contains(
+            "jit_m(1),0,copy-start,0,1048576,1048576,0,0,900000,200000,-700000,0,0\n"));
+        image.save(dir_.filePath("transfer-compare.png"));
+        if (qEnvironmentVariableIsSet("STALLSCOPE_KEEP_RENDERS"))
+            image.save(qEnvironmentVariable("STALLSCOPE_KEEP_RENDERS") + "/transfer-compare.png");
     }
 };
 

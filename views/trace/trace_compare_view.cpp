@@ -186,6 +186,7 @@ TraceComparisonData loadTraceComparison(const std::string& workspacePath, int64_
         std::make_shared<const trace::StepAnalysis>(trace::loadOrAnalyzeSteps(*workspace, a));
     data.stepsB =
         std::make_shared<const trace::StepAnalysis>(trace::loadOrAnalyzeSteps(*workspace, b));
+    data.transfers = loadTransferComparison(*workspace, a, b);
     return data;
 }
 
@@ -259,6 +260,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     auto* pages = new QTabWidget;
     pages->addTab(bottom, tr("Ops"));
     pages->addTab(buildStepsPane(), tr("Steps"));
+    transferPane_ = new TransferComparePane;
+    pages->addTab(transferPane_, tr("Transfers"));
     vertical->addWidget(pages);
     layout->addWidget(vertical, 1);
     connect(filter_, &QLineEdit::textChanged, this, &CompareView::setOpFilter);
@@ -381,6 +384,7 @@ void CompareView::setData(TraceComparisonData data) {
             .arg(format::nanoseconds(double(d.span)), format::nanoseconds(double(d.idle())));
     };
     showSteps();
+    transferPane_->setData(data_.transfers);
     labelA_->setText(sideText("A (before)", data_.comparison.a));
     labelB_->setText(sideText("B (after)", data_.comparison.b));
     proxy_->sort(-1);

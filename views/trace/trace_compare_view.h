@@ -14,6 +14,7 @@
 #include "views/common/time_navigation.h"
 #include "views/trace/steps_panel.h"
 #include "views/trace/trace_tracks.h"
+#include "views/trace/transfer_compare.h"
 
 class QComboBox;
 class QLabel;
@@ -58,6 +59,8 @@ struct TraceComparisonData {
     trace::TraceComparison comparison;
     // Where each one's step time goes (stored with the profiles after the first analysis).
     std::shared_ptr<const trace::StepAnalysis> stepsA, stepsB;
+    // Their transfers, per run and per transfer (stored with the profiles at import).
+    TransferComparisonData transfers;
 };
 // Opens both profiles and compares them (off the GUI thread).
 TraceComparisonData loadTraceComparison(const std::string& workspacePath, int64_t a, int64_t b);
@@ -81,6 +84,8 @@ class CompareView : public QWidget {
     QLabel* stepRecommendationLabel() const { return stepRecommendations_; }
     StepChartWidget* stepChartA() const { return stepChartA_; }
     StepChartWidget* stepChartB() const { return stepChartB_; }
+    // Transfers before/after: per module run, per transfer, and one run's lifetimes A over B.
+    TransferComparePane* transferPane() const { return transferPane_; }
     // Shows the CDFs of another op (trace::kAllOps: all ops, each ÷ its own median in A).
     void setCdfOp(const std::string& op);
     QString summary() const;
@@ -104,6 +109,7 @@ class CompareView : public QWidget {
     QLabel* stepRecommendations_ = nullptr;
     StepChartWidget* stepChartA_ = nullptr;
     StepChartWidget* stepChartB_ = nullptr;
+    TransferComparePane* transferPane_ = nullptr;
     std::unique_ptr<TraceTimelineBinding> bindingA_, bindingB_;
     QLabel* summary_ = nullptr;
     QLabel* labelA_ = nullptr;
