@@ -319,6 +319,31 @@ class TestStepViews : public QObject {
         QVERIFY(links >= 4);
         QCOMPARE(linkTracks, links);
         QVERIFY(view.overviewHtml().contains("2,400 async transfers"));
+        // Headline cards as a replay's: 304.26 s of the runs' 313.66 s stalled at the waits
+        // (tests/tools/xprof_transfers_reference.py), the host link busiest.
+        QCOMPARE(view.transferCards()->placedCards().size(), size_t(6));
+        QVERIFY(view.transferCards()->isVisibleTo(&view));
+        CardStrip strip;  // as drawn at 1200 px
+        strip.setCards(TraceView::transferCardsOf(*view.transferAnalysis()));
+        strip.resize(1200, strip.heightForWidth(1200));
+        const std::vector<Card> cards = strip.placedCards();
+        QCOMPARE(cards.size(), size_t(6));
+        QCOMPARE(cards[1].title, QString("Stalled at waits"));
+        const transfers::Analysis& ta = *view.transferAnalysis();
+        QVERIFY(std::abs(double(ta.stallNs) / 1e9 - 304.26) < 0.01);
+        QVERIFY(std::abs(double(ta.totalNs) / 1e9 - 313.66) < 0.01);
+        QCOMPARE(cards[1].value, format::nanoseconds(double(ta.stallNs)));
+        QCOMPARE(cards[1].detail, QString("97.0% of the runs"));
+        QVERIFY(cards[5].detail.startsWith("S(5)->S(0) on /device:TPU:"));
+        QCOMPARE(cards[0].rect.top(), cards[5].rect.top());  // one row at 1200 px
+        QImage drawn(strip.size(), QImage::Format_ARGB32_Premultiplied);
+        strip.render(&drawn);
+        QVERIFY(cards[5].rect.right() < drawn.width());
+        QVERIFY(near(drawn.pixelColor(cards[1].rect.left() + 1, cards[1].rect.center().y()),
+                     QColor(215, 60, 50)));
+        drawn.save(dir_.filePath("tpu-cards.png"));
+        if (qEnvironmentVariableIsSet("STALLSCOPE_KEEP_RENDERS"))
+            drawn.save(qEnvironmentVariable("STALLSCOPE_KEEP_RENDERS") + "/tpu-cards.png");
         // Copies hidden behind compute vs exposed, summed over steps and devices.
         int64_t copies = 0, hidden = 0;
         for (const trace::DeviceStepBreakdown& b : view.stepAnalysis()->breakdown) {

@@ -11,17 +11,7 @@ namespace stallscope {
 namespace {
 
 constexpr int kMargin = 16;
-constexpr int kCardHeight = 84;
-constexpr int kCardGap = 12;
 constexpr int kTitleHeight = 26;
-// Card insides: text starts right of the accent bar.
-constexpr int kCardLeftPad = 14;
-constexpr int kCardRightPad = 8;
-constexpr int kValueTop = 26;
-// The figure's font, as a multiple of the text font: the largest that fits, not below the text.
-constexpr double kLargestValueScale = 1.5;
-constexpr double kSmallestValueScale = 1.0;
-constexpr double kValueScaleStep = 0.05;
 
 QString num(double v) {
     return format::localCount(v);
@@ -30,37 +20,9 @@ QString pct(double part, double whole) {
     return format::percentOf(part, whole);
 }
 
-QFont valueFont(double scale) {
-    QFont f;
-    f.setPointSizeF(f.pointSizeF() * scale);
-    f.setBold(true);
-    return f;
-}
-
 int textWidth(const QFont& font, const QString& text, const QPaintDevice* device) {
     return device ? QFontMetrics(font, device).horizontalAdvance(text)
                   : QFontMetrics(font).horizontalAdvance(text);
-}
-
-// Columns and figure font for cards over `width`: one row when the figures fit at the text font
-// or larger, else rows of three, then two, then one.
-std::pair<int, double> cardGrid(const std::vector<ReplayOverview::Card>& cards, int width,
-                                const QPaintDevice* device) {
-    const int n = static_cast<int>(cards.size());
-    for (int columns : {n, 3, 2, 1}) {
-        if (columns > n) continue;
-        const int cardWidth = (width - kCardGap * (columns - 1)) / columns;
-        const int room = cardWidth - kCardLeftPad - kCardRightPad;
-        for (double scale = kLargestValueScale; scale >= kSmallestValueScale - 1e-9;
-             scale -= kValueScaleStep) {
-            const QFont font = valueFont(scale);
-            const bool fits = std::all_of(cards.begin(), cards.end(), [&](const auto& card) {
-                return textWidth(font, card.value, device) <= room;
-            });
-            if (fits) return {columns, scale};
-        }
-    }
-    return {1, kSmallestValueScale};
 }
 
 void sectionTitle(QPainter& p, const QRect& r, const QString& title) {
@@ -145,13 +107,11 @@ void ReplayOverview::setDocument(ReplayDocumentPtr doc) {
 ReplayOverview::Areas ReplayOverview::areasFor(QSize size, const QPaintDevice* device) const {
     Areas a;
     const int w = size.width() - 2 * kMargin;
-    int cardRows = 1;
+    int cardsHeight = cards::kHeight;
     if (doc_) {
-        const std::vector<Card> cards = cardContents();
-        const int columns = cardGrid(cards, w, device).first;
-        cardRows = (static_cast<int>(cards.size()) + columns - 1) / columns;
+        cardsHeight = cards::heightFor(cardContents(), w, device);
     }
-    a.cards = QRect(kMargin, kMargin, w, cardRows * kCardHeight + (cardRows - 1) * kCardGap);
+    a.cards = QRect(kMargin, kMargin, w, cardsHeight);
     const int midTop = a.cards.bottom() + 14;
     const int half = (w - 16) / 2;
     const int unitRows = doc_ ? static_cast<int>(doc_->units.size()) : 0;
@@ -233,17 +193,7 @@ std::vector<ReplayOverview::Card> ReplayOverview::cardsFor(QSize size,
     if (!doc_) return {};
     std::vector<Card> cards = cardContents();
     const QRect area = areasFor(size, device).cards;
-    const auto [columns, scale] = cardGrid(cards, area.width(), device);
-    const int cardWidth = (area.width() - kCardGap * (columns - 1)) / columns;
-    for (size_t i = 0; i < cards.size(); ++i) {
-        const int column = static_cast<int>(i) % columns, row = static_cast<int>(i) / columns;
-        Card& card = cards[i];
-        card.rect = QRect(area.left() + column * (cardWidth + kCardGap),
-                          area.top() + row * (kCardHeight + kCardGap), cardWidth, kCardHeight);
-        card.valueFont = valueFont(scale);
-        card.valueRect = card.rect.adjusted(kCardLeftPad, kValueTop, -kCardRightPad, 0);
-        card.valueRect.setHeight(QFontMetrics(card.valueFont).height());
-    }
+    cards::place(cards, area, device);
     return cards;
 }
 
@@ -258,27 +208,7 @@ void ReplayOverview::paintContent(QPainter& p, QSize size) const {
     const Areas a = areasFor(size, p.device());
     const double total = static_cast<double>(sim.totalCycles);
 
-    // Headline cards.
-    for (const Card& card : cardsFor(size, p.device())) {
-        const QRect& r = card.rect;
-        p.fillRect(r, Qt::white);
-        p.fillRect(QRect(r.left(), r.top(), 4, r.height()), card.accent);
-        p.setPen(QColor(220, 220, 220));
-        p.drawRect(r.adjusted(0, 0, -1, -1));
-        p.setPen(QColor(90, 90, 90));
-        // Narrow cards: titles and details elide; the figure always fits (cardsFor).
-        const QRect title = r.adjusted(kCardLeftPad, 8, -kCardRightPad, 0);
-        p.drawText(title, Qt::AlignLeft | Qt::AlignTop,
-                   p.fontMetrics().elidedText(card.title, Qt::ElideRight, title.width()));
-        p.setFont(card.valueFont);
-        p.setPen(QColor(20, 20, 20));
-        p.drawText(card.valueRect, Qt::AlignLeft | Qt::AlignTop, card.value);
-        p.setFont(QFont());
-        p.setPen(QColor(90, 90, 90));
-        const QRect detail = r.adjusted(kCardLeftPad, 0, -kCardRightPad, -8);
-        p.drawText(detail, Qt::AlignLeft | Qt::AlignBottom,
-                   p.fontMetrics().elidedText(card.detail, Qt::ElideRight, detail.width()));
-    }
+    cards::paint(p, cardsFor(size, p.device()));
     // Stall split bar under the cards' row is implied by the cards; units next.
     p.fillRect(a.units, Qt::white);
     sectionTitle(p, a.units.adjusted(10, 0, 0, 0), tr("Unit utilization"));

@@ -4,6 +4,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "views/common/cards.h"
 #include "views/replay/replay_document.h"
 
 namespace stallscope {
@@ -34,16 +35,8 @@ class ReplayOverview : public QWidget {
     };
     std::vector<Row> rowsFor(QSize size) const;
 
-    // A headline card as drawn at a size: the figure gets the largest font (up to 1.5 times the
-    // text font) at which every card's figure fits; when even the text font does not fit in one
-    // row the cards wrap into rows of three, then two. A figure is never cut.
-    struct Card {
-        QString title, value, detail;
-        QColor accent;
-        QRect rect;       // the card
-        QRect valueRect;  // where its figure is drawn
-        QFont valueFont;
-    };
+    // The headline cards as drawn at a size (views/common/cards.h).
+    using Card = stallscope::Card;
     std::vector<Card> cardsFor(QSize size, const QPaintDevice* device = nullptr) const;
     QSize sizeHint() const override { return {1100, 760}; }
     QSize minimumSizeHint() const override { return {kMinimumWidth, kMinimumHeight}; }

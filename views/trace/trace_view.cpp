@@ -203,8 +203,17 @@ TraceView::TraceView(QWidget* parent)
             });
     details_ = new QTextBrowser;
     overview_ = new QTextBrowser;
+    overview_->setFrameShape(QFrame::NoFrame);
+    transferCards_ = new CardStrip;
+    transferCards_->hide();
+    auto* overviewPage = new QWidget;
+    auto* overviewLayout = new QVBoxLayout(overviewPage);
+    overviewLayout->setContentsMargins(0, 0, 0, 0);
+    overviewLayout->setSpacing(0);
+    overviewLayout->addWidget(transferCards_);
+    overviewLayout->addWidget(overview_, 1);
     stepsPanel_ = new StepsPanel;
-    tabs_->addTab(overview_, tr("Overview"));
+    tabs_->addTab(overviewPage, tr("Overview"));
     tabs_->addTab(stepsPanel_, tr("Steps"));
     tabs_->addTab(opTable_, tr("Ops"));
     tabs_->addTab(details_, tr("Details"));
@@ -801,6 +810,7 @@ void TraceView::loadTransfers(const std::string& workspacePath, int64_t profileI
 
 void TraceView::setTransferAnalysis(std::shared_ptr<const transfers::Analysis> analysis) {
     transfers_ = analysis && !analysis->transfers.empty() ? std::move(analysis) : nullptr;
+    transferCards_->setCards(transfers_ ? transferCardsOf(*transfers_) : std::vector<Card>{});
     updateLeadingTracks();
     overview_->setHtml(overviewHtml());
     emit suggestionsReady(suggestionItems());
@@ -879,6 +889,54 @@ void TraceView::showSuggestion(int index) {
         return;
     }
     showRecommendation(index - transferCount);
+}
+
+std::vector<Card> TraceView::transferCardsOf(const transfers::Analysis& a) {
+    int64_t slack = 0;
+    size_t late = 0;
+    for (const transfers::Transfer& t : a.transfers) {
+        slack += t.slack;
+        if (t.slack > 0) ++late;
+    }
+    const transfers::Link* busiest = nullptr;
+    for (const transfers::Link& l : a.links)
+        if (!busiest || l.busyNs > busiest->busyNs) busiest = &l;
+    const double total = double(a.totalNs), stall = double(a.stallNs);
+    std::vector<Card> cards{
+        {tr("Module time"), format::nanoseconds(total),
+         tr("%1 runs with transfers").arg(format::count(double(a.modules.size()))),
+         QColor(60, 60, 60)},
+        {tr("Stalled at waits"), format::nanoseconds(stall),
+         tr("%1 of the runs").arg(format::percentOf(stall, total)), QColor(215, 60, 50)},
+        {tr("Base-latency stall"), format::nanoseconds(double(a.baseStallNs)),
+         tr("%1 of stalls").arg(format::percentOf(double(a.baseStallNs), stall)),
+         QColor(250, 205, 110)},
+        {tr("Transfer stall"), format::nanoseconds(double(a.transferStallNs)),
+         tr("%1 of stalls").arg(format::percentOf(double(a.transferStallNs), stall)),
+         QColor(60, 120, 190)},
+        {tr("Slack"), format::nanoseconds(double(slack)),
+         late == 0 ? tr("no wait is late")
+                   : tr("late waits: %1 of %2 transfers")
+                         .arg(format::count(double(late)))
+                         .arg(format::count(double(a.transfers.size()))),
+         QColor(120, 170, 90)}};
+    // A link's busy share of the runs on its device (links are per device).
+    double deviceTime = 0;
+    if (busiest)
+        for (const transfers::ModuleRun& m : a.modules)
+            if (m.device == busiest->device) deviceTime += double(m.measuredNs());
+    if (busiest && busiest->busyNs > 0 && deviceTime > 0)
+        cards.push_back(
+            {tr("Busiest link"), format::percentOf(double(busiest->busyNs), deviceTime),
+             tr("%1 on %2 busy, %3 GB/s%4")
+                 .arg(QString::fromStdString(busiest->name),
+                      QString::fromStdString(busiest->device))
+                 .arg(busiest->achievedBytesPerNs(), 0, 'f', 1)
+                 .arg(busiest->peakBytesPerNs > 0
+                          ? tr(", %1 % of peak").arg(100 * busiest->peakFraction(), 0, 'f', 0)
+                          : QString()),
+             QColor(60, 120, 190)});
+    return cards;
 }
 
 QString TraceView::transfersHtml() const {

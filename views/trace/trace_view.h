@@ -15,6 +15,7 @@
 #include "core/trace/step_analysis.h"
 #include "core/transfers/transfers.h"
 #include "views/common/async_job.h"
+#include "views/common/cards.h"
 #include "views/common/render.h"
 #include "views/shell/suggestions_dock.h"
 #include "views/trace/trace_tracks.h"
@@ -55,6 +56,10 @@ class TraceView : public QWidget {
     QStandardItemModel* opModel() const { return opModel_; }
     const TraceSourcePtr& source() const { return source_; }
     QString overviewHtml() const;
+    // Headline cards over the overview when the profile has transfers (as a replay's: total,
+    // stalled at waits, base vs transfer, slack, the busiest link's busy share).
+    CardStrip* transferCards() const { return transferCards_; }
+    static std::vector<Card> transferCardsOf(const transfers::Analysis& analysis);
 
     // Track tree filter: shows tracks whose name (or whose process's name) contains `text`.
     void setTrackFilter(const QString& text);
@@ -148,6 +153,7 @@ class TraceView : public QWidget {
     QSortFilterProxyModel* opProxy_ = nullptr;
     QTextBrowser* details_ = nullptr;
     QTextBrowser* overview_ = nullptr;
+    CardStrip* transferCards_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     bool fillingTree_ = false;
     bool syncingOpTable_ = false;
