@@ -23,6 +23,7 @@
 #include "views/shell/status_line.h"
 #include "views/shell/welcome_page.h"
 #include "views/shell/workspace_dock.h"
+#include "views/trace/trace_view.h"
 
 // Resources of a static library are only linked in when something references them.
 static void initStallscopeResources() {
@@ -231,6 +232,7 @@ void MainWindow::connectDocks() {
     connect(tabRegistry_, &TabRegistry::failed, this,
             [this](const QString& message) { setStatus(message, true); });
     connect(tabRegistry_, &TabRegistry::viewCreated, suggestionFlow_, &SuggestionFlow::adoptView);
+    connect(tabRegistry_, &TabRegistry::viewCreated, this, &MainWindow::adoptTraceView);
 
     connect(suggestionFlow_, &SuggestionFlow::status, this, &MainWindow::setStatus);
     connect(suggestionFlow_, &SuggestionFlow::suggestionsLoaded, this,
@@ -496,6 +498,34 @@ void MainWindow::resetLayout() {
     resizeDocks({workspaceDockWidget_, detailsDockWidget_},
                 {kWorkspaceDockWidth, kDetailsDockWidth}, Qt::Horizontal);
     resizeDocks({suggestionsDockWidget_}, {kSuggestionsDockHeight}, Qt::Vertical);
+}
+
+// A merged run's host opens from its shard workspace, in a tab of its own, at the step clicked;
+// that view's hosts open further shards the same way.
+void MainWindow::adoptTraceView(QWidget* view) {
+    auto* trace = qobject_cast<TraceView*>(view);
+    if (!trace) return;
+    connect(trace, &TraceView::hostTimelineRequested, this,
+            [this](const QString& shard, qint64 profileId, const QString& host, const QString& step,
+                   int stepIndex) {
+                if (!QFileInfo::exists(shard)) {
+                    setStatus(tr("%1's timeline is in the shard %2, which is not there any more")
+                                  .arg(host, shard),
+                              true);
+                    return;
+                }
+                const QString key = shard + '#' + QString::number(profileId);
+                QWidget* page = tabRegistry_->openForeign(
+                    key, tr("%1 (shard)").arg(host),
+                    tr("%1's timeline in %2, profile %3").arg(host, shard).arg(profileId), [&] {
+                        auto* shardView = new TraceView;
+                        shardView->open(shard.toStdString(), profileId);
+                        adoptTraceView(shardView);
+                        return shardView;
+                    });
+                if (auto* shardView = qobject_cast<TraceView*>(page))
+                    shardView->revealHostStep(host, step, stepIndex);
+            });
 }
 
 }  // namespace stallscope

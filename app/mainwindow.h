@@ -126,6 +126,7 @@ class MainWindow : public QMainWindow {
     void dropEvent(QDropEvent* event) override;
 
   private:
+    void adoptTraceView(QWidget* view);
     void createActions();
     void createMenus();
     void createDocks();

@@ -11,6 +11,8 @@ namespace {
 constexpr char kProfileIdProperty[] = "stallscopeProfileId";
 // A comparison tab's two profiles (A, B): it closes when either is deleted.
 constexpr char kComparedIdsProperty[] = "stallscopeComparedIds";
+// A tab showing a profile of another workspace: its key (workspace path and profile id).
+constexpr char kForeignKeyProperty[] = "stallscopeForeignKey";
 
 QString text(const std::string& s) {
     return QString::fromStdString(s);
@@ -76,6 +78,22 @@ QWidget* TabRegistry::openComparison(const ProfileInfo& a, const ProfileInfo& b)
                                                          QVariant::fromValue<qint64>(b.id)});
     const int index = tabs_->addTab(view, text(b.name) + " vs " + text(a.name));
     tabs_->setTabToolTip(index, tr("B: %1\nA: %2").arg(text(b.name), text(a.name)));
+    tabs_->setCurrentIndex(index);
+    emit countChanged();
+    return view;
+}
+
+QWidget* TabRegistry::openForeign(const QString& key, const QString& title, const QString& toolTip,
+                                  const std::function<QWidget*()>& create) {
+    for (int i = 0; i < tabs_->count(); ++i)
+        if (tabs_->widget(i)->property(kForeignKeyProperty).toString() == key) {
+            tabs_->setCurrentIndex(i);
+            return tabs_->widget(i);
+        }
+    QWidget* view = create();
+    view->setProperty(kForeignKeyProperty, key);
+    const int index = tabs_->addTab(view, title);
+    tabs_->setTabToolTip(index, toolTip);
     tabs_->setCurrentIndex(index);
     emit countChanged();
     return view;

@@ -36,6 +36,11 @@ class TabRegistry : public QObject {
     // A before (a) / after (b) tab; nullptr (and failed()) for profiles of different kinds or a
     // kind without a side-by-side view.
     QWidget* openComparison(const ProfileInfo& a, const ProfileInfo& b);
+    // A view of a profile in another workspace (a merged run's host, in its shard): one tab per
+    // `key`, focused again when asked twice; `create` makes the view. Such tabs follow no
+    // profile list. Returns the tab's widget.
+    QWidget* openForeign(const QString& key, const QString& title, const QString& toolTip,
+                         const std::function<QWidget*()>& create);
     void closeTab(int index);
     void closeAll();
 

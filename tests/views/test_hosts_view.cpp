@@ -7,13 +7,16 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "core/trace/hosts.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
+#include "importers/run_import.h"
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 #include "views/trace/hosts_panel.h"
@@ -103,6 +106,67 @@ class TestHostsView : public QObject {
             hosts.hosts[size_t(rank2)].steps.at(size_t(hosts.stepOfHost[3][size_t(rank2)]));
         const double origin = double(view.source()->origin());
         const TimeRange window = view.timeline()->window();
+        QVERIFY(window.start <= double(step.start) - origin);
+        QVERIFY(window.end >= double(step.start + step.duration) - origin);
+        QVERIFY(window.length() < double(step.duration) * 1.2);
+    }
+
+    // A merged run holds only the hosts' summaries: clicking rank 2's step 3 asks for rank 2's
+    // shard, and a view of that shard revealing (rank 2, ProfilerStep#3) zooms to that step.
+    void mergedRunOpensTheHostFromItsShard() {
+        const QString run = dir_.filePath("run");  // written by heatStripNamesTheStraggler
+        QVERIFY(QFile::exists(run + "/rank-3.pt.trace.json"));
+        auto shard = [&](const QString& name, std::vector<std::string> files) {
+            const std::string path = dir_.filePath(name).toStdString();
+            auto ws = Workspace::open(path);
+            Progress progress;
+            ImportRequest request{std::move(files), {}, {}};
+            request.asOne = true;
+            const int64_t id = importFiles(*ws, request, progress).at(0).id;
+            trace::loadOrAnalyzeHosts(*ws, id);  // what merge reads
+            return path;
+        };
+        auto rank = [&](int r) {
+            return (run + QString("/rank-%1.pt.trace.json").arg(r)).toStdString();
+        };
+        const std::string first = shard("shard0.sqlite", {rank(0), rank(1)});
+        const std::string second = shard("shard1.sqlite", {rank(2), rank(3)});
+        const std::string mergedPath = dir_.filePath("merged.sqlite").toStdString();
+        int64_t merged = 0;
+        {
+            auto ws = Workspace::open(mergedPath);
+            Progress progress;
+            merged = mergeShards(*ws, {first, second}, "run", progress).id;
+        }
+        TraceView view;
+        view.resize(1400, 900);
+        QSignalSpy requested(&view, &TraceView::hostTimelineRequested);
+        view.open(mergedPath, merged);
+        QTRY_VERIFY_WITH_TIMEOUT(view.hostsAnalysis() != nullptr, 30000);
+        QCOMPARE(view.hostsAnalysis()->hosts.size(), size_t(4));
+        emit view.hostsPanel()->heatmap()->cellClicked(2, 3);
+        QCOMPARE(requested.count(), 1);
+        const QList<QVariant> args = requested.first();
+        QCOMPARE(args.at(0).toString(), QString::fromStdString(second));
+        QCOMPARE(args.at(2).toString(), QString("rank 2"));
+        QCOMPARE(args.at(3).toString(), QString("ProfilerStep#3"));
+
+        TraceView shardView;
+        shardView.resize(1400, 900);
+        shardView.open(args.at(0).toString().toStdString(), args.at(1).toLongLong());
+        shardView.revealHostStep(args.at(2).toString(), args.at(3).toString(), args.at(4).toInt());
+        QTRY_VERIFY_WITH_TIMEOUT(shardView.hostsAnalysis() != nullptr, 30000);
+        const trace::HostsAnalysis& hosts = *shardView.hostsAnalysis();
+        QCOMPARE(hosts.hosts.size(), size_t(2));
+        QCOMPARE(hosts.hosts[0].host.name, std::string("rank 2"));
+        int step3 = -1;
+        for (size_t i = 0; i < hosts.steps.size(); ++i)
+            if (hosts.steps[i] == "ProfilerStep#3") step3 = int(i);
+        QVERIFY(step3 >= 0);
+        const trace::HostStep& step =
+            hosts.hosts[0].steps.at(size_t(hosts.stepOfHost[size_t(step3)][0]));
+        const double origin = double(shardView.source()->origin());
+        const TimeRange window = shardView.timeline()->window();
         QVERIFY(window.start <= double(step.start) - origin);
         QVERIFY(window.end >= double(step.start + step.duration) - origin);
         QVERIFY(window.length() < double(step.duration) * 1.2);

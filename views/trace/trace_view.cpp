@@ -853,12 +853,40 @@ void TraceView::setHostsAnalysis(std::shared_ptr<const trace::HostsAnalysis> ana
         connect(hostsPanel_, &HostsPanel::hostStepActivated, this, &TraceView::showHostStep);
     }
     hostsPanel_->setAnalysis(hosts_);
+    applyPendingHostStep();
+}
+
+void TraceView::revealHostStep(const QString& host, const QString& step, int stepIndex) {
+    pendingHostStep_ = HostStepTarget{host, step, stepIndex};
+    applyPendingHostStep();
+}
+
+void TraceView::applyPendingHostStep() {
+    if (!pendingHostStep_ || !hosts_ || !source_) return;
+    const HostStepTarget target = *pendingHostStep_;
+    pendingHostStep_.reset();
+    int host = -1;
+    for (size_t h = 0; h < hosts_->hosts.size(); ++h)
+        if (QString::fromStdString(hosts_->hosts[h].host.name) == target.host) host = int(h);
+    int step = target.stepIndex;
+    for (size_t i = 0; i < hosts_->steps.size(); ++i)
+        if (hosts_->matchedByName && QString::fromStdString(hosts_->steps[i]) == target.step)
+            step = int(i);
+    if (tabs_->indexOf(hostsPanel_) >= 0) tabs_->setCurrentWidget(hostsPanel_);
+    showHostStep(host, step);
 }
 
 void TraceView::showHostStep(int host, int step) {
     if (!hosts_ || host < 0 || size_t(host) >= hosts_->hosts.size() || step < 0 ||
         size_t(step) >= hosts_->steps.size())
         return;
+    const trace::RunHost& where = hosts_->hosts[size_t(host)].host;
+    if (where.track < 0 && !where.shard.empty()) {
+        emit hostTimelineRequested(QString::fromStdString(where.shard), where.shardProfile,
+                                   QString::fromStdString(where.name),
+                                   QString::fromStdString(hosts_->steps[size_t(step)]), step);
+        return;
+    }
     const int index = hosts_->stepOfHost[size_t(step)][size_t(host)];
     if (index < 0) return;
     const trace::HostStep& s = hosts_->hosts[size_t(host)].steps[size_t(index)];

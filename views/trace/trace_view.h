@@ -9,6 +9,7 @@
 #include <QWidget>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/trace/hosts.h"
@@ -112,13 +113,23 @@ class TraceView : public QWidget {
     const std::shared_ptr<const trace::HostsAnalysis>& hostsAnalysis() const { return hosts_; }
     HostsPanel* hostsPanel() const { return hostsPanel_; }
     // Zooms to `step` of `host` (HostsAnalysis indices) and scrolls the host's tracks into view.
+    // A merged run (hosts' timelines in shard workspaces) asks for the host's shard instead:
+    // hostTimelineRequested.
     void showHostStep(int host, int step);
+    // showHostStep by host and step name (a step index when the names do not match), now or
+    // once the hosts are loaded: how a shard's view opens at the host and step clicked in the
+    // merged run.
+    void revealHostStep(const QString& host, const QString& step, int stepIndex);
 
   signals:
     void loaded();
     void foundSlice(bool found);
     void stepsReady();
     void suggestionsReady(const QList<SuggestionItem>& suggestions);
+    // A merged run's host lives in a shard: open `profileId` of the workspace at `shardPath` and
+    // reveal `host`'s `step` there (revealHostStep).
+    void hostTimelineRequested(const QString& shardPath, qint64 profileId, const QString& host,
+                               const QString& step, int stepIndex);
 
   private:
     void buildTree();
@@ -163,6 +174,12 @@ class TraceView : public QWidget {
     std::shared_ptr<StepBoundaryOverlay> stepBoundaries_;
     std::shared_ptr<const transfers::Analysis> transfers_;
     std::shared_ptr<const trace::HostsAnalysis> hosts_;
+    struct HostStepTarget {
+        QString host, step;
+        int stepIndex = -1;
+    };
+    std::optional<HostStepTarget> pendingHostStep_;  // revealHostStep before the hosts loaded
+    void applyPendingHostStep();
     HostsPanel* hostsPanel_ = nullptr;
     int stepDevice_ = 0;
     StepsPanel* stepsPanel_ = nullptr;
