@@ -388,6 +388,7 @@ ImportedProfile importRun(Workspace& workspace, const std::vector<RunMember>& me
                             std::to_string(members.size()) + " done)");
     };
     trace::TraceWriter writer(workspace, id);
+    writer.setWriteThreads(workers);
     int64_t nextPid = 0;
     for (size_t h = 0; h < members.size(); ++h) {
         std::unique_ptr<Parsed> host;

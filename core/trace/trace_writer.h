@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -102,6 +103,10 @@ class TraceWriter final : public TraceSink {
     // tracks are held. A flow added afterwards must not end on these tracks.
     void finishTracksBefore(uint32_t end) override;
 
+    // Threads finish() writes slice tracks on (the calling one among them; default 1). The
+    // profile is the same whatever the count.
+    void setWriteThreads(size_t threads) { writeThreads_ = std::max<size_t>(threads, 1); }
+
     // Sorts and nests slices per track, resolves flow ends, builds the level-of-detail chunks
     // and op statistics and writes them. progress(fraction) may throw Cancelled.
     TraceSummary finish(const std::function<void(double)>& progress);
@@ -155,8 +160,12 @@ class TraceWriter final : public TraceSink {
     struct PendingTracks;
 
     void storeArgsChunk(int64_t seq, const std::string& packed);
+    // ops and overlapping: the statistics of the thread writing the track.
     void writeSliceTrack(uint32_t trackId, TrackState& track, SliceSorter& slices,
-                         const std::function<void(double)>& step);
+                         const std::function<void(double)>& step, OpStatistics& ops,
+                         uint64_t& overlapping);
+    void writeSliceTracks(const std::vector<uint32_t>& order,
+                          const std::function<void(double)>& progress, double totalRecords);
     void waitPendingTracks();
     void writeCounterTrack(uint32_t track);
     std::vector<bool> keptTracks() const;
@@ -182,6 +191,7 @@ class TraceWriter final : public TraceSink {
     ArgsStore args_;
     uint64_t slicesAdded_ = 0, samplesAdded_ = 0;
     uint64_t overlapping_ = 0;
+    size_t writeThreads_ = 1;
     SliceObserver observer_;
 };
 
