@@ -34,9 +34,10 @@ struct ImportContext {
     std::string metadataJson = "{}";  // the importer may set a JSON object describing the profile
 };
 
-// One host's (or rank's) file of a multi-host run, read into the writer all hosts share.
+// One host's (or rank's) file of a multi-host run, read into a recording of its own (on a
+// worker thread) that is replayed into the writer all hosts share.
 struct HostImportContext {
-    trace::TraceWriter& writer;
+    trace::TraceSink& sink;
     InputFile& input;
     Progress& progress;
     uint32_t hostTrack;    // the file's top-level tracks go below this one
@@ -49,6 +50,11 @@ struct HostImportContext {
     // add to its timestamps (XProf profile_start_time, Kineto baseTimeNanoseconds).
     std::optional<int64_t> clockBaseNs;
     std::string clockSource;
+    // Set by importers whose process ids come from firstPid: moves the host's ids to start at
+    // another first id (the run reads hosts in parallel, each from firstPid 0, and places them
+    // once the hosts before are known). Called on the sink the host was read into.
+    std::function<void(trace::TraceSink& sink, QJsonObject& metadata, int64_t firstPid)>
+        renumberPids;
 };
 
 class Importer {
@@ -68,7 +74,8 @@ class Importer {
     virtual std::vector<std::string> companions(const std::string& /*path*/) const { return {}; }
     // Whether files of this format can be hosts of one multi-host run (readHost).
     virtual bool readsHosts() const { return false; }
-    // Reads one host's file below ctx.hostTrack; the caller owns the writer and finishes it.
+    // Reads one host's file below ctx.hostTrack; the caller owns the sink. May run on several
+    // threads at once (one file each): an importer keeps no mutable state outside ctx.
     virtual void readHost(HostImportContext& ctx) const;
 };
 

@@ -9,17 +9,25 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "core/errors.h"
 #include "core/kinds.h"
 #include "core/sqlite.h"
+#include "core/trace/host_recording.h"
 #include "core/trace/hosts.h"
 #include "core/trace/trace_store.h"
+#include "core/trace/trace_writer.h"
 
 namespace stallscope {
 
@@ -76,6 +84,44 @@ int64_t stepKeyOf(std::string_view name, bool onStepsLine) {
     int64_t key = -1;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), key);
     return ec == std::errc() && end == digits.data() + digits.size() ? key : -1;
+}
+
+// Collects the first start of every step a host's slices mark (its own clock) as they are
+// recorded: names classified once, Steps lines known by track.
+class StepMarkers {
+  public:
+    StepMarkers(trace::HostRecording& recording, std::map<int64_t, int64_t>& starts) {
+        recording.setSliceObserver(
+            [this, &recording, &starts](uint32_t track, int64_t start, uint32_t name) {
+                if (track >= stepsLine_.size()) stepsLine_.resize(track + 1, -1);
+                if (stepsLine_[track] < 0)
+                    stepsLine_[track] = recording.track(track).name == "Steps";
+                std::vector<int64_t>& keys = stepsLine_[track] ? keyOfNameOnSteps_ : keyOfName_;
+                if (name >= keys.size()) keys.resize(name + 1, -2);
+                if (keys[name] == -2)
+                    keys[name] = stepKeyOf(recording.text(name), stepsLine_[track] == 1);
+                if (keys[name] < 0) return;
+                auto [it, added] = starts.try_emplace(keys[name], start);
+                if (!added) it->second = std::min(it->second, start);
+            });
+    }
+    StepMarkers(const StepMarkers&) = delete;
+    StepMarkers& operator=(const StepMarkers&) = delete;
+
+  private:
+    std::vector<int64_t> keyOfName_;         // per name id: -2 unknown, -1 none
+    std::vector<int8_t> stepsLine_;          // per track: -1 unknown, 0, 1
+    std::vector<int64_t> keyOfNameOnSteps_;  // per name id on a Steps line
+};
+
+// Threads reading hosts: STALLSCOPE_IMPORT_WORKERS when set (1 reads one host at a time, as
+// tests compare), else one per core.
+size_t importWorkers() {
+    if (const char* forced = std::getenv("STALLSCOPE_IMPORT_WORKERS")) {
+        const long n = std::strtol(forced, nullptr, 10);
+        if (n > 0) return size_t(n);
+    }
+    return std::max(1u, std::thread::hardware_concurrency());
 }
 
 std::string describeFormat(const Importer* importer) {
@@ -219,7 +265,6 @@ ImportedProfile importRun(Workspace& workspace, const std::vector<RunMember>& me
     info.sourcePath = fs::absolute(options.source).string();
     const int64_t id = workspace.insertProfile(info);
 
-    trace::TraceWriter writer(workspace, id);
     struct Host {
         std::string path, fileName, hash, compression, clockSource;
         uint64_t size = 0;
@@ -230,63 +275,153 @@ ImportedProfile importRun(Workspace& workspace, const std::vector<RunMember>& me
         QJsonObject metadata;
     };
     std::vector<Host> hosts(members.size());
-    // Step markers as slices go by: names classified once, Steps lines known by track.
-    std::vector<int64_t> keyOfName;         // per (name id): -2 unknown, -1 none
-    std::vector<int8_t> stepsLine;          // per track: -1 unknown, 0, 1
-    std::vector<int64_t> keyOfNameOnSteps;  // per name id on a Steps line
-    std::map<int64_t, int64_t>* stepStarts = nullptr;
-    writer.setSliceObserver([&](uint32_t track, int64_t start, uint32_t name) {
-        if (track >= stepsLine.size()) stepsLine.resize(track + 1, -1);
-        if (stepsLine[track] < 0) stepsLine[track] = writer.track(track).name == "Steps";
-        std::vector<int64_t>& keys = stepsLine[track] ? keyOfNameOnSteps : keyOfName;
-        if (name >= keys.size()) keys.resize(name + 1, -2);
-        if (keys[name] == -2) keys[name] = stepKeyOf(writer.text(name), stepsLine[track] == 1);
-        if (keys[name] < 0) return;
-        auto [it, added] = stepStarts->try_emplace(keys[name], start);
-        if (!added) it->second = std::min(it->second, start);
-    });
-
-    int64_t nextPid = 0;
     uint64_t totalSize = 0;
     for (size_t h = 0; h < members.size(); ++h) {
-        Host& host = hosts[h];
-        host.path = members[h].path;
-        host.fileName = fs::path(host.path).filename().string();
+        hosts[h].path = members[h].path;
+        hosts[h].fileName = fs::path(hosts[h].path).filename().string();
         if (members[h].importer != importer)
-            throw InputError(host.path + ": not of the run's kind (" + importer->format() + ")");
+            throw InputError(hosts[h].path + ": not of the run's kind (" + importer->format() +
+                             ")");
+    }
+
+    // Hosts are read on worker threads, each into a recording of its own (the writer and the
+    // workspace are not thread-safe); this thread replays the recordings into the writer in
+    // host order, so the profile is the one a sequential import makes. At most `inFlight`
+    // hosts are read or waiting (their recordings are held in memory).
+    const size_t workers = std::min(importWorkers(), members.size());
+    const size_t inFlight = workers + 1;
+    struct Parsed {
+        std::unique_ptr<trace::HostRecording> recording;
+        std::function<void(trace::TraceSink&, QJsonObject&, int64_t)> renumberPids;
+        int64_t pidsUsed = 0;
+        std::string hostName;
+    };
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<std::unique_ptr<Parsed>> parsed(members.size());
+    std::vector<std::atomic<double>> hostFraction(members.size());
+    size_t nextToRead = 0, replayed = 0;
+    bool stop = false;
+    std::exception_ptr firstError;
+
+    auto readHost = [&](size_t h) {
+        Host& host = hosts[h];
+        auto recording = std::make_unique<trace::HostRecording>();
+        StepMarkers markers(*recording, host.stepStarts);
         trace::TrackSpec spec;
         spec.kind = trace::TrackKind::Process;
         spec.name = hostStem(host.path);
         spec.pid = "host " + std::to_string(h);
         spec.sortIndex = int64_t(h);
-        host.track = writer.addTrack(std::move(spec));
+        const uint32_t hostTrack = recording->addTrack(std::move(spec));
         InputFile input(host.path);
         host.size = input.fileSize();
         host.compression = compressionName(input.compression());
-        totalSize += host.size;
-        const double share = 0.85 / double(members.size());
-        Progress hostProgress([&](double fraction, const std::string& stage) {
-            progress.report(double(h) * share + fraction * share,
-                            "host " + std::to_string(h + 1) + "/" + std::to_string(members.size()) +
-                                ": " + stage);
+        Progress hostProgress([&](double fraction, const std::string&) {
+            hostFraction[h].store(fraction, std::memory_order_relaxed);
+            std::lock_guard lock(mutex);
+            if (stop) throw Cancelled();
         });
-        stepStarts = &host.stepStarts;
-        HostImportContext ctx{writer, input, hostProgress, host.track, nextPid};
+        HostImportContext ctx{*recording, input, hostProgress, hostTrack, 0};
         importer->readHost(ctx);
-        progress.checkCancelled();
+        recording->setSliceObserver({});
         char sink[1 << 16];
         while (input.read(sink, sizeof sink) > 0) {
         }
         host.hash = input.contentHash();
-        host.firstPid = nextPid;
-        nextPid += std::max<int64_t>(ctx.pidsUsed, 0);
         host.clockBase = ctx.clockBaseNs;
         host.clockSource = ctx.clockSource;
         host.metadata = std::move(ctx.metadata);
-        if (!ctx.hostName.empty()) writer.track(host.track).name = ctx.hostName;
-        host.trackEnd = uint32_t(writer.trackCount());
+        auto out = std::make_unique<Parsed>();
+        out->recording = std::move(recording);
+        out->renumberPids = std::move(ctx.renumberPids);
+        out->pidsUsed = std::max<int64_t>(ctx.pidsUsed, 0);
+        out->hostName = std::move(ctx.hostName);
+        return out;
+    };
+    auto work = [&]() {
+        for (;;) {
+            size_t h = 0;
+            {
+                std::unique_lock lock(mutex);
+                changed.wait(lock, [&] {
+                    return stop || nextToRead >= members.size() || nextToRead < replayed + inFlight;
+                });
+                if (stop || nextToRead >= members.size()) return;
+                h = nextToRead++;
+            }
+            try {
+                std::unique_ptr<Parsed> result = readHost(h);
+                std::lock_guard lock(mutex);
+                parsed[h] = std::move(result);
+            } catch (...) {
+                std::lock_guard lock(mutex);
+                if (!firstError && !stop) firstError = std::current_exception();
+                stop = true;
+            }
+            changed.notify_all();
+        }
+    };
+    // Declared after what the workers use: on any exit, they are stopped and joined first.
+    struct Crew {
+        std::mutex& mutex;
+        std::condition_variable& changed;
+        bool& stop;
+        std::vector<std::thread> threads;
+        ~Crew() {
+            {
+                std::lock_guard lock(mutex);
+                stop = true;
+            }
+            changed.notify_all();
+            for (std::thread& t : threads) t.join();
+        }
+    } crew{mutex, changed, stop, {}};
+    for (size_t w = 0; w < workers; ++w) crew.threads.emplace_back(work);
+
+    auto reportReading = [&]() {
+        double done = 0;
+        for (size_t h = 0; h < members.size(); ++h)
+            done += h < replayed ? 1.0 : hostFraction[h].load(std::memory_order_relaxed);
+        progress.report(0.85 * done / double(members.size()),
+                        "reading hosts (" + std::to_string(replayed) + "/" +
+                            std::to_string(members.size()) + " done)");
+    };
+    trace::TraceWriter writer(workspace, id);
+    writer.setWriteThreads(workers);
+    int64_t nextPid = 0;
+    for (size_t h = 0; h < members.size(); ++h) {
+        std::unique_ptr<Parsed> host;
+        {
+            std::unique_lock lock(mutex);
+            while (!parsed[h] && !firstError) {
+                if (changed.wait_for(lock, std::chrono::milliseconds(100)) ==
+                    std::cv_status::timeout) {
+                    lock.unlock();
+                    reportReading();
+                    lock.lock();
+                }
+            }
+            if (firstError) std::rethrow_exception(firstError);
+            host = std::move(parsed[h]);
+        }
+        Host& info = hosts[h];
+        if (!host->hostName.empty()) host->recording->track(0).name = host->hostName;
+        if (host->renumberPids && nextPid != 0)
+            host->renumberPids(*host->recording, info.metadata, nextPid);
+        info.firstPid = nextPid;
+        nextPid += host->pidsUsed;
+        info.track = host->recording->replayInto(writer, [&] { progress.checkCancelled(); });
+        info.trackEnd = uint32_t(writer.trackCount());
+        totalSize += info.size;
+        host.reset();
+        {
+            std::lock_guard lock(mutex);
+            ++replayed;
+        }
+        changed.notify_all();
+        reportReading();
     }
-    writer.setSliceObserver({});
 
     {
         std::vector<std::string> given, paths;

@@ -27,6 +27,31 @@ void OpStatistics::addAggregate(uint32_t name, uint64_t occurrences, int64_t tot
     s.self += selfNs;
 }
 
+void OpStatistics::merge(OpStatistics& other) {
+    if (exact_ && !other.exact_) switchToHistograms();
+    if (!exact_ && other.exact_) other.switchToHistograms();
+    if (other.stats_.size() > stats_.size()) stats_.resize(other.stats_.size());
+    for (size_t name = 0; name < other.stats_.size(); ++name) {
+        Stats& s = stats_[name];
+        Stats& o = other.stats_[name];
+        s.count += o.count;
+        s.total += o.total;
+        s.self += o.self;
+        s.totalPs += o.totalPs;
+        s.timed += o.timed;
+        s.unended += o.unended;
+        s.min = std::min(s.min, o.min);
+        s.max = std::max(s.max, o.max);
+        s.durations.insert(s.durations.end(), o.durations.begin(), o.durations.end());
+        for (const auto& [key, n] : o.histogram) s.histogram[key] += n;
+    }
+    exactDurations_ += other.exactDurations_;
+    unended_ += other.unended_;
+    other.stats_.clear();
+    other.exactDurations_ = other.unended_ = 0;
+    if (exact_ && exactDurations_ > exactBudget_) switchToHistograms();
+}
+
 void OpStatistics::switchToHistograms() {
     exact_ = false;
     for (Stats& s : stats_) {

@@ -23,6 +23,10 @@ class OpStatistics {
     // Names below `names` get their place at once when any is first seen: a worker adding
     // statistics must not grow the table while the importer interns more names.
     void reserveNames(size_t names) { namesKnown_ = names; }
+    uint64_t exactBudget() const { return exactBudget_; }
+    // Adds another's statistics (of other tracks), as if its slices had been added here: the
+    // figures do not depend on the order slices come in. Empties `other`.
+    void merge(OpStatistics& other);
 
     // A slice that ended: `durNs` whole ns plus `durPs` (0..999).
     void addSlice(uint32_t name, int64_t durNs, uint16_t durPs) {

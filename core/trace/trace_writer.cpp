@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -172,7 +173,8 @@ void TraceWriter::addFlow(FlowEnd from, FlowEnd to, uint32_t name) {
 // Nests the track's slices (by exact ps times; statistics use durations rounded to ns), binds
 // its flow ends, counts the op statistics, writes level 0 and then the levels worth keeping.
 void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track, SliceSorter& slices,
-                                  const std::function<void(double)>& step) {
+                                  const std::function<void(double)>& step, OpStatistics& ops,
+                                  uint64_t& overlapping) {
     LockedStatement insert(dbMutex_, workspace_.db(), kInsertChunkSql);
     // Flow ends bind while their own track is written: their times are still the ones added.
     TrackFlowBinder flows(flows_, trackId);
@@ -189,7 +191,7 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track, SliceSort
     auto pop = [&]() {
         const Open& o = stack.back();
         if (!o.unended)
-            ops_.addSelf(o.name, std::max<int64_t>(0, o.roundedEnd - o.start - o.children));
+            ops.addSelf(o.name, std::max<int64_t>(0, o.roundedEnd - o.start - o.children));
         stack.pop_back();
     };
 
@@ -227,14 +229,14 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track, SliceSort
             // nor takes from the parent's self time.
             if (!stack.empty() && !r.unended) {
                 Open& parent = stack.back();
-                if (end > parent.end) ++overlapping_;
+                if (end > parent.end) ++overlapping;
                 parent.children += std::min(dur, parent.roundedEnd - r.start);
             }
             stack.push_back({end, r.start, r.start + dur, r.name, 0, r.unended});
             if (r.unended)
-                ops_.addUnended(r.name);
+                ops.addUnended(r.name);
             else
-                ops_.addSlice(r.name, r.dur, r.durPs);
+                ops.addSlice(r.name, r.dur, r.durPs);
             if (binding) flows.slice(item);
         }
         track.maxDepth = std::max(track.maxDepth, item.depth);
@@ -342,9 +344,12 @@ void TraceWriter::finishTracksBefore(uint32_t end) {
                 // Between tracks too: a plane of many small tracks never reaches the per-chunk
                 // progress check, and a cancelled import waits for this worker.
                 if (j->abandon) throw Failure("trace import: abandoned");
-                writeSliceTrack(id, state, *j->slices, [j](double) {
-                    if (j->abandon) throw Failure("trace import: abandoned");
-                });
+                writeSliceTrack(
+                    id, state, *j->slices,
+                    [j](double) {
+                        if (j->abandon) throw Failure("trace import: abandoned");
+                    },
+                    ops_, overlapping_);
             }
         } catch (...) {
             j->error = std::current_exception();
@@ -382,19 +387,24 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     flows_.indexEnds(tracks_.size());
     const double totalRecords =
         double(slicesHandedOff_ + slices_->records() + samples_->records()) + 1.0;
-    double done = 0;
     TraceSummary summary;
+
+    // Slice tracks first (the largest first, for an even share between threads), then the
+    // counter tracks on this thread.
+    std::vector<uint32_t> sliceTracks;
+    double done = double(slicesHandedOff_);
+    for (uint32_t t = 0; t < tracks_.size(); ++t) {
+        const TrackState& track = tracks_[t];
+        if (track.slices + track.instants > 0 && !track.slicesWritten) sliceTracks.push_back(t);
+    }
+    std::stable_sort(sliceTracks.begin(), sliceTracks.end(), [this](uint32_t a, uint32_t b) {
+        return tracks_[a].slices + tracks_[a].instants > tracks_[b].slices + tracks_[b].instants;
+    });
+    writeSliceTracks(sliceTracks, progress, totalRecords);
+    for (const uint32_t t : sliceTracks) done += double(tracks_[t].slices + tracks_[t].instants);
 
     for (uint32_t t = 0; t < tracks_.size(); ++t) {
         TrackState& track = tracks_[t];
-        if (track.slices + track.instants > 0) {
-            const double base = done;
-            if (!track.slicesWritten)
-                writeSliceTrack(t, track, *slices_, [&](double seen) {
-                    progress(0.95 * (base + seen) / totalRecords);
-                });
-            done += double(track.slices + track.instants);
-        }
         if (track.samples > 0) {
             writeCounterTrack(t);
             done += double(track.samples);
@@ -429,6 +439,63 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     summary.unboundFlows = flows_.unbound();
     progress(1.0);
     return summary;
+}
+
+void TraceWriter::writeSliceTracks(const std::vector<uint32_t>& order,
+                                   const std::function<void(double)>& progress,
+                                   double totalRecords) {
+    // Thrown on the other threads once one failed: not the error to report.
+    struct Abandoned {};
+    std::atomic<size_t> next = 0;
+    std::atomic<uint64_t> done = slicesHandedOff_;
+    std::atomic<bool> abandon = false;
+    std::mutex errorMutex;
+    std::exception_ptr firstError;
+    auto run = [&](OpStatistics& ops, uint64_t& overlapping, bool reports) {
+        try {
+            for (size_t i = next++; i < order.size(); i = next++) {
+                if (abandon) throw Abandoned{};
+                TrackState& track = tracks_[order[i]];
+                uint64_t counted = 0;
+                auto step = [&](double seen) {
+                    if (abandon) throw Abandoned{};
+                    done += uint64_t(seen) - counted;
+                    counted = uint64_t(seen);
+                    if (reports) progress(0.95 * double(done) / totalRecords);
+                };
+                writeSliceTrack(order[i], track, *slices_, step, ops, overlapping);
+                done += track.slices + track.instants - counted;
+                if (reports) progress(0.95 * double(done) / totalRecords);
+            }
+        } catch (const Abandoned&) {
+        } catch (...) {
+            abandon = true;
+            std::lock_guard lock(errorMutex);
+            if (!firstError) firstError = std::current_exception();
+        }
+    };
+    // Each helper thread counts its own statistics; they are merged once all are written.
+    struct Helper {
+        OpStatistics ops;
+        uint64_t overlapping = 0;
+        std::thread thread;
+    };
+    std::vector<std::unique_ptr<Helper>> helpers;
+    const size_t threads = std::min(writeThreads_, order.size());
+    for (size_t h = 1; h < threads; ++h) {
+        helpers.push_back(std::make_unique<Helper>(Helper{OpStatistics(ops_.exactBudget())}));
+        Helper* helper = helpers.back().get();
+        helper->ops.reserveNames(strings_.size());
+        helper->thread =
+            std::thread([&run, helper] { run(helper->ops, helper->overlapping, false); });
+    }
+    run(ops_, overlapping_, true);
+    for (const auto& helper : helpers) helper->thread.join();
+    if (firstError) std::rethrow_exception(firstError);
+    for (const auto& helper : helpers) {
+        ops_.merge(helper->ops);
+        overlapping_ += helper->overlapping;
+    }
 }
 
 // Tracks holding data, and the tracks enclosing them; empty ones (metadata only) are dropped.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,21 +16,10 @@
 #include "core/trace/spill_sorter.h"
 #include "core/trace/string_interner.h"
 #include "core/trace/trace_format.h"
+#include "core/trace/trace_sink.h"
 #include "core/workspace.h"
 
 namespace stallscope::trace {
-
-enum class TrackKind { Process, Thread, Async, Counter, Global };
-const char* trackKindName(TrackKind kind);
-TrackKind trackKindFromName(std::string_view name);
-
-struct TrackSpec {
-    int64_t parent = -1;  // id of the enclosing track (a process), -1 at the top
-    TrackKind kind = TrackKind::Thread;
-    std::string name;
-    int64_t sortIndex = 0;
-    std::string pid, tid;  // the source's own identifiers, for display
-};
 
 struct TraceSummary {
     uint64_t tracks = 0;  // tracks written (those holding data, and their parents)
@@ -56,7 +46,7 @@ struct TraceSummary {
 // SpillSorter (slices and samples per track), FlowTable/TrackFlowBinder (flow ends),
 // OpStatistics (per-op figures) and the level-of-detail folders (lod_builder.h). Itself it nests
 // each track's slices and writes the chunks and rows.
-class TraceWriter {
+class TraceWriter final : public TraceSink {
   public:
     // recordBudget: slices + samples held in memory before a run is spilled (0: the process's
     // default, importBuffers().traceRecords).
@@ -65,32 +55,36 @@ class TraceWriter {
     TraceWriter(const TraceWriter&) = delete;
     TraceWriter& operator=(const TraceWriter&) = delete;
 
-    uint32_t intern(std::string_view text) { return strings_.intern(text); }
-    std::string_view text(uint32_t id) const { return strings_.text(id); }
-    uint32_t addTrack(TrackSpec spec);
-    TrackSpec& track(uint32_t id) { return tracks_[id].spec; }
-    size_t trackCount() const { return tracks_.size(); }
+    uint32_t intern(std::string_view text) override { return strings_.intern(text); }
+    std::string_view text(uint32_t id) const override { return strings_.text(id); }
+    uint32_t addTrack(TrackSpec spec) override;
+    TrackSpec& track(uint32_t id) override { return tracks_[id].spec; }
+    size_t trackCount() const override { return tracks_.size(); }
 
     // Stores an argument object (JSON text); returns its 1-based id for addSlice/addInstant.
     // Several slices may share one id.
-    uint64_t addArgs(std::string_view json) { return args_.add(json); }
+    uint64_t addArgs(std::string_view json) override { return args_.add(json); }
     // Stores `own` (a JSON object) as an overlay on the stored object `base`: it reads back as
     // own's members followed by base's members own does not have. Per-event stats over shared
     // per-op stats (XProf event metadata) cost only the event's own bytes.
-    uint64_t addArgsOver(uint64_t base, std::string_view own) { return args_.addOver(base, own); }
+    uint64_t addArgsOver(uint64_t base, std::string_view own) override {
+        return args_.addOver(base, own);
+    }
     // startPs/durPs: sub-ns remainders (0..999 ps) of the start and the duration. A slice that
     // never ended (ended = false) is drawn over `dur` (to the trace's end) but its unknown
     // duration stays out of the statistics.
     void addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args = 0,
-                  uint16_t startPs = 0, uint16_t durPs = 0, bool ended = true);
-    void addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t args = 0);
-    void addCounter(uint32_t track, int64_t ts, double value);
+                  uint16_t startPs = 0, uint16_t durPs = 0, bool ended = true) override;
+    void addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t args = 0) override;
+    void addCounter(uint32_t track, int64_t ts, double value) override;
     // Occurrences of an op known only in aggregate (XProf num_occurrences): they add to the op's
     // count, total and self time but have no place on the timeline and no percentiles.
-    void addAggregate(uint32_t name, uint64_t occurrences, int64_t totalNs, int64_t selfNs);
-    void addFlow(FlowEnd from, FlowEnd to, uint32_t name);
+    void addAggregate(uint32_t name, uint64_t occurrences, int64_t totalNs,
+                      int64_t selfNs) override;
+    void addFlow(FlowEnd from, FlowEnd to, uint32_t name) override;
 
     uint64_t slicesAdded() const { return slicesAdded_; }
+    uint64_t argsCount() const { return args_.count(); }
 
     // Shifts everything on `track` (slices, instants, counter samples, flow ends) by `ns` when
     // it is written: the hosts of a multi-host run are read on their own clocks and aligned
@@ -107,7 +101,11 @@ class TraceWriter {
     // read); the buffer and the spill file start over for the next tracks. Does nothing when
     // flows were added (their ends bind while their tracks are written) or records of later
     // tracks are held. A flow added afterwards must not end on these tracks.
-    void finishTracksBefore(uint32_t end);
+    void finishTracksBefore(uint32_t end) override;
+
+    // Threads finish() writes slice tracks on (the calling one among them; default 1). The
+    // profile is the same whatever the count.
+    void setWriteThreads(size_t threads) { writeThreads_ = std::max<size_t>(threads, 1); }
 
     // Sorts and nests slices per track, resolves flow ends, builds the level-of-detail chunks
     // and op statistics and writes them. progress(fraction) may throw Cancelled.
@@ -162,8 +160,12 @@ class TraceWriter {
     struct PendingTracks;
 
     void storeArgsChunk(int64_t seq, const std::string& packed);
+    // ops and overlapping: the statistics of the thread writing the track.
     void writeSliceTrack(uint32_t trackId, TrackState& track, SliceSorter& slices,
-                         const std::function<void(double)>& step);
+                         const std::function<void(double)>& step, OpStatistics& ops,
+                         uint64_t& overlapping);
+    void writeSliceTracks(const std::vector<uint32_t>& order,
+                          const std::function<void(double)>& progress, double totalRecords);
     void waitPendingTracks();
     void writeCounterTrack(uint32_t track);
     std::vector<bool> keptTracks() const;
@@ -189,6 +191,7 @@ class TraceWriter {
     ArgsStore args_;
     uint64_t slicesAdded_ = 0, samplesAdded_ = 0;
     uint64_t overlapping_ = 0;
+    size_t writeThreads_ = 1;
     SliceObserver observer_;
 };
 

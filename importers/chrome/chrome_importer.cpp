@@ -22,6 +22,7 @@ namespace {
 
 using trace::FlowBinding;
 using trace::FlowEnd;
+using trace::TraceSink;
 using trace::TraceWriter;
 using trace::TrackKind;
 using trace::TrackSpec;
@@ -43,7 +44,7 @@ bool parseInt(std::string_view text, int64_t& out) {
 class ChromeTraceBuilder {
   public:
     // parentTrack: the track above the file's processes (a host of a multi-host run), -1: none.
-    ChromeTraceBuilder(TraceWriter& writer, const std::string& path, int64_t parentTrack = -1)
+    ChromeTraceBuilder(TraceSink& writer, const std::string& path, int64_t parentTrack = -1)
         : writer_(writer), path_(path), parentTrack_(parentTrack) {}
 
     void add(const chrome::RawEvent& ev) {
@@ -573,7 +574,7 @@ class ChromeTraceBuilder {
         }
     }
 
-    TraceWriter& writer_;
+    TraceSink& writer_;
     std::string path_;
     int64_t parentTrack_ = -1;
     std::string key_;  // reused lookup key
@@ -728,7 +729,7 @@ class ChromeJsonImporter : public Importer {
     bool readsHosts() const override { return true; }
     void readHost(HostImportContext& ctx) const override {
         std::vector<std::pair<std::string, std::string>> topLevel;
-        ctx.metadata = readTrace(ctx.writer, ctx.input, ctx.progress, ctx.hostTrack, &topLevel);
+        ctx.metadata = readTrace(ctx.sink, ctx.input, ctx.progress, ctx.hostTrack, &topLevel);
         for (const auto& [key, value] : topLevel) {
             // Kineto writes its times relative to baseTimeNanoseconds (since the epoch), and
             // the rank in distributedInfo.
@@ -748,7 +749,7 @@ class ChromeJsonImporter : public Importer {
   private:
     // Reads the file's events into `writer` below parentTrack (progress up to 0.8); returns its
     // metadata without the writer's summary. topLevel: the top-level members, when wanted.
-    static QJsonObject readTrace(TraceWriter& writer, InputFile& input, Progress& progress,
+    static QJsonObject readTrace(TraceSink& writer, InputFile& input, Progress& progress,
                                  int64_t parentTrack,
                                  std::vector<std::pair<std::string, std::string>>* topLevel) {
         ChromeTraceBuilder builder(writer, input.path(), parentTrack);

@@ -34,6 +34,7 @@ namespace stallscope {
 namespace {
 
 using trace::PreciseTime;
+using trace::TraceSink;
 using trace::TraceWriter;
 using trace::TrackKind;
 using trace::TrackSpec;
@@ -224,7 +225,7 @@ int64_t floorDiv(int64_t a, int64_t b) {
 class PlaneReader {
   public:
     // parentTrack: the track above the planes (a host of a multi-host run), -1 for none.
-    PlaneReader(TraceWriter& writer, const std::string& path, int64_t parentTrack = -1)
+    PlaneReader(TraceSink& writer, const std::string& path, int64_t parentTrack = -1)
         : writer_(writer), path_(path), parentTrack_(parentTrack) {}
 
     // The Task Environment plane's profile_start_time (ns since the epoch): XProf stores times
@@ -232,6 +233,8 @@ class PlaneReader {
     std::optional<int64_t> profileStartTime;
     uint64_t events = 0, lines = 0, timedEvents = 0, aggregatedEvents = 0;
     uint64_t compressedStats = 0, corruptCompressedStats = 0, laneTracks = 0;
+    // Each plane's process track, and whether its name is made from its index (unnamed).
+    std::vector<std::pair<uint32_t, bool>> planeTracks;
     // Aggregated events (num_occurrences) summed per op name: bounded by the distinct names.
     struct Aggregate {
         uint64_t occurrences = 0, events = 0;
@@ -296,6 +299,7 @@ class PlaneReader {
         spec.pid = std::to_string(index);
         spec.sortIndex = index;
         process_ = writer_.addTrack(std::move(spec));
+        planeTracks.emplace_back(process_, name.empty());
         planeName_ = name;
         for (const auto& [bytes, offset] : lineBytes) readLine(bytes, offset);
         QJsonObject out{{"index", qint64(index)},
@@ -785,7 +789,7 @@ class PlaneReader {
         }
     }
 
-    TraceWriter& writer_;
+    TraceSink& writer_;
     const std::string& path_;
     int64_t parentTrack_ = -1;
     uint32_t process_ = 0;
@@ -837,7 +841,7 @@ class XSpaceImporter : public Importer {
         // The host's clock offset is known only once its file is read: its tracks are written
         // after that, so they are not handed to the writer's worker plane by plane.
         options.writePlanesEarly = false;
-        SpaceResult space = readSpace(ctx.writer, ctx.input, ctx.progress, options);
+        SpaceResult space = readSpace(ctx.sink, ctx.input, ctx.progress, options);
         ctx.pidsUsed = space.planes;
         if (!space.hostnames.empty()) ctx.hostName = space.hostnames.front();
         if (space.profileStartTime) {
@@ -845,6 +849,25 @@ class XSpaceImporter : public Importer {
             ctx.clockSource = "xprof profile_start_time";
         }
         ctx.metadata = std::move(space.meta);
+        // Plane indices are the host's process ids: its process tracks and plane details move
+        // to where the run places the host.
+        ctx.renumberPids = [planes = std::move(space.planeTracks), read = ctx.firstPid](
+                               trace::TraceSink& sink, QJsonObject& metadata, int64_t firstPid) {
+            const int64_t shift = firstPid - read;
+            for (const auto& [track, unnamed] : planes) {
+                TrackSpec& spec = sink.track(track);
+                spec.sortIndex += shift;
+                spec.pid = std::to_string(spec.sortIndex);
+                if (unnamed) spec.name = "Plane " + spec.pid;
+            }
+            QJsonArray details = metadata.value("plane_details").toArray();
+            for (QJsonValueRef plane : details) {
+                QJsonObject o = plane.toObject();
+                o.insert("index", o.value("index").toInteger() + shift);
+                plane = o;
+            }
+            metadata.insert("plane_details", details);
+        };
     }
 
   private:
@@ -858,10 +881,11 @@ class XSpaceImporter : public Importer {
         int64_t planes = 0;
         std::vector<std::string> hostnames;
         std::optional<int64_t> profileStartTime;
+        std::vector<std::pair<uint32_t, bool>> planeTracks;  // process track, named by index
     };
 
     // Reads an XSpace's planes into `writer` (progress up to 0.6).
-    static SpaceResult readSpace(TraceWriter& writer, InputFile& input, Progress& progress,
+    static SpaceResult readSpace(TraceSink& writer, InputFile& input, Progress& progress,
                                  const SpaceOptions& options) {
         progress.report(0.0, "reading XSpace");
         PlaneReader planes(writer, input.path(), options.parentTrack);
@@ -890,6 +914,7 @@ class XSpaceImporter : public Importer {
         result.planes = index - options.firstPlaneIndex;
         if (result.planes == 0) throw InputError(input.path() + ": XSpace without planes");
         result.profileStartTime = planes.profileStartTime;
+        result.planeTracks = std::move(planes.planeTracks);
         // Aggregated events count in the op statistics: occurrences and summed durations.
         QJsonArray aggregated;
         for (const auto& [name, a] : planes.aggregates) {
