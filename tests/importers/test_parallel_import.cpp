@@ -4,17 +4,22 @@
 #include <sqlite3.h>
 
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "core/errors.h"
+#include "core/trace/trace_store.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
+#include "tests/importers/trace_fixtures.h"
 
 using namespace stallscope;
 
@@ -128,6 +133,52 @@ class TestParallelImport : public QObject {
                 .object();
         QCOMPARE(meta.value("run").toObject().value("hosts").toInteger(), 5);
         QCOMPARE(count(*one, "SELECT count(*) FROM trace_tracks WHERE parent_id IS NULL"), 5);
+    }
+
+    // XProf hosts carry where their session started (the Task Environment plane's
+    // profile_start_time, ns since the epoch): a host that started 2.5 ms later is shifted by
+    // 2.5 ms, whatever its own clock says.
+    void xprofHostsAlignByProfileStartTime() {
+        const QString runDir = dir_.path() + "/xrun";
+        QVERIFY(QDir().mkpath(runDir));
+        const uint64_t epoch = 1700000000000000000ull;
+        const std::array<uint64_t, 2> starts{epoch + 2500000, epoch};  // host0 started later
+        for (int h = 0; h < 2; ++h) {
+            fixtures::XPlaneWriter task("Task Environment");
+            task.planeStat("profile_start_time", starts[size_t(h)]);
+            fixtures::XPlaneWriter device("/device:TPU:0");
+            device.event("XLA Ops", "fusion.1", "%fusion.1 = f32[8]{0} fusion(f32[8]{0} %p)",
+                         1000 + 10 * h, 5000000);
+            std::ofstream(QString("%1/host%2.xplane.pb").arg(runDir).arg(h).toStdString(),
+                          std::ios::binary)
+                << task.bytes() + device.bytes();  // two XSpaces concatenated: both planes
+        }
+        auto ws = Workspace::open((dir_.path() + "/xrun.sqlite").toStdString());
+        Progress progress;
+        const int64_t id =
+            importFiles(*ws, {{runDir.toStdString()}, "xrun", ""}, progress).at(0).id;
+        const QJsonObject meta =
+            QJsonDocument::fromJson(QByteArray::fromStdString(ws->profiles()[0].metadataJson))
+                .object();
+        QCOMPARE(meta.value("run").toObject().value("alignment").toString(),
+                 QString("xprof profile_start_time"));
+        const QJsonArray hosts = meta.value("hosts").toArray();
+        QCOMPARE(hosts.size(), 2);
+        QCOMPARE(hosts[0].toObject().value("offset_ns").toInteger(), qint64(2500000));
+        QCOMPARE(hosts[1].toObject().value("offset_ns").toInteger(), qint64(0));
+        // On the timeline: host0's fusion (1000 ns on its clock) sits 2.5 ms - 10 ns after
+        // host1's (1010 ns on its own).
+        const trace::TraceStore store(*ws, id);
+        std::vector<int64_t> fusionStarts(2, -1);
+        for (const trace::TrackRow& t : store.tracks()) {
+            if (t.name != "XLA Ops") continue;
+            int64_t host = t.parent;
+            while (host >= 0 && store.track(host)->parent >= 0) host = store.track(host)->parent;
+            const int index = host == hosts[0].toObject().value("track").toInteger() ? 0 : 1;
+            for (const trace::SliceItem& s : store.slices(t.id, INT64_MIN / 2, INT64_MAX / 2, 0))
+                fusionStarts[size_t(index)] = s.start;
+        }
+        QCOMPARE(fusionStarts[0] - fusionStarts[1], int64_t(2500000 - 10));
     }
 
     void parallelEqualsOneWorkerXProf() {

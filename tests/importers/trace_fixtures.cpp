@@ -227,6 +227,13 @@ XPlaneWriter::XPlaneWriter(const std::string& name) {
     plane_ += bytesField(6, intField(1, 1) + doubleField(2, 1000.0));
 }
 
+void XPlaneWriter::planeStat(const std::string& name, uint64_t value) {
+    using namespace wire;
+    const uint64_t id = 2 + uint64_t(planeStats_++);  // 1 is the peak bandwidth's
+    plane_ += bytesField(5, intField(1, id) + bytesField(2, intField(1, id) + bytesField(2, name)));
+    plane_ += bytesField(6, intField(1, id) + intField(3, value));
+}
+
 void XPlaneWriter::event(const std::string& line, const std::string& display,
                          const std::string& text, int64_t startNs, int64_t durPs) {
     using namespace wire;

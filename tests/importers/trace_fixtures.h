@@ -53,6 +53,8 @@ std::string handWrittenXSpace();
 class XPlaneWriter {
   public:
     explicit XPlaneWriter(const std::string& name);
+    // A plane stat with an unsigned value (e.g. the Task Environment's profile_start_time).
+    void planeStat(const std::string& name, uint64_t value);
     // An event of `line` at [startNs, startNs + durPs / 1000].
     void event(const std::string& line, const std::string& display, const std::string& text,
                int64_t startNs, int64_t durPs);
@@ -60,6 +62,7 @@ class XPlaneWriter {
 
   private:
     std::string plane_;
+    int planeStats_ = 0;
     std::map<std::string, int64_t> meta_;
     std::map<std::string, std::string> lines_;
 };
