@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QSignalSpy>
 #include <QStandardItemModel>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -812,9 +813,15 @@ class TestTraceViews : public QObject {
         QVERIFY(layout.stallB[0].top() > layout.stallA[0].top());  // B's lane under A's
         QVERIFY(pane->transfersCsv().contains(
             "jit_m(1),0,copy-start,0,1048576,1048576,0,0,900000,200000,-700000,0,0\n"));
-        image.save(dir_.filePath("transfer-compare.png"));
-        if (qEnvironmentVariableIsSet("STALLSCOPE_KEEP_RENDERS"))
+        if (qEnvironmentVariableIsSet("STALLSCOPE_KEEP_RENDERS")) {
             image.save(qEnvironmentVariable("STALLSCOPE_KEEP_RENDERS") + "/transfer-compare.png");
+            // The whole comparison at a desktop size, the Transfers tab shown.
+            auto* pages = pane->parentWidget()->parentWidget();
+            if (auto* tabs = qobject_cast<QTabWidget*>(pages)) tabs->setCurrentWidget(pane);
+            view.resize(1400, 900);
+            view.grab().save(qEnvironmentVariable("STALLSCOPE_KEEP_RENDERS") +
+                             "/transfer-compare-view.png");
+        }
     }
 };
 
