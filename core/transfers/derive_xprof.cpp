@@ -4,7 +4,6 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <algorithm>
-#include <deque>
 #include <unordered_map>
 
 #include "core/trace/hosts.h"
@@ -19,15 +18,6 @@ namespace {
 using trace::SliceItem;
 using trace::TraceStore;
 using trace::TrackRow;
-
-// An op read from an XLA Ops line.
-struct Op {
-    SliceItem slice;
-    int64_t track = 0;
-    std::string_view name;                       // the event's display name (the store's string)
-    const hlo::Instruction* hlo = nullptr;       // owned by the InstructionCache
-    std::span<const std::string_view> operands;  // its operands' names (the cache's)
-};
 
 bool mayBeAsync(std::string_view name) {
     return name.find("-start") != std::string_view::npos ||
@@ -57,41 +47,58 @@ std::vector<std::pair<SliceItem, int64_t>> slicesOf(const TraceStore& store,
     uint64_t count = 0;
     for (const TrackRow* t : tracks) count += t->slices;
     out.reserve(count);
-    for (const TrackRow* t : tracks)
-        store.forEachChunk(t->id, [&](const std::vector<SliceItem>& chunk) {
-            for (const SliceItem& s : chunk)
-                if (s.kind == trace::ItemKind::Slice) out.emplace_back(s, t->id);
-        });
     // Program order: by start, and at one start the shorter first. XProf sometimes stamps a
     // zero-length copy-start with its copy-done's start; the start came first. Then by lane,
-    // depth and storage order. One sort of the chunks as stored: no sorted copy per lane.
-    std::vector<std::pair<int64_t, size_t>> laneRank;
-    for (size_t i = 0; i < tracks.size(); ++i) laneRank.emplace_back(tracks[i]->id, i);
-    auto rank = [&laneRank](int64_t track) {
-        for (const auto& [id, r] : laneRank)
-            if (id == track) return r;
-        return size_t(0);
-    };
-    std::stable_sort(out.begin(), out.end(), [&rank](const auto& a, const auto& b) {
+    // depth and storage order. A lane's chunks are stored nearly in that order already: each
+    // lane is sorted on its own (when it is not) and the lanes merged, which is the stable
+    // sort of them all without sorting millions of slices again.
+    auto sameLane = [](const auto& a, const auto& b) {
         if (a.first.preciseStart() != b.first.preciseStart())
             return a.first.preciseStart() < b.first.preciseStart();
         if (a.first.preciseEnd() != b.first.preciseEnd())
             return a.first.preciseEnd() < b.first.preciseEnd();
-        if (a.second != b.second) return rank(a.second) < rank(b.second);
         return a.first.depth < b.first.depth;
-    });
+    };
+    std::vector<size_t> laneEnds;
+    for (const TrackRow* t : tracks) {
+        const size_t from = out.size();
+        store.forEachChunk(t->id, [&](const std::vector<SliceItem>& chunk) {
+            for (const SliceItem& s : chunk)
+                if (s.kind == trace::ItemKind::Slice) out.emplace_back(s, t->id);
+        });
+        const auto lane = out.begin() + std::ptrdiff_t(from);
+        if (!std::is_sorted(lane, out.end(), sameLane)) std::stable_sort(lane, out.end(), sameLane);
+        laneEnds.push_back(out.size());
+    }
+    // Lanes in their order in `tracks`: at one start and end the earlier lane first.
+    for (size_t lane = 1; lane < laneEnds.size(); ++lane)
+        std::inplace_merge(out.begin(), out.begin() + std::ptrdiff_t(laneEnds[lane - 1]),
+                           out.begin() + std::ptrdiff_t(laneEnds[lane]),
+                           [&sameLane](const auto& a, const auto& b) {
+                               if (a.first.preciseStart() != b.first.preciseStart() ||
+                                   a.first.preciseEnd() != b.first.preciseEnd())
+                                   return sameLane(a, b);
+                               return false;  // equal: the earlier lane stays first
+                           });
     return out;
 }
 
+// What an instruction does in a pair.
+enum class AsyncKind : uint8_t { Other, Start, Done };
+
 // HLO instructions of ops, parsed once per (program, op name): instruction names are unique
 // within an HLO module, so every run of a program shares them; only a program's first run
-// reads its ops' args.
+// reads its ops' args. Instruction names are interned too, so that matching a run's pairs and
+// finding its in-flight events compare numbers, not strings.
 class InstructionCache {
   public:
     // An op's instruction and its operands' names (viewing the instruction's), for steps.
     struct Parsed {
         std::optional<hlo::Instruction> instruction;
         std::vector<std::string_view> operandNames;
+        AsyncKind kind = AsyncKind::Other;
+        uint32_t nameId = 0;   // the instruction's name
+        uint32_t startId = 0;  // a done's first operand (its start), "" when it has none
     };
     explicit InstructionCache(const TraceStore& store) : store_(store) {}
     const Parsed* of(uint32_t program, const SliceItem& s) {
@@ -112,20 +119,35 @@ class InstructionCache {
             it = parsed_.emplace(holder, Parsed{}).first;
             Parsed& parsed = it->second;
             if (text) parsed.instruction = hlo::parseInstruction(*text);
-            if (parsed.instruction)
-                for (const hlo::Operand& operand : parsed.instruction->operands)
+            if (parsed.instruction) {
+                const hlo::Instruction& hlo = *parsed.instruction;
+                for (const hlo::Operand& operand : hlo.operands)
                     parsed.operandNames.emplace_back(operand.name);
+                parsed.kind = isStart(hlo.opcode)  ? AsyncKind::Start
+                              : isDone(hlo.opcode) ? AsyncKind::Done
+                                                   : AsyncKind::Other;
+                parsed.nameId = nameId(hlo.name);
+                parsed.startId =
+                    nameId(hlo.operands.empty() ? std::string_view()
+                                                : std::string_view(hlo.operands[0].name));
+            }
         }
         return it->second.instruction ? &it->second : nullptr;
     }
+    uint32_t names() const { return uint32_t(nameIds_.size()); }
 
   private:
+    uint32_t nameId(std::string_view name) {
+        return nameIds_.try_emplace(std::string(name), uint32_t(nameIds_.size())).first->second;
+    }
     const TraceStore& store_;
     // Node-based: the instructions (and the names viewing them) stay where they are while
     // the map grows.
     std::unordered_map<uint64_t, Parsed> parsed_;
     std::unordered_map<uint64_t, const Parsed*> byName_;
+    std::unordered_map<std::string, uint32_t> nameIds_;
 };
+using Parsed = InstructionCache::Parsed;
 
 // Peak bandwidth (bytes/ns = GB/s) of memory space `space` of a TPU/GPU plane, read (`read`)
 // or written; 0 with no source when the plane states none.
@@ -166,6 +188,126 @@ struct PlaneContext {
     QJsonObject stats;
 };
 
+// What a transfer of a (start, done) pair takes from their HLO: names, opcode, link, bytes,
+// element type and source. Worked out once per pair of instructions on a plane.
+Transfer pairShape(const hlo::Instruction& s, const hlo::Instruction& d, const PlaneContext& ctx,
+                   LinkTable& links, std::vector<Link>& linkList) {
+    Transfer t;
+    t.name = s.name;
+    t.waitName = d.name;
+    t.opcode = s.opcode;
+    const std::string family = familyOf(s);
+    std::string linkName, source, destination;
+    std::optional<hlo::Shape> data;
+    if (family == "copy") {
+        // copy-start: (destination, source, context); the operand is the source.
+        data = s.operands.empty() || !s.operands[0].shape ? std::optional(s.shape)
+                                                          : s.operands[0].shape;
+        const int src = s.operands.empty() || !s.operands[0].shape
+                            ? s.shape.elementSpace(1).value_or(0)
+                            : s.operands[0].shape->elementSpace(0).value_or(0);
+        const int dst = s.shape.tuple ? s.shape.elementSpace(0).value_or(0)
+                                      : d.shape.elementSpace(0).value_or(0);
+        source = spaceName(src);
+        destination = spaceName(dst);
+        linkName = source + "->" + destination;
+        t.bytes = s.shape.tuple ? s.shape.elementBytes(0) : d.shape.bytes();
+        const auto [srcPeak, srcKey] = spacePeak(ctx.stats, src, true);
+        const auto [dstPeak, dstKey] = spacePeak(ctx.stats, dst, false);
+        const uint32_t l = links.get(ctx.device, linkName, source, destination);
+        Link& link = linkList[l];
+        if (srcPeak > 0 && (dstPeak <= 0 || srcPeak <= dstPeak)) {
+            link.peakBytesPerNs = srcPeak;
+            link.peakSource = srcKey + (dstPeak > 0 ? "" : " (" + destination + " states no peak)");
+        } else if (dstPeak > 0) {
+            link.peakBytesPerNs = dstPeak;
+            link.peakSource = dstKey + (srcPeak > 0 ? "" : " (" + source + " states no peak)");
+        }
+        t.link = l;
+    } else {
+        // Collectives move their result; send its operand; recv its received data.
+        std::string group = s.attribute("replica_groups");
+        if (group.empty()) group = s.attribute("source_target_pairs");
+        if (family == "send" || family == "recv")
+            group = s.attribute("is_host_transfer") == "true" ? "host" : "";
+        linkName = group.empty() ? family : family + " " + group;
+        source = family;
+        destination = group;
+        if (family == "send") {
+            t.bytes = s.operands.empty() || !s.operands[0].shape ? s.shape.elementBytes(0)
+                                                                 : s.operands[0].shape->bytes();
+            data = s.operands.empty() ? std::nullopt : s.operands[0].shape;
+        } else {
+            t.bytes = d.shape.tuple ? d.shape.elementBytes(0) : d.shape.bytes();
+            data = d.shape;
+        }
+        t.link = links.get(ctx.device, linkName, source, destination);
+    }
+    if (data && !data->arrays.empty()) t.elementType = data->arrays[0].elementType;
+    if (!s.operands.empty() && family != "recv") t.sourceOperand = s.operands[0].name;
+    return t;
+}
+
+struct PairHash {
+    size_t operator()(const std::pair<const Parsed*, const Parsed*>& p) const {
+        return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+    }
+};
+
+// Pieces that made no transfer, over all planes.
+struct Unmatched {
+    uint64_t doneWithoutStart = 0, startWithoutDone = 0, nestedModules = 0, outside = 0,
+             unendedRuns = 0;
+};
+
+// Matches each done of a run to the earliest pending start of its name (FIFO: a loop issues
+// one name again), by interned name: per-name queues threaded through the run's ops, kept
+// between runs so that a run allocates nothing.
+class PairMatcher {
+  public:
+    // doneOfStart[i]: the op that waited for op i's transfer, SIZE_MAX when none.
+    void match(const std::vector<const Parsed*>& parsed, uint32_t names,
+               std::vector<size_t>& doneOfStart, Unmatched& unmatched) {
+        head_.resize(names, kNone);
+        tail_.resize(names, kNone);
+        next_.assign(parsed.size(), kNone);
+        doneOfStart.assign(parsed.size(), SIZE_MAX);
+        for (uint32_t i = 0; i < uint32_t(parsed.size()); ++i) {
+            const Parsed* op = parsed[i];
+            if (!op) continue;
+            if (op->kind == AsyncKind::Start) {
+                const uint32_t id = op->nameId;
+                if (head_[id] == kNone) {
+                    head_[id] = i;
+                    touched_.push_back(id);
+                } else {
+                    next_[tail_[id]] = i;
+                }
+                tail_[id] = i;
+            } else if (op->kind == AsyncKind::Done) {
+                const uint32_t id = op->startId;
+                if (id >= head_.size() || head_[id] == kNone) {
+                    ++unmatched.doneWithoutStart;
+                    continue;
+                }
+                const uint32_t start = head_[id];
+                doneOfStart[start] = i;
+                head_[id] = next_[start];
+            }
+        }
+        // Starts nobody waited for; the queues start empty for the next run.
+        for (uint32_t id : touched_) {
+            for (uint32_t i = head_[id]; i != kNone; i = next_[i]) ++unmatched.startWithoutDone;
+            head_[id] = kNone;
+        }
+        touched_.clear();
+    }
+
+  private:
+    static constexpr uint32_t kNone = UINT32_MAX;
+    std::vector<uint32_t> head_, tail_, next_, touched_;
+};
+
 }  // namespace
 
 Analysis deriveXprof(const TraceStore& store) {
@@ -182,8 +324,12 @@ Analysis deriveXprof(const TraceStore& store) {
     auto mayBeAsyncOp = [&asyncName](const SliceItem& s) {
         return s.name < asyncName.size() && asyncName[s.name];
     };
-    uint64_t doneWithoutStart = 0, startWithoutDone = 0, nestedModules = 0, outside = 0,
-             unendedRuns = 0;
+    Unmatched unmatched;
+    PairMatcher matcher;
+    // Per run, reused: each op's instruction, the done of each start, the transfer of each op.
+    std::vector<const Parsed*> parsed;
+    std::vector<size_t> doneOfStart;
+    std::vector<int64_t> transferOfStep;
     for (const TrackRow* plane : trace::processTracks(store)) {
         const auto opTracks = lineTracks(store, plane->id, "XLA Ops");
         if (opTracks.empty()) continue;
@@ -192,6 +338,7 @@ Analysis deriveXprof(const TraceStore& store) {
         // plane's run programs are held at a time.
         Analysis a;
         LinkTable links(a.links);
+        std::unordered_map<std::pair<const Parsed*, const Parsed*>, Transfer, PairHash> shapes;
         std::vector<RunProgram> programs;
         const auto moduleTracks = lineTracks(store, plane->id, "XLA Modules");
         // Module runs: top-level module events; nested ones belong to the run around them.
@@ -202,48 +349,42 @@ Analysis deriveXprof(const TraceStore& store) {
         std::vector<RunWindow> windows;
         for (const auto& [slice, track] : slicesOf(store, moduleTracks)) {
             if (slice.depth > 0) {
-                ++nestedModules;
+                ++unmatched.nestedModules;
                 continue;
             }
             windows.push_back({slice, track});
         }
         if (windows.empty()) {
             // No module line: the whole XLA Ops line is one run.
-            SliceItem all;
-            all.start = opTracks.front()->start;
-            all.dur = opTracks.front()->end - opTracks.front()->start;
-            all.name = 0;
-            windows.push_back({all, opTracks.front()->id});
+            SliceItem whole;
+            whole.start = opTracks.front()->start;
+            whole.dur = opTracks.front()->end - opTracks.front()->start;
+            whole.name = 0;
+            windows.push_back({whole, opTracks.front()->id});
         }
         const auto ops = slicesOf(store, opTracks);
-        std::vector<std::pair<SliceItem, int64_t>> inFlight;
-        for (const auto& entry : slicesOf(store, lineTracks(store, plane->id, "Async XLA Ops")))
-            inFlight.push_back(entry);
+        const auto inFlight = slicesOf(store, lineTracks(store, plane->id, "Async XLA Ops"));
         size_t nextOp = 0, nextFlight = 0;
         for (const RunWindow& window : windows) {
             const int64_t from = window.slice.start, to = window.slice.end();
             // Ops before this run (and after the previous one): outside any module.
             while (nextOp < ops.size() && ops[nextOp].first.start < from) {
-                if (mayBeAsyncOp(ops[nextOp].first)) ++outside;
+                if (mayBeAsyncOp(ops[nextOp].first)) ++unmatched.outside;
                 ++nextOp;
             }
-            std::vector<Op> runOps;
+            // The run's ops: ops[first, nextOp).
+            const size_t first = nextOp;
             bool anyAsync = false;
             while (nextOp < ops.size() && ops[nextOp].first.start < to) {
-                Op op{ops[nextOp].first, ops[nextOp].second, store.text(ops[nextOp].first.name),
-                      nullptr};
-                anyAsync = anyAsync || mayBeAsyncOp(op.slice);
-                runOps.push_back(std::move(op));
+                anyAsync = anyAsync || mayBeAsyncOp(ops[nextOp].first);
                 ++nextOp;
             }
             if (!anyAsync) continue;
+            const size_t count = nextOp - first;
             // The HLO text of every op of a run with transfers: operands give dependencies.
-            for (Op& op : runOps) {
-                if (const auto* parsed = instructions.of(window.slice.name, op.slice)) {
-                    op.hlo = &*parsed->instruction;
-                    op.operands = parsed->operandNames;
-                }
-            }
+            parsed.resize(count);
+            for (size_t i = 0; i < count; ++i)
+                parsed[i] = instructions.of(window.slice.name, ops[first + i].first);
 
             ModuleRun run;
             run.name = window.slice.name ? store.text(window.slice.name) : plane->name;
@@ -251,107 +392,38 @@ Analysis deriveXprof(const TraceStore& store) {
             run.track = window.track;
             run.start = from;
             run.end = to;
-            if (window.slice.unended) ++unendedRuns;
+            if (window.slice.unended) ++unmatched.unendedRuns;
             const uint32_t moduleIndex = uint32_t(a.modules.size());
             RunProgram program;
             program.module = moduleIndex;
-            // Starts waiting for their done, by name (FIFO: a loop issues one name again).
-            std::unordered_map<std::string, std::deque<size_t>> pending;
-            std::vector<int64_t> transferOfStep(runOps.size(), -1);
-            std::vector<size_t> doneOfStart(runOps.size(), SIZE_MAX);
-            for (size_t i = 0; i < runOps.size(); ++i) {
-                const Op& op = runOps[i];
-                if (!op.hlo) continue;
-                if (isStart(op.hlo->opcode)) {
-                    pending[op.hlo->name].push_back(i);
-                } else if (isDone(op.hlo->opcode)) {
-                    const std::string startName =
-                        op.hlo->operands.empty() ? std::string() : op.hlo->operands[0].name;
-                    auto it = pending.find(startName);
-                    if (it == pending.end() || it->second.empty()) {
-                        ++doneWithoutStart;
-                        continue;
-                    }
-                    doneOfStart[it->second.front()] = i;
-                    it->second.pop_front();
-                }
-            }
-            for (const auto& entry : pending) startWithoutDone += entry.second.size();
-            for (size_t i = 0; i < runOps.size(); ++i) {
+            matcher.match(parsed, instructions.names(), doneOfStart, unmatched);
+            transferOfStep.assign(count, -1);
+            for (size_t i = 0; i < count; ++i) {
                 if (doneOfStart[i] == SIZE_MAX) continue;
-                const Op& start = runOps[i];
-                const Op& done = runOps[doneOfStart[i]];
-                const hlo::Instruction& s = *start.hlo;
-                const hlo::Instruction& d = *done.hlo;
-                Transfer t;
+                const auto& [start, startTrack] = ops[first + i];
+                const auto& [done, doneTrack] = ops[first + doneOfStart[i]];
+                auto shape = shapes.find({parsed[i], parsed[doneOfStart[i]]});
+                if (shape == shapes.end())
+                    shape = shapes
+                                .emplace(std::make_pair(parsed[i], parsed[doneOfStart[i]]),
+                                         pairShape(*parsed[i]->instruction,
+                                                   *parsed[doneOfStart[i]]->instruction, ctx, links,
+                                                   a.links))
+                                .first;
+                Transfer t = shape->second;
                 t.id = uint32_t(a.transfers.size());
-                t.name = s.name;
-                t.waitName = d.name;
-                t.opcode = s.opcode;
                 t.module = moduleIndex;
-                const std::string family = familyOf(s);
-                std::string linkName, source, destination;
-                std::optional<hlo::Shape> data;
-                if (family == "copy") {
-                    // copy-start: (destination, source, context); the operand is the source.
-                    data = s.operands.empty() || !s.operands[0].shape ? std::optional(s.shape)
-                                                                      : s.operands[0].shape;
-                    const int src = s.operands.empty() || !s.operands[0].shape
-                                        ? s.shape.elementSpace(1).value_or(0)
-                                        : s.operands[0].shape->elementSpace(0).value_or(0);
-                    const int dst = s.shape.tuple ? s.shape.elementSpace(0).value_or(0)
-                                                  : d.shape.elementSpace(0).value_or(0);
-                    source = spaceName(src);
-                    destination = spaceName(dst);
-                    linkName = source + "->" + destination;
-                    t.bytes = s.shape.tuple ? s.shape.elementBytes(0) : d.shape.bytes();
-                    const auto [srcPeak, srcKey] = spacePeak(ctx.stats, src, true);
-                    const auto [dstPeak, dstKey] = spacePeak(ctx.stats, dst, false);
-                    const uint32_t l = links.get(ctx.device, linkName, source, destination);
-                    Link& link = a.links[l];
-                    if (srcPeak > 0 && (dstPeak <= 0 || srcPeak <= dstPeak)) {
-                        link.peakBytesPerNs = srcPeak;
-                        link.peakSource =
-                            srcKey + (dstPeak > 0 ? "" : " (" + destination + " states no peak)");
-                    } else if (dstPeak > 0) {
-                        link.peakBytesPerNs = dstPeak;
-                        link.peakSource =
-                            dstKey + (srcPeak > 0 ? "" : " (" + source + " states no peak)");
-                    }
-                    t.link = l;
-                } else {
-                    // Collectives move their result; send its operand; recv its received data.
-                    std::string group = s.attribute("replica_groups");
-                    if (group.empty()) group = s.attribute("source_target_pairs");
-                    if (family == "send" || family == "recv")
-                        group = s.attribute("is_host_transfer") == "true" ? "host" : "";
-                    linkName = group.empty() ? family : family + " " + group;
-                    source = family;
-                    destination = group;
-                    if (family == "send") {
-                        t.bytes = s.operands.empty() || !s.operands[0].shape
-                                      ? s.shape.elementBytes(0)
-                                      : s.operands[0].shape->bytes();
-                        data = s.operands.empty() ? std::nullopt : s.operands[0].shape;
-                    } else {
-                        t.bytes = d.shape.tuple ? d.shape.elementBytes(0) : d.shape.bytes();
-                        data = d.shape;
-                    }
-                    t.link = links.get(ctx.device, linkName, source, destination);
-                }
-                if (data && !data->arrays.empty()) t.elementType = data->arrays[0].elementType;
-                if (!s.operands.empty() && family != "recv") t.sourceOperand = s.operands[0].name;
                 t.issueStep = int32_t(i);
                 t.waitStep = int32_t(doneOfStart[i]);
-                t.issue = start.slice.start;
-                t.wait = done.slice.start;
-                t.waitEnd = done.slice.end();
+                t.issue = start.start;
+                t.wait = done.start;
+                t.waitEnd = done.end();
                 t.blocked = t.waitEnd - t.wait >= kBlockedWaitNs;
                 // A wait that blocked ended when the data arrived.
                 t.completeMeasured = t.blocked;
                 if (t.blocked) t.complete = t.waitEnd;
-                t.issueTrack = start.track;
-                t.waitTrack = done.track;
+                t.issueTrack = startTrack;
+                t.waitTrack = doneTrack;
                 transferOfStep[i] = transferOfStep[doneOfStart[i]] = int64_t(t.id);
                 run.transfers.push_back(t.id);
                 a.transfers.push_back(std::move(t));
@@ -360,47 +432,54 @@ Analysis deriveXprof(const TraceStore& store) {
             while (nextFlight < inFlight.size() && inFlight[nextFlight].first.start < from)
                 ++nextFlight;
             for (size_t f = nextFlight; f < inFlight.size() && inFlight[f].first.start < to; ++f) {
-                const auto* parsed = instructions.byArgs(inFlight[f].first);
-                if (!parsed) continue;
-                const hlo::Instruction* hloText = &*parsed->instruction;
+                const Parsed* flight = instructions.byArgs(inFlight[f].first);
+                if (!flight) continue;
                 for (uint32_t id : run.transfers) {
                     Transfer& t = a.transfers[id];
-                    if (t.name != hloText->name || t.inFlightTrack >= 0) continue;
+                    if (parsed[size_t(t.issueStep)]->nameId != flight->nameId ||
+                        t.inFlightTrack >= 0)
+                        continue;
                     t.inFlightTrack = inFlight[f].second;
                     t.inFlightStart = inFlight[f].first.start;
                     t.inFlightEnd = inFlight[f].first.end();
                     break;
                 }
             }
-            for (size_t i = 0; i < runOps.size(); ++i) {
-                const Op& op = runOps[i];
-                Step step;
-                step.start = op.slice.start;
-                step.end = op.slice.end();
-                step.name = op.hlo ? std::string_view(op.hlo->name) : op.name;
-                step.operands = op.operands;
+            program.steps.resize(count);
+            for (size_t i = 0; i < count; ++i) {
+                const SliceItem& op = ops[first + i].first;
+                Step& step = program.steps[i];
+                step.start = op.start;
+                step.end = op.end();
+                if (parsed[i]) {
+                    step.name = parsed[i]->instruction->name;
+                    step.operands = parsed[i]->operandNames;
+                } else {
+                    step.name = store.text(op.name);
+                }
                 if (transferOfStep[i] >= 0) {
                     const Transfer& t = a.transfers[size_t(transferOfStep[i])];
                     step.role = t.issueStep == int32_t(i) ? Role::Issue : Role::Wait;
                     step.transfers = {t.id};
                 }
-                program.steps.push_back(std::move(step));
             }
             if (run.transfers.empty()) continue;
             a.modules.push_back(std::move(run));
             programs.push_back(std::move(program));
         }
         for (; nextOp < ops.size(); ++nextOp)
-            if (mayBeAsyncOp(ops[nextOp].first)) ++outside;
+            if (mayBeAsyncOp(ops[nextOp].first)) ++unmatched.outside;
         if (a.transfers.empty()) continue;
         model(a, programs);
         merge(all, std::move(a));
     }
-    if (doneWithoutStart) all.unmatched["done_without_start"] = doneWithoutStart;
-    if (startWithoutDone) all.unmatched["start_without_done"] = startWithoutDone;
-    if (nestedModules) all.unmatched["nested_modules"] = nestedModules;
-    if (outside) all.unmatched["async_ops_outside_modules"] = outside;
-    if (unendedRuns) all.unmatched["runs_cut_by_profile_end"] = unendedRuns;
+    if (unmatched.doneWithoutStart)
+        all.unmatched["done_without_start"] = unmatched.doneWithoutStart;
+    if (unmatched.startWithoutDone)
+        all.unmatched["start_without_done"] = unmatched.startWithoutDone;
+    if (unmatched.nestedModules) all.unmatched["nested_modules"] = unmatched.nestedModules;
+    if (unmatched.outside) all.unmatched["async_ops_outside_modules"] = unmatched.outside;
+    if (unmatched.unendedRuns) all.unmatched["runs_cut_by_profile_end"] = unmatched.unendedRuns;
     if (all.transfers.empty() && all.unmatched.empty()) return all;
     all.source = "xprof";
     return all;
