@@ -41,9 +41,12 @@ std::vector<const TrackRow*> lineTracks(const TraceStore& store, int64_t plane,
     return out;
 }
 
-std::vector<std::pair<SliceItem, int64_t>> slicesOf(const TraceStore& store,
-                                                    const std::vector<const TrackRow*>& tracks) {
-    std::vector<std::pair<SliceItem, int64_t>> out;
+using TrackSlices = std::vector<std::pair<SliceItem, int64_t>>;
+
+// The slices of `tracks` into `out` (its memory reused: planes are read one after the other).
+void slicesOf(const TraceStore& store, const std::vector<const TrackRow*>& tracks,
+              TrackSlices& out) {
+    out.clear();
     uint64_t count = 0;
     for (const TrackRow* t : tracks) count += t->slices;
     out.reserve(count);
@@ -80,7 +83,6 @@ std::vector<std::pair<SliceItem, int64_t>> slicesOf(const TraceStore& store,
                                    return sameLane(a, b);
                                return false;  // equal: the earlier lane stays first
                            });
-    return out;
 }
 
 // What an instruction does in a pair.
@@ -266,7 +268,7 @@ struct Unmatched {
 class PairMatcher {
   public:
     // doneOfStart[i]: the op that waited for op i's transfer, SIZE_MAX when none.
-    void match(const std::vector<const Parsed*>& parsed, uint32_t names,
+    void match(std::span<const Parsed* const> parsed, uint32_t names,
                std::vector<size_t>& doneOfStart, Unmatched& unmatched) {
         head_.resize(names, kNone);
         tail_.resize(names, kNone);
@@ -308,10 +310,177 @@ class PairMatcher {
     std::vector<uint32_t> head_, tail_, next_, touched_;
 };
 
+// Buffers a plane's derivation reuses for the next plane.
+struct PlaneBuffers {
+    TrackSlices modules, ops, inFlight;
+    std::vector<const Parsed*> parsed;  // per op of a run with transfers (else unset)
+    std::vector<size_t> doneOfStart;
+    PairMatcher matcher;
+    RunProgram program;
+};
+
+// The transfers of one plane, modelled. Two passes over its runs: the transfers first (the link
+// model is fitted to all of them), then each run's program on its own, built from its ops
+// again and dropped once simulated: a plane has millions of ops.
+Analysis derivePlane(const TraceStore& store, const TrackRow& plane, const PlaneContext& ctx,
+                     InstructionCache& instructions, const std::vector<bool>& asyncName,
+                     Unmatched& unmatched, PlaneBuffers& buffers) {
+    auto mayBeAsyncOp = [&asyncName](const SliceItem& s) {
+        return s.name < asyncName.size() && asyncName[s.name];
+    };
+    Analysis a;
+    LinkTable links(a.links);
+    std::unordered_map<std::pair<const Parsed*, const Parsed*>, Transfer, PairHash> shapes;
+    const auto opTracks = lineTracks(store, plane.id, "XLA Ops");
+    // Module runs: top-level module events; nested ones belong to the run around them.
+    TrackSlices& windows = buffers.modules;
+    slicesOf(store, lineTracks(store, plane.id, "XLA Modules"), windows);
+    std::erase_if(windows, [&unmatched](const auto& window) {
+        if (window.first.depth == 0) return false;
+        ++unmatched.nestedModules;
+        return true;
+    });
+    if (windows.empty()) {
+        // No module line: the whole XLA Ops line is one run.
+        SliceItem whole;
+        whole.start = opTracks.front()->start;
+        whole.dur = opTracks.front()->end - opTracks.front()->start;
+        whole.name = 0;
+        windows.emplace_back(whole, opTracks.front()->id);
+    }
+    const TrackSlices& ops = buffers.ops;
+    slicesOf(store, opTracks, buffers.ops);
+    const TrackSlices& inFlight = buffers.inFlight;
+    slicesOf(store, lineTracks(store, plane.id, "Async XLA Ops"), buffers.inFlight);
+    std::vector<const Parsed*>& parsed = buffers.parsed;
+    parsed.resize(ops.size());
+    std::vector<size_t>& doneOfStart = buffers.doneOfStart;
+    std::vector<size_t> firstOp;  // per module run: its first op (its last: the next run's)
+    std::vector<size_t> endOp;
+    size_t nextOp = 0, nextFlight = 0;
+    for (const auto& [window, windowTrack] : windows) {
+        const int64_t from = window.start, to = window.end();
+        // Ops before this run (and after the previous one): outside any module.
+        while (nextOp < ops.size() && ops[nextOp].first.start < from) {
+            if (mayBeAsyncOp(ops[nextOp].first)) ++unmatched.outside;
+            ++nextOp;
+        }
+        // The run's ops: ops[first, nextOp).
+        const size_t first = nextOp;
+        bool anyAsync = false;
+        while (nextOp < ops.size() && ops[nextOp].first.start < to) {
+            anyAsync = anyAsync || mayBeAsyncOp(ops[nextOp].first);
+            ++nextOp;
+        }
+        if (!anyAsync) continue;
+        const size_t count = nextOp - first;
+        // The HLO text of every op of a run with transfers: operands give dependencies.
+        const std::span<const Parsed*> runParsed(parsed.data() + first, count);
+        for (size_t i = 0; i < count; ++i)
+            runParsed[i] = instructions.of(window.name, ops[first + i].first);
+
+        ModuleRun run;
+        run.name = window.name ? store.text(window.name) : plane.name;
+        run.device = plane.name;
+        run.track = windowTrack;
+        run.start = from;
+        run.end = to;
+        if (window.unended) ++unmatched.unendedRuns;
+        const uint32_t moduleIndex = uint32_t(a.modules.size());
+        buffers.matcher.match(runParsed, instructions.names(), doneOfStart, unmatched);
+        for (size_t i = 0; i < count; ++i) {
+            if (doneOfStart[i] == SIZE_MAX) continue;
+            const auto& [start, startTrack] = ops[first + i];
+            const auto& [done, doneTrack] = ops[first + doneOfStart[i]];
+            const auto pair = std::make_pair(runParsed[i], runParsed[doneOfStart[i]]);
+            auto shape = shapes.find(pair);
+            if (shape == shapes.end())
+                shape =
+                    shapes
+                        .emplace(pair, pairShape(*pair.first->instruction,
+                                                 *pair.second->instruction, ctx, links, a.links))
+                        .first;
+            Transfer t = shape->second;
+            t.id = uint32_t(a.transfers.size());
+            t.module = moduleIndex;
+            t.issueStep = int32_t(i);
+            t.waitStep = int32_t(doneOfStart[i]);
+            t.issue = start.start;
+            t.wait = done.start;
+            t.waitEnd = done.end();
+            t.blocked = t.waitEnd - t.wait >= kBlockedWaitNs;
+            // A wait that blocked ended when the data arrived.
+            t.completeMeasured = t.blocked;
+            if (t.blocked) t.complete = t.waitEnd;
+            t.issueTrack = startTrack;
+            t.waitTrack = doneTrack;
+            run.transfers.push_back(t.id);
+            a.transfers.push_back(std::move(t));
+        }
+        // In flight: the Async XLA Ops events of this run, named by their start's HLO.
+        while (nextFlight < inFlight.size() && inFlight[nextFlight].first.start < from)
+            ++nextFlight;
+        for (size_t f = nextFlight; f < inFlight.size() && inFlight[f].first.start < to; ++f) {
+            const Parsed* flight = instructions.byArgs(inFlight[f].first);
+            if (!flight) continue;
+            for (uint32_t id : run.transfers) {
+                Transfer& t = a.transfers[id];
+                if (runParsed[size_t(t.issueStep)]->nameId != flight->nameId ||
+                    t.inFlightTrack >= 0)
+                    continue;
+                t.inFlightTrack = inFlight[f].second;
+                t.inFlightStart = inFlight[f].first.start;
+                t.inFlightEnd = inFlight[f].first.end();
+                break;
+            }
+        }
+        if (run.transfers.empty()) continue;
+        a.modules.push_back(std::move(run));
+        firstOp.push_back(first);
+        endOp.push_back(nextOp);
+    }
+    for (; nextOp < ops.size(); ++nextOp)
+        if (mayBeAsyncOp(ops[nextOp].first)) ++unmatched.outside;
+    if (a.transfers.empty()) return a;
+
+    detail::Modeller modeller(a);
+    RunProgram& program = buffers.program;
+    for (uint32_t m = 0; m < a.modules.size(); ++m) {
+        const size_t first = firstOp[m], count = endOp[m] - first;
+        program.module = m;
+        program.steps.resize(count);
+        for (size_t i = 0; i < count; ++i) {
+            const SliceItem& op = ops[first + i].first;
+            Step& step = program.steps[i];
+            step.role = Role::Compute;
+            step.start = op.start;
+            step.end = op.end();
+            step.transfers.clear();
+            if (const Parsed* instruction = parsed[first + i]) {
+                step.name = instruction->instruction->name;
+                step.operands = instruction->operandNames;
+            } else {
+                step.name = store.text(op.name);
+                step.operands = {};
+            }
+        }
+        for (uint32_t id : a.modules[m].transfers) {
+            const Transfer& t = a.transfers[id];
+            program.steps[size_t(t.issueStep)].role = Role::Issue;
+            program.steps[size_t(t.issueStep)].transfers.push_back(id);
+            program.steps[size_t(t.waitStep)].role = Role::Wait;
+            program.steps[size_t(t.waitStep)].transfers.push_back(id);
+        }
+        modeller.backtails(program);
+        modeller.run(program);
+    }
+    modeller.finish();
+    return a;
+}
+
 }  // namespace
 
 Analysis deriveXprof(const TraceStore& store) {
-    Analysis all;
     std::map<std::string, QJsonObject> planeStats;
     for (const QJsonValue v : store.metadata().value("plane_details").toArray()) {
         const QJsonObject plane = v.toObject();
@@ -321,158 +490,17 @@ Analysis deriveXprof(const TraceStore& store) {
     // Whether a name may be an async op's, decided once per string, not once per op.
     std::vector<bool> asyncName(store.textCount());
     for (uint32_t id = 0; id < store.textCount(); ++id) asyncName[id] = mayBeAsync(store.text(id));
-    auto mayBeAsyncOp = [&asyncName](const SliceItem& s) {
-        return s.name < asyncName.size() && asyncName[s.name];
-    };
     Unmatched unmatched;
-    PairMatcher matcher;
-    // Per run, reused: each op's instruction, the done of each start, the transfer of each op.
-    std::vector<const Parsed*> parsed;
-    std::vector<size_t> doneOfStart;
-    std::vector<int64_t> transferOfStep;
+    PlaneBuffers buffers;
+    // Links are per device: a plane is modelled on its own, then merged.
+    std::vector<Analysis> planes;
     for (const TrackRow* plane : trace::processTracks(store)) {
-        const auto opTracks = lineTracks(store, plane->id, "XLA Ops");
-        if (opTracks.empty()) continue;
-        PlaneContext ctx{plane->name, planeStats[plane->name]};
-        // Links are per device: a plane is modelled on its own, then merged, so only one
-        // plane's run programs are held at a time.
-        Analysis a;
-        LinkTable links(a.links);
-        std::unordered_map<std::pair<const Parsed*, const Parsed*>, Transfer, PairHash> shapes;
-        std::vector<RunProgram> programs;
-        const auto moduleTracks = lineTracks(store, plane->id, "XLA Modules");
-        // Module runs: top-level module events; nested ones belong to the run around them.
-        struct RunWindow {
-            SliceItem slice;
-            int64_t track;
-        };
-        std::vector<RunWindow> windows;
-        for (const auto& [slice, track] : slicesOf(store, moduleTracks)) {
-            if (slice.depth > 0) {
-                ++unmatched.nestedModules;
-                continue;
-            }
-            windows.push_back({slice, track});
-        }
-        if (windows.empty()) {
-            // No module line: the whole XLA Ops line is one run.
-            SliceItem whole;
-            whole.start = opTracks.front()->start;
-            whole.dur = opTracks.front()->end - opTracks.front()->start;
-            whole.name = 0;
-            windows.push_back({whole, opTracks.front()->id});
-        }
-        const auto ops = slicesOf(store, opTracks);
-        const auto inFlight = slicesOf(store, lineTracks(store, plane->id, "Async XLA Ops"));
-        size_t nextOp = 0, nextFlight = 0;
-        for (const RunWindow& window : windows) {
-            const int64_t from = window.slice.start, to = window.slice.end();
-            // Ops before this run (and after the previous one): outside any module.
-            while (nextOp < ops.size() && ops[nextOp].first.start < from) {
-                if (mayBeAsyncOp(ops[nextOp].first)) ++unmatched.outside;
-                ++nextOp;
-            }
-            // The run's ops: ops[first, nextOp).
-            const size_t first = nextOp;
-            bool anyAsync = false;
-            while (nextOp < ops.size() && ops[nextOp].first.start < to) {
-                anyAsync = anyAsync || mayBeAsyncOp(ops[nextOp].first);
-                ++nextOp;
-            }
-            if (!anyAsync) continue;
-            const size_t count = nextOp - first;
-            // The HLO text of every op of a run with transfers: operands give dependencies.
-            parsed.resize(count);
-            for (size_t i = 0; i < count; ++i)
-                parsed[i] = instructions.of(window.slice.name, ops[first + i].first);
-
-            ModuleRun run;
-            run.name = window.slice.name ? store.text(window.slice.name) : plane->name;
-            run.device = plane->name;
-            run.track = window.track;
-            run.start = from;
-            run.end = to;
-            if (window.slice.unended) ++unmatched.unendedRuns;
-            const uint32_t moduleIndex = uint32_t(a.modules.size());
-            RunProgram program;
-            program.module = moduleIndex;
-            matcher.match(parsed, instructions.names(), doneOfStart, unmatched);
-            transferOfStep.assign(count, -1);
-            for (size_t i = 0; i < count; ++i) {
-                if (doneOfStart[i] == SIZE_MAX) continue;
-                const auto& [start, startTrack] = ops[first + i];
-                const auto& [done, doneTrack] = ops[first + doneOfStart[i]];
-                auto shape = shapes.find({parsed[i], parsed[doneOfStart[i]]});
-                if (shape == shapes.end())
-                    shape = shapes
-                                .emplace(std::make_pair(parsed[i], parsed[doneOfStart[i]]),
-                                         pairShape(*parsed[i]->instruction,
-                                                   *parsed[doneOfStart[i]]->instruction, ctx, links,
-                                                   a.links))
-                                .first;
-                Transfer t = shape->second;
-                t.id = uint32_t(a.transfers.size());
-                t.module = moduleIndex;
-                t.issueStep = int32_t(i);
-                t.waitStep = int32_t(doneOfStart[i]);
-                t.issue = start.start;
-                t.wait = done.start;
-                t.waitEnd = done.end();
-                t.blocked = t.waitEnd - t.wait >= kBlockedWaitNs;
-                // A wait that blocked ended when the data arrived.
-                t.completeMeasured = t.blocked;
-                if (t.blocked) t.complete = t.waitEnd;
-                t.issueTrack = startTrack;
-                t.waitTrack = doneTrack;
-                transferOfStep[i] = transferOfStep[doneOfStart[i]] = int64_t(t.id);
-                run.transfers.push_back(t.id);
-                a.transfers.push_back(std::move(t));
-            }
-            // In flight: the Async XLA Ops events of this run, named by their start's HLO.
-            while (nextFlight < inFlight.size() && inFlight[nextFlight].first.start < from)
-                ++nextFlight;
-            for (size_t f = nextFlight; f < inFlight.size() && inFlight[f].first.start < to; ++f) {
-                const Parsed* flight = instructions.byArgs(inFlight[f].first);
-                if (!flight) continue;
-                for (uint32_t id : run.transfers) {
-                    Transfer& t = a.transfers[id];
-                    if (parsed[size_t(t.issueStep)]->nameId != flight->nameId ||
-                        t.inFlightTrack >= 0)
-                        continue;
-                    t.inFlightTrack = inFlight[f].second;
-                    t.inFlightStart = inFlight[f].first.start;
-                    t.inFlightEnd = inFlight[f].first.end();
-                    break;
-                }
-            }
-            program.steps.resize(count);
-            for (size_t i = 0; i < count; ++i) {
-                const SliceItem& op = ops[first + i].first;
-                Step& step = program.steps[i];
-                step.start = op.start;
-                step.end = op.end();
-                if (parsed[i]) {
-                    step.name = parsed[i]->instruction->name;
-                    step.operands = parsed[i]->operandNames;
-                } else {
-                    step.name = store.text(op.name);
-                }
-                if (transferOfStep[i] >= 0) {
-                    const Transfer& t = a.transfers[size_t(transferOfStep[i])];
-                    step.role = t.issueStep == int32_t(i) ? Role::Issue : Role::Wait;
-                    step.transfers = {t.id};
-                }
-            }
-            if (run.transfers.empty()) continue;
-            a.modules.push_back(std::move(run));
-            programs.push_back(std::move(program));
-        }
-        for (; nextOp < ops.size(); ++nextOp)
-            if (mayBeAsyncOp(ops[nextOp].first)) ++unmatched.outside;
-        if (a.transfers.empty()) continue;
-        model(a, programs);
-        merge(all, std::move(a));
+        if (lineTracks(store, plane->id, "XLA Ops").empty()) continue;
+        const PlaneContext ctx{plane->name, planeStats[plane->name]};
+        Analysis a = derivePlane(store, *plane, ctx, instructions, asyncName, unmatched, buffers);
+        if (!a.transfers.empty()) planes.push_back(std::move(a));
     }
+    Analysis all = merge(std::move(planes));
     if (unmatched.doneWithoutStart)
         all.unmatched["done_without_start"] = unmatched.doneWithoutStart;
     if (unmatched.startWithoutDone)

@@ -262,8 +262,8 @@ bool isParameterName(const std::string& name) {
     return name.starts_with("param") || name.starts_with("Arg_") || name.starts_with("arg");
 }
 
-void backtails(Analysis& a, const std::vector<RunProgram>& programs) {
-    for (const RunProgram& program : programs) {
+void backtails(Analysis& a, const RunProgram& program) {
+    {
         const ModuleRun& run = a.modules[program.module];
         for (uint32_t id : run.transfers) {
             Transfer& t = a.transfers[id];
@@ -304,8 +304,9 @@ struct Timing {
     int64_t trailing = 0;
 };
 
-Timing timingOf(const ModuleRun& run, const RunProgram& program) {
-    Timing t;
+void timingOf(const ModuleRun& run, const RunProgram& program, Timing& t) {
+    t.gap.clear();
+    t.own.clear();
     int64_t cursor = run.start;
     for (const Step& s : program.steps) {
         t.gap.push_back(std::max<int64_t>(0, s.start - cursor));
@@ -313,7 +314,6 @@ Timing timingOf(const ModuleRun& run, const RunProgram& program) {
         cursor = std::max(cursor, s.end);
     }
     t.trailing = std::max<int64_t>(0, run.end - cursor);
-    return t;
 }
 
 }  // namespace
@@ -377,7 +377,9 @@ int64_t simulateTimed(const Analysis& a, const RunProgram& program, const Timing
 }  // namespace
 
 int64_t simulate(const Analysis& a, const RunProgram& program, const SimEdit& edit) {
-    return simulateTimed(a, program, timingOf(a.modules[program.module], program), edit);
+    Timing timing;
+    timingOf(a.modules[program.module], program, timing);
+    return simulateTimed(a, program, timing, edit);
 }
 
 namespace {
@@ -760,37 +762,64 @@ void finishSuggestions(Analysis& a) {
 
 }  // namespace
 
-void model(Analysis& a, const std::vector<RunProgram>& programs) {
+namespace detail {
+
+struct Modeller::State {
+    explicit State(Analysis& a) : byLink(a), candidates(a) {}
+    LinkLists byLink;
+    Candidates candidates;
+    OverlapScratch overlaps;
+    Timing timing;
+};
+
+Modeller::Modeller(Analysis& a) : a_(a) {
     for (Link& link : a.links) link.transfers = link.bytes = 0;
     for (const Transfer& t : a.transfers) {
         ++a.links[t.link].transfers;
         a.links[t.link].bytes += t.bytes;
     }
-    const LinkLists byLink(a);
-    fitLinks(a, byLink);
-    lifetimes(a, byLink);
-    backtails(a, programs);
-    // Each run re-simulated as measured, then with the edits tried on it: its timing computed
-    // once for all of them.
+    state_ = std::make_unique<State>(a);
+    fitLinks(a, state_->byLink);
+    lifetimes(a, state_->byLink);
     a.suggestions.clear();
-    Candidates candidates(a);
-    OverlapScratch overlapScratch;
-    for (const RunProgram& p : programs) {
-        ModuleRun& run = a.modules[p.module];
-        int64_t compute = 0;
-        for (const Step& s : p.steps)
-            if (s.role == Role::Compute) compute += s.end - s.start;
-        run.computeNs = compute;
-        const Timing timing = timingOf(run, p);
-        const int64_t simulated = run.simulatedNs = simulateTimed(a, p, timing, SimEdit{});
-        const auto links = byLink.of(p.module);
-        hoists(a, p, timing, simulated, candidates);
-        reorders(a, p, links, timing, simulated, candidates);
-        overlaps(a, p, timing, simulated, candidates, overlapScratch);
-        transferBound(a, p, links, timing, simulated, candidates);
-    }
-    detail::summarize(a);
-    finishSuggestions(a);
+}
+
+Modeller::~Modeller() = default;
+
+void Modeller::backtails(const RunProgram& program) {
+    transfers::backtails(a_, program);
+}
+
+void Modeller::run(const RunProgram& p) {
+    ModuleRun& run = a_.modules[p.module];
+    int64_t compute = 0;
+    for (const Step& s : p.steps)
+        if (s.role == Role::Compute) compute += s.end - s.start;
+    run.computeNs = compute;
+    // Re-simulated as measured, then with each edit tried on it: the timing computed once.
+    Timing& timing = state_->timing;
+    timingOf(run, p, timing);
+    const int64_t simulated = run.simulatedNs = simulateTimed(a_, p, timing, SimEdit{});
+    const auto links = state_->byLink.of(p.module);
+    Candidates& candidates = state_->candidates;
+    hoists(a_, p, timing, simulated, candidates);
+    reorders(a_, p, links, timing, simulated, candidates);
+    overlaps(a_, p, timing, simulated, candidates, state_->overlaps);
+    transferBound(a_, p, links, timing, simulated, candidates);
+}
+
+void Modeller::finish() {
+    summarize(a_);
+    finishSuggestions(a_);
+}
+
+}  // namespace detail
+
+void model(Analysis& a, const std::vector<RunProgram>& programs) {
+    detail::Modeller modeller(a);
+    for (const RunProgram& p : programs) modeller.backtails(p);
+    for (const RunProgram& p : programs) modeller.run(p);
+    modeller.finish();
 }
 
 namespace detail {
@@ -819,42 +848,47 @@ void summarize(Analysis& a) {
     a.medianRunErrorPct = median(errors);
 }
 
-void merge(Analysis& into, Analysis&& part) {
-    const uint32_t links = uint32_t(into.links.size()), modules = uint32_t(into.modules.size()),
-                   transfers = uint32_t(into.transfers.size());
-    // Appends `from` to `to`, growing it geometrically: many planes must not move the
-    // transfers of the first ones again and again. The first part is taken as it is.
-    auto append = [](auto& to, auto& from, auto&& renumber) {
-        if (to.empty()) {
-            for (auto& item : from) renumber(item);
-            to = std::move(from);
-            return;
-        }
-        if (to.size() + from.size() > to.capacity())
-            to.reserve(std::max(to.size() + from.size(), 2 * to.capacity()));
-        for (auto& item : from) {
-            renumber(item);
-            to.push_back(std::move(item));
-        }
-    };
-    append(into.links, part.links, [](Link&) {});
-    append(into.modules, part.modules, [transfers](ModuleRun& run) {
-        for (uint32_t& id : run.transfers) id += transfers;
-    });
-    append(into.transfers, part.transfers, [=](Transfer& t) {
-        t.id += transfers;
-        t.link += links;
-        t.module += modules;
-    });
-    for (Suggestion& s : part.suggestions) {
-        for (uint32_t& id : s.transfers) id += transfers;
-        into.suggestions.push_back(std::move(s));
+Analysis merge(std::vector<Analysis>&& parts) {
+    Analysis into;
+    size_t links = 0, modules = 0, transfers = 0, suggestions = 0;
+    for (const Analysis& part : parts) {
+        links += part.links.size();
+        modules += part.modules.size();
+        transfers += part.transfers.size();
+        suggestions += part.suggestions.size();
     }
-    for (const auto& [what, count] : part.unmatched) into.unmatched[what] += count;
+    into.links.reserve(links);
+    into.modules.reserve(modules);
+    into.transfers.reserve(transfers);
+    into.suggestions.reserve(suggestions);
+    for (Analysis& part : parts) {
+        const uint32_t linkBase = uint32_t(into.links.size()),
+                       moduleBase = uint32_t(into.modules.size()),
+                       transferBase = uint32_t(into.transfers.size());
+        for (Link& link : part.links) into.links.push_back(std::move(link));
+        for (ModuleRun& run : part.modules) {
+            for (uint32_t& id : run.transfers) id += transferBase;
+            into.modules.push_back(std::move(run));
+        }
+        for (Transfer& t : part.transfers) {
+            t.id += transferBase;
+            t.link += linkBase;
+            t.module += moduleBase;
+            into.transfers.push_back(std::move(t));
+        }
+        for (Suggestion& s : part.suggestions) {
+            for (uint32_t& id : s.transfers) id += transferBase;
+            into.suggestions.push_back(std::move(s));
+        }
+        for (const auto& [what, count] : part.unmatched) into.unmatched[what] += count;
+        part = Analysis();  // its memory back before the next part moves
+    }
+    // Stable: at equal savings the parts' order, then each part's own.
     std::stable_sort(
         into.suggestions.begin(), into.suggestions.end(),
         [](const Suggestion& x, const Suggestion& y) { return x.savingNs > y.savingNs; });
     summarize(into);
+    return into;
 }
 
 }  // namespace detail
