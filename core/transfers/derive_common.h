@@ -45,7 +45,8 @@ class Modeller {
     Modeller& operator=(const Modeller&) = delete;
     void backtails(const RunProgram& program);
     void run(const RunProgram& program);
-    void finish();
+    // summarizeRuns: false when the analysis is a part merge() summarizes again.
+    void finish(bool summarizeRuns = true);
 
   private:
     struct State;

@@ -4,6 +4,10 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "core/trace/hosts.h"
@@ -43,9 +47,15 @@ std::vector<const TrackRow*> lineTracks(const TraceStore& store, int64_t plane,
 
 using TrackSlices = std::vector<std::pair<SliceItem, int64_t>>;
 
+// The store planes are derived from on several threads: reading slices and args goes through
+// the mutex (the store caches what it read); its track list and strings are only read.
+struct SharedStore {
+    const TraceStore& store;
+    std::mutex reading;
+};
+
 // The slices of `tracks` into `out` (its memory reused: planes are read one after the other).
-void slicesOf(const TraceStore& store, const std::vector<const TrackRow*>& tracks,
-              TrackSlices& out) {
+void slicesOf(SharedStore& shared, const std::vector<const TrackRow*>& tracks, TrackSlices& out) {
     out.clear();
     uint64_t count = 0;
     for (const TrackRow* t : tracks) count += t->slices;
@@ -65,10 +75,13 @@ void slicesOf(const TraceStore& store, const std::vector<const TrackRow*>& track
     std::vector<size_t> laneEnds;
     for (const TrackRow* t : tracks) {
         const size_t from = out.size();
-        store.forEachChunk(t->id, [&](const std::vector<SliceItem>& chunk) {
-            for (const SliceItem& s : chunk)
-                if (s.kind == trace::ItemKind::Slice) out.emplace_back(s, t->id);
-        });
+        {
+            const std::lock_guard lock(shared.reading);
+            shared.store.forEachChunk(t->id, [&](const std::vector<SliceItem>& chunk) {
+                for (const SliceItem& s : chunk)
+                    if (s.kind == trace::ItemKind::Slice) out.emplace_back(s, t->id);
+            });
+        }
         const auto lane = out.begin() + std::ptrdiff_t(from);
         if (!std::is_sorted(lane, out.end(), sameLane)) std::stable_sort(lane, out.end(), sameLane);
         laneEnds.push_back(out.size());
@@ -102,7 +115,7 @@ class InstructionCache {
         uint32_t nameId = 0;   // the instruction's name
         uint32_t startId = 0;  // a done's first operand (its start), "" when it has none
     };
-    explicit InstructionCache(const TraceStore& store) : store_(store) {}
+    explicit InstructionCache(SharedStore& store) : store_(store) {}
     const Parsed* of(uint32_t program, const SliceItem& s) {
         const uint64_t key = (uint64_t(program) << 32) | s.name;
         auto found = byName_.find(key);
@@ -112,7 +125,11 @@ class InstructionCache {
     // From the slice's own args (names shared by different instructions: "async-copy").
     const Parsed* byArgs(const SliceItem& s) {
         uint64_t holder = 0;
-        const auto member = store_.argsMember(s.args, "long_name", &holder);
+        std::optional<std::string> member;
+        {
+            const std::lock_guard lock(store_.reading);
+            member = store_.store.argsMember(s.args, "long_name", &holder);
+        }
         if (!member) return nullptr;
         // Keyed by the args entry holding the text: XProf shares it per op metadata.
         auto it = parsed_.find(holder);
@@ -142,7 +159,7 @@ class InstructionCache {
     uint32_t nameId(std::string_view name) {
         return nameIds_.try_emplace(std::string(name), uint32_t(nameIds_.size())).first->second;
     }
-    const TraceStore& store_;
+    SharedStore& store_;
     // Node-based: the instructions (and the names viewing them) stay where they are while
     // the map grows.
     std::unordered_map<uint64_t, Parsed> parsed_;
@@ -310,6 +327,9 @@ class PairMatcher {
     std::vector<uint32_t> head_, tail_, next_, touched_;
 };
 
+// Threads deriving planes at once, at most: each holds a plane's ops (56 bytes each).
+constexpr size_t kMaxThreads = 4;
+
 // Buffers a plane's derivation reuses for the next plane.
 struct PlaneBuffers {
     TrackSlices modules, ops, inFlight;
@@ -322,19 +342,20 @@ struct PlaneBuffers {
 // The transfers of one plane, modelled. Two passes over its runs: the transfers first (the link
 // model is fitted to all of them), then each run's program on its own, built from its ops
 // again and dropped once simulated: a plane has millions of ops.
-Analysis derivePlane(const TraceStore& store, const TrackRow& plane, const PlaneContext& ctx,
+Analysis derivePlane(SharedStore& shared, const TrackRow& plane, const PlaneContext& ctx,
                      InstructionCache& instructions, const std::vector<bool>& asyncName,
                      Unmatched& unmatched, PlaneBuffers& buffers) {
     auto mayBeAsyncOp = [&asyncName](const SliceItem& s) {
         return s.name < asyncName.size() && asyncName[s.name];
     };
+    const TraceStore& store = shared.store;
     Analysis a;
     LinkTable links(a.links);
     std::unordered_map<std::pair<const Parsed*, const Parsed*>, Transfer, PairHash> shapes;
     const auto opTracks = lineTracks(store, plane.id, "XLA Ops");
     // Module runs: top-level module events; nested ones belong to the run around them.
     TrackSlices& windows = buffers.modules;
-    slicesOf(store, lineTracks(store, plane.id, "XLA Modules"), windows);
+    slicesOf(shared, lineTracks(store, plane.id, "XLA Modules"), windows);
     std::erase_if(windows, [&unmatched](const auto& window) {
         if (window.first.depth == 0) return false;
         ++unmatched.nestedModules;
@@ -349,14 +370,18 @@ Analysis derivePlane(const TraceStore& store, const TrackRow& plane, const Plane
         windows.emplace_back(whole, opTracks.front()->id);
     }
     const TrackSlices& ops = buffers.ops;
-    slicesOf(store, opTracks, buffers.ops);
+    slicesOf(shared, opTracks, buffers.ops);
     const TrackSlices& inFlight = buffers.inFlight;
-    slicesOf(store, lineTracks(store, plane.id, "Async XLA Ops"), buffers.inFlight);
+    slicesOf(shared, lineTracks(store, plane.id, "Async XLA Ops"), buffers.inFlight);
     std::vector<const Parsed*>& parsed = buffers.parsed;
     parsed.resize(ops.size());
     std::vector<size_t>& doneOfStart = buffers.doneOfStart;
-    std::vector<size_t> firstOp;  // per module run: its first op (its last: the next run's)
-    std::vector<size_t> endOp;
+    std::vector<size_t> firstOp, endOp;  // per module run: its ops
+    // A transfer is a start and a done: reserved at that, not grown (and copied) by doubling.
+    a.transfers.reserve(
+        size_t(std::count_if(ops.begin(), ops.end(),
+                             [&](const auto& op) { return mayBeAsyncOp(op.first); })) /
+        2);
     size_t nextOp = 0, nextFlight = 0;
     for (const auto& [window, windowTrack] : windows) {
         const int64_t from = window.start, to = window.end();
@@ -474,7 +499,8 @@ Analysis derivePlane(const TraceStore& store, const TrackRow& plane, const Plane
         modeller.backtails(program);
         modeller.run(program);
     }
-    modeller.finish();
+    // The merged analysis is summarized once, over all planes.
+    modeller.finish(false);
     return a;
 }
 
@@ -486,19 +512,57 @@ Analysis deriveXprof(const TraceStore& store) {
         const QJsonObject plane = v.toObject();
         planeStats[plane.value("name").toString().toStdString()] = plane.value("stats").toObject();
     }
-    InstructionCache instructions(store);
     // Whether a name may be an async op's, decided once per string, not once per op.
     std::vector<bool> asyncName(store.textCount());
     for (uint32_t id = 0; id < store.textCount(); ++id) asyncName[id] = mayBeAsync(store.text(id));
-    Unmatched unmatched;
-    PlaneBuffers buffers;
-    // Links are per device: a plane is modelled on its own, then merged.
-    std::vector<Analysis> planes;
+    // Links are per device: a plane is modelled on its own, then merged. Planes are derived on
+    // several threads (each with its own instruction cache and buffers), merged in order.
+    struct PlaneJob {
+        const TrackRow* plane;
+        PlaneContext ctx;
+        Analysis result;
+        Unmatched unmatched;
+    };
+    std::vector<PlaneJob> jobs;
     for (const TrackRow* plane : trace::processTracks(store)) {
         if (lineTracks(store, plane->id, "XLA Ops").empty()) continue;
-        const PlaneContext ctx{plane->name, planeStats[plane->name]};
-        Analysis a = derivePlane(store, *plane, ctx, instructions, asyncName, unmatched, buffers);
-        if (!a.transfers.empty()) planes.push_back(std::move(a));
+        jobs.push_back({plane, PlaneContext{plane->name, planeStats[plane->name]}, {}, {}});
+    }
+    SharedStore shared{store, {}};
+    std::atomic<size_t> nextJob = 0;
+    std::mutex failing;
+    std::exception_ptr failure;
+    auto work = [&] {
+        try {
+            InstructionCache instructions(shared);
+            PlaneBuffers buffers;
+            for (size_t j = nextJob++; j < jobs.size(); j = nextJob++) {
+                PlaneJob& job = jobs[j];
+                job.result = derivePlane(shared, *job.plane, job.ctx, instructions, asyncName,
+                                         job.unmatched, buffers);
+            }
+        } catch (...) {
+            const std::lock_guard lock(failing);
+            if (!failure) failure = std::current_exception();
+            nextJob = jobs.size();
+        }
+    };
+    const size_t threads = std::min<size_t>(
+        {size_t(std::max(1u, std::thread::hardware_concurrency())), jobs.size(), kMaxThreads});
+    std::vector<std::thread> helpers;
+    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+    work();
+    for (std::thread& helper : helpers) helper.join();
+    if (failure) std::rethrow_exception(failure);
+    Unmatched unmatched;
+    std::vector<Analysis> planes;
+    for (PlaneJob& job : jobs) {
+        unmatched.doneWithoutStart += job.unmatched.doneWithoutStart;
+        unmatched.startWithoutDone += job.unmatched.startWithoutDone;
+        unmatched.nestedModules += job.unmatched.nestedModules;
+        unmatched.outside += job.unmatched.outside;
+        unmatched.unendedRuns += job.unmatched.unendedRuns;
+        if (!job.result.transfers.empty()) planes.push_back(std::move(job.result));
     }
     Analysis all = merge(std::move(planes));
     if (unmatched.doneWithoutStart)

@@ -808,8 +808,8 @@ void Modeller::run(const RunProgram& p) {
     transferBound(a_, p, links, timing, simulated, candidates);
 }
 
-void Modeller::finish() {
-    summarize(a_);
+void Modeller::finish(bool summarizeRuns) {
+    if (summarizeRuns) summarize(a_);
     finishSuggestions(a_);
 }
 
