@@ -118,9 +118,13 @@ class InstructionCache {
     explicit InstructionCache(SharedStore& store) : store_(store) {}
     const Parsed* of(uint32_t program, const SliceItem& s) {
         const uint64_t key = (uint64_t(program) << 32) | s.name;
+        // Asked once per op: a direct-mapped cache in front of the map answers most.
+        Recent& recent = recent_[(key * 0x9E3779B97F4A7C15ull) >> (64 - kRecentBits)];
+        if (recent.filled && recent.key == key) return recent.parsed;
         auto found = byName_.find(key);
-        if (found != byName_.end()) return found->second;
-        return byName_.emplace(key, byArgs(s)).first->second;
+        if (found == byName_.end()) found = byName_.emplace(key, byArgs(s)).first;
+        recent = {key, found->second, true};
+        return found->second;
     }
     // From the slice's own args (names shared by different instructions: "async-copy").
     const Parsed* byArgs(const SliceItem& s) {
@@ -159,7 +163,14 @@ class InstructionCache {
     uint32_t nameId(std::string_view name) {
         return nameIds_.try_emplace(std::string(name), uint32_t(nameIds_.size())).first->second;
     }
+    static constexpr int kRecentBits = 12;
+    struct Recent {
+        uint64_t key = 0;
+        const Parsed* parsed = nullptr;
+        bool filled = false;
+    };
     SharedStore& store_;
+    std::vector<Recent> recent_ = std::vector<Recent>(size_t(1) << kRecentBits);
     // Node-based: the instructions (and the names viewing them) stay where they are while
     // the map grows.
     std::unordered_map<uint64_t, Parsed> parsed_;

@@ -39,6 +39,22 @@ int64_t transferNs(const Link& link, double bytes) {
     return link.bytesPerNs > 0 ? int64_t(std::llround(bytes / link.bytesPerNs)) : 0;
 }
 
+// std::stable_sort, without its buffer for the few items a run has: an insertion sort (stable)
+// up to a few dozen, the library's above.
+template <typename Less>
+void stableSort(std::span<uint32_t> items, Less less) {
+    if (items.size() > 32) {
+        std::stable_sort(items.begin(), items.end(), less);
+        return;
+    }
+    for (size_t i = 1; i < items.size(); ++i) {
+        const uint32_t item = items[i];
+        size_t j = i;
+        for (; j > 0 && less(item, items[j - 1]); --j) items[j] = items[j - 1];
+        items[j] = item;
+    }
+}
+
 // The transfers of each run per link (by link index), each link's in issue order (FIFO by
 // arrival: one base latency per link, so arrival order is issue order). Grouped once for all
 // the passes over the runs (issues never move), flat: runs are many and have few transfers.
@@ -55,13 +71,12 @@ class LinkLists {
             runBegin_.push_back(groups.size());
             const size_t from = ids_.size();
             ids_.insert(ids_.end(), run.transfers.begin(), run.transfers.end());
-            std::stable_sort(ids_.begin() + std::ptrdiff_t(from), ids_.end(),
-                             [&a](uint32_t x, uint32_t y) {
-                                 const Transfer& tx = a.transfers[x];
-                                 const Transfer& ty = a.transfers[y];
-                                 if (tx.link != ty.link) return tx.link < ty.link;
-                                 return tx.issue < ty.issue;
-                             });
+            stableSort(std::span<uint32_t>(ids_).subspan(from), [&a](uint32_t x, uint32_t y) {
+                const Transfer& tx = a.transfers[x];
+                const Transfer& ty = a.transfers[y];
+                if (tx.link != ty.link) return tx.link < ty.link;
+                return tx.issue < ty.issue;
+            });
             for (size_t i = from; i < ids_.size();) {
                 const uint32_t link = a.transfers[ids_[i]].link;
                 size_t j = i + 1;

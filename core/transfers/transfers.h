@@ -192,14 +192,11 @@ int64_t simulate(const Analysis& analysis, const RunProgram& program, const SimE
 
 // Slices derive() reads: the XLA Ops, Async XLA Ops and XLA Modules lines of an XProf profile,
 // every slice of a Chrome/Kineto one; 0 for other formats. Known from the track list alone.
+// Every import derives (no import gets more than 20 % slower: Kineto about 0.17 µs a slice,
+// XProf about 0.2 µs a slice on one core, planes on up to 4): profiles imported before
+// transfers were derived at import, or whose stored result was removed, derive on the first
+// request (ofProfile).
 uint64_t derivationSlices(const trace::TraceStore& store);
-// Whether an import derives the transfers (else the first request does, through ofProfile),
-// so that no import gets more than 20 % slower. Kineto: always (about 0.17 µs a slice, under
-// a tenth of importing it: 0.65 s on a 1 GB trace that imports in 7.5-8 s, +2 % wall clock).
-// XProf: up to kDeriveAtImportMaxSlices (about 0.3 s): on XLA-op-dense profiles deriving
-// costs about 0.7 µs a slice, more than the import itself (0.5 µs a slice).
-constexpr uint64_t kDeriveAtImportMaxSlices = 400000;
-bool deriveAtImport(const trace::TraceStore& store);
 
 // Derives the transfers of a trace profile (XProf or Kineto, told by its tracks); an empty
 // source when it has none. Reads level-0 slices and the args of the ops it needs.

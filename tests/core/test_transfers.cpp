@@ -2,6 +2,7 @@
 // exact expectations, hand-written XSpaces for each async pattern and the edge cases, storage
 // with the profile, the CLI, and the real TPU sample against figures computed independently by
 // tests/tools/xprof_transfers_reference.py (skipped when ../shared/samples is absent).
+#include <sqlite3.h>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -414,11 +415,11 @@ class TestTransfers : public QObject {
         QCOMPARE(a.stallNs, int64_t(2000 + 2000 + 1000));
     }
 
-    void deferredDerivation() {
-        // An XProf profile over the import's budget: the import notes the deferral, the first
-        // request derives and stores, later ones read what was stored. Each run: copy-start,
-        // three fusions, a copy-done that blocks 2 µs (6 slices with the module).
-        constexpr int kRuns = int(kDeriveAtImportMaxSlices / 6) + 100;
+    void derivedAtImportWhateverTheSize() {
+        // An XProf profile of 400,600 op and module slices (imports used to defer those over
+        // 400,000 to the first request): the import derives and stores its transfers. Each
+        // run: copy-start, three fusions, a copy-done that blocks 2 µs (6 slices with the module).
+        constexpr int kRuns = 400000 / 6 + 100;
         PlaneWriter plane("/device:TPU:0");
         const std::string copyStart =
             "%copy-start = (f32[256]{0}, f32[256]{0:S(5)}, u32[]{:S(2)}) "
@@ -437,29 +438,38 @@ class TestTransfers : public QObject {
             }
             plane.event("XLA Ops", "copy-done", copyDone, t0 + 4000, 2000000);
         }
-        const QString path = dir_.filePath("deferred.xplane.pb");
+        const QString path = dir_.filePath("large.xplane.pb");
         writeFile(path, plane.bytes());
-        const std::string wsPath = dir_.filePath("deferred.sqlite").toStdString();
+        const std::string wsPath = dir_.filePath("large.sqlite").toStdString();
         auto ws = Workspace::open(wsPath);
         const int64_t id = importFile(*ws, path);
         {
             const trace::TraceStore store(*ws, id);
-            QVERIFY(derivationSlices(store) > kDeriveAtImportMaxSlices);
-            QVERIFY(!deriveAtImport(store));
+            QCOMPARE(derivationSlices(store), uint64_t(kRuns) * 6);
             const QJsonObject note = store.metadata().value("transfers").toObject();
-            QVERIFY(note.value("deferred").toString().contains("derived on the first request"));
+            QCOMPARE(note.value("transfers").toInteger(), qint64(kRuns));
+            QVERIFY(!note.contains("deferred"));
         }
+        const auto atImport = load(*ws, id);
+        QVERIFY(atImport);
+        QCOMPARE(atImport->transfers.size(), size_t(kRuns));
+        QCOMPARE(atImport->modules.size(), size_t(kRuns));
+        QCOMPARE(atImport->stallNs, int64_t(kRuns) * 2000);
+
+        // A profile imported before transfers were derived at import (nothing stored): the
+        // first request derives and stores, later ones read what was stored; a read-only
+        // workspace derives for the request and stores nothing.
+        QCOMPARE(sqlite3_exec(ws->db(), "DELETE FROM blobs WHERE stream = 'trace.transfers'",
+                              nullptr, nullptr, nullptr),
+                 SQLITE_OK);
         QVERIFY(!load(*ws, id));
-        // A read-only workspace derives for the request and stores nothing.
         {
             auto readOnly = Workspace::open(wsPath, Workspace::Mode::ReadOnly);
             QCOMPARE(ofProfile(*readOnly, id).transfers.size(), size_t(kRuns));
         }
         QVERIFY(!load(*ws, id));
         const Analysis first = ofProfile(*ws, id);
-        QCOMPARE(first.transfers.size(), size_t(kRuns));
-        QCOMPARE(first.modules.size(), size_t(kRuns));
-        QCOMPARE(first.stallNs, int64_t(kRuns) * 2000);
+        QCOMPARE(dmaJson(first), dmaJson(*atImport));
         const auto stored = load(*ws, id);
         QVERIFY(stored);
         QCOMPARE(dmaJson(*stored), dmaJson(first));
