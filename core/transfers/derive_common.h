@@ -54,15 +54,6 @@ class Modeller {
     std::unique_ptr<State> state_;
 };
 
-// Asks for huge pages behind a large buffer not yet written (Linux with transparent huge pages
-// on request): derivation fills buffers of hundreds of MB once, and faulting them in 4 KB at a
-// time was a quarter of its time. Nothing happens elsewhere or for small buffers.
-void adviseHugePages(const void* data, size_t bytes);
-template <typename T>
-void adviseHugePages(const std::vector<T>& v) {
-    adviseHugePages(v.data(), v.capacity() * sizeof(T));
-}
-
 // Totals, model error and median run error from the modules and transfers.
 void summarize(Analysis& analysis);
 // The modelled parts (devices' links, runs and transfers) as one analysis, in order, their ids

@@ -60,7 +60,6 @@ void slicesOf(SharedStore& shared, const std::vector<const TrackRow*>& tracks, T
     uint64_t count = 0;
     for (const TrackRow* t : tracks) count += t->slices;
     out.reserve(count);
-    adviseHugePages(out);
     // Program order: by start, and at one start the shorter first. XProf sometimes stamps a
     // zero-length copy-start with its copy-done's start; the start came first. Then by lane,
     // depth and storage order. A lane's chunks are stored nearly in that order already: each
@@ -386,8 +385,6 @@ Analysis derivePlane(SharedStore& shared, const TrackRow& plane, const PlaneCont
     const TrackSlices& inFlight = buffers.inFlight;
     slicesOf(shared, lineTracks(store, plane.id, "Async XLA Ops"), buffers.inFlight);
     std::vector<const Parsed*>& parsed = buffers.parsed;
-    parsed.reserve(ops.size());
-    adviseHugePages(parsed);
     parsed.resize(ops.size());
     std::vector<size_t>& doneOfStart = buffers.doneOfStart;
     std::vector<size_t> firstOp, endOp;  // per module run: its ops
@@ -396,7 +393,6 @@ Analysis derivePlane(SharedStore& shared, const TrackRow& plane, const PlaneCont
         size_t(std::count_if(ops.begin(), ops.end(),
                              [&](const auto& op) { return mayBeAsyncOp(op.first); })) /
         2);
-    adviseHugePages(a.transfers);
     size_t nextOp = 0, nextFlight = 0;
     for (const auto& [window, windowTrack] : windows) {
         const int64_t from = window.start, to = window.end();

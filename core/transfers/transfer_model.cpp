@@ -875,7 +875,6 @@ Analysis merge(std::vector<Analysis>&& parts) {
     into.links.reserve(links);
     into.modules.reserve(modules);
     into.transfers.reserve(transfers);
-    adviseHugePages(into.transfers);
     into.suggestions.reserve(suggestions);
     for (Analysis& part : parts) {
         const uint32_t linkBase = uint32_t(into.links.size()),

@@ -4,7 +4,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <algorithm>
-#include <cstring>
 #include <exception>
 #include <functional>
 #include <map>
@@ -17,11 +16,6 @@
 #include "core/trace/trace_store.h"
 #include "core/transfers/derive_common.h"
 #include "core/workspace.h"
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
 
 namespace stallscope::transfers {
 
@@ -83,21 +77,6 @@ std::optional<std::string> jsonMember(std::string_view json, std::string_view ke
         }
     }
     return std::nullopt;
-}
-
-void adviseHugePages(const void* data, size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    constexpr size_t kHugePage = size_t(2) << 20;
-    if (bytes < 4 * kHugePage) return;
-    // Whole pages inside the buffer only: the advice must not reach memory beside it.
-    const size_t page = size_t(sysconf(_SC_PAGESIZE));
-    const uintptr_t from = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
-    const uintptr_t to = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
-    if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
-#else
-    (void)data;
-    (void)bytes;
-#endif
 }
 
 uint32_t LinkTable::get(const std::string& device, const std::string& name,
@@ -424,43 +403,6 @@ std::string getString(ByteReader& r) {
 
 }  // namespace
 
-// Varint records written straight into a string sized ahead: ByteWriter appends each field on
-// its own, which was most of encoding millions of transfers. The same bytes as ByteWriter.
-class RecordBuffer {
-  public:
-    void reserve(size_t bytes) {
-        bytes_.reserve(bytes);
-        detail::adviseHugePages(bytes_.data(), bytes_.capacity());
-    }
-    // Room for `bytes` more after what is written.
-    void ensure(size_t bytes) {
-        if (bytes_.size() - used_ >= bytes) return;
-        bytes_.resize(std::max(bytes_.capacity(), std::max(2 * bytes_.size(), used_ + bytes)));
-    }
-    void varint(uint64_t v) {
-        char* p = bytes_.data() + used_;
-        while (v >= 0x80) {
-            *p++ = char(v | 0x80);
-            v >>= 7;
-        }
-        *p++ = char(v);
-        used_ = size_t(p - bytes_.data());
-    }
-    void zigzag(int64_t v) { varint((uint64_t(v) << 1) ^ uint64_t(v >> 63)); }
-    void string(const std::string& s) {
-        varint(s.size());
-        std::memcpy(bytes_.data() + used_, s.data(), s.size());
-        used_ += s.size();
-    }
-    std::string_view bytes() const { return std::string_view(bytes_.data(), used_); }
-
-  private:
-    std::string bytes_;
-    size_t used_ = 0;
-};
-// Varints in a transfer's record (strings' lengths included).
-constexpr size_t kTransferVarints = 32;
-
 // Transfers from which encode() writes on two threads.
 constexpr size_t kParallelEncodeTransfers = 200000;
 
@@ -501,17 +443,13 @@ std::string encode(const Analysis& a) {
     w.varint(a.transfers.size());
     // The transfers' records are independent: millions of them (an import's) are written in
     // two halves on two threads, the second appended to the first.
-    auto writeTransfers = [&a](size_t from, size_t to, RecordBuffer& out) {
-        out.reserve((to - from) * 96);
+    auto writeTransfers = [&a](size_t from, size_t to, ByteWriter& out) {
         for (size_t i = from; i < to; ++i) {
             const Transfer& t = a.transfers[i];
-            // Room for the record: its varints (at most 10 bytes each) and strings.
-            out.ensure(kTransferVarints * 10 + t.name.size() + t.waitName.size() + t.opcode.size() +
-                       t.elementType.size() + t.sourceOperand.size() + t.backtailOp.size());
-            out.string(t.name);
-            out.string(t.waitName);
-            out.string(t.opcode);
-            out.string(t.elementType);
+            putString(out, t.name);
+            putString(out, t.waitName);
+            putString(out, t.opcode);
+            putString(out, t.elementType);
             out.varint(t.link);
             out.varint(t.module);
             out.varint(t.bytes);
@@ -528,9 +466,9 @@ std::string encode(const Analysis& a) {
             out.zigzag(t.transferStall);
             out.zigzag(t.queueNs);
             out.zigzag(t.slack);
-            out.string(t.sourceOperand);
+            putString(out, t.sourceOperand);
             out.varint(uint64_t(t.backtailKind));
-            out.string(t.backtailOp);
+            putString(out, t.backtailOp);
             out.zigzag(t.backtailStep);
             out.zigzag(t.issueTrack);
             out.zigzag(t.waitTrack);
@@ -538,12 +476,10 @@ std::string encode(const Analysis& a) {
         }
     };
     if (a.transfers.size() < kParallelEncodeTransfers) {
-        RecordBuffer all;
-        writeTransfers(0, a.transfers.size(), all);
-        w.bytesAppend(all.bytes());
+        writeTransfers(0, a.transfers.size(), w);
     } else {
         const size_t half = a.transfers.size() / 2;
-        RecordBuffer first, second;
+        ByteWriter second;
         std::exception_ptr failure;
         std::thread helper([&] {
             try {
@@ -552,10 +488,9 @@ std::string encode(const Analysis& a) {
                 failure = std::current_exception();
             }
         });
-        writeTransfers(0, half, first);
+        writeTransfers(0, half, w);
         helper.join();
         if (failure) std::rethrow_exception(failure);
-        w.bytesAppend(first.bytes());
         w.bytesAppend(second.bytes());
     }
     w.varint(a.suggestions.size());
