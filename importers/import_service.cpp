@@ -38,6 +38,11 @@ QJsonObject deriveTransfers(Workspace& workspace, int64_t profileId) {
     QJsonObject note;
     try {
         const trace::TraceStore store(workspace, profileId);
+        if (!transfers::deriveAtImport(store)) {
+            note.insert("deferred", QString("%1 slices to read: derived on the first request")
+                                        .arg(qint64(transfers::derivationSlices(store))));
+            return note;
+        }
         const transfers::Analysis analysis = transfers::derive(store);
         transfers::save(workspace, profileId, analysis);
         note.insert("transfers", qint64(analysis.transfers.size()));

@@ -111,6 +111,11 @@ uint64_t derivationSlices(const trace::TraceStore& store) {
     return slices;
 }
 
+bool deriveAtImport(const trace::TraceStore& store) {
+    if (store.metadata().value("format").toString().startsWith("chrome")) return true;
+    return derivationSlices(store) <= kDeriveAtImportMaxSlices;
+}
+
 Analysis derive(const trace::TraceStore& store) {
     const std::string format = store.metadata().value("format").toString().toStdString();
     if (format == "xprof-xspace") return detail::deriveXprof(store);

@@ -42,8 +42,9 @@ int main(int argc, char** argv) {
     const auto workspace = Workspace::open(argv[1], Workspace::Mode::ReadOnly);
     const trace::TraceStore store(*workspace, std::atoll(argv[2]));
     const long baseMb = peakRssMb();
-    std::printf("slices read: %llu\n",
-                static_cast<unsigned long long>(transfers::derivationSlices(store)));
+    std::printf("slices read: %llu, derive at import: %s\n",
+                static_cast<unsigned long long>(transfers::derivationSlices(store)),
+                transfers::deriveAtImport(store) ? "yes" : "no");
     for (int r = 0; r < runs; ++r) {
         QElapsedTimer timer;
         timer.start();
