@@ -3,6 +3,7 @@
 // Helpers the XProf and Kineto derivations share (internal to core/transfers).
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,10 +30,35 @@ class LinkTable {
     std::map<std::pair<std::string, std::string>, uint32_t> index_;
 };
 
+// model() in parts, for a derivation that builds one run's program at a time instead of
+// holding them all (a step per op: millions). Constructed once the analysis holds every
+// transfer (counts them per link, fits the links, computes the lifetimes); then per program
+// backtails() and run() (simulation, suggestions); finish() last. Each program's backtails
+// must be in before its run() and before any other program's run() that reads its
+// transfers: model() does all backtails first; a derivation whose programs are one per run
+// may do each right before its run().
+class Modeller {
+  public:
+    explicit Modeller(Analysis& analysis);
+    ~Modeller();
+    Modeller(const Modeller&) = delete;
+    Modeller& operator=(const Modeller&) = delete;
+    void backtails(const RunProgram& program);
+    void run(const RunProgram& program);
+    // summarizeRuns: false when the analysis is a part merge() summarizes again.
+    void finish(bool summarizeRuns = true);
+
+  private:
+    struct State;
+    Analysis& a_;
+    std::unique_ptr<State> state_;
+};
+
 // Totals, model error and median run error from the modules and transfers.
 void summarize(Analysis& analysis);
-// Appends a modelled part (another device's links, runs and transfers), renumbering its ids.
-void merge(Analysis& into, Analysis&& part);
+// The modelled parts (devices' links, runs and transfers) as one analysis, in order, their ids
+// renumbered.
+Analysis merge(std::vector<Analysis>&& parts);
 
 Analysis deriveXprof(const trace::TraceStore& store);
 Analysis deriveKineto(const trace::TraceStore& store);

@@ -4,7 +4,10 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <algorithm>
-#include <deque>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "core/trace/hosts.h"
@@ -19,15 +22,6 @@ namespace {
 using trace::SliceItem;
 using trace::TraceStore;
 using trace::TrackRow;
-
-// An op read from an XLA Ops line.
-struct Op {
-    SliceItem slice;
-    int64_t track = 0;
-    std::string_view name;                       // the event's display name (the store's string)
-    const hlo::Instruction* hlo = nullptr;       // owned by the InstructionCache
-    std::span<const std::string_view> operands;  // its operands' names (the cache's)
-};
 
 bool mayBeAsync(std::string_view name) {
     return name.find("-start") != std::string_view::npos ||
@@ -51,59 +45,95 @@ std::vector<const TrackRow*> lineTracks(const TraceStore& store, int64_t plane,
     return out;
 }
 
-std::vector<std::pair<SliceItem, int64_t>> slicesOf(const TraceStore& store,
-                                                    const std::vector<const TrackRow*>& tracks) {
-    std::vector<std::pair<SliceItem, int64_t>> out;
+using TrackSlices = std::vector<std::pair<SliceItem, int64_t>>;
+
+// The store planes are derived from on several threads: reading slices and args goes through
+// the mutex (the store caches what it read); its track list and strings are only read.
+struct SharedStore {
+    const TraceStore& store;
+    std::mutex reading;
+};
+
+// The slices of `tracks` into `out` (its memory reused: planes are read one after the other).
+void slicesOf(SharedStore& shared, const std::vector<const TrackRow*>& tracks, TrackSlices& out) {
+    out.clear();
     uint64_t count = 0;
     for (const TrackRow* t : tracks) count += t->slices;
     out.reserve(count);
-    for (const TrackRow* t : tracks)
-        store.forEachChunk(t->id, [&](const std::vector<SliceItem>& chunk) {
-            for (const SliceItem& s : chunk)
-                if (s.kind == trace::ItemKind::Slice) out.emplace_back(s, t->id);
-        });
     // Program order: by start, and at one start the shorter first. XProf sometimes stamps a
     // zero-length copy-start with its copy-done's start; the start came first. Then by lane,
-    // depth and storage order. One sort of the chunks as stored: no sorted copy per lane.
-    std::vector<std::pair<int64_t, size_t>> laneRank;
-    for (size_t i = 0; i < tracks.size(); ++i) laneRank.emplace_back(tracks[i]->id, i);
-    auto rank = [&laneRank](int64_t track) {
-        for (const auto& [id, r] : laneRank)
-            if (id == track) return r;
-        return size_t(0);
-    };
-    std::stable_sort(out.begin(), out.end(), [&rank](const auto& a, const auto& b) {
+    // depth and storage order. A lane's chunks are stored nearly in that order already: each
+    // lane is sorted on its own (when it is not) and the lanes merged, which is the stable
+    // sort of them all without sorting millions of slices again.
+    auto sameLane = [](const auto& a, const auto& b) {
         if (a.first.preciseStart() != b.first.preciseStart())
             return a.first.preciseStart() < b.first.preciseStart();
         if (a.first.preciseEnd() != b.first.preciseEnd())
             return a.first.preciseEnd() < b.first.preciseEnd();
-        if (a.second != b.second) return rank(a.second) < rank(b.second);
         return a.first.depth < b.first.depth;
-    });
-    return out;
+    };
+    std::vector<size_t> laneEnds;
+    for (const TrackRow* t : tracks) {
+        const size_t from = out.size();
+        {
+            const std::lock_guard lock(shared.reading);
+            shared.store.forEachChunk(t->id, [&](const std::vector<SliceItem>& chunk) {
+                for (const SliceItem& s : chunk)
+                    if (s.kind == trace::ItemKind::Slice) out.emplace_back(s, t->id);
+            });
+        }
+        const auto lane = out.begin() + std::ptrdiff_t(from);
+        if (!std::is_sorted(lane, out.end(), sameLane)) std::stable_sort(lane, out.end(), sameLane);
+        laneEnds.push_back(out.size());
+    }
+    // Lanes in their order in `tracks`: at one start and end the earlier lane first.
+    for (size_t lane = 1; lane < laneEnds.size(); ++lane)
+        std::inplace_merge(out.begin(), out.begin() + std::ptrdiff_t(laneEnds[lane - 1]),
+                           out.begin() + std::ptrdiff_t(laneEnds[lane]),
+                           [&sameLane](const auto& a, const auto& b) {
+                               if (a.first.preciseStart() != b.first.preciseStart() ||
+                                   a.first.preciseEnd() != b.first.preciseEnd())
+                                   return sameLane(a, b);
+                               return false;  // equal: the earlier lane stays first
+                           });
 }
+
+// What an instruction does in a pair.
+enum class AsyncKind : uint8_t { Other, Start, Done };
 
 // HLO instructions of ops, parsed once per (program, op name): instruction names are unique
 // within an HLO module, so every run of a program shares them; only a program's first run
-// reads its ops' args.
+// reads its ops' args. Instruction names are interned too, so that matching a run's pairs and
+// finding its in-flight events compare numbers, not strings.
 class InstructionCache {
   public:
     // An op's instruction and its operands' names (viewing the instruction's), for steps.
     struct Parsed {
         std::optional<hlo::Instruction> instruction;
         std::vector<std::string_view> operandNames;
+        AsyncKind kind = AsyncKind::Other;
+        uint32_t nameId = 0;   // the instruction's name
+        uint32_t startId = 0;  // a done's first operand (its start), "" when it has none
     };
-    explicit InstructionCache(const TraceStore& store) : store_(store) {}
+    explicit InstructionCache(SharedStore& store) : store_(store) {}
     const Parsed* of(uint32_t program, const SliceItem& s) {
         const uint64_t key = (uint64_t(program) << 32) | s.name;
+        // Asked once per op: a direct-mapped cache in front of the map answers most.
+        Recent& recent = recent_[(key * 0x9E3779B97F4A7C15ull) >> (64 - kRecentBits)];
+        if (recent.filled && recent.key == key) return recent.parsed;
         auto found = byName_.find(key);
-        if (found != byName_.end()) return found->second;
-        return byName_.emplace(key, byArgs(s)).first->second;
+        if (found == byName_.end()) found = byName_.emplace(key, byArgs(s)).first;
+        recent = {key, found->second, true};
+        return found->second;
     }
     // From the slice's own args (names shared by different instructions: "async-copy").
     const Parsed* byArgs(const SliceItem& s) {
         uint64_t holder = 0;
-        const auto member = store_.argsMember(s.args, "long_name", &holder);
+        std::optional<std::string> member;
+        {
+            const std::lock_guard lock(store_.reading);
+            member = store_.store.argsMember(s.args, "long_name", &holder);
+        }
         if (!member) return nullptr;
         // Keyed by the args entry holding the text: XProf shares it per op metadata.
         auto it = parsed_.find(holder);
@@ -112,20 +142,42 @@ class InstructionCache {
             it = parsed_.emplace(holder, Parsed{}).first;
             Parsed& parsed = it->second;
             if (text) parsed.instruction = hlo::parseInstruction(*text);
-            if (parsed.instruction)
-                for (const hlo::Operand& operand : parsed.instruction->operands)
+            if (parsed.instruction) {
+                const hlo::Instruction& hlo = *parsed.instruction;
+                for (const hlo::Operand& operand : hlo.operands)
                     parsed.operandNames.emplace_back(operand.name);
+                parsed.kind = isStart(hlo.opcode)  ? AsyncKind::Start
+                              : isDone(hlo.opcode) ? AsyncKind::Done
+                                                   : AsyncKind::Other;
+                parsed.nameId = nameId(hlo.name);
+                parsed.startId =
+                    nameId(hlo.operands.empty() ? std::string_view()
+                                                : std::string_view(hlo.operands[0].name));
+            }
         }
         return it->second.instruction ? &it->second : nullptr;
     }
+    uint32_t names() const { return uint32_t(nameIds_.size()); }
 
   private:
-    const TraceStore& store_;
+    uint32_t nameId(std::string_view name) {
+        return nameIds_.try_emplace(std::string(name), uint32_t(nameIds_.size())).first->second;
+    }
+    static constexpr int kRecentBits = 12;
+    struct Recent {
+        uint64_t key = 0;
+        const Parsed* parsed = nullptr;
+        bool filled = false;
+    };
+    SharedStore& store_;
+    std::vector<Recent> recent_ = std::vector<Recent>(size_t(1) << kRecentBits);
     // Node-based: the instructions (and the names viewing them) stay where they are while
     // the map grows.
     std::unordered_map<uint64_t, Parsed> parsed_;
     std::unordered_map<uint64_t, const Parsed*> byName_;
+    std::unordered_map<std::string, uint32_t> nameIds_;
 };
+using Parsed = InstructionCache::Parsed;
 
 // Peak bandwidth (bytes/ns = GB/s) of memory space `space` of a TPU/GPU plane, read (`read`)
 // or written; 0 with no source when the plane states none.
@@ -166,241 +218,371 @@ struct PlaneContext {
     QJsonObject stats;
 };
 
+// What a transfer of a (start, done) pair takes from their HLO: names, opcode, link, bytes,
+// element type and source. Worked out once per pair of instructions on a plane.
+Transfer pairShape(const hlo::Instruction& s, const hlo::Instruction& d, const PlaneContext& ctx,
+                   LinkTable& links, std::vector<Link>& linkList) {
+    Transfer t;
+    t.name = s.name;
+    t.waitName = d.name;
+    t.opcode = s.opcode;
+    const std::string family = familyOf(s);
+    std::string linkName, source, destination;
+    std::optional<hlo::Shape> data;
+    if (family == "copy") {
+        // copy-start: (destination, source, context); the operand is the source.
+        data = s.operands.empty() || !s.operands[0].shape ? std::optional(s.shape)
+                                                          : s.operands[0].shape;
+        const int src = s.operands.empty() || !s.operands[0].shape
+                            ? s.shape.elementSpace(1).value_or(0)
+                            : s.operands[0].shape->elementSpace(0).value_or(0);
+        const int dst = s.shape.tuple ? s.shape.elementSpace(0).value_or(0)
+                                      : d.shape.elementSpace(0).value_or(0);
+        source = spaceName(src);
+        destination = spaceName(dst);
+        linkName = source + "->" + destination;
+        t.bytes = s.shape.tuple ? s.shape.elementBytes(0) : d.shape.bytes();
+        const auto [srcPeak, srcKey] = spacePeak(ctx.stats, src, true);
+        const auto [dstPeak, dstKey] = spacePeak(ctx.stats, dst, false);
+        const uint32_t l = links.get(ctx.device, linkName, source, destination);
+        Link& link = linkList[l];
+        if (srcPeak > 0 && (dstPeak <= 0 || srcPeak <= dstPeak)) {
+            link.peakBytesPerNs = srcPeak;
+            link.peakSource = srcKey + (dstPeak > 0 ? "" : " (" + destination + " states no peak)");
+        } else if (dstPeak > 0) {
+            link.peakBytesPerNs = dstPeak;
+            link.peakSource = dstKey + (srcPeak > 0 ? "" : " (" + source + " states no peak)");
+        }
+        t.link = l;
+    } else {
+        // Collectives move their result; send its operand; recv its received data.
+        std::string group = s.attribute("replica_groups");
+        if (group.empty()) group = s.attribute("source_target_pairs");
+        if (family == "send" || family == "recv")
+            group = s.attribute("is_host_transfer") == "true" ? "host" : "";
+        linkName = group.empty() ? family : family + " " + group;
+        source = family;
+        destination = group;
+        if (family == "send") {
+            t.bytes = s.operands.empty() || !s.operands[0].shape ? s.shape.elementBytes(0)
+                                                                 : s.operands[0].shape->bytes();
+            data = s.operands.empty() ? std::nullopt : s.operands[0].shape;
+        } else {
+            t.bytes = d.shape.tuple ? d.shape.elementBytes(0) : d.shape.bytes();
+            data = d.shape;
+        }
+        t.link = links.get(ctx.device, linkName, source, destination);
+    }
+    if (data && !data->arrays.empty()) t.elementType = data->arrays[0].elementType;
+    if (!s.operands.empty() && family != "recv") t.sourceOperand = s.operands[0].name;
+    return t;
+}
+
+struct PairHash {
+    size_t operator()(const std::pair<const Parsed*, const Parsed*>& p) const {
+        return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+    }
+};
+
+// Pieces that made no transfer, over all planes.
+struct Unmatched {
+    uint64_t doneWithoutStart = 0, startWithoutDone = 0, nestedModules = 0, outside = 0,
+             unendedRuns = 0;
+};
+
+// Matches each done of a run to the earliest pending start of its name (FIFO: a loop issues
+// one name again), by interned name: per-name queues threaded through the run's ops, kept
+// between runs so that a run allocates nothing.
+class PairMatcher {
+  public:
+    // doneOfStart[i]: the op that waited for op i's transfer, SIZE_MAX when none.
+    void match(std::span<const Parsed* const> parsed, uint32_t names,
+               std::vector<size_t>& doneOfStart, Unmatched& unmatched) {
+        head_.resize(names, kNone);
+        tail_.resize(names, kNone);
+        next_.assign(parsed.size(), kNone);
+        doneOfStart.assign(parsed.size(), SIZE_MAX);
+        for (uint32_t i = 0; i < uint32_t(parsed.size()); ++i) {
+            const Parsed* op = parsed[i];
+            if (!op) continue;
+            if (op->kind == AsyncKind::Start) {
+                const uint32_t id = op->nameId;
+                if (head_[id] == kNone) {
+                    head_[id] = i;
+                    touched_.push_back(id);
+                } else {
+                    next_[tail_[id]] = i;
+                }
+                tail_[id] = i;
+            } else if (op->kind == AsyncKind::Done) {
+                const uint32_t id = op->startId;
+                if (id >= head_.size() || head_[id] == kNone) {
+                    ++unmatched.doneWithoutStart;
+                    continue;
+                }
+                const uint32_t start = head_[id];
+                doneOfStart[start] = i;
+                head_[id] = next_[start];
+            }
+        }
+        // Starts nobody waited for; the queues start empty for the next run.
+        for (uint32_t id : touched_) {
+            for (uint32_t i = head_[id]; i != kNone; i = next_[i]) ++unmatched.startWithoutDone;
+            head_[id] = kNone;
+        }
+        touched_.clear();
+    }
+
+  private:
+    static constexpr uint32_t kNone = UINT32_MAX;
+    std::vector<uint32_t> head_, tail_, next_, touched_;
+};
+
+// Threads deriving planes at once, at most: each holds a plane's ops (56 bytes each).
+constexpr size_t kMaxThreads = 4;
+
+// Buffers a plane's derivation reuses for the next plane.
+struct PlaneBuffers {
+    TrackSlices modules, ops, inFlight;
+    std::vector<const Parsed*> parsed;  // per op of a run with transfers (else unset)
+    std::vector<size_t> doneOfStart;
+    PairMatcher matcher;
+    RunProgram program;
+};
+
+// The transfers of one plane, modelled. Two passes over its runs: the transfers first (the link
+// model is fitted to all of them), then each run's program on its own, built from its ops
+// again and dropped once simulated: a plane has millions of ops.
+Analysis derivePlane(SharedStore& shared, const TrackRow& plane, const PlaneContext& ctx,
+                     InstructionCache& instructions, const std::vector<bool>& asyncName,
+                     Unmatched& unmatched, PlaneBuffers& buffers) {
+    auto mayBeAsyncOp = [&asyncName](const SliceItem& s) {
+        return s.name < asyncName.size() && asyncName[s.name];
+    };
+    const TraceStore& store = shared.store;
+    Analysis a;
+    LinkTable links(a.links);
+    std::unordered_map<std::pair<const Parsed*, const Parsed*>, Transfer, PairHash> shapes;
+    const auto opTracks = lineTracks(store, plane.id, "XLA Ops");
+    // Module runs: top-level module events; nested ones belong to the run around them.
+    TrackSlices& windows = buffers.modules;
+    slicesOf(shared, lineTracks(store, plane.id, "XLA Modules"), windows);
+    std::erase_if(windows, [&unmatched](const auto& window) {
+        if (window.first.depth == 0) return false;
+        ++unmatched.nestedModules;
+        return true;
+    });
+    if (windows.empty()) {
+        // No module line: the whole XLA Ops line is one run.
+        SliceItem whole;
+        whole.start = opTracks.front()->start;
+        whole.dur = opTracks.front()->end - opTracks.front()->start;
+        whole.name = 0;
+        windows.emplace_back(whole, opTracks.front()->id);
+    }
+    const TrackSlices& ops = buffers.ops;
+    slicesOf(shared, opTracks, buffers.ops);
+    const TrackSlices& inFlight = buffers.inFlight;
+    slicesOf(shared, lineTracks(store, plane.id, "Async XLA Ops"), buffers.inFlight);
+    std::vector<const Parsed*>& parsed = buffers.parsed;
+    parsed.resize(ops.size());
+    std::vector<size_t>& doneOfStart = buffers.doneOfStart;
+    std::vector<size_t> firstOp, endOp;  // per module run: its ops
+    // A transfer is a start and a done: reserved at that, not grown (and copied) by doubling.
+    a.transfers.reserve(
+        size_t(std::count_if(ops.begin(), ops.end(),
+                             [&](const auto& op) { return mayBeAsyncOp(op.first); })) /
+        2);
+    size_t nextOp = 0, nextFlight = 0;
+    for (const auto& [window, windowTrack] : windows) {
+        const int64_t from = window.start, to = window.end();
+        // Ops before this run (and after the previous one): outside any module.
+        while (nextOp < ops.size() && ops[nextOp].first.start < from) {
+            if (mayBeAsyncOp(ops[nextOp].first)) ++unmatched.outside;
+            ++nextOp;
+        }
+        // The run's ops: ops[first, nextOp).
+        const size_t first = nextOp;
+        bool anyAsync = false;
+        while (nextOp < ops.size() && ops[nextOp].first.start < to) {
+            anyAsync = anyAsync || mayBeAsyncOp(ops[nextOp].first);
+            ++nextOp;
+        }
+        if (!anyAsync) continue;
+        const size_t count = nextOp - first;
+        // The HLO text of every op of a run with transfers: operands give dependencies.
+        const std::span<const Parsed*> runParsed(parsed.data() + first, count);
+        for (size_t i = 0; i < count; ++i)
+            runParsed[i] = instructions.of(window.name, ops[first + i].first);
+
+        ModuleRun run;
+        run.name = window.name ? store.text(window.name) : plane.name;
+        run.device = plane.name;
+        run.track = windowTrack;
+        run.start = from;
+        run.end = to;
+        if (window.unended) ++unmatched.unendedRuns;
+        const uint32_t moduleIndex = uint32_t(a.modules.size());
+        buffers.matcher.match(runParsed, instructions.names(), doneOfStart, unmatched);
+        for (size_t i = 0; i < count; ++i) {
+            if (doneOfStart[i] == SIZE_MAX) continue;
+            const auto& [start, startTrack] = ops[first + i];
+            const auto& [done, doneTrack] = ops[first + doneOfStart[i]];
+            const auto pair = std::make_pair(runParsed[i], runParsed[doneOfStart[i]]);
+            auto shape = shapes.find(pair);
+            if (shape == shapes.end())
+                shape =
+                    shapes
+                        .emplace(pair, pairShape(*pair.first->instruction,
+                                                 *pair.second->instruction, ctx, links, a.links))
+                        .first;
+            Transfer t = shape->second;
+            t.id = uint32_t(a.transfers.size());
+            t.module = moduleIndex;
+            t.issueStep = int32_t(i);
+            t.waitStep = int32_t(doneOfStart[i]);
+            t.issue = start.start;
+            t.wait = done.start;
+            t.waitEnd = done.end();
+            t.blocked = t.waitEnd - t.wait >= kBlockedWaitNs;
+            // A wait that blocked ended when the data arrived.
+            t.completeMeasured = t.blocked;
+            if (t.blocked) t.complete = t.waitEnd;
+            t.issueTrack = startTrack;
+            t.waitTrack = doneTrack;
+            run.transfers.push_back(t.id);
+            a.transfers.push_back(std::move(t));
+        }
+        // In flight: the Async XLA Ops events of this run, named by their start's HLO.
+        while (nextFlight < inFlight.size() && inFlight[nextFlight].first.start < from)
+            ++nextFlight;
+        for (size_t f = nextFlight; f < inFlight.size() && inFlight[f].first.start < to; ++f) {
+            const Parsed* flight = instructions.byArgs(inFlight[f].first);
+            if (!flight) continue;
+            for (uint32_t id : run.transfers) {
+                Transfer& t = a.transfers[id];
+                if (runParsed[size_t(t.issueStep)]->nameId != flight->nameId ||
+                    t.inFlightTrack >= 0)
+                    continue;
+                t.inFlightTrack = inFlight[f].second;
+                t.inFlightStart = inFlight[f].first.start;
+                t.inFlightEnd = inFlight[f].first.end();
+                break;
+            }
+        }
+        if (run.transfers.empty()) continue;
+        a.modules.push_back(std::move(run));
+        firstOp.push_back(first);
+        endOp.push_back(nextOp);
+    }
+    for (; nextOp < ops.size(); ++nextOp)
+        if (mayBeAsyncOp(ops[nextOp].first)) ++unmatched.outside;
+    if (a.transfers.empty()) return a;
+
+    detail::Modeller modeller(a);
+    RunProgram& program = buffers.program;
+    for (uint32_t m = 0; m < a.modules.size(); ++m) {
+        const size_t first = firstOp[m], count = endOp[m] - first;
+        program.module = m;
+        program.steps.resize(count);
+        for (size_t i = 0; i < count; ++i) {
+            const SliceItem& op = ops[first + i].first;
+            Step& step = program.steps[i];
+            step.role = Role::Compute;
+            step.start = op.start;
+            step.end = op.end();
+            step.transfers.clear();
+            if (const Parsed* instruction = parsed[first + i]) {
+                step.name = instruction->instruction->name;
+                step.operands = instruction->operandNames;
+            } else {
+                step.name = store.text(op.name);
+                step.operands = {};
+            }
+        }
+        for (uint32_t id : a.modules[m].transfers) {
+            const Transfer& t = a.transfers[id];
+            program.steps[size_t(t.issueStep)].role = Role::Issue;
+            program.steps[size_t(t.issueStep)].transfers.push_back(id);
+            program.steps[size_t(t.waitStep)].role = Role::Wait;
+            program.steps[size_t(t.waitStep)].transfers.push_back(id);
+        }
+        modeller.backtails(program);
+        modeller.run(program);
+    }
+    // The merged analysis is summarized once, over all planes.
+    modeller.finish(false);
+    return a;
+}
+
 }  // namespace
 
 Analysis deriveXprof(const TraceStore& store) {
-    Analysis all;
     std::map<std::string, QJsonObject> planeStats;
     for (const QJsonValue v : store.metadata().value("plane_details").toArray()) {
         const QJsonObject plane = v.toObject();
         planeStats[plane.value("name").toString().toStdString()] = plane.value("stats").toObject();
     }
-    InstructionCache instructions(store);
     // Whether a name may be an async op's, decided once per string, not once per op.
     std::vector<bool> asyncName(store.textCount());
     for (uint32_t id = 0; id < store.textCount(); ++id) asyncName[id] = mayBeAsync(store.text(id));
-    auto mayBeAsyncOp = [&asyncName](const SliceItem& s) {
-        return s.name < asyncName.size() && asyncName[s.name];
+    // Links are per device: a plane is modelled on its own, then merged. Planes are derived on
+    // several threads (each with its own instruction cache and buffers), merged in order.
+    struct PlaneJob {
+        const TrackRow* plane;
+        PlaneContext ctx;
+        Analysis result;
+        Unmatched unmatched;
     };
-    uint64_t doneWithoutStart = 0, startWithoutDone = 0, nestedModules = 0, outside = 0,
-             unendedRuns = 0;
+    std::vector<PlaneJob> jobs;
     for (const TrackRow* plane : trace::processTracks(store)) {
-        const auto opTracks = lineTracks(store, plane->id, "XLA Ops");
-        if (opTracks.empty()) continue;
-        PlaneContext ctx{plane->name, planeStats[plane->name]};
-        // Links are per device: a plane is modelled on its own, then merged, so only one
-        // plane's run programs are held at a time.
-        Analysis a;
-        LinkTable links(a.links);
-        std::vector<RunProgram> programs;
-        const auto moduleTracks = lineTracks(store, plane->id, "XLA Modules");
-        // Module runs: top-level module events; nested ones belong to the run around them.
-        struct RunWindow {
-            SliceItem slice;
-            int64_t track;
-        };
-        std::vector<RunWindow> windows;
-        for (const auto& [slice, track] : slicesOf(store, moduleTracks)) {
-            if (slice.depth > 0) {
-                ++nestedModules;
-                continue;
-            }
-            windows.push_back({slice, track});
-        }
-        if (windows.empty()) {
-            // No module line: the whole XLA Ops line is one run.
-            SliceItem all;
-            all.start = opTracks.front()->start;
-            all.dur = opTracks.front()->end - opTracks.front()->start;
-            all.name = 0;
-            windows.push_back({all, opTracks.front()->id});
-        }
-        const auto ops = slicesOf(store, opTracks);
-        std::vector<std::pair<SliceItem, int64_t>> inFlight;
-        for (const auto& entry : slicesOf(store, lineTracks(store, plane->id, "Async XLA Ops")))
-            inFlight.push_back(entry);
-        size_t nextOp = 0, nextFlight = 0;
-        for (const RunWindow& window : windows) {
-            const int64_t from = window.slice.start, to = window.slice.end();
-            // Ops before this run (and after the previous one): outside any module.
-            while (nextOp < ops.size() && ops[nextOp].first.start < from) {
-                if (mayBeAsyncOp(ops[nextOp].first)) ++outside;
-                ++nextOp;
-            }
-            std::vector<Op> runOps;
-            bool anyAsync = false;
-            while (nextOp < ops.size() && ops[nextOp].first.start < to) {
-                Op op{ops[nextOp].first, ops[nextOp].second, store.text(ops[nextOp].first.name),
-                      nullptr};
-                anyAsync = anyAsync || mayBeAsyncOp(op.slice);
-                runOps.push_back(std::move(op));
-                ++nextOp;
-            }
-            if (!anyAsync) continue;
-            // The HLO text of every op of a run with transfers: operands give dependencies.
-            for (Op& op : runOps) {
-                if (const auto* parsed = instructions.of(window.slice.name, op.slice)) {
-                    op.hlo = &*parsed->instruction;
-                    op.operands = parsed->operandNames;
-                }
-            }
-
-            ModuleRun run;
-            run.name = window.slice.name ? store.text(window.slice.name) : plane->name;
-            run.device = plane->name;
-            run.track = window.track;
-            run.start = from;
-            run.end = to;
-            if (window.slice.unended) ++unendedRuns;
-            const uint32_t moduleIndex = uint32_t(a.modules.size());
-            RunProgram program;
-            program.module = moduleIndex;
-            // Starts waiting for their done, by name (FIFO: a loop issues one name again).
-            std::unordered_map<std::string, std::deque<size_t>> pending;
-            std::vector<int64_t> transferOfStep(runOps.size(), -1);
-            std::vector<size_t> doneOfStart(runOps.size(), SIZE_MAX);
-            for (size_t i = 0; i < runOps.size(); ++i) {
-                const Op& op = runOps[i];
-                if (!op.hlo) continue;
-                if (isStart(op.hlo->opcode)) {
-                    pending[op.hlo->name].push_back(i);
-                } else if (isDone(op.hlo->opcode)) {
-                    const std::string startName =
-                        op.hlo->operands.empty() ? std::string() : op.hlo->operands[0].name;
-                    auto it = pending.find(startName);
-                    if (it == pending.end() || it->second.empty()) {
-                        ++doneWithoutStart;
-                        continue;
-                    }
-                    doneOfStart[it->second.front()] = i;
-                    it->second.pop_front();
-                }
-            }
-            for (const auto& entry : pending) startWithoutDone += entry.second.size();
-            for (size_t i = 0; i < runOps.size(); ++i) {
-                if (doneOfStart[i] == SIZE_MAX) continue;
-                const Op& start = runOps[i];
-                const Op& done = runOps[doneOfStart[i]];
-                const hlo::Instruction& s = *start.hlo;
-                const hlo::Instruction& d = *done.hlo;
-                Transfer t;
-                t.id = uint32_t(a.transfers.size());
-                t.name = s.name;
-                t.waitName = d.name;
-                t.opcode = s.opcode;
-                t.module = moduleIndex;
-                const std::string family = familyOf(s);
-                std::string linkName, source, destination;
-                std::optional<hlo::Shape> data;
-                if (family == "copy") {
-                    // copy-start: (destination, source, context); the operand is the source.
-                    data = s.operands.empty() || !s.operands[0].shape ? std::optional(s.shape)
-                                                                      : s.operands[0].shape;
-                    const int src = s.operands.empty() || !s.operands[0].shape
-                                        ? s.shape.elementSpace(1).value_or(0)
-                                        : s.operands[0].shape->elementSpace(0).value_or(0);
-                    const int dst = s.shape.tuple ? s.shape.elementSpace(0).value_or(0)
-                                                  : d.shape.elementSpace(0).value_or(0);
-                    source = spaceName(src);
-                    destination = spaceName(dst);
-                    linkName = source + "->" + destination;
-                    t.bytes = s.shape.tuple ? s.shape.elementBytes(0) : d.shape.bytes();
-                    const auto [srcPeak, srcKey] = spacePeak(ctx.stats, src, true);
-                    const auto [dstPeak, dstKey] = spacePeak(ctx.stats, dst, false);
-                    const uint32_t l = links.get(ctx.device, linkName, source, destination);
-                    Link& link = a.links[l];
-                    if (srcPeak > 0 && (dstPeak <= 0 || srcPeak <= dstPeak)) {
-                        link.peakBytesPerNs = srcPeak;
-                        link.peakSource =
-                            srcKey + (dstPeak > 0 ? "" : " (" + destination + " states no peak)");
-                    } else if (dstPeak > 0) {
-                        link.peakBytesPerNs = dstPeak;
-                        link.peakSource =
-                            dstKey + (srcPeak > 0 ? "" : " (" + source + " states no peak)");
-                    }
-                    t.link = l;
-                } else {
-                    // Collectives move their result; send its operand; recv its received data.
-                    std::string group = s.attribute("replica_groups");
-                    if (group.empty()) group = s.attribute("source_target_pairs");
-                    if (family == "send" || family == "recv")
-                        group = s.attribute("is_host_transfer") == "true" ? "host" : "";
-                    linkName = group.empty() ? family : family + " " + group;
-                    source = family;
-                    destination = group;
-                    if (family == "send") {
-                        t.bytes = s.operands.empty() || !s.operands[0].shape
-                                      ? s.shape.elementBytes(0)
-                                      : s.operands[0].shape->bytes();
-                        data = s.operands.empty() ? std::nullopt : s.operands[0].shape;
-                    } else {
-                        t.bytes = d.shape.tuple ? d.shape.elementBytes(0) : d.shape.bytes();
-                        data = d.shape;
-                    }
-                    t.link = links.get(ctx.device, linkName, source, destination);
-                }
-                if (data && !data->arrays.empty()) t.elementType = data->arrays[0].elementType;
-                if (!s.operands.empty() && family != "recv") t.sourceOperand = s.operands[0].name;
-                t.issueStep = int32_t(i);
-                t.waitStep = int32_t(doneOfStart[i]);
-                t.issue = start.slice.start;
-                t.wait = done.slice.start;
-                t.waitEnd = done.slice.end();
-                t.blocked = t.waitEnd - t.wait >= kBlockedWaitNs;
-                // A wait that blocked ended when the data arrived.
-                t.completeMeasured = t.blocked;
-                if (t.blocked) t.complete = t.waitEnd;
-                t.issueTrack = start.track;
-                t.waitTrack = done.track;
-                transferOfStep[i] = transferOfStep[doneOfStart[i]] = int64_t(t.id);
-                run.transfers.push_back(t.id);
-                a.transfers.push_back(std::move(t));
-            }
-            // In flight: the Async XLA Ops events of this run, named by their start's HLO.
-            while (nextFlight < inFlight.size() && inFlight[nextFlight].first.start < from)
-                ++nextFlight;
-            for (size_t f = nextFlight; f < inFlight.size() && inFlight[f].first.start < to; ++f) {
-                const auto* parsed = instructions.byArgs(inFlight[f].first);
-                if (!parsed) continue;
-                const hlo::Instruction* hloText = &*parsed->instruction;
-                for (uint32_t id : run.transfers) {
-                    Transfer& t = a.transfers[id];
-                    if (t.name != hloText->name || t.inFlightTrack >= 0) continue;
-                    t.inFlightTrack = inFlight[f].second;
-                    t.inFlightStart = inFlight[f].first.start;
-                    t.inFlightEnd = inFlight[f].first.end();
-                    break;
-                }
-            }
-            for (size_t i = 0; i < runOps.size(); ++i) {
-                const Op& op = runOps[i];
-                Step step;
-                step.start = op.slice.start;
-                step.end = op.slice.end();
-                step.name = op.hlo ? std::string_view(op.hlo->name) : op.name;
-                step.operands = op.operands;
-                if (transferOfStep[i] >= 0) {
-                    const Transfer& t = a.transfers[size_t(transferOfStep[i])];
-                    step.role = t.issueStep == int32_t(i) ? Role::Issue : Role::Wait;
-                    step.transfers = {t.id};
-                }
-                program.steps.push_back(std::move(step));
-            }
-            if (run.transfers.empty()) continue;
-            a.modules.push_back(std::move(run));
-            programs.push_back(std::move(program));
-        }
-        for (; nextOp < ops.size(); ++nextOp)
-            if (mayBeAsyncOp(ops[nextOp].first)) ++outside;
-        if (a.transfers.empty()) continue;
-        model(a, programs);
-        merge(all, std::move(a));
+        if (lineTracks(store, plane->id, "XLA Ops").empty()) continue;
+        jobs.push_back({plane, PlaneContext{plane->name, planeStats[plane->name]}, {}, {}});
     }
-    if (doneWithoutStart) all.unmatched["done_without_start"] = doneWithoutStart;
-    if (startWithoutDone) all.unmatched["start_without_done"] = startWithoutDone;
-    if (nestedModules) all.unmatched["nested_modules"] = nestedModules;
-    if (outside) all.unmatched["async_ops_outside_modules"] = outside;
-    if (unendedRuns) all.unmatched["runs_cut_by_profile_end"] = unendedRuns;
+    SharedStore shared{store, {}};
+    std::atomic<size_t> nextJob = 0;
+    std::mutex failing;
+    std::exception_ptr failure;
+    auto work = [&] {
+        try {
+            InstructionCache instructions(shared);
+            PlaneBuffers buffers;
+            for (size_t j = nextJob++; j < jobs.size(); j = nextJob++) {
+                PlaneJob& job = jobs[j];
+                job.result = derivePlane(shared, *job.plane, job.ctx, instructions, asyncName,
+                                         job.unmatched, buffers);
+            }
+        } catch (...) {
+            const std::lock_guard lock(failing);
+            if (!failure) failure = std::current_exception();
+            nextJob = jobs.size();
+        }
+    };
+    const size_t threads = std::min<size_t>(
+        {size_t(std::max(1u, std::thread::hardware_concurrency())), jobs.size(), kMaxThreads});
+    std::vector<std::thread> helpers;
+    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+    work();
+    for (std::thread& helper : helpers) helper.join();
+    if (failure) std::rethrow_exception(failure);
+    Unmatched unmatched;
+    std::vector<Analysis> planes;
+    for (PlaneJob& job : jobs) {
+        unmatched.doneWithoutStart += job.unmatched.doneWithoutStart;
+        unmatched.startWithoutDone += job.unmatched.startWithoutDone;
+        unmatched.nestedModules += job.unmatched.nestedModules;
+        unmatched.outside += job.unmatched.outside;
+        unmatched.unendedRuns += job.unmatched.unendedRuns;
+        if (!job.result.transfers.empty()) planes.push_back(std::move(job.result));
+    }
+    Analysis all = merge(std::move(planes));
+    if (unmatched.doneWithoutStart)
+        all.unmatched["done_without_start"] = unmatched.doneWithoutStart;
+    if (unmatched.startWithoutDone)
+        all.unmatched["start_without_done"] = unmatched.startWithoutDone;
+    if (unmatched.nestedModules) all.unmatched["nested_modules"] = unmatched.nestedModules;
+    if (unmatched.outside) all.unmatched["async_ops_outside_modules"] = unmatched.outside;
+    if (unmatched.unendedRuns) all.unmatched["runs_cut_by_profile_end"] = unmatched.unendedRuns;
     if (all.transfers.empty() && all.unmatched.empty()) return all;
     all.source = "xprof";
     return all;

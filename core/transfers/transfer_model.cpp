@@ -1,11 +1,11 @@
 // The link model on derived transfers: fit, lifetimes, backtails, re-simulation, suggestions.
 #include <QJsonArray>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
-#include <set>
+#include <span>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/transfers/derive_common.h"
 #include "core/transfers/transfers.h"
@@ -39,30 +39,80 @@ int64_t transferNs(const Link& link, double bytes) {
     return link.bytesPerNs > 0 ? int64_t(std::llround(bytes / link.bytesPerNs)) : 0;
 }
 
-// Transfers of one run on one link, in issue order (FIFO by arrival: one base latency per
-// link, so arrival order is issue order).
-std::map<uint32_t, std::vector<uint32_t>> byLink(const Analysis& a, const ModuleRun& run) {
-    std::map<uint32_t, std::vector<uint32_t>> out;
-    for (uint32_t t : run.transfers) out[a.transfers[t].link].push_back(t);
-    for (auto& entry : out)
-        std::stable_sort(entry.second.begin(), entry.second.end(), [&](uint32_t x, uint32_t y) {
-            return a.transfers[x].issue < a.transfers[y].issue;
-        });
-    return out;
+// std::stable_sort, without its buffer for the few items a run has: an insertion sort (stable)
+// up to a few dozen, the library's above.
+template <typename Less>
+void stableSort(std::span<uint32_t> items, Less less) {
+    if (items.size() > 32) {
+        std::stable_sort(items.begin(), items.end(), less);
+        return;
+    }
+    for (size_t i = 1; i < items.size(); ++i) {
+        const uint32_t item = items[i];
+        size_t j = i;
+        for (; j > 0 && less(item, items[j - 1]); --j) items[j] = items[j - 1];
+        items[j] = item;
+    }
 }
+
+// The transfers of each run per link (by link index), each link's in issue order (FIFO by
+// arrival: one base latency per link, so arrival order is issue order). Grouped once for all
+// the passes over the runs (issues never move), flat: runs are many and have few transfers.
+class LinkLists {
+  public:
+    struct Group {
+        uint32_t link;
+        std::span<const uint32_t> list;
+    };
+    explicit LinkLists(const Analysis& a) {
+        std::vector<std::array<uint32_t, 3>> groups;  // link, begin, end in ids_
+        runBegin_.reserve(a.modules.size() + 1);
+        for (const ModuleRun& run : a.modules) {
+            runBegin_.push_back(groups.size());
+            const size_t from = ids_.size();
+            ids_.insert(ids_.end(), run.transfers.begin(), run.transfers.end());
+            stableSort(std::span<uint32_t>(ids_).subspan(from), [&a](uint32_t x, uint32_t y) {
+                const Transfer& tx = a.transfers[x];
+                const Transfer& ty = a.transfers[y];
+                if (tx.link != ty.link) return tx.link < ty.link;
+                return tx.issue < ty.issue;
+            });
+            for (size_t i = from; i < ids_.size();) {
+                const uint32_t link = a.transfers[ids_[i]].link;
+                size_t j = i + 1;
+                while (j < ids_.size() && a.transfers[ids_[j]].link == link) ++j;
+                groups.push_back({link, uint32_t(i), uint32_t(j)});
+                i = j;
+            }
+        }
+        runBegin_.push_back(groups.size());
+        groups_.reserve(groups.size());
+        for (const auto& [link, begin, end] : groups)
+            groups_.push_back({link, std::span<const uint32_t>(ids_).subspan(begin, end - begin)});
+    }
+    std::span<const Group> of(uint32_t module) const {
+        return std::span<const Group>(groups_).subspan(runBegin_[module],
+                                                       runBegin_[module + 1] - runBegin_[module]);
+    }
+
+  private:
+    std::vector<uint32_t> ids_;
+    std::vector<Group> groups_;
+    std::vector<size_t> runBegin_;
+};
 
 // Base latency and bandwidth per link from the completions the trace measured. A completion
 // right after the previous one on the link (which was still transferring at this issue) is a
 // queued transfer: its duration is bytes / bandwidth alone. One whose link was idle at its
 // issue took base latency + bytes / bandwidth. Medians, not least squares: a few runs where
 // the host was slow (other devices' copies on the same PCIe) must not move the typical run.
-void fitLinks(Analysis& a) {
+void fitLinks(Analysis& a, const LinkLists& byLink) {
     std::vector<std::vector<std::pair<double, double>>> queued(a.links.size()),
         head(a.links.size());
     // Every transfer that did not block was done by its wait: ns per byte at most this.
     std::vector<double> tightest(a.links.size(), 0);
-    for (const ModuleRun& run : a.modules) {
-        for (const auto& [link, list] : byLink(a, run)) {
+    for (uint32_t run = 0; run < a.modules.size(); ++run) {
+        for (const auto& [link, list] : byLink.of(run)) {
             for (size_t i = 0; i < list.size(); ++i) {
                 const Transfer& t = a.transfers[list[i]];
                 if (t.bytes == 0) continue;
@@ -128,11 +178,31 @@ void fitLinks(Analysis& a) {
     }
 }
 
+// The stall of one wait split among the transfers it waits for (`ids`, in id order).
+void splitWait(Analysis& a, std::vector<uint32_t>& ids) {
+    std::sort(ids.begin(), ids.end(), [&](uint32_t x, uint32_t y) {
+        return a.transfers[x].complete < a.transfers[y].complete;
+    });
+    int64_t cursor = INT64_MIN;
+    for (uint32_t id : ids) {
+        Transfer& t = a.transfers[id];
+        if (cursor == INT64_MIN) cursor = t.wait;
+        const int64_t until = std::min(t.waitEnd, t.complete);
+        if (t.blocked && until > cursor) {
+            t.baseStall = std::clamp<int64_t>(t.ready - cursor, 0, until - cursor);
+            t.transferStall = until - cursor - t.baseStall;
+            cursor = until;
+        } else if (t.complete < t.wait) {
+            t.slack = t.wait - t.complete;
+        }
+    }
+}
+
 // Lifetimes from the measured values and the fitted links; stall split; busy time per link.
-void lifetimes(Analysis& a) {
+void lifetimes(Analysis& a, const LinkLists& byLink) {
     std::vector<std::vector<std::pair<int64_t, int64_t>>> busy(a.links.size());
-    for (const ModuleRun& run : a.modules) {
-        for (const auto& [l, list] : byLink(a, run)) {
+    for (uint32_t run = 0; run < a.modules.size(); ++run) {
+        for (const auto& [l, list] : byLink.of(run)) {
             const Link& link = a.links[l];
             int64_t linkFree = INT64_MIN;
             for (uint32_t id : list) {
@@ -158,29 +228,30 @@ void lifetimes(Analysis& a) {
     // The wait's stall split among the transfers it waits for, in completion order: each gets
     // the stretch from the previous one's completion (or the wait's start) to its own, so one
     // sync waiting for several copies never counts a nanosecond twice.
-    std::map<std::pair<uint32_t, int32_t>, std::vector<uint32_t>> byWait;
-    for (Transfer& t : a.transfers) {
-        t.baseStall = t.transferStall = t.slack = 0;
-        if (t.waited) byWait[{t.module, t.waitStep}].push_back(t.id);
-    }
-    for (auto& entry : byWait) {
-        auto& ids = entry.second;
-        std::sort(ids.begin(), ids.end(), [&](uint32_t x, uint32_t y) {
-            return a.transfers[x].complete < a.transfers[y].complete;
-        });
-        int64_t cursor = INT64_MIN;
-        for (uint32_t id : ids) {
-            Transfer& t = a.transfers[id];
-            if (cursor == INT64_MIN) cursor = t.wait;
-            const int64_t until = std::min(t.waitEnd, t.complete);
-            if (t.blocked && until > cursor) {
-                t.baseStall = std::clamp<int64_t>(t.ready - cursor, 0, until - cursor);
-                t.transferStall = until - cursor - t.baseStall;
-                cursor = until;
-            } else if (t.complete < t.wait) {
-                t.slack = t.wait - t.complete;
-            }
-        }
+    // Transfers grouped by their wait (each is in one group, so the groups' order does not
+    // matter), each group's in id order.
+    for (Transfer& t : a.transfers) t.baseStall = t.transferStall = t.slack = 0;
+    std::vector<uint32_t> waited;
+    for (const Transfer& t : a.transfers)
+        if (t.waited) waited.push_back(t.id);
+    auto sameWait = [&a](uint32_t x, uint32_t y) {
+        const Transfer& tx = a.transfers[x];
+        const Transfer& ty = a.transfers[y];
+        return tx.module == ty.module && tx.waitStep == ty.waitStep;
+    };
+    std::stable_sort(waited.begin(), waited.end(), [&a](uint32_t x, uint32_t y) {
+        const Transfer& tx = a.transfers[x];
+        const Transfer& ty = a.transfers[y];
+        if (tx.module != ty.module) return tx.module < ty.module;
+        return tx.waitStep < ty.waitStep;
+    });
+    std::vector<uint32_t> ids;
+    for (size_t from = 0; from < waited.size();) {
+        size_t to = from + 1;
+        while (to < waited.size() && sameWait(waited[to], waited[from])) ++to;
+        ids.assign(waited.begin() + std::ptrdiff_t(from), waited.begin() + std::ptrdiff_t(to));
+        from = to;
+        splitWait(a, ids);
     }
     for (size_t l = 0; l < a.links.size(); ++l) {
         auto& spans = busy[l];
@@ -206,8 +277,8 @@ bool isParameterName(const std::string& name) {
     return name.starts_with("param") || name.starts_with("Arg_") || name.starts_with("arg");
 }
 
-void backtails(Analysis& a, const std::vector<RunProgram>& programs) {
-    for (const RunProgram& program : programs) {
+void backtails(Analysis& a, const RunProgram& program) {
+    {
         const ModuleRun& run = a.modules[program.module];
         for (uint32_t id : run.transfers) {
             Transfer& t = a.transfers[id];
@@ -248,8 +319,9 @@ struct Timing {
     int64_t trailing = 0;
 };
 
-Timing timingOf(const ModuleRun& run, const RunProgram& program) {
-    Timing t;
+void timingOf(const ModuleRun& run, const RunProgram& program, Timing& t) {
+    t.gap.clear();
+    t.own.clear();
     int64_t cursor = run.start;
     for (const Step& s : program.steps) {
         t.gap.push_back(std::max<int64_t>(0, s.start - cursor));
@@ -257,7 +329,6 @@ Timing timingOf(const ModuleRun& run, const RunProgram& program) {
         cursor = std::max(cursor, s.end);
     }
     t.trailing = std::max<int64_t>(0, run.end - cursor);
-    return t;
 }
 
 }  // namespace
@@ -268,21 +339,21 @@ namespace {
 int64_t simulateTimed(const Analysis& a, const RunProgram& program, const Timing& timing,
                       const SimEdit& edit) {
     const ModuleRun& run = a.modules[program.module];
-    std::vector<uint32_t> identity;
-    if (edit.order.empty()) {
-        identity.resize(program.steps.size());
-        std::iota(identity.begin(), identity.end(), 0u);
-    }
-    const std::vector<uint32_t>& order = edit.order.empty() ? identity : edit.order;
-    // Few links and transfers per run: flat lists beat hash maps here.
-    std::vector<std::pair<uint32_t, int64_t>> linkFree, complete;
+    const bool identity = edit.order.empty();
+    const size_t steps = identity ? program.steps.size() : edit.order.size();
+    // Few links and transfers per run: flat lists beat hash maps here. Kept between calls (a
+    // run is re-simulated once per edit tried, and runs are many).
+    thread_local std::vector<std::pair<uint32_t, int64_t>> linkFree, complete;
+    linkFree.clear();
+    complete.clear();
     auto freeOf = [&](uint32_t link) -> int64_t& {
         for (auto& entry : linkFree)
             if (entry.first == link) return entry.second;
         return linkFree.emplace_back(link, run.start).second;
     };
     int64_t t = run.start;
-    for (uint32_t index : order) {
+    for (size_t k = 0; k < steps; ++k) {
+        const uint32_t index = identity ? uint32_t(k) : edit.order[k];
         const Step& step = program.steps[index];
         t += timing.gap[index];
         if (step.role == Role::Issue) {
@@ -321,7 +392,9 @@ int64_t simulateTimed(const Analysis& a, const RunProgram& program, const Timing
 }  // namespace
 
 int64_t simulate(const Analysis& a, const RunProgram& program, const SimEdit& edit) {
-    return simulateTimed(a, program, timingOf(a.modules[program.module], program), edit);
+    Timing timing;
+    timingOf(a.modules[program.module], program, timing);
+    return simulateTimed(a, program, timing, edit);
 }
 
 namespace {
@@ -352,14 +425,19 @@ struct Candidate {
 class Candidates {
   public:
     explicit Candidates(Analysis& a) : a_(a) {}
-    // Counts one run's saving for edit `key` (the same across runs of one program); true when
-    // the edit is new, and the caller describe()s it next.
-    bool count(uint32_t module, std::string key, int64_t saving) {
+    // Counts one run's saving for the edit whose key is the concatenation of `key` (the same
+    // across runs of one program); true when the edit is new, and the caller describe()s it
+    // next. The key is only put together for a saving: most runs' edits save nothing.
+    bool count(uint32_t module, std::initializer_list<std::string_view> key, int64_t saving) {
         if (saving <= 0) return false;
         const std::string& program = a_.modules[module].name;
-        auto [it, fresh] =
-            index_.try_emplace(std::make_pair(program, std::move(key)), a_.suggestions.size());
+        key_.clear();
+        for (const std::string_view part : key) key_ += part;
+        auto& edits = index_[program];
+        auto it = edits.find(key_);
+        const bool fresh = it == edits.end();
         if (fresh) {
+            it = edits.emplace(key_, a_.suggestions.size()).first;
             Suggestion s;
             s.program = program;
             a_.suggestions.push_back(std::move(s));
@@ -381,7 +459,9 @@ class Candidates {
 
   private:
     Analysis& a_;
-    std::map<std::pair<std::string, std::string>, size_t> index_;
+    // Program -> edit key -> index in a_.suggestions.
+    std::unordered_map<std::string, std::unordered_map<std::string, size_t>> index_;
+    std::string key_;
 };
 
 QString ms(int64_t ns) {
@@ -406,9 +486,13 @@ void hoists(const Analysis& a, const RunProgram& p, const Timing& timing, int64_
         // SnR: to issue - stall, or the backtail if that is nearer; both re-simulated.
         uint32_t byStall = uint32_t(t.issueStep);
         while (byStall > earliest && p.steps[byStall - 1].start >= t.issue - t.stall()) --byStall;
-        std::set<uint32_t> targets{earliest, byStall};
+        // The two targets in ascending order, once each (the first one saving most wins).
+        const std::array<uint32_t, 2> targets{std::min(earliest, byStall),
+                                              std::max(earliest, byStall)};
         Candidate best;
-        for (uint32_t to : targets) {
+        for (size_t k = 0; k < targets.size(); ++k) {
+            const uint32_t to = targets[k];
+            if (k > 0 && to == targets[0]) continue;
             if (to >= uint32_t(t.issueStep)) continue;
             SimEdit edit;
             edit.order = moved(p.steps.size(), uint32_t(t.issueStep), to);
@@ -417,7 +501,7 @@ void hoists(const Analysis& a, const RunProgram& p, const Timing& timing, int64_
             best.saving = saving;
             best.toOp = to == 0 ? std::string() : std::string(p.steps[to - 1].name);
         }
-        if (!out.count(p.module, "hoist " + t.name, best.saving)) continue;
+        if (!out.count(p.module, {"hoist ", t.name}, best.saving)) continue;
         best.kind = "hoist";
         best.transfers = {id};
         best.evidence = QJsonObject{{"stall_ns", qint64(t.stall())},
@@ -438,9 +522,9 @@ void hoists(const Analysis& a, const RunProgram& p, const Timing& timing, int64_
 
 // A transfer queued behind one issued before it on the same link, yet waited for first:
 // issue it first (when its data allows).
-void reorders(const Analysis& a, const RunProgram& p, const Timing& timing, int64_t before,
-              Candidates& out) {
-    for (const auto& [l, list] : byLink(a, a.modules[p.module])) {
+void reorders(const Analysis& a, const RunProgram& p, std::span<const LinkLists::Group> byLink,
+              const Timing& timing, int64_t before, Candidates& out) {
+    for (const auto& [l, list] : byLink) {
         for (size_t j = 1; j < list.size(); ++j) {
             const Transfer& late = a.transfers[list[j]];
             if (late.queueNs <= 0 || late.stall() <= 0 || !late.waited) continue;
@@ -453,7 +537,7 @@ void reorders(const Analysis& a, const RunProgram& p, const Timing& timing, int6
                 edit.order =
                     moved(p.steps.size(), uint32_t(late.issueStep), uint32_t(early.issueStep));
                 const int64_t saving = before - simulateTimed(a, p, timing, edit);
-                if (!out.count(p.module, "reorder " + late.name + " before " + early.name, saving))
+                if (!out.count(p.module, {"reorder ", late.name, " before ", early.name}, saving))
                     break;
                 Candidate c;
                 c.saving = saving;
@@ -479,45 +563,118 @@ void reorders(const Analysis& a, const RunProgram& p, const Timing& timing, int6
 
 // Compute after a blocked wait that needs nothing the wait brings (nor anything after it):
 // it can run while the transfer is still on its way.
+// A run's step and operand names as run-local numbers: the overlap search asks of every
+// operand of every op after each stalled wait whether it was produced before the wait or moved
+// above it. Runs of one program usually view the very same names (the same parsed HLO), so
+// their numbering is kept per program and reused when every view is the same.
+struct RunNames {
+    static constexpr uint32_t kAbsent = UINT32_MAX;  // no step of the run has the name
+    std::vector<std::string_view> stepNames;
+    std::vector<std::span<const std::string_view>> stepOperands;
+    std::vector<uint32_t> stepId;        // per step
+    std::vector<uint32_t> firstStep;     // per name: the first step with it
+    std::vector<uint32_t> operandIds;    // every step's operands in turn
+    std::vector<uint32_t> operandBegin;  // per step, and the end
+
+    bool views(const RunProgram& p) const {
+        if (p.steps.size() != stepNames.size()) return false;
+        for (size_t s = 0; s < p.steps.size(); ++s) {
+            const Step& step = p.steps[s];
+            if (step.name.data() != stepNames[s].data() ||
+                step.name.size() != stepNames[s].size() ||
+                step.operands.data() != stepOperands[s].data() ||
+                step.operands.size() != stepOperands[s].size())
+                return false;
+        }
+        return true;
+    }
+    void number(const RunProgram& p, std::unordered_map<std::string_view, uint32_t>& ids) {
+        ids.clear();
+        stepNames.clear();
+        stepOperands.clear();
+        stepId.clear();
+        firstStep.clear();
+        operandIds.clear();
+        operandBegin.clear();
+        for (uint32_t s = 0; s < p.steps.size(); ++s) {
+            const Step& step = p.steps[s];
+            stepNames.push_back(step.name);
+            stepOperands.push_back(step.operands);
+            const auto [it, fresh] = ids.try_emplace(step.name, uint32_t(firstStep.size()));
+            if (fresh) firstStep.push_back(s);
+            stepId.push_back(it->second);
+        }
+        for (const Step& step : p.steps) {
+            operandBegin.push_back(uint32_t(operandIds.size()));
+            for (const std::string_view operand : step.operands) {
+                const auto it = ids.find(operand);
+                operandIds.push_back(it == ids.end() ? kAbsent : it->second);
+            }
+        }
+        operandBegin.push_back(uint32_t(operandIds.size()));
+    }
+};
+
+// What overlaps() keeps between runs: numberings per program and buffers.
+struct OverlapScratch {
+    std::unordered_map<std::string, RunNames> byProgram;
+    std::unordered_map<std::string_view, uint32_t> ids;
+    std::vector<uint32_t> movedAt;  // per name: 1 + the wait it was moved above
+    std::vector<uint32_t> independent;
+};
+
+// Compute after a blocked wait that needs nothing the wait brings (nor anything after it):
+// it can run while the transfer is still on its way.
 void overlaps(const Analysis& a, const RunProgram& p, const Timing& timing, int64_t before,
-              Candidates& out) {
-    std::unordered_set<std::string_view> inRun;
-    for (const Step& step : p.steps) inRun.insert(step.name);
-    // Names produced before the wait at hand (grown as the waits go by), and those moved
-    // above it along with the independent ops.
-    std::unordered_set<std::string_view> produced, moved;
-    uint32_t producedUpTo = 0;
+              Candidates& out, OverlapScratch& scratch) {
+    const RunNames* names = nullptr;
     for (uint32_t w = 0; w < p.steps.size(); ++w) {
         const Step& wait = p.steps[w];
         if (wait.role != Role::Wait) continue;
         int64_t stall = 0;
         for (uint32_t id : wait.transfers) stall = std::max(stall, a.transfers[id].stall());
         if (stall <= 0) continue;
-        for (; producedUpTo < w; ++producedUpTo) produced.insert(p.steps[producedUpTo].name);
-        moved.clear();
-        std::vector<uint32_t> independent;
+        if (!names) {
+            RunNames& program = scratch.byProgram[a.modules[p.module].name];
+            if (!program.views(p)) program.number(p, scratch.ids);
+            names = &program;
+            scratch.movedAt.assign(names->firstStep.size(), 0);
+        }
+        // An operand holds the op back when a step of the run produces it, none before the
+        // wait (firstStep), and it was not moved above the wait along with the independent ops.
+        std::vector<uint32_t>& independent = scratch.independent;
+        independent.clear();
         for (uint32_t s = w + 1; s < p.steps.size(); ++s) {
             const Step& step = p.steps[s];
             bool free = step.role == Role::Compute && !step.operands.empty();
-            for (const std::string_view operand : step.operands)
-                if (!produced.count(operand) && !moved.count(operand) && inRun.count(operand))
+            for (uint32_t k = names->operandBegin[s]; free && k < names->operandBegin[s + 1]; ++k) {
+                const uint32_t id = names->operandIds[k];
+                if (id != RunNames::kAbsent && names->firstStep[id] >= w &&
+                    scratch.movedAt[id] != w + 1)
                     free = false;
+            }
             if (!free) continue;
             independent.push_back(s);
-            moved.insert(step.name);
+            scratch.movedAt[names->stepId[s]] = w + 1;
         }
         if (independent.empty()) continue;
         std::vector<uint32_t> order;
         for (uint32_t s = 0; s < w; ++s) order.push_back(s);
         for (uint32_t s : independent) order.push_back(s);
         order.push_back(w);
-        for (uint32_t s = w + 1; s < p.steps.size(); ++s)
-            if (std::find(independent.begin(), independent.end(), s) == independent.end())
-                order.push_back(s);
+        // The rest in order (independent is ascending).
+        size_t next = 0;
+        for (uint32_t s = w + 1; s < p.steps.size(); ++s) {
+            if (next < independent.size() && independent[next] == s) {
+                ++next;
+                continue;
+            }
+            order.push_back(s);
+        }
         SimEdit edit;
         edit.order = std::move(order);
         const int64_t saving = before - simulateTimed(a, p, timing, edit);
-        if (!out.count(p.module, "overlap " + std::string(wait.name), saving)) continue;
+        if (!out.count(p.module, {"overlap ", wait.name}, saving)) continue;
         Candidate c;
         c.saving = saving;
         c.kind = "overlap";
@@ -541,9 +698,9 @@ void overlaps(const Analysis& a, const RunProgram& p, const Timing& timing, int6
 }
 
 // A link busy the whole time its waits stall: only fewer bytes or another link help.
-void transferBound(const Analysis& a, const RunProgram& p, const Timing& timing, int64_t before,
-                   Candidates& out) {
-    for (const auto& [l, list] : byLink(a, a.modules[p.module])) {
+void transferBound(const Analysis& a, const RunProgram& p, std::span<const LinkLists::Group> byLink,
+                   const Timing& timing, int64_t before, Candidates& out) {
+    for (const auto& [l, list] : byLink) {
         const Link& link = a.links[l];
         int64_t stall = 0, transferStall = 0, from = INT64_MAX, to = INT64_MIN, busy = 0;
         uint64_t bytes = 0;
@@ -564,11 +721,11 @@ void transferBound(const Analysis& a, const RunProgram& p, const Timing& timing,
         SimEdit edit;
         for (uint32_t id : list) edit.bytesScale[id] = 0.5;
         const int64_t saving = before - simulateTimed(a, p, timing, edit);
-        if (!out.count(p.module, "transfer-bound " + link.name, saving)) continue;
+        if (!out.count(p.module, {"transfer-bound ", link.name}, saving)) continue;
         Candidate c;
         c.saving = saving;
         c.kind = "transfer-bound";
-        c.transfers = list;
+        c.transfers.assign(list.begin(), list.end());
         c.evidence = QJsonObject{
             {"bytes", qint64(bytes)},
             {"link", QString::fromStdString(link.name)},
@@ -602,17 +759,8 @@ void transferBound(const Analysis& a, const RunProgram& p, const Timing& timing,
     }
 }
 
-void suggest(Analysis& a, const std::vector<RunProgram>& programs,
-             const std::vector<int64_t>& simulated) {
-    Candidates all(a);
-    for (size_t i = 0; i < programs.size(); ++i) {
-        const RunProgram& p = programs[i];
-        const Timing timing = timingOf(a.modules[p.module], p);
-        hoists(a, p, timing, simulated[i], all);
-        reorders(a, p, timing, simulated[i], all);
-        overlaps(a, p, timing, simulated[i], all);
-        transferBound(a, p, timing, simulated[i], all);
-    }
+// Sums, describes and orders the suggestions the runs yielded.
+void finishSuggestions(Analysis& a) {
     for (Suggestion& s : a.suggestions) {
         s.savingPerRunNs = s.runs ? s.savingNs / s.runs : 0;
         s.evidence.insert("runs", qint64(s.runs));
@@ -629,28 +777,64 @@ void suggest(Analysis& a, const std::vector<RunProgram>& programs,
 
 }  // namespace
 
-void model(Analysis& a, const std::vector<RunProgram>& programs) {
+namespace detail {
+
+struct Modeller::State {
+    explicit State(Analysis& a) : byLink(a), candidates(a) {}
+    LinkLists byLink;
+    Candidates candidates;
+    OverlapScratch overlaps;
+    Timing timing;
+};
+
+Modeller::Modeller(Analysis& a) : a_(a) {
     for (Link& link : a.links) link.transfers = link.bytes = 0;
     for (const Transfer& t : a.transfers) {
         ++a.links[t.link].transfers;
         a.links[t.link].bytes += t.bytes;
     }
-    fitLinks(a);
-    lifetimes(a);
-    backtails(a, programs);
-    std::vector<int64_t> simulated(programs.size());
-    for (size_t i = 0; i < programs.size(); ++i) {
-        const RunProgram& p = programs[i];
-        ModuleRun& run = a.modules[p.module];
-        int64_t compute = 0;
-        for (const Step& s : p.steps)
-            if (s.role == Role::Compute) compute += s.end - s.start;
-        run.computeNs = compute;
-        simulated[i] = run.simulatedNs = simulate(a, p);
-    }
-    detail::summarize(a);
+    state_ = std::make_unique<State>(a);
+    fitLinks(a, state_->byLink);
+    lifetimes(a, state_->byLink);
     a.suggestions.clear();
-    suggest(a, programs, simulated);
+}
+
+Modeller::~Modeller() = default;
+
+void Modeller::backtails(const RunProgram& program) {
+    transfers::backtails(a_, program);
+}
+
+void Modeller::run(const RunProgram& p) {
+    ModuleRun& run = a_.modules[p.module];
+    int64_t compute = 0;
+    for (const Step& s : p.steps)
+        if (s.role == Role::Compute) compute += s.end - s.start;
+    run.computeNs = compute;
+    // Re-simulated as measured, then with each edit tried on it: the timing computed once.
+    Timing& timing = state_->timing;
+    timingOf(run, p, timing);
+    const int64_t simulated = run.simulatedNs = simulateTimed(a_, p, timing, SimEdit{});
+    const auto links = state_->byLink.of(p.module);
+    Candidates& candidates = state_->candidates;
+    hoists(a_, p, timing, simulated, candidates);
+    reorders(a_, p, links, timing, simulated, candidates);
+    overlaps(a_, p, timing, simulated, candidates, state_->overlaps);
+    transferBound(a_, p, links, timing, simulated, candidates);
+}
+
+void Modeller::finish(bool summarizeRuns) {
+    if (summarizeRuns) summarize(a_);
+    finishSuggestions(a_);
+}
+
+}  // namespace detail
+
+void model(Analysis& a, const std::vector<RunProgram>& programs) {
+    detail::Modeller modeller(a);
+    for (const RunProgram& p : programs) modeller.backtails(p);
+    for (const RunProgram& p : programs) modeller.run(p);
+    modeller.finish();
 }
 
 namespace detail {
@@ -679,29 +863,47 @@ void summarize(Analysis& a) {
     a.medianRunErrorPct = median(errors);
 }
 
-void merge(Analysis& into, Analysis&& part) {
-    const uint32_t links = uint32_t(into.links.size()), modules = uint32_t(into.modules.size()),
-                   transfers = uint32_t(into.transfers.size());
-    for (Link& link : part.links) into.links.push_back(std::move(link));
-    for (ModuleRun& run : part.modules) {
-        for (uint32_t& id : run.transfers) id += transfers;
-        into.modules.push_back(std::move(run));
+Analysis merge(std::vector<Analysis>&& parts) {
+    Analysis into;
+    size_t links = 0, modules = 0, transfers = 0, suggestions = 0;
+    for (const Analysis& part : parts) {
+        links += part.links.size();
+        modules += part.modules.size();
+        transfers += part.transfers.size();
+        suggestions += part.suggestions.size();
     }
-    for (Transfer& t : part.transfers) {
-        t.id += transfers;
-        t.link += links;
-        t.module += modules;
-        into.transfers.push_back(std::move(t));
+    into.links.reserve(links);
+    into.modules.reserve(modules);
+    into.transfers.reserve(transfers);
+    into.suggestions.reserve(suggestions);
+    for (Analysis& part : parts) {
+        const uint32_t linkBase = uint32_t(into.links.size()),
+                       moduleBase = uint32_t(into.modules.size()),
+                       transferBase = uint32_t(into.transfers.size());
+        for (Link& link : part.links) into.links.push_back(std::move(link));
+        for (ModuleRun& run : part.modules) {
+            for (uint32_t& id : run.transfers) id += transferBase;
+            into.modules.push_back(std::move(run));
+        }
+        for (Transfer& t : part.transfers) {
+            t.id += transferBase;
+            t.link += linkBase;
+            t.module += moduleBase;
+            into.transfers.push_back(std::move(t));
+        }
+        for (Suggestion& s : part.suggestions) {
+            for (uint32_t& id : s.transfers) id += transferBase;
+            into.suggestions.push_back(std::move(s));
+        }
+        for (const auto& [what, count] : part.unmatched) into.unmatched[what] += count;
+        part = Analysis();  // its memory back before the next part moves
     }
-    for (Suggestion& s : part.suggestions) {
-        for (uint32_t& id : s.transfers) id += transfers;
-        into.suggestions.push_back(std::move(s));
-    }
-    for (const auto& [what, count] : part.unmatched) into.unmatched[what] += count;
+    // Stable: at equal savings the parts' order, then each part's own.
     std::stable_sort(
         into.suggestions.begin(), into.suggestions.end(),
         [](const Suggestion& x, const Suggestion& y) { return x.savingNs > y.savingNs; });
     summarize(into);
+    return into;
 }
 
 }  // namespace detail

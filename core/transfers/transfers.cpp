@@ -4,9 +4,11 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <algorithm>
+#include <exception>
 #include <functional>
 #include <map>
 #include <ostream>
+#include <thread>
 
 #include "core/errors.h"
 #include "core/json_escape.h"
@@ -438,6 +440,9 @@ std::string getString(ByteReader& r) {
 
 }  // namespace
 
+// Transfers from which encode() writes on two threads.
+constexpr size_t kParallelEncodeTransfers = 200000;
+
 std::string encode(const Analysis& a) {
     ByteWriter w;
     putString(w, a.source);
@@ -473,33 +478,57 @@ std::string encode(const Analysis& a) {
         w.zigzag(m.simulatedNs);
     }
     w.varint(a.transfers.size());
-    for (const Transfer& t : a.transfers) {
-        putString(w, t.name);
-        putString(w, t.waitName);
-        putString(w, t.opcode);
-        putString(w, t.elementType);
-        w.varint(t.link);
-        w.varint(t.module);
-        w.varint(t.bytes);
-        w.zigzag(t.issueStep);
-        w.zigzag(t.waitStep);
-        // Times as offsets from the issue: small varints.
-        w.zigzag(t.issue);
-        for (int64_t v : {t.wait, t.waitEnd, t.ready, t.transferStart, t.complete, t.backtail,
-                          t.inFlightStart, t.inFlightEnd})
-            w.zigzag(v - t.issue);
-        w.varint((t.blocked ? 1u : 0u) | (t.waited ? 2u : 0u) | (t.completeMeasured ? 4u : 0u));
-        w.zigzag(t.baseStall);
-        w.zigzag(t.transferStall);
-        w.zigzag(t.queueNs);
-        w.zigzag(t.slack);
-        putString(w, t.sourceOperand);
-        w.varint(uint64_t(t.backtailKind));
-        putString(w, t.backtailOp);
-        w.zigzag(t.backtailStep);
-        w.zigzag(t.issueTrack);
-        w.zigzag(t.waitTrack);
-        w.zigzag(t.inFlightTrack);
+    // The transfers' records are independent: millions of them (an import's) are written in
+    // two halves on two threads, the second appended to the first.
+    auto writeTransfers = [&a](size_t from, size_t to, ByteWriter& out) {
+        for (size_t i = from; i < to; ++i) {
+            const Transfer& t = a.transfers[i];
+            putString(out, t.name);
+            putString(out, t.waitName);
+            putString(out, t.opcode);
+            putString(out, t.elementType);
+            out.varint(t.link);
+            out.varint(t.module);
+            out.varint(t.bytes);
+            out.zigzag(t.issueStep);
+            out.zigzag(t.waitStep);
+            // Times as offsets from the issue: small varints.
+            out.zigzag(t.issue);
+            for (int64_t v : {t.wait, t.waitEnd, t.ready, t.transferStart, t.complete, t.backtail,
+                              t.inFlightStart, t.inFlightEnd})
+                out.zigzag(v - t.issue);
+            out.varint((t.blocked ? 1u : 0u) | (t.waited ? 2u : 0u) |
+                       (t.completeMeasured ? 4u : 0u));
+            out.zigzag(t.baseStall);
+            out.zigzag(t.transferStall);
+            out.zigzag(t.queueNs);
+            out.zigzag(t.slack);
+            putString(out, t.sourceOperand);
+            out.varint(uint64_t(t.backtailKind));
+            putString(out, t.backtailOp);
+            out.zigzag(t.backtailStep);
+            out.zigzag(t.issueTrack);
+            out.zigzag(t.waitTrack);
+            out.zigzag(t.inFlightTrack);
+        }
+    };
+    if (a.transfers.size() < kParallelEncodeTransfers) {
+        writeTransfers(0, a.transfers.size(), w);
+    } else {
+        const size_t half = a.transfers.size() / 2;
+        ByteWriter second;
+        std::exception_ptr failure;
+        std::thread helper([&] {
+            try {
+                writeTransfers(half, a.transfers.size(), second);
+            } catch (...) {
+                failure = std::current_exception();
+            }
+        });
+        writeTransfers(0, half, w);
+        helper.join();
+        if (failure) std::rethrow_exception(failure);
+        w.bytesAppend(second.bytes());
     }
     w.varint(a.suggestions.size());
     for (const Suggestion& s : a.suggestions) {

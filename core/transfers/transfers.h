@@ -193,12 +193,13 @@ int64_t simulate(const Analysis& analysis, const RunProgram& program, const SimE
 // Slices derive() reads: the XLA Ops, Async XLA Ops and XLA Modules lines of an XProf profile,
 // every slice of a Chrome/Kineto one; 0 for other formats. Known from the track list alone.
 uint64_t derivationSlices(const trace::TraceStore& store);
-// Whether an import derives the transfers (else the first request does, through ofProfile),
-// so that no import gets more than 20 % slower. Kineto: always (about 0.17 µs a slice, under
-// a tenth of importing it: 0.65 s on a 1 GB trace that imports in 7.5-8 s, +2 % wall clock).
-// XProf: up to kDeriveAtImportMaxSlices (about 0.3 s): on XLA-op-dense profiles deriving
-// costs about 0.7 µs a slice, more than the import itself (0.5 µs a slice).
-constexpr uint64_t kDeriveAtImportMaxSlices = 400000;
+// Whether an import derives the transfers (else the first request does, through ofProfile, as
+// for profiles imported before transfers were derived). Kineto: always (about 0.17 µs a slice,
+// under a tenth of importing it: +2-5 % wall clock on a 1 GB trace). XProf: up to
+// kDeriveAtImportMaxSlices, about 0.3 s as before: deriving costs about 0.17 µs a slice on 2
+// cores (0.2 µs of CPU; 0.7 µs before), plus 0.03 µs to store, still 35-45 % of importing
+// such a profile (about 0.4 µs a slice), so a profile over the limit imports as fast as ever.
+constexpr uint64_t kDeriveAtImportMaxSlices = 1500000;
 bool deriveAtImport(const trace::TraceStore& store);
 
 // Derives the transfers of a trace profile (XProf or Kineto, told by its tracks); an empty

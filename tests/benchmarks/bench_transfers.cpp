@@ -56,6 +56,12 @@ int main(int argc, char** argv) {
             r + 1, double(timer.nsecsElapsed()) / 1e9, cpuSeconds() - cpu,
             analysis.transfers.size(), analysis.modules.size(), analysis.suggestions.size(),
             static_cast<long long>(analysis.stallNs), analysis.modelErrorPct, peakRssMb(), baseMb);
+        // What storing it at import adds (encoding and compressing; the blob write aside).
+        timer.restart();
+        const double encodeCpu = cpuSeconds();
+        const std::string bytes = transfers::encode(analysis);
+        std::printf("  encode: %.3f s wall, %.3f s cpu, %zu bytes\n",
+                    double(timer.nsecsElapsed()) / 1e9, cpuSeconds() - encodeCpu, bytes.size());
     }
     return 0;
 }

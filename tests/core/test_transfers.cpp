@@ -2,6 +2,7 @@
 // exact expectations, hand-written XSpaces for each async pattern and the edge cases, storage
 // with the profile, the CLI, and the real TPU sample against figures computed independently by
 // tests/tools/xprof_transfers_reference.py (skipped when ../shared/samples is absent).
+#include <sqlite3.h>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -419,6 +420,69 @@ class TestTransfers : public QObject {
         QCOMPARE(first.transfers.size(), size_t(kRuns));
         QCOMPARE(first.modules.size(), size_t(kRuns));
         QCOMPARE(first.stallNs, int64_t(kRuns) * 2000);
+        const auto stored = load(*ws, id);
+        QVERIFY(stored);
+        QCOMPARE(dmaJson(*stored), dmaJson(first));
+        QCOMPARE(suggestJson(ofProfile(*ws, id)), suggestJson(first));
+    }
+
+    void derivedAtImportOverTheFormerLimit() {
+        // An XProf profile of 400,600 op and module slices (imports deferred those over 400,000
+        // to the first request before derivation got 4-5 times cheaper): the import derives
+        // and stores its transfers. Each run: copy-start, three fusions, a copy-done that
+        // blocks 2 µs (6 slices with the module).
+        constexpr int kRuns = 400000 / 6 + 100;
+        PlaneWriter plane("/device:TPU:0");
+        const std::string copyStart =
+            "%copy-start = (f32[256]{0}, f32[256]{0:S(5)}, u32[]{:S(2)}) "
+            "copy-start(f32[256]{0:S(5)} %param)";
+        const std::string copyDone =
+            "%copy-done = f32[256]{0} copy-done((f32[256]{0}, f32[256]{0:S(5)}, u32[]{:S(2)}) "
+            "%copy-start)";
+        for (int r = 0; r < kRuns; ++r) {
+            const int64_t t0 = int64_t(r) * 10000;
+            plane.event("XLA Modules", "jit_f(1)", "jit_f(1)", t0, 9000000);
+            plane.event("XLA Ops", "copy-start", copyStart, t0, 10000);
+            for (int f = 0; f < 3; ++f) {
+                const std::string name = "fusion." + std::to_string(f);
+                plane.event("XLA Ops", name, "%" + name + " = f32[8]{0} fusion(), kind=kLoop",
+                            t0 + 100 + 1000 * f, 900000);
+            }
+            plane.event("XLA Ops", "copy-done", copyDone, t0 + 4000, 2000000);
+        }
+        const QString path = dir_.filePath("large.xplane.pb");
+        writeFile(path, plane.bytes());
+        const std::string wsPath = dir_.filePath("large.sqlite").toStdString();
+        auto ws = Workspace::open(wsPath);
+        const int64_t id = importFile(*ws, path);
+        {
+            const trace::TraceStore store(*ws, id);
+            QCOMPARE(derivationSlices(store), uint64_t(kRuns) * 6);
+            QVERIFY(deriveAtImport(store));
+            const QJsonObject note = store.metadata().value("transfers").toObject();
+            QCOMPARE(note.value("transfers").toInteger(), qint64(kRuns));
+            QVERIFY(!note.contains("deferred"));
+        }
+        const auto atImport = load(*ws, id);
+        QVERIFY(atImport);
+        QCOMPARE(atImport->transfers.size(), size_t(kRuns));
+        QCOMPARE(atImport->modules.size(), size_t(kRuns));
+        QCOMPARE(atImport->stallNs, int64_t(kRuns) * 2000);
+
+        // A profile imported before transfers were derived at import (nothing stored): the
+        // first request derives and stores, later ones read what was stored; a read-only
+        // workspace derives for the request and stores nothing.
+        QCOMPARE(sqlite3_exec(ws->db(), "DELETE FROM blobs WHERE stream = 'trace.transfers'",
+                              nullptr, nullptr, nullptr),
+                 SQLITE_OK);
+        QVERIFY(!load(*ws, id));
+        {
+            auto readOnly = Workspace::open(wsPath, Workspace::Mode::ReadOnly);
+            QCOMPARE(ofProfile(*readOnly, id).transfers.size(), size_t(kRuns));
+        }
+        QVERIFY(!load(*ws, id));
+        const Analysis first = ofProfile(*ws, id);
+        QCOMPARE(dmaJson(first), dmaJson(*atImport));
         const auto stored = load(*ws, id);
         QVERIFY(stored);
         QCOMPARE(dmaJson(*stored), dmaJson(first));
