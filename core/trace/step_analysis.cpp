@@ -1176,6 +1176,23 @@ void describeGap(const TraceStore& store, const Gathered& g, IdleGap& gap, int64
     }
 }
 
+// Launch latency and the kernel median from every activity's figures (sorted here; negative
+// latencies were counted already).
+void setKernelFigures(StepAnalysis& r, std::vector<int64_t>& latencies,
+                      std::vector<int64_t>& computeDurations) {
+    std::sort(latencies.begin(), latencies.end());
+    r.launchLatency.count = latencies.size();
+    if (!latencies.empty()) {
+        r.launchLatency.mean = std::accumulate(latencies.begin(), latencies.end(), int64_t(0)) /
+                               int64_t(latencies.size());
+        r.launchLatency.p50 = nearestRank(latencies, 0.5);
+        r.launchLatency.p95 = nearestRank(latencies, 0.95);
+        r.launchLatency.max = latencies.back();
+    }
+    std::sort(computeDurations.begin(), computeDurations.end());
+    r.medianKernel = nearestRank(computeDurations, 0.5);
+}
+
 // The per-activity figures behind the percentiles, kept so that a run's hosts join exactly.
 struct KernelFigures {
     std::vector<int64_t> latencies;         // launch -> start, sorted
@@ -1404,17 +1421,7 @@ StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
         }
     }
 
-    std::sort(latencies.begin(), latencies.end());
-    r.launchLatency.count = latencies.size();
-    if (!latencies.empty()) {
-        r.launchLatency.mean = std::accumulate(latencies.begin(), latencies.end(), int64_t(0)) /
-                               int64_t(latencies.size());
-        r.launchLatency.p50 = nearestRank(latencies, 0.5);
-        r.launchLatency.p95 = nearestRank(latencies, 0.95);
-        r.launchLatency.max = latencies.back();
-    }
-    std::sort(computeDurations.begin(), computeDurations.end());
-    r.medianKernel = nearestRank(computeDurations, 0.5);
+    setKernelFigures(r, latencies, computeDurations);
     figures.latencies = std::move(latencies);
     figures.computeDurations = std::move(computeDurations);
 
@@ -1519,17 +1526,7 @@ StepAnalysis joinHosts(std::vector<StepAnalysis> hosts, const std::vector<RunHos
         return x.duration() > y.duration();
     });
     if (r.gaps.size() > StepAnalysis::kMaxGaps) r.gaps.resize(StepAnalysis::kMaxGaps);
-    std::sort(latencies.begin(), latencies.end());
-    r.launchLatency.count = latencies.size();
-    if (!latencies.empty()) {
-        r.launchLatency.mean = std::accumulate(latencies.begin(), latencies.end(), int64_t(0)) /
-                               int64_t(latencies.size());
-        r.launchLatency.p50 = nearestRank(latencies, 0.5);
-        r.launchLatency.p95 = nearestRank(latencies, 0.95);
-        r.launchLatency.max = latencies.back();
-    }
-    std::sort(computeDurations.begin(), computeDurations.end());
-    r.medianKernel = nearestRank(computeDurations, 0.5);
+    setKernelFigures(r, latencies, computeDurations);
 
     // Per kind, the host where it weighs most speaks for the run; its share is what every
     // host's recommendation of that kind recovers, over the run's device time.
