@@ -10,6 +10,7 @@
 #include <QListWidget>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
@@ -28,7 +29,10 @@
 #include "core/replay/generate.h"
 #include "core/replay/jsonl_writer.h"
 #include "core/replay/simulate.h"
+#include "core/trace/hosts.h"
 #include "core/workspace.h"
+#include "importers/import_service.h"
+#include "importers/run_import.h"
 #include "views/common/timeline_view.h"
 #include "views/cpi/cpi_compare_view.h"
 #include "views/cpi/cpi_view.h"
@@ -40,6 +44,7 @@
 #include "views/shell/profile_summary.h"
 #include "views/shell/suggestions_dock.h"
 #include "views/shell/workspace_dock.h"
+#include "views/trace/trace_view.h"
 
 #include <fstream>
 
@@ -149,6 +154,7 @@ class TestGui : public QObject {
     void recentWorkspacesPersist();
     void layoutPersists();
     void aboutNamesLibraryVersions();
+    void mergedRunHostOpensFromItsShard();
 
   private:
     QString workspacePath() const { return dir_->filePath("workspace.sqlite"); }
@@ -805,6 +811,62 @@ void TestGui::aboutNamesLibraryVersions() {
     QVERIFY(text.contains(STALLSCOPE_VERSION));
     QVERIFY(text.contains(qVersion()));
     for (const char* library : {"SQLite", "zstd", "protobuf"}) QVERIFY(text.contains(library));
+}
+
+// A merged run (shards hold the timelines): clicking rank 2's step 3 in its Hosts tab opens a
+// tab of rank 2's shard at that step; asking again focuses that tab.
+void TestGui::mergedRunHostOpensFromItsShard() {
+    const QString run = dir_->filePath("run");
+    QProcess gen;
+    gen.start("python3", {STALLSCOPE_GEN_MULTIHOST, run, "--hosts", "4", "--steps", "5",
+                          "--kernels", "10", "--straggler-rank", "2", "--straggler-step", "3"});
+    QVERIFY(gen.waitForFinished(60000));
+    QCOMPARE(gen.exitCode(), 0);
+    auto shard = [&](const QString& name, int from) {
+        const std::string path = dir_->filePath(name).toStdString();
+        auto ws = Workspace::open(path);
+        Progress progress;
+        ImportRequest request{
+            {(run + QString("/rank-%1.pt.trace.json").arg(from)).toStdString(),
+             (run + QString("/rank-%1.pt.trace.json").arg(from + 1)).toStdString()},
+            {},
+            {}};
+        request.asOne = true;
+        trace::loadOrAnalyzeHosts(*ws, importFiles(*ws, request, progress).at(0).id);
+        return path;
+    };
+    const std::vector<std::string> shards{shard("shard0.sqlite", 0), shard("shard1.sqlite", 2)};
+    {
+        auto ws = Workspace::open(workspacePath().toStdString());
+        Progress progress;
+        mergeShards(*ws, shards, "run", progress);
+    }
+    auto window = makeWindow();
+    auto* merged = qobject_cast<TraceView*>(
+        window->openProfile(*Workspace::open(workspacePath().toStdString())->profile(1)));
+    QVERIFY(merged);
+    QTRY_VERIFY_WITH_TIMEOUT(merged->hostsAnalysis() != nullptr, 30000);
+    merged->showHostStep(2, 3);
+    QTabWidget* tabs = window->tabs();
+    QTRY_COMPARE(tabs->count(), 2);
+    QCOMPARE(tabs->tabText(1), QString("rank 2 (shard)"));
+    QVERIFY(tabs->tabToolTip(1).contains("shard1.sqlite"));
+    auto* host = qobject_cast<TraceView*>(tabs->widget(1));
+    QVERIFY(host);
+    QCOMPARE(tabs->currentWidget(), host);
+    QTRY_VERIFY_WITH_TIMEOUT(host->hostsAnalysis() != nullptr, 30000);
+    const trace::HostsAnalysis& hosts = *host->hostsAnalysis();
+    QCOMPARE(hosts.hosts[0].host.name, std::string("rank 2"));
+    const trace::HostStep& step = hosts.hosts[0].steps.at(3);
+    QCOMPARE(step.name, std::string("ProfilerStep#3"));
+    const double origin = double(host->source()->origin());
+    QTRY_VERIFY(host->timeline()->window().length() < double(step.duration) * 1.2);
+    QVERIFY(host->timeline()->window().start <= double(step.start) - origin);
+    // Again: the same tab, focused.
+    tabs->setCurrentIndex(0);
+    merged->showHostStep(2, 1);
+    QCOMPARE(tabs->count(), 2);
+    QCOMPARE(tabs->currentWidget(), host);
 }
 
 QTEST_MAIN(TestGui)
