@@ -1968,7 +1968,11 @@ std::string stepsTable(const StepAnalysis& a) {
     if (!a.stepOp.empty()) out << ": " << a.stepOp;
     out << "), devices: " << a.devices.size() << "\n";
     char line[512];
-    std::snprintf(line, sizeof line, "%5s  %-18s %12s", "step", "device", "duration");
+    // The device column fits the longest name (a run's devices carry their host), up to 48.
+    int width = 18;
+    for (const StepDevice& d : a.devices) width = std::max(width, int(d.name.size()));
+    width = std::min(width, 48);
+    std::snprintf(line, sizeof line, "%5s  %-*s %12s", "step", width, "device", "duration");
     out << line;
     for (const char* c : kCategoryNames) {
         std::snprintf(line, sizeof line, " %13s", c);
@@ -1977,7 +1981,7 @@ std::string stepsTable(const StepAnalysis& a) {
     out << "\n";
     for (const DeviceStepBreakdown& b : a.breakdown) {
         const Step& s = a.steps[size_t(b.step)];
-        std::snprintf(line, sizeof line, "%5d  %-18.18s %12s", s.index,
+        std::snprintf(line, sizeof line, "%5d  %-*.*s %12s", s.index, width, width,
                       a.devices[size_t(b.device)].name.c_str(), usText(b.duration()).c_str());
         out << line;
         for (size_t c = 0; c < kStepCategoryCount; ++c) {
