@@ -931,20 +931,19 @@ std::vector<Card> TraceView::transferCardsOf(const transfers::Analysis& a) {
         if (!busiest || l.busyNs > busiest->busyNs) busiest = &l;
     const double total = double(a.totalNs), stall = double(a.stallNs);
     std::vector<Card> cards{
-        {tr("Module time"), format::nanoseconds(total),
-         tr("%1 runs with transfers").arg(format::count(double(a.modules.size()))),
-         QColor(60, 60, 60)},
-        {tr("Stalled at waits"), format::nanoseconds(stall),
-         tr("%1 of the runs").arg(format::percentOf(stall, total)), QColor(215, 60, 50)},
-        {tr("Base-latency stall"), format::nanoseconds(double(a.baseStallNs)),
+        {tr("Run time"), format::nanoseconds(total),
+         tr("%1 runs").arg(format::count(double(a.modules.size()))), QColor(60, 60, 60)},
+        {tr("Stalled"), format::nanoseconds(stall),
+         tr("%1 at waits").arg(format::percentOf(stall, total)), QColor(215, 60, 50)},
+        {tr("Base latency"), format::nanoseconds(double(a.baseStallNs)),
          tr("%1 of stalls").arg(format::percentOf(double(a.baseStallNs), stall)),
          QColor(250, 205, 110)},
-        {tr("Transfer stall"), format::nanoseconds(double(a.transferStallNs)),
+        {tr("Transfer"), format::nanoseconds(double(a.transferStallNs)),
          tr("%1 of stalls").arg(format::percentOf(double(a.transferStallNs), stall)),
          QColor(60, 120, 190)},
         {tr("Slack"), format::nanoseconds(double(slack)),
          late == 0 ? tr("no wait is late")
-                   : tr("late waits: %1 of %2 transfers")
+                   : tr("%1 of %2 waits late")
                          .arg(format::count(double(late)))
                          .arg(format::count(double(a.transfers.size()))),
          QColor(120, 170, 90)}};
@@ -956,13 +955,13 @@ std::vector<Card> TraceView::transferCardsOf(const transfers::Analysis& a) {
     if (busiest && busiest->busyNs > 0 && deviceTime > 0)
         cards.push_back(
             {tr("Busiest link"), format::percentOf(double(busiest->busyNs), deviceTime),
-             tr("%1 on %2 busy, %3 GB/s%4")
-                 .arg(QString::fromStdString(busiest->name),
-                      QString::fromStdString(busiest->device))
+             tr("%1 · %2 GB/s%3 · %4")
+                 .arg(QString::fromStdString(busiest->name))
                  .arg(busiest->achievedBytesPerNs(), 0, 'f', 1)
                  .arg(busiest->peakBytesPerNs > 0
-                          ? tr(", %1 % of peak").arg(100 * busiest->peakFraction(), 0, 'f', 0)
-                          : QString()),
+                          ? tr(" (%1 % of peak)").arg(100 * busiest->peakFraction(), 0, 'f', 0)
+                          : QString(),
+                      QString::fromStdString(busiest->device)),
              QColor(60, 120, 190)});
     return cards;
 }
