@@ -100,6 +100,33 @@ class TestHostsView : public QObject {
         table->sortItems(4, Qt::DescendingOrder);
         QCOMPARE(table->item(0, 1)->text(), QString("rank 2"));
 
+        // Per host: the generator's slices and median step time; a click on rank 2 shows its
+        // slowest step, the planted step 3.
+        QTableWidget* perHost = panel->hostTable();
+        QCOMPARE(perHost->rowCount(), 4);
+        const QJsonArray wantHosts = expected.value("hosts").toArray();
+        for (int h = 0; h < 4; ++h) {
+            const QJsonObject w = wantHosts[h].toObject();
+            QCOMPARE(perHost->item(h, 0)->text(), w.value("name").toString());
+            QCOMPARE(perHost->item(h, 1)->data(tablekit::kSortRole).toDouble(),
+                     double(w.value("slices").toInteger()));
+            QCOMPARE(perHost->item(h, 3)->data(tablekit::kSortRole).toDouble(),
+                     double(w.value("step_time_median").toInteger()));
+            double shares = 0;
+            for (int c = 5; c < perHost->columnCount(); ++c)
+                shares += perHost->item(h, c)->data(tablekit::kSortRole).toDouble();
+            QVERIFY(std::abs(shares - 100.0) < 1e-6);
+        }
+        if (qEnvironmentVariableIsSet("STALLSCOPE_KEEP_RENDERS")) {
+            panel->resize(1100, 360);
+            panel->grab().save(qEnvironmentVariable("STALLSCOPE_KEEP_RENDERS") + "/hosts-tab.png");
+        }
+        QSignalSpy activated(panel, &HostsPanel::hostStepActivated);
+        emit perHost->cellClicked(rank2, 0);
+        QCOMPARE(activated.count(), 1);
+        QCOMPARE(activated.first().at(0).toInt(), rank2);
+        QCOMPARE(activated.first().at(1).toInt(), 3);
+
         // Activating the cell shows rank 2's step 3 on the timeline.
         emit heatmap->cellClicked(rank2, 3);
         const trace::HostStep& step =

@@ -11,6 +11,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "views/common/chart_kit.h"
@@ -224,13 +225,42 @@ HostsPanel::HostsPanel(QWidget* parent) : QWidget(parent) {
     ops_->setColumnCount(6);
     ops_->setHorizontalHeaderLabels(
         {tr("Op"), tr("Min"), tr("Median"), tr("Max"), tr("Spread"), tr("Slowest host")});
+    hostTable_ = new QTableWidget;
+    setUpTable(hostTable_);
+    QStringList hostHeader{tr("Host"), tr("Slices"), tr("Steps"), tr("Median step"),
+                           tr("Slowest step")};
+    for (const char* category : trace::kCategoryNames) hostHeader << QString::fromUtf8(category);
+    hostTable_->setColumnCount(int(hostHeader.size()));
+    hostTable_->setHorizontalHeaderLabels(hostHeader);
+    hostTable_->setToolTip(tr("Each category's share of the host's device time over its steps"));
+    tables->addTab(hostTable_, tr("Per host"));
     tables->addTab(stragglers_, tr("Slowest host per step"));
     tables->addTab(ops_, tr("Ops varying across hosts"));
     split->addWidget(tables);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    // Half each to begin with: the tables' columns need the room the strip's hint would take.
+    split->setSizes({1000, 1000});
     layout->addWidget(split, 1);
     connect(heatmap_, &HostHeatmapWidget::cellClicked, this, &HostsPanel::hostStepActivated);
+    connect(hostTable_, &QTableWidget::cellClicked, this, [this](int row) {
+        const auto* item = hostTable_->item(row, 0);
+        if (!item || !analysis_) return;
+        const int host = item->data(kRowRole).toInt();
+        // Its slowest step, as a step of the run (stepOfHost maps run steps to the host's).
+        int slowest = -1;
+        int64_t longest = -1;
+        for (size_t s = 0; s < analysis_->steps.size(); ++s) {
+            const int own = analysis_->stepOfHost[s][size_t(host)];
+            if (own < 0) continue;
+            const int64_t d = analysis_->hosts[size_t(host)].steps[size_t(own)].duration;
+            if (d > longest) {
+                longest = d;
+                slowest = int(s);
+            }
+        }
+        if (slowest >= 0) emit hostStepActivated(host, slowest);
+    });
     connect(stragglers_, &QTableWidget::cellClicked, this, [this](int row) {
         const auto* item = stragglers_->item(row, 0);
         if (!item || !analysis_) return;
@@ -257,6 +287,30 @@ void HostsPanel::setAnalysis(HostsAnalysisPtr analysis) {
     summary_->setText(text);
 
     std::vector<std::vector<QTableWidgetItem*>> rows;
+    for (size_t h = 0; h < a.hosts.size(); ++h) {
+        const trace::HostSummary& host = a.hosts[h];
+        std::array<int64_t, trace::kStepCategoryCount> total{};
+        int64_t longest = 0, all = 0;
+        for (const trace::HostStep& step : host.steps) {
+            for (size_t c = 0; c < total.size(); ++c) total[c] += step.breakdown[c];
+            longest = std::max(longest, step.duration);
+        }
+        for (int64_t v : total) all += v;
+        auto* name = textCell(QString::fromStdString(host.host.name));
+        name->setData(kRowRole, int(h));
+        std::vector<QTableWidgetItem*> row{
+            name, numberCell(double(host.slices)), numberCell(double(host.steps.size())),
+            numberCell(double(host.stepTimeMedian()),
+                       format::nanoseconds(double(host.stepTimeMedian()))),
+            numberCell(double(longest), format::nanoseconds(double(longest)))};
+        for (int64_t v : total) {
+            const double pct = all > 0 ? 100.0 * double(v) / double(all) : 0.0;
+            row.push_back(numberCell(pct, QStringLiteral("%1 %").arg(pct, 0, 'f', 1)));
+        }
+        rows.push_back(std::move(row));
+    }
+    fillTable(hostTable_, rows);
+    rows.clear();
     for (size_t i = 0; i < a.stragglers.size(); ++i) {
         const trace::Straggler& s = a.stragglers[i];
         auto* step = numberCell(double(s.step));

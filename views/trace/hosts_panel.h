@@ -64,6 +64,9 @@ class HostsPanel : public QWidget {
     HostHeatmapWidget* heatmap() const { return heatmap_; }
     QTableWidget* stragglerTable() const { return stragglers_; }
     QTableWidget* opTable() const { return ops_; }
+    // Per host: slices, steps, median and slowest step, and where its device time went (the
+    // step categories' shares, as `hosts` prints them). A click shows its slowest step.
+    QTableWidget* hostTable() const { return hostTable_; }
 
   signals:
     // Show `host` at `step` (indices into the analysis) on the timeline.
@@ -73,6 +76,7 @@ class HostsPanel : public QWidget {
     HostsAnalysisPtr analysis_;
     QLabel* summary_ = nullptr;
     HostHeatmapWidget* heatmap_ = nullptr;
+    QTableWidget* hostTable_ = nullptr;
     QTableWidget* stragglers_ = nullptr;
     QTableWidget* ops_ = nullptr;
 };
