@@ -1,5 +1,6 @@
 #include "app/demo_workspace.h"
 
+#include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
 #include <fstream>
@@ -19,8 +20,12 @@ namespace {
 constexpr const char* kScenarios[] = {"allgather", "allgather-pinned", "matmul-starved",
                                       "fragmentation"};
 // Measured and hand-made examples of the other kinds, so every view has something to show.
-constexpr const char* kResources[] = {"noise-probe-demo.csv", "cpi-demo.csv", "estimates-demo.csv",
-                                      "train-step-trace.json"};
+constexpr const char* kResources[] = {"noise-probe-demo.csv",     "cpi-demo.csv",
+                                      "estimates-demo.csv",       "train-step-trace.json",
+                                      "offload-before.xplane.pb", "offload-after.xplane.pb"};
+// A multi-host run: its ranks are copied into a directory imported as one profile.
+constexpr const char* kRunDirectory = "demo-run";
+constexpr int kRunRanks = 4;
 
 // Importers read files: a bundled input is copied next to the generated ones.
 std::string copyResource(const std::string& resource, const std::string& path) {
@@ -34,8 +39,9 @@ std::string copyResource(const std::string& resource, const std::string& path) {
     return path;
 }
 
-std::string stem(const std::string& fileName) {
-    return fileName.substr(0, fileName.find('.'));
+// The profile name an import gives a file: its name without the last extension.
+std::string profileNameOf(const std::string& fileName) {
+    return fileName.substr(0, fileName.rfind('.'));
 }
 
 }  // namespace
@@ -60,11 +66,24 @@ void ensureDemoWorkspace(const std::string& storePath) {
     for (const char* name : kResources) {
         const std::string resource = std::string(":/demo/") + name;
         files.push_back(copyResource(resource, directory + "/" + name));
-        sourceOfName[stem(name)] = resource;
+        sourceOfName[profileNameOf(name)] = resource;
     }
     Progress progress;
-    const std::vector<ImportedProfile> imported =
+    std::vector<ImportedProfile> imported =
         importFiles(*workspace, ImportRequest{files, "", ""}, progress);
+    {  // The run last (an import of several inputs takes runs first).
+        const std::string run = directory + "/" + kRunDirectory;
+        if (!QDir().mkpath(QString::fromStdString(run)))
+            throw Failure(run + ": cannot create the demo run's directory");
+        for (int rank = 0; rank < kRunRanks; ++rank) {
+            const std::string file = "rank-" + std::to_string(rank) + ".pt.trace.json";
+            copyResource(std::string(":/demo/") + kRunDirectory + "/" + file, run + "/" + file);
+        }
+        for (ImportedProfile& profile :
+             importFiles(*workspace, ImportRequest{{run}, "", ""}, progress))
+            imported.push_back(std::move(profile));
+        sourceOfName[kRunDirectory] = "generated demo run (4 Kineto ranks, rank 2 slow in step 3)";
+    }
     // The temporary copies are deleted when this returns: name what they were made from.
     sql::Transaction transaction(workspace->db());
     for (const ImportedProfile& profile : imported) {

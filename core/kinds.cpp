@@ -1,5 +1,6 @@
 #include "core/kinds.h"
 
+#include <QJsonDocument>
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -16,8 +17,10 @@
 #include "core/replay/codec.h"
 #include "core/replay/report.h"
 #include "core/replay/suggest.h"
+#include "core/trace/hosts.h"
 #include "core/trace/step_analysis.h"
 #include "core/trace/trace_store.h"
+#include "core/transfers/transfers.h"
 
 namespace stallscope {
 namespace {
@@ -111,6 +114,17 @@ std::string traceSummary(const Workspace& workspace, const ProfileInfo& profile)
     out << ": " << info.value("slices").toInteger() << " slices on "
         << info.value("tracks").toInteger() << " tracks, " << info.value("flows").toInteger()
         << " flows over " << span;
+    const QJsonObject metadata =
+        QJsonDocument::fromJson(QByteArray::fromStdString(profile.metadataJson)).object();
+    if (const auto hosts = trace::runHosts(metadata); !hosts.empty())
+        out << "; " << hosts.size() << " hosts";
+    if (const auto stored = transfers::load(workspace, profile.id);
+        stored && !stored->transfers.empty()) {
+        out << "; " << stored->transfers.size() << " transfers";
+        if (stored->totalNs > 0)
+            out << ", " << percent(100.0 * double(stored->stallNs) / double(stored->totalNs))
+                << " of their runs stalled at the waits";
+    }
     return out.str();
 }
 

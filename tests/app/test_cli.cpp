@@ -242,7 +242,7 @@ class TestCli : public QObject {
         const QString store = dir_.path() + "/demo.sqlite";
         const Run r = run({"demo"}, store);
         QCOMPARE(r.status, 0);
-        QVERIFY2(r.out.contains("8 profile(s)"), qPrintable(r.out));
+        QVERIFY2(r.out.contains("11 profile(s)"), qPrintable(r.out));
         QVERIFY(r.out.contains("[1] allgather (replay): 1647 instructions, 60 DMAs, 56344 cycles"));
         // Every kind says what its view shows first.
         QVERIFY2(r.out.contains("[6] cpi-demo (cpi): 9 kernels, 3 source(s); MAPE AMALI 3.3%; "
@@ -251,13 +251,45 @@ class TestCli : public QObject {
         QVERIFY(r.out.contains("pointer_chase on vm (AMD EPYC): latency-bound"));
         QVERIFY(r.out.contains("[7] estimates-demo (estimates): 72 rows, 3 estimator(s)"));
         QVERIFY(r.out.contains("[8] train-step-trace (trace): 892 slices on 7 tracks, 384 flows"));
+        // Transfers and hosts say so: 4,196,704 of 5,536,704 ns stalled before, a 4-rank run.
+        QVERIFY2(r.out.contains("[9] offload-before.xplane (trace): 104 slices on 3 tracks, 0 "
+                                "flows over 5.89 ms; 24 transfers, 75.8% of their runs stalled"),
+                 qPrintable(r.out));
+        QVERIFY(
+            r.out.contains("[11] demo-run (trace): 624 slices on 20 tracks, 0 flows over "
+                           "719.85 ms; 4 hosts"));
         const Run list = run({"list", "--json"}, store);
         QStringList kinds;
         for (const QJsonValue p :
              QJsonDocument::fromJson(list.out.toUtf8()).object().value("profiles").toArray())
             kinds << p.toObject().value("kind").toString();
         QCOMPARE(kinds, (QStringList{"replay", "replay", "replay", "replay", "noise", "cpi",
-                                     "estimates", "trace"}));
+                                     "estimates", "trace", "trace", "trace", "trace"}));
+        // The transfers demo: bf16 copies save what the re-simulation predicts for them.
+        const QJsonObject compare =
+            QJsonDocument::fromJson(
+                run({"dma-compare", "offload-before.xplane", "offload-after.xplane", "--json"},
+                    store)
+                    .out.toUtf8())
+                .object();
+        QCOMPARE(compare.value("dmas").toArray().size(), 24);  // 8 runs x 3 copies
+        const QJsonObject best =
+            QJsonDocument::fromJson(
+                run({"suggest", "offload-before.xplane", "--json"}, store).out.toUtf8())
+                .object()
+                .value("suggestions")
+                .toArray()[0]
+                .toObject();
+        QCOMPARE(best.value("kind").toString(), QString("transfer-bound"));
+        QCOMPARE(best.value("saving_ns").toInteger(),
+                 -compare.value("delta").toObject().value("stall").toInteger());
+        // The run demo: rank 2 is the straggler of step 3.
+        const QJsonObject hosts =
+            QJsonDocument::fromJson(run({"hosts", "demo-run", "--json"}, store).out.toUtf8())
+                .object();
+        QCOMPARE(hosts.value("hosts").toArray().size(), 4);
+        QCOMPARE(hosts.value("stragglers").toArray()[3].toObject().value("host").toString(),
+                 QString("rank 2"));
         // The trace demo: four profiler steps with their kernels and launch flows.
         const Run info = run({"info", "train-step-trace", "--json"}, store);
         const QJsonObject trace = QJsonDocument::fromJson(info.out.toUtf8()).object();
@@ -269,7 +301,7 @@ class TestCli : public QObject {
                      .value("profiles")
                      .toArray()
                      .size(),
-                 8);
+                 11);
     }
 
     void infoKeysForEveryKind() {

@@ -409,12 +409,15 @@ void TestLayout::demoProfilesNameTheirOrigin() {
         sources << QString::fromStdString(p.sourcePath);
         QVERIFY2(p.sourceSize > 0, p.name.c_str());
     }
-    QCOMPARE(sources, (QStringList{"generated demo workload (allgather)",
-                                   "generated demo workload (allgather-pinned)",
-                                   "generated demo workload (matmul-starved)",
-                                   "generated demo workload (fragmentation)",
-                                   ":/demo/noise-probe-demo.csv", ":/demo/cpi-demo.csv",
-                                   ":/demo/estimates-demo.csv", ":/demo/train-step-trace.json"}));
+    QCOMPARE(
+        sources,
+        (QStringList{
+            "generated demo workload (allgather)", "generated demo workload (allgather-pinned)",
+            "generated demo workload (matmul-starved)", "generated demo workload (fragmentation)",
+            ":/demo/noise-probe-demo.csv", ":/demo/cpi-demo.csv", ":/demo/estimates-demo.csv",
+            ":/demo/train-step-trace.json", ":/demo/offload-before.xplane.pb",
+            ":/demo/offload-after.xplane.pb",
+            "generated demo run (4 Kineto ranks, rank 2 slow in step 3)"}));
     // The bundled resources are what the sizes count.
     for (const ProfileInfo& p : workspace->profiles()) {
         const QString source = QString::fromStdString(p.sourcePath);
