@@ -418,6 +418,23 @@ void TestLayout::demoProfilesNameTheirOrigin() {
             ":/demo/train-step-trace.json", ":/demo/offload-before.xplane.pb",
             ":/demo/offload-after.xplane.pb",
             "generated demo run (4 Kineto ranks, rank 2 slow in step 3)"}));
+    // Drawn from the demo: the Transfers tab of the before/after pair has stall blocks (the
+    // stall colour), the Hosts tab the slow rank's cell.
+    const QString png = dir_->filePath("transfers.png");
+    QProcess render;
+    render.setProcessEnvironment(environment);
+    render.start(STALLSCOPE_BINARY,
+                 {"--store", store, "render", "transfers", "offload-before.xplane", "--against",
+                  "offload-after.xplane", "--out", png, "--size", "1400x800"});
+    QVERIFY(render.waitForFinished(120000));
+    QCOMPARE(render.exitCode(), 0);
+    const QImage image(png);
+    QCOMPARE(image.size(), QSize(1400, 800));
+    int stallPixels = 0;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x)
+            if (image.pixelColor(x, y) == QColor(215, 60, 50)) ++stallPixels;
+    QVERIFY2(stallPixels > 2000, qPrintable(QString::number(stallPixels)));
     // The bundled resources are what the sizes count.
     for (const ProfileInfo& p : workspace->profiles()) {
         const QString source = QString::fromStdString(p.sourcePath);

@@ -71,6 +71,7 @@ const std::vector<ViewKind>& viewKinds() {
          },
          {{"timeline", renderTraceTimeline},
           {"compare", renderTraceCompare},
+          {"transfers", renderTransferCompare},
           {"steps",
            [](const Workspace& workspace, const ProfileInfo& profile,
               const RenderOptions& options) {

@@ -135,10 +135,15 @@ QImage renderHosts(const Workspace& workspace, const ProfileInfo& profile, QSize
             return trace::combineHosts(std::move(*stored));
         return trace::analyzeHosts(trace::TraceStore(workspace, profile.id));
     }();
+    // The Hosts tab as the GUI shows it: the strip, and beside it the per-host table.
+    HostsPanel panel;
+    panel.setAnalysis(std::make_shared<const trace::HostsAnalysis>(analysis));
+    panel.resize(size);
+    panel.setAttribute(Qt::WA_DontShowOnScreen);
+    panel.show();
     QImage image(size, QImage::Format_ARGB32_Premultiplied);
     image.fill(Qt::white);
-    QPainter painter(&image);
-    paintHostHeatmap(painter, QRectF(QPointF(0, 0), QSizeF(size)), analysis);
+    panel.render(&image);
     return image;
 }
 

@@ -474,24 +474,52 @@ QWidget* createCompareView(const ProfileInfo& a, const ProfileInfo& b,
     return view;
 }
 
+namespace {
+
+// The comparison as the GUI shows it at options.size, with `page` of its bottom tabs shown
+// (nullptr: the first, Ops).
+QImage renderComparison(const Workspace& workspace, const ProfileInfo& profile,
+                        const RenderOptions& options, const std::string& view,
+                        const std::function<QWidget*(CompareView&)>& page);
+
+}  // namespace
+
 QImage renderTraceCompare(const Workspace& workspace, const ProfileInfo& profile,
                           const RenderOptions& options) {
+    return renderComparison(workspace, profile, options, "compare", {});
+}
+
+QImage renderTransferCompare(const Workspace& workspace, const ProfileInfo& profile,
+                             const RenderOptions& options) {
+    return renderComparison(workspace, profile, options, "transfers",
+                            [](CompareView& view) { return view.transferPane(); });
+}
+
+namespace {
+
+QImage renderComparison(const Workspace& workspace, const ProfileInfo& profile,
+                        const RenderOptions& options, const std::string& name,
+                        const std::function<QWidget*(CompareView&)>& page) {
     if (!options.against)
-        throw InputError("render compare: give the second profile with --against");
+        throw InputError("render " + name + ": give the second profile with --against");
     if (options.against->kind != profile.kind)
-        throw InputError("render compare: both profiles must be trace profiles");
+        throw InputError("render " + name + ": both profiles must be trace profiles");
     if (!options.alignOp.empty())
-        throw InputError("render compare: --align-op applies to replay profiles; use --op");
+        throw InputError("render " + name + ": --align-op applies to replay profiles; use --op");
     CompareView view;
     view.setAsynchronous(false);
     TraceComparisonData data =
         loadTraceComparison(workspace.path(), profile.id, options.against->id);
     if (!options.op.empty() && options.op != trace::kAllOps &&
         !data.comparison.a.byOp.count(options.op))
-        throw InputError("render compare: --op: no op '" + options.op + "' in '" + profile.name +
-                         "'");
+        throw InputError("render " + name + ": --op: no op '" + options.op + "' in '" +
+                         profile.name + "'");
     view.setData(std::move(data));
     if (!options.op.empty()) view.setCdfOp(options.op);
+    if (page)
+        if (QWidget* shown = page(view))
+            if (auto* tabs = qobject_cast<QTabWidget*>(shown->parentWidget()->parentWidget()))
+                tabs->setCurrentWidget(shown);
     view.resize(options.size);
     if (options.from && options.to) view.timelineA()->setWindow({*options.from, *options.to});
     view.ensurePolished();
@@ -504,6 +532,8 @@ QImage renderTraceCompare(const Workspace& workspace, const ProfileInfo& profile
     view.render(&image);
     return image;
 }
+
+}  // namespace
 
 void CompareView::showLoadError(const QString& error) {
     summary_->setText(tr("Could not compare: %1").arg(error));

@@ -131,5 +131,8 @@ QWidget* createCompareView(const ProfileInfo& a, const ProfileInfo& b,
 // `render compare A --against B` for trace profiles (`--op` picks the CDF's op).
 QImage renderTraceCompare(const Workspace& workspace, const ProfileInfo& profile,
                           const RenderOptions& options);
+// `render transfers A --against B`: the same comparison with its Transfers tab shown.
+QImage renderTransferCompare(const Workspace& workspace, const ProfileInfo& profile,
+                             const RenderOptions& options);
 
 }  // namespace stallscope
