@@ -333,8 +333,9 @@ void CompareView::showSteps() {
                  kinds("recommendations_kept")));
     // One scale for both, so a longer step looks longer.
     int64_t longest = 1;
-    for (const trace::StepAnalysis* s : {&a, &b})
-        for (const trace::Step& step : s->steps) longest = std::max(longest, step.duration());
+    for (const trace::StepAnalysis* s : {&a, &b})  // device 0's own steps, as the charts draw
+        for (size_t i = 0; i < s->steps.size(); ++i)
+            longest = std::max(longest, steps::durationOf(*s, int(i), 0));
     stepChartA_->setAnalysis(data_.stepsA);
     stepChartB_->setAnalysis(data_.stepsB);
     stepChartA_->setOptions({0, false, tr("A (before): step time"), double(longest) * 1.08});
