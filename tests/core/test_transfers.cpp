@@ -34,6 +34,30 @@ using fixtures::wire::intField;
 
 using PlaneWriter = fixtures::XPlaneWriter;
 
+// `runs` runs of jit_f on one TPU: copy-start, three fusions, a copy-done that blocks 2 µs (6
+// slices with the module), 10 µs apart.
+PlaneWriter copyRuns(int runs) {
+    PlaneWriter plane("/device:TPU:0");
+    const std::string copyStart =
+        "%copy-start = (f32[256]{0}, f32[256]{0:S(5)}, u32[]{:S(2)}) "
+        "copy-start(f32[256]{0:S(5)} %param)";
+    const std::string copyDone =
+        "%copy-done = f32[256]{0} copy-done((f32[256]{0}, f32[256]{0:S(5)}, u32[]{:S(2)}) "
+        "%copy-start)";
+    for (int r = 0; r < runs; ++r) {
+        const int64_t t0 = int64_t(r) * 10000;
+        plane.event("XLA Modules", "jit_f(1)", "jit_f(1)", t0, 9000000);
+        plane.event("XLA Ops", "copy-start", copyStart, t0, 10000);
+        for (int f = 0; f < 3; ++f) {
+            const std::string name = "fusion." + std::to_string(f);
+            plane.event("XLA Ops", name, "%" + name + " = f32[8]{0} fusion(), kind=kLoop",
+                        t0 + 100 + 1000 * f, 900000);
+        }
+        plane.event("XLA Ops", "copy-done", copyDone, t0 + 4000, 2000000);
+    }
+    return plane;
+}
+
 void writeFile(const QString& path, const std::string& bytes) {
     std::ofstream out(path.toStdString(), std::ios::binary);
     out << bytes;
@@ -379,24 +403,7 @@ class TestTransfers : public QObject {
         // request derives and stores, later ones read what was stored. Each run: copy-start,
         // three fusions, a copy-done that blocks 2 µs (6 slices with the module).
         constexpr int kRuns = int(kDeriveAtImportMaxSlices / 6) + 100;
-        PlaneWriter plane("/device:TPU:0");
-        const std::string copyStart =
-            "%copy-start = (f32[256]{0}, f32[256]{0:S(5)}, u32[]{:S(2)}) "
-            "copy-start(f32[256]{0:S(5)} %param)";
-        const std::string copyDone =
-            "%copy-done = f32[256]{0} copy-done((f32[256]{0}, f32[256]{0:S(5)}, u32[]{:S(2)}) "
-            "%copy-start)";
-        for (int r = 0; r < kRuns; ++r) {
-            const int64_t t0 = int64_t(r) * 10000;
-            plane.event("XLA Modules", "jit_f(1)", "jit_f(1)", t0, 9000000);
-            plane.event("XLA Ops", "copy-start", copyStart, t0, 10000);
-            for (int f = 0; f < 3; ++f) {
-                const std::string name = "fusion." + std::to_string(f);
-                plane.event("XLA Ops", name, "%" + name + " = f32[8]{0} fusion(), kind=kLoop",
-                            t0 + 100 + 1000 * f, 900000);
-            }
-            plane.event("XLA Ops", "copy-done", copyDone, t0 + 4000, 2000000);
-        }
+        const PlaneWriter plane = copyRuns(kRuns);
         const QString path = dir_.filePath("deferred.xplane.pb");
         writeFile(path, plane.bytes());
         const std::string wsPath = dir_.filePath("deferred.sqlite").toStdString();
@@ -432,24 +439,7 @@ class TestTransfers : public QObject {
         // and stores its transfers. Each run: copy-start, three fusions, a copy-done that
         // blocks 2 µs (6 slices with the module).
         constexpr int kRuns = 400000 / 6 + 100;
-        PlaneWriter plane("/device:TPU:0");
-        const std::string copyStart =
-            "%copy-start = (f32[256]{0}, f32[256]{0:S(5)}, u32[]{:S(2)}) "
-            "copy-start(f32[256]{0:S(5)} %param)";
-        const std::string copyDone =
-            "%copy-done = f32[256]{0} copy-done((f32[256]{0}, f32[256]{0:S(5)}, u32[]{:S(2)}) "
-            "%copy-start)";
-        for (int r = 0; r < kRuns; ++r) {
-            const int64_t t0 = int64_t(r) * 10000;
-            plane.event("XLA Modules", "jit_f(1)", "jit_f(1)", t0, 9000000);
-            plane.event("XLA Ops", "copy-start", copyStart, t0, 10000);
-            for (int f = 0; f < 3; ++f) {
-                const std::string name = "fusion." + std::to_string(f);
-                plane.event("XLA Ops", name, "%" + name + " = f32[8]{0} fusion(), kind=kLoop",
-                            t0 + 100 + 1000 * f, 900000);
-            }
-            plane.event("XLA Ops", "copy-done", copyDone, t0 + 4000, 2000000);
-        }
+        const PlaneWriter plane = copyRuns(kRuns);
         const QString path = dir_.filePath("large.xplane.pb");
         writeFile(path, plane.bytes());
         const std::string wsPath = dir_.filePath("large.sqlite").toStdString();

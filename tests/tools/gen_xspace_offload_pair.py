@@ -9,26 +9,13 @@ fusions wait for them. BEFORE copies f32 parameters (4, 8 and 4 MiB); AFTER copi
 
 usage: gen_xspace_offload_pair.py BEFORE.xplane.pb AFTER.xplane.pb
 """
+import os
 import sys
 
-
-def varint(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def field_int(n, v):
-    return varint(n << 3) + varint(v)
-
-
-def field_bytes(n, b):
-    if isinstance(b, str):
-        b = b.encode()
-    return varint((n << 3) | 2) + varint(len(b)) + b
+from gen_xspace_transfers import field_bytes, field_int  # the wire helpers, shared
 
 
 LINK_BYTES_PER_NS = 25.0  # 25 GB/s host -> HBM
