@@ -1,5 +1,6 @@
 #include "views/trace/trace_compare_view.h"
 
+#include <QApplication>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -193,6 +194,7 @@ TraceComparisonData loadTraceComparison(const std::string& workspacePath, int64_
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     summary_ = new QLabel(tr("Comparing…"));
+    summary_->setWordWrap(true);  // a long summary must not widen the window
     QFont bold = summary_->font();
     bold.setBold(true);
     bold.setPointSizeF(bold.pointSizeF() * 1.15);
@@ -208,6 +210,9 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
         label->setStyleSheet(QStringLiteral("QLabel { font-weight: bold; padding-left: 4px; }"));
         v->addWidget(label);
         view = new TimelineView;
+        // Two timelines and the tabs stack in the central area of a 1280x800 window with its
+        // docks (about 640x650): each timeline may shrink below a lone timeline's minimum.
+        view->setMinimumHeight(110);
         v->addWidget(view, 1);
         vertical->addWidget(box);
     };
@@ -291,6 +296,7 @@ QWidget* CompareView::buildStepsPane() {
     split->addWidget(stepTable_);
     stepChartA_ = new StepChartWidget;
     stepChartB_ = new StepChartWidget;
+    for (StepChartWidget* chart : {stepChartA_, stepChartB_}) chart->setMinimumWidth(180);
     split->addWidget(stepChartA_);
     split->addWidget(stepChartB_);
     split->setStretchFactor(0, 2);
@@ -528,6 +534,8 @@ QImage renderComparison(const Workspace& workspace, const ProfileInfo& profile,
     image.fill(Qt::white);
     view.setAttribute(Qt::WA_DontShowOnScreen);
     view.show();
+    // Lay out at this size now (nested layouts wait for the event loop otherwise).
+    QApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
     view.timelineA()->prepareNow(view.timelineA()->viewport()->size());
     view.timelineB()->prepareNow(view.timelineB()->viewport()->size());
     view.render(&image);

@@ -91,7 +91,8 @@ void TransferLifetimeChart::setRun(TransferRunPair run) {
 
 QSize TransferLifetimeChart::sizeHint() const {
     const double rows = double(std::max<size_t>(run_.transfers.size(), 1));
-    return {640, int(std::ceil(24 + rows * (2 * kLane + kRowGap) + kAxisHeight + 24))};
+    // Room for the legend on two lines (it wraps in narrow charts).
+    return {640, int(std::ceil(24 + rows * (2 * kLane + kRowGap) + kAxisHeight + 44))};
 }
 
 TransferLifetimeChart::Layout TransferLifetimeChart::paintChart(QPainter& painter,
@@ -193,25 +194,33 @@ TransferLifetimeChart::Layout TransferLifetimeChart::paintChart(QPainter& painte
     painter.setPen(QPen(kEndColorB, 1.5, Qt::DashLine));
     painter.drawLine(QPointF(layout.xEndB, plot.top() - 4), QPointF(layout.xEndB, plot.bottom()));
 
-    // Legend under the axis.
+    // Legend under the axis, wrapped to the chart's width.
     double lx = plot.left();
-    const double ly = plot.bottom() + 2 * line + 8;
+    double ly = plot.bottom() + 2 * line + 8;
+    auto room = [&](double width) {
+        if (lx > plot.left() && lx + width > area.right() - 4) {
+            lx = plot.left();
+            ly += line + 4;
+        }
+    };
     const std::array<std::pair<QColor, QString>, 4> legend{
         std::pair{kBaseColor, QObject::tr("base latency")},
         std::pair{kQueueColor, QObject::tr("queued on the link")},
         std::pair{kTransferColor, QObject::tr("on the link")},
         std::pair{kStallColor, QObject::tr("stall at the wait")}};
     for (const auto& [color, label] : legend) {
+        room(16 + fm.horizontalAdvance(label));
         painter.fillRect(QRectF(lx, ly + 2, 12, line - 4), color);
         painter.setPen(QColor(40, 40, 40));
         painter.drawText(QRectF(lx + 16, ly, fm.horizontalAdvance(label) + 4, line),
                          Qt::AlignLeft | Qt::AlignVCenter, label);
         lx += 16 + fm.horizontalAdvance(label) + 16;
     }
+    const QString ends = QObject::tr("run ends (A, B)");
+    room(18 + fm.horizontalAdvance(ends));
     painter.setPen(QPen(kEndColorA, 1.5, Qt::DashLine));
     painter.drawLine(QPointF(lx, ly + line / 2), QPointF(lx + 14, ly + line / 2));
     painter.setPen(QColor(40, 40, 40));
-    const QString ends = QObject::tr("run ends (A, B)");
     painter.drawText(QRectF(lx + 18, ly, fm.horizontalAdvance(ends) + 4, line),
                      Qt::AlignLeft | Qt::AlignVCenter, ends);
     painter.restore();
