@@ -94,6 +94,11 @@ class TestHostsView : public QObject {
                  qPrintable(normal.name()));
         QCOMPARE(heatmap->cellAt(cells[size_t(rank2)][3].center()), std::make_pair(rank2, 3));
 
+        // The overview names the run's alignment and its slowest host.
+        QVERIFY2(view.overviewHtml().contains("4 host(s), clocks aligned by kineto "
+                                              "baseTimeNanoseconds; slowest: rank 2 in "
+                                              "ProfilerStep#3"),
+                 qPrintable(view.overviewHtml()));
         // The straggler table, biggest excess first once sorted by it.
         QTableWidget* table = panel->stragglerTable();
         QCOMPARE(table->rowCount(), 5);

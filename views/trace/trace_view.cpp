@@ -654,6 +654,25 @@ QString TraceView::overviewHtml() const {
                        .arg(format::nanoseconds(double(store.end() - store.start())))
                        .arg(store.start())
                        .arg(store.end());
+    // A multi-host run: how its clocks were aligned and which host is slow where.
+    if (hosts_ && !hosts_->hosts.empty()) {
+        const QJsonObject run = source_->metadata().value(trace::kRunMetadataKey).toObject();
+        html += tr("<h3>Run</h3><p>%n host(s), clocks aligned by %1", nullptr,
+                   int(hosts_->hosts.size()))
+                    .arg(htmlEscape(run.value("alignment").toString()));
+        const trace::Straggler* worst = nullptr;
+        for (const trace::Straggler& st : hosts_->stragglers)
+            if (!worst || st.excessPct > worst->excessPct) worst = &st;
+        if (worst)
+            html += tr("; slowest: %1 in %2, %3 over the step's median")
+                        .arg(htmlEscape(QString::fromStdString(worst->hostName)),
+                             htmlEscape(QString::fromStdString(worst->stepName)),
+                             format::signedPercent(worst->excessPct));
+        if (!hosts_->variableOps.empty())
+            html += tr("; the op varying most across hosts: %1")
+                        .arg(htmlEscape(QString::fromStdString(hosts_->variableOps.front().name)));
+        html += tr(" (Hosts tab)</p>");
+    }
     // Steps first: where the time goes and what to change is what people open a trace for.
     if (steps_) {
         html += "<h3>Steps</h3><p>" + htmlEscape(stepOverviewText(*steps_)) + "</p>";
@@ -853,6 +872,7 @@ void TraceView::setHostsAnalysis(std::shared_ptr<const trace::HostsAnalysis> ana
         connect(hostsPanel_, &HostsPanel::hostStepActivated, this, &TraceView::showHostStep);
     }
     hostsPanel_->setAnalysis(hosts_);
+    overview_->setHtml(overviewHtml());
     applyPendingHostStep();
 }
 
