@@ -107,6 +107,7 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
     struct Run {
         std::vector<RunMember> members;
         std::string source;
+        std::vector<std::string> skipped;
     };
     std::vector<Run> runs;
     std::vector<std::string> files;
@@ -115,7 +116,8 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
             files.push_back(path);
             continue;
         }
-        std::vector<RunMember> members = runMembers(path, request.format);
+        std::vector<std::string> skipped;
+        std::vector<RunMember> members = runMembers(path, request.format, &skipped);
         // Chakra ranks already make one profile from the rank-0 file (its companions).
         if (!members.front().importer->readsHosts() &&
             !members.front().importer->companions(members.front().path).empty()) {
@@ -128,10 +130,10 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
                              " files cannot be the hosts of a run (XProf run directories and "
                              "folders of per-rank Kineto traces can); import the files "
                              "themselves");
-        runs.push_back({std::move(members), path});
+        runs.push_back({std::move(members), path, std::move(skipped)});
     }
     if (request.asOne && !files.empty()) {
-        runs.push_back({runMembers(files, request.format), files.front()});
+        runs.push_back({runMembers(files, request.format), files.front(), {}});
         files.clear();
     }
     const double perFile = 1.0 / static_cast<double>(files.size() + runs.size());
@@ -144,6 +146,7 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
         if (!request.name.empty() && runs.size() > 1)
             options.name += " " + std::filesystem::path(runs[r].source).filename().string();
         options.source = runs[r].source;
+        options.skipped = runs[r].skipped;
         const ImportedProfile run = importRun(workspace, runs[r].members, options, runProgress);
         progress.report((static_cast<double>(r) + 0.99) * perFile, "deriving transfers");
         // The same derivation as a one-host trace, noted in the run's metadata.

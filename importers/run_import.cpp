@@ -185,7 +185,8 @@ const Importer* detectFile(const std::string& path, const std::string& format) {
     return detectImporter(sniff);
 }
 
-std::vector<RunMember> runMembers(const std::string& dir, const std::string& format) {
+std::vector<RunMember> runMembers(const std::string& dir, const std::string& format,
+                                  std::vector<std::string>* skipped) {
     std::vector<std::string> files;
     std::error_code error;
     for (const fs::directory_entry& entry : fs::directory_iterator(dir, error))
@@ -210,6 +211,28 @@ std::vector<RunMember> runMembers(const std::string& dir, const std::string& for
     if (byFormat.empty())
         throw InputError(dir + ": is a directory without profile files" +
                          (format.empty() ? std::string() : " of format " + format));
+    // XProf's conversions of its own hosts beside their XSpaces: the XSpaces are the run.
+    if (const auto xspaces = byFormat.find("xprof-xspace");
+        byFormat.size() > 1 && xspaces != byFormat.end()) {
+        std::set<std::string> hosts;
+        for (const std::string& path : xspaces->second) hosts.insert(hostStem(path));
+        bool conversions = true;
+        for (const auto& [f, paths] : byFormat)
+            if (f != "xprof-xspace")
+                for (const std::string& path : paths)
+                    conversions = conversions && hosts.count(hostStem(path)) > 0;
+        if (conversions) {
+            for (const auto& [f, paths] : byFormat)
+                if (f != "xprof-xspace" && skipped)
+                    skipped->insert(skipped->end(), paths.begin(), paths.end());
+            const std::vector<std::string> keep = xspaces->second;
+            const Importer* importer = importerOf["xprof-xspace"];
+            byFormat.clear();
+            importerOf.clear();
+            byFormat["xprof-xspace"] = keep;
+            importerOf["xprof-xspace"] = importer;
+        }
+    }
     if (byFormat.size() > 1) {
         std::string kinds;
         for (const auto& [f, paths] : byFormat)
@@ -505,6 +528,16 @@ ImportedProfile importRun(Workspace& workspace, const std::vector<RunMember>& me
 
     QJsonObject meta;
     meta.insert("format", QString::fromStdString(importer->format()));
+    if (!options.skipped.empty()) {
+        QJsonArray names;
+        for (const std::string& path : options.skipped)
+            names.append(QString::fromStdString(fs::path(path).filename().string()));
+        warnings.append(QString("%1 files of the directory left out: the profiler's own "
+                                "conversions of hosts whose XSpace is imported (%2)")
+                            .arg(qint64(options.skipped.size()))
+                            .arg(QString::fromStdString(someNames(options.skipped))));
+        meta.insert("skipped_files", names);
+    }
     meta.insert(
         trace::kRunMetadataKey,
         QJsonObject{{"hosts", qint64(hosts.size())},

@@ -28,13 +28,19 @@ const Importer* detectFile(const std::string& path, const std::string& format);
 // The host files of a run directory, detected by content (files no importer recognises are
 // left out; `format` keeps only that format). Throws InputError naming the directory when it
 // holds none, or profiles of different kinds.
-std::vector<RunMember> runMembers(const std::string& dir, const std::string& format);
+// An XProf run directory may also hold the profiler's own conversions of its hosts (older
+// TensorFlow wrote `<host>.trace.json.gz` beside `<host>.xplane.pb`): when every file of the
+// other kinds names a host that has an XSpace, the XSpaces are the run and the others are
+// listed in `skipped` (when given) instead of refusing the directory.
+std::vector<RunMember> runMembers(const std::string& dir, const std::string& format,
+                                  std::vector<std::string>* skipped = nullptr);
 // The given files as hosts of one run (--as-one); throws InputError on mixed kinds.
 std::vector<RunMember> runMembers(const std::vector<std::string>& files, const std::string& format);
 
 struct RunOptions {
-    std::string name;    // profile name; default from `source`
-    std::string source;  // the run directory, or the first file
+    std::string name;                  // profile name; default from `source`
+    std::string source;                // the run directory, or the first file
+    std::vector<std::string> skipped;  // files of the directory left out (runMembers)
 };
 
 // Imports the members as one trace profile, inside the caller's transaction (progress 0..0.99;

@@ -170,6 +170,41 @@ class TestHosts : public QObject {
             "34.83.195.180_6003 "));
     }
 
+    // Older TensorFlow wrote `<host>.trace.json.gz` beside `<host>.xplane.pb`: the profiler's
+    // own conversions of the same hosts. The XSpaces are the run; the others are named as left
+    // out. A trace of another name still makes the directory mixed.
+    void xprofConversionsBesideTheirXSpacesAreLeftOut() {
+        const QString sample = QString(STALLSCOPE_SHARED_DIR) + "/samples/xprof/GPU-multi-worker";
+        if (!QDir(sample).exists()) QSKIP("../shared/samples is absent");
+        const QString run = dir_.path() + "/tfrun";
+        QVERIFY(QDir().mkpath(run));
+        const QString trace =
+            R"({"traceEvents":[{"ph":"X","name":"op","pid":1,"tid":1,"ts":1,"dur":2}]})";
+        for (const QString host : {"34.83.195.179_6003", "34.83.195.180_6003"}) {
+            QVERIFY(
+                QFile::copy(sample + "/" + host + ".xplane.pb", run + "/" + host + ".xplane.pb"));
+            QFile converted(run + "/" + host + ".trace.json");
+            QVERIFY(converted.open(QIODevice::WriteOnly));
+            converted.write(trace.toUtf8());
+        }
+        const QString ws = store("tfrun");
+        const Run imported = stallscope({"--store", ws, "import", run});
+        QCOMPARE(imported.status, 0);
+        const QJsonObject info = jsonOf(stallscope({"--store", ws, "info", "1", "--json"}));
+        QCOMPARE(info.value("slices").toInteger(), 2 * 23128);  // the XSpaces only
+        const QJsonObject meta = info.value("metadata").toObject();
+        QCOMPARE(meta.value("skipped_files").toArray(),
+                 (QJsonArray{"34.83.195.179_6003.trace.json", "34.83.195.180_6003.trace.json"}));
+        QVERIFY(meta.value("warnings").toArray().first().toString().contains("left out"));
+        QFile other(run + "/worker-7.trace.json");
+        QVERIFY(other.open(QIODevice::WriteOnly));
+        other.write(trace.toUtf8());
+        other.close();
+        const Run mixed = stallscope({"--store", ws, "import", run});
+        QCOMPARE(mixed.status, 2);
+        QVERIFY2(mixed.err.contains("mixes kinds of profiles"), qPrintable(mixed.err));
+    }
+
     void generatedRunsNameThePlantedStraggler_data() {
         QTest::addColumn<int>("hosts");
         QTest::addColumn<QStringList>("options");
