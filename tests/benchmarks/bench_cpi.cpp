@@ -20,21 +20,17 @@
 #include "core/sqlite.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
+#include "tests/benchmarks/bench_usage.h"
 #include "views/common/chart_kit.h"
 
 using namespace stallscope;
+using bench::peakRssMb;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
 double secondsSince(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-long peakRssMb() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss / 1024;
 }
 
 const char* const kReasons[] = {

@@ -19,18 +19,15 @@
 #include "core/replay/whatif.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
+#include "tests/benchmarks/bench_usage.h"
 
 using namespace stallscope;
+using bench::peakRssMb;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 double secondsSince(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
-}
-long peakRssMb() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss / 1024;
 }
 }  // namespace
 

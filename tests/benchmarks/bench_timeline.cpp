@@ -20,11 +20,13 @@
 #include <vector>
 
 #include "core/workspace.h"
+#include "tests/benchmarks/bench_usage.h"
 #include "views/common/timeline_view.h"
 #include "views/replay/replay_document.h"
 #include "views/replay/replay_tracks.h"
 
 using namespace stallscope;
+using bench::peakRssMb;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -39,12 +41,6 @@ long rssMb() {
     while (std::getline(status, line))
         if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6)) / 1024;
     return -1;
-}
-
-long peakRssMb() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss / 1024;
 }
 
 double percentile(std::vector<double> v, double p) {

@@ -28,25 +28,13 @@
 #include "core/trace/trace_store.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
+#include "tests/benchmarks/bench_usage.h"
 
 using namespace stallscope;
+using bench::cpuSeconds;
+using bench::peakRssMb;
 
 namespace {
-
-// CPU time of this process so far (user + system), in seconds: steadier than wall time on a
-// busy machine.
-double cpuSeconds() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-           double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
-
-long peakRssMb() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss / 1024;
-}
 
 // Protobuf wire format, what the generators need.
 void varint(std::string& out, uint64_t v) {

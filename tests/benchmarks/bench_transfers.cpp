@@ -13,25 +13,11 @@
 #include "core/trace/trace_store.h"
 #include "core/transfers/transfers.h"
 #include "core/workspace.h"
+#include "tests/benchmarks/bench_usage.h"
 
 using namespace stallscope;
-
-namespace {
-
-double cpuSeconds() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-           double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
-
-long peakRssMb() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss / 1024;
-}
-
-}  // namespace
+using bench::cpuSeconds;
+using bench::peakRssMb;
 
 int main(int argc, char** argv) {
     if (argc < 3) {
