@@ -58,6 +58,13 @@ PlaneWriter copyRuns(int runs) {
     return plane;
 }
 
+// A Kineto complete event (times in µs, as Kineto writes them).
+QJsonObject kinetoSlice(const char* name, const char* cat, int pid, int tid, double ts, double dur,
+                        const QJsonObject& args) {
+    return QJsonObject{{"ph", "X"},  {"name", name}, {"cat", cat}, {"pid", pid},
+                       {"tid", tid}, {"ts", ts},     {"dur", dur}, {"args", args}};
+}
+
 void writeFile(const QString& path, const std::string& bytes) {
     std::ofstream out(path.toStdString(), std::ios::binary);
     out << bytes;
@@ -497,11 +504,7 @@ class TestTransfers : public QObject {
     void handWrittenKineto() {
         // Two async HtoD copies waited by one stream sync, a copy nobody waits for on the host,
         // and a memcpy activity without its runtime call (times in µs, Kineto-style).
-        auto x = [](const char* name, const char* cat, int pid, int tid, int ts, int dur,
-                    QJsonObject args) {
-            return QJsonObject{{"ph", "X"},  {"name", name}, {"cat", cat}, {"pid", pid},
-                               {"tid", tid}, {"ts", ts},     {"dur", dur}, {"args", args}};
-        };
+        const auto x = kinetoSlice;
         QJsonArray events{
             x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 0, 5, {{"correlation", 1}}),
             x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 6, 4, {{"correlation", 2}}),
@@ -555,11 +558,7 @@ class TestTransfers : public QObject {
         // the copy, cudaStreamWaitEvent on 7, the next kernel on 7), and a second copy issued
         // after that record, waited by a host sync (after the device wait: a sync before it
         // would be the first wait). Times in µs with ns fractions.
-        auto x = [](const char* name, const char* cat, int pid, int tid, double ts, double dur,
-                    QJsonObject args) {
-            return QJsonObject{{"ph", "X"},  {"name", name}, {"cat", cat}, {"pid", pid},
-                               {"tid", tid}, {"ts", ts},     {"dur", dur}, {"args", args}};
-        };
+        const auto x = kinetoSlice;
         QJsonArray events{
             x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 1000, 5, {{"correlation", 1}}),
             x("cudaEventRecord", "cuda_runtime", 1, 1, 1010, 1, {{"correlation", 2}}),
