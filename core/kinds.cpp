@@ -20,7 +20,6 @@
 #include "core/trace/hosts.h"
 #include "core/trace/step_analysis.h"
 #include "core/trace/trace_store.h"
-#include "core/transfers/transfers.h"
 
 namespace stallscope {
 namespace {
@@ -118,11 +117,14 @@ std::string traceSummary(const Workspace& workspace, const ProfileInfo& profile)
         QJsonDocument::fromJson(QByteArray::fromStdString(profile.metadataJson)).object();
     if (const auto hosts = trace::runHosts(metadata); !hosts.empty())
         out << "; " << hosts.size() << " hosts";
-    if (const auto stored = transfers::load(workspace, profile.id);
-        stored && !stored->transfers.empty()) {
-        out << "; " << stored->transfers.size() << " transfers";
-        if (stored->totalNs > 0)
-            out << ", " << percent(100.0 * double(stored->stallNs) / double(stored->totalNs))
+    // The import's note on its transfers (the stored analysis can be millions of records).
+    const QJsonObject transfers = metadata.value("transfers").toObject();
+    if (const qint64 count = transfers.value("transfers").toInteger(); count > 0) {
+        out << "; " << count << " transfers";
+        const qint64 runs = transfers.value("runs_ns").toInteger();
+        if (runs > 0)
+            out << ", "
+                << percent(100.0 * double(transfers.value("stall_ns").toInteger()) / double(runs))
                 << " of their runs stalled at the waits";
     }
     return out.str();

@@ -47,6 +47,9 @@ QJsonObject deriveTransfers(Workspace& workspace, int64_t profileId) {
         transfers::save(workspace, profileId, analysis);
         note.insert("transfers", qint64(analysis.transfers.size()));
         note.insert("model_error_pct", analysis.modelErrorPct);
+        // What a one-line summary says of them, without decoding the stored analysis.
+        note.insert("stall_ns", qint64(analysis.stallNs));
+        note.insert("runs_ns", qint64(analysis.totalNs));
     } catch (const Cancelled&) {
         throw;
     } catch (const std::exception& e) {
