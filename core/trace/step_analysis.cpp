@@ -48,6 +48,17 @@ int64_t StepAnalysis::totalDeviceTime() const {
     return sum;
 }
 
+int64_t StepAnalysis::stepTime(int step) const {
+    int64_t longest = -1;
+    const size_t n = devices.size();
+    for (size_t d = 0; d < n; ++d) {
+        const size_t at = size_t(step) * n + d;  // step-major, then device
+        if (at < breakdown.size() && breakdown[at].step == step)
+            longest = std::max(longest, breakdown[at].duration());
+    }
+    return longest >= 0 ? longest : steps[size_t(step)].duration();
+}
+
 int64_t StepAnalysis::total(StepCategory c) const {
     int64_t sum = 0;
     for (const DeviceStepBreakdown& b : breakdown) sum += b.at(c);
@@ -1677,7 +1688,7 @@ QJsonObject toJson(const StepAnalysis& a) {
 
     // Step time and its spread.
     std::vector<int64_t> durations;
-    for (const Step& s : a.steps) durations.push_back(s.duration());
+    for (const Step& s : a.steps) durations.push_back(a.stepTime(s.index));
     std::sort(durations.begin(), durations.end());
     QJsonObject stepTime{{"count", qint64(durations.size())}};
     if (!durations.empty()) {
@@ -1937,7 +1948,7 @@ QJsonObject compareSteps(const StepAnalysis& a, const StepAnalysis& b) {
     auto meanStep = [](const StepAnalysis& s) {
         if (s.steps.empty()) return 0.0;
         int64_t sum = 0;
-        for (const Step& st : s.steps) sum += st.duration();
+        for (const Step& st : s.steps) sum += s.stepTime(st.index);
         return double(sum) / double(s.steps.size());
     };
     return QJsonObject{{"a_steps", qint64(a.steps.size())}, {"b_steps", qint64(b.steps.size())},

@@ -157,6 +157,9 @@ struct StepAnalysis {
     std::vector<StepRecommendation> recommendations;  // largest share first
 
     static constexpr size_t kMaxGaps = 200;
+    // A step's time: its longest device span (the slowest host's step in a multi-host run,
+    // whose joined step spans every host's and so is no step time); the step's span otherwise.
+    int64_t stepTime(int step) const;
     // Sum over steps and devices of the devices' step durations, and of each category.
     int64_t totalDeviceTime() const;
     int64_t total(StepCategory c) const;

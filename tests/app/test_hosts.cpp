@@ -10,6 +10,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
 
 namespace {
@@ -408,6 +409,15 @@ class TestHosts : public QObject {
         const QJsonObject wantSlow =
             expected.value("stragglers").toArray()[planted.value("step").toInt()].toObject();
         QCOMPARE(slow.value("duration").toInteger(), wantSlow.value("step_time").toInteger());
+        // A run's step time is its slowest host's (the joined step spans every host's clock
+        // offset): the generator's slowest host per step, nearest-rank median and max.
+        std::vector<qint64> slowest;
+        for (const QJsonValue v : expected.value("stragglers").toArray())
+            slowest.push_back(v.toObject().value("step_time").toInteger());
+        std::sort(slowest.begin(), slowest.end());
+        const QJsonObject stepTime = runSteps.value("step_time").toObject();
+        QCOMPARE(stepTime.value("max").toInteger(), slowest.back());
+        QCOMPARE(stepTime.value("median").toInteger(), slowest[(slowest.size() + 1) / 2 - 1]);
         // Every rank computes in every step (the old whole-run analysis gave ranks 1-3 none).
         for (const QJsonValue v : rows)
             QVERIFY(v.toObject().value("breakdown").toObject().value("compute").toInteger() > 0);

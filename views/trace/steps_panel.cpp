@@ -56,7 +56,7 @@ QString sourceText(const trace::StepAnalysis& a) {
 
 QString stepOverviewText(const trace::StepAnalysis& a) {
     std::vector<int64_t> durations;
-    for (const trace::Step& s : a.steps) durations.push_back(s.duration());
+    for (const trace::Step& s : a.steps) durations.push_back(a.stepTime(s.index));
     QString text = QObject::tr("%n step(s) (%1)", nullptr, int(a.steps.size())).arg(sourceText(a));
     if (!durations.empty())
         text += QObject::tr(" · median %1 · p95 %2 · min %3 · max %4")

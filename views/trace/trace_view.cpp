@@ -783,8 +783,9 @@ void TraceView::setStepAnalysis(std::shared_ptr<const trace::StepAnalysis> analy
     stepPicker_->setEnabled(steps_ && !steps_->steps.empty());
     if (!steps_ || !source_) return;
     for (const trace::Step& s : steps_->steps)
-        stepPicker_->addItem(
-            tr("Step %1 · %2").arg(s.index).arg(format::nanoseconds(double(s.duration()))));
+        stepPicker_->addItem(tr("Step %1 · %2")
+                                 .arg(s.index)
+                                 .arg(format::nanoseconds(double(steps_->stepTime(s.index)))));
     stepsPanel_->setAnalysis(steps_);
     if (steps_->source != trace::StepSource::WholeTrace) {
         stepBoundaries_ = std::make_shared<StepBoundaryOverlay>(steps_, source_->origin());
@@ -1049,6 +1050,30 @@ void TraceView::showRecommendation(int index) {
     status_->setText(QString::fromStdString(r.text));
 }
 
+namespace {
+
+// A suggestion's evidence as "key=value" pairs: numbers to 6 digits, lists (a run's hosts)
+// by their first items and how many more.
+QString evidenceText(const QJsonObject& evidence) {
+    const auto valueText = [](const QJsonValue& v) -> QString {
+        if (v.isDouble()) return QString::number(v.toDouble(), 'g', 6);
+        if (!v.isArray()) return v.toVariant().toString();
+        const QJsonArray list = v.toArray();
+        QStringList items;
+        for (qsizetype i = 0; i < list.size() && i < 4; ++i)
+            items << (list[i].isDouble() ? QString::number(list[i].toDouble(), 'g', 6)
+                                         : list[i].toVariant().toString());
+        if (list.size() > 4) items << QObject::tr("%1 more").arg(list.size() - 4);
+        return "[" + items.join(QStringLiteral(", ")) + "]";
+    };
+    QStringList pairs;
+    for (auto it = evidence.begin(); it != evidence.end(); ++it)
+        pairs << QStringLiteral("%1=%2").arg(it.key(), valueText(it.value()));
+    return pairs.join(QStringLiteral(", "));
+}
+
+}  // namespace
+
 QList<SuggestionItem> TraceView::suggestionItems() const {
     QList<SuggestionItem> items;
     if (transfers_)
@@ -1060,12 +1085,7 @@ QList<SuggestionItem> TraceView::suggestionItems() const {
                     .arg(QString::fromStdString(s.text), format::nanoseconds(double(s.savingNs)))
                     .arg(s.runs);
             for (uint32_t id : s.transfers) item.dmas.append(id);
-            QStringList evidence;
-            for (auto it = s.evidence.begin(); it != s.evidence.end(); ++it)
-                evidence << QStringLiteral("%1=%2").arg(
-                    it.key(), it.value().isDouble() ? QString::number(it.value().toDouble(), 'g', 6)
-                                                    : it.value().toVariant().toString());
-            item.evidence = evidence.join(QStringLiteral(", "));
+            item.evidence = evidenceText(s.evidence);
             items.append(item);
         }
     if (!steps_) return items;
@@ -1075,12 +1095,7 @@ QList<SuggestionItem> TraceView::suggestionItems() const {
         item.text = tr("%1 (up to %2 % of step time)")
                         .arg(QString::fromStdString(r.text))
                         .arg(r.sharePct, 0, 'f', r.sharePct < 10 ? 1 : 0);
-        QStringList evidence;
-        for (auto it = r.evidence.begin(); it != r.evidence.end(); ++it)
-            evidence << QStringLiteral("%1=%2").arg(
-                it.key(), it.value().isDouble() ? QString::number(it.value().toDouble(), 'g', 6)
-                                                : it.value().toVariant().toString());
-        item.evidence = evidence.join(QStringLiteral(", "));
+        item.evidence = evidenceText(r.evidence);
         items.append(item);
     }
     return items;
