@@ -3,6 +3,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -136,6 +137,14 @@ uint8_t classifyDeviceName(std::string_view name) {
         n == "stream wait event" || n == "device sync")
         return kNotActivity;
     if (has(n, "memset")) return kMemset;
+    // ROCm's blit kernels fill and copy buffers for hipMemset/hipMemcpy.
+    if (n.starts_with("__amd_rocclr_fill")) return kMemset;
+    if (n.starts_with("__amd_rocclr_copy")) return kOtherCopy;
+    // XProf on ROCm names its memcpy activities by direction.
+    if (n.starts_with("copyhosttodevice")) return kH2D;
+    if (n.starts_with("copydevicetohost")) return kD2H;
+    if (n.starts_with("copydevicetodevice")) return kD2D;
+    if (n.starts_with("copypeertopeer")) return kPeer;
     const bool chakraMemory = n.starts_with("mem_load_node") || n.starts_with("mem_store_node");
     if (n.starts_with("memcpy") || n.starts_with("copy-start") || n.starts_with("copy-done") ||
         n.starts_with("async-copy") || chakraMemory) {
@@ -174,6 +183,7 @@ uint8_t classifyDeviceName(std::string_view name) {
         return kAttention;
     if (has(n, "gemm") || has(n, "matmul") || has(n, "cublas") || has(n, "cutlass") ||
         has(n, "xmma") || has(n, "wgmma") || has(n, "hmma") || has(n, "nvjet") ||
+        n.starts_with("cijk_") || has(n, "hipblaslt") || has(n, "rocblas") ||
         n.starts_with("dot") || has(n, "fprop") || has(n, "dgrad") || has(n, "wgrad") ||
         hasConvolution(n))
         return kGemm;
@@ -206,6 +216,41 @@ uint8_t classifyHostName(std::string_view name) {
         name.starts_with("torch/"))
         return uint8_t(HostCategory::Python);
     return uint8_t(HostCategory::Other);
+}
+
+// XProf names a GPU stream line by what runs on it ("Stream #9(MemcpyH2D)",
+// "Stream #7(Kernel,MemcpyD2H)"): a stream of copies only gives its activities' class (their
+// names, "CopyDeviceToDevice" or a TensorFlow op's, may not); kNotActivity otherwise.
+uint8_t copyStreamClass(std::string_view trackName) {
+    if (!trackName.ends_with(")")) return kNotActivity;
+    const size_t open = trackName.rfind('(');
+    if (open == std::string_view::npos) return kNotActivity;
+    std::string_view kinds = trackName.substr(open + 1, trackName.size() - open - 2);
+    uint8_t cls = kNotActivity;
+    int parts = 0;
+    while (!kinds.empty()) {
+        const size_t comma = kinds.find(',');
+        const std::string_view kind = kinds.substr(0, comma);
+        kinds = comma == std::string_view::npos ? std::string_view() : kinds.substr(comma + 1);
+        uint8_t one = kNotActivity;
+        if (kind == "MemcpyH2D")
+            one = kH2D;
+        else if (kind == "MemcpyD2H")
+            one = kD2H;
+        else if (kind == "MemcpyD2D")
+            one = kD2D;
+        else if (kind == "MemcpyP2P")
+            one = kPeer;
+        else if (kind.starts_with("Memcpy"))
+            one = kOtherCopy;
+        else if (kind == "Memset")
+            one = kMemset;
+        else
+            return kNotActivity;  // kernels too
+        // Copies of several kinds (or copies and memsets) on one stream: other copies.
+        cls = parts++ == 0 || cls == one ? one : uint8_t(kOtherCopy);
+    }
+    return cls;
 }
 
 bool isIterationMarker(std::string_view name) {
@@ -359,6 +404,24 @@ std::string deviceName(const std::string& processName) {
     return processName;
 }
 
+// A device activity without a launch flow, to be bound to its runtime call by correlation.
+struct Unflowed {
+    size_t device, index;  // in Gathered::activities
+    int64_t correlation;
+};
+
+// The integer member `key` of a flat JSON object (Kineto args); -1 when absent.
+int64_t argNumber(std::string_view json, std::string_view key) {
+    const std::string quoted = "\"" + std::string(key) + "\":";
+    const size_t at = json.find(quoted);
+    if (at == std::string_view::npos) return -1;
+    size_t p = at + quoted.size();
+    while (p < json.size() && json[p] == ' ') ++p;
+    int64_t value = -1;
+    const auto [end, error] = std::from_chars(json.data() + p, json.data() + json.size(), value);
+    return error == std::errc() ? value : -1;
+}
+
 Gathered gather(const TraceStore& store, const StepOptions& options) {
     Gathered g;
     const QString format = store.metadata().value("format").toString();
@@ -413,6 +476,7 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
         int64_t track;
         int device;
         std::vector<SliceItem> slices;
+        uint8_t copyClass = kNotActivity;  // copyStreamClass of the track's name
     };
     std::vector<DeviceTrack> deviceTracks;
 
@@ -435,6 +499,7 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
     // not hash maps: a lookup per kernel in a map of 10^5-10^6 entries is mostly cache misses.
     struct Call {
         int64_t track, end, start;
+        uint64_t args;  // read only when an activity has no launch flow (by correlation then)
         bool operator<(const Call& o) const {
             return track != o.track ? track < o.track : end < o.end;
         }
@@ -458,7 +523,7 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
         if (cls == kHostIgnored) return;
         // Flows leave their source slice at its end; launches count from the call's start.
         if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync))
-            callStarts.push_back({track, end, s.start});
+            callStarts.push_back({track, end, s.start, s.args});
         if (cls == uint8_t(HostCategory::Sync)) g.syncCalls.push_back({s.start, end, name, track});
         std::vector<Interval>& list = g.host[cls];
         if (list.size() > before[cls] && s.start <= list.back().end)
@@ -533,7 +598,8 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
             std::stable_sort(slices.begin(), slices.end(), byStart);
 
         if (role == TrackRole::Device) {
-            deviceTracks.push_back({t.id, deviceFor(t), std::move(slices)});
+            deviceTracks.push_back({t.id, deviceFor(t), std::move(slices),
+                                    xprof ? copyStreamClass(t.name) : uint8_t(kNotActivity)});
             g.devices[size_t(deviceTracks.back().device)].tracks.push_back(t.id);
             continue;
         }
@@ -573,7 +639,7 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
         for (const FlowRow& f : store.flows()) {
             if (!deviceOfTrack.count(f.toTrack) || !isHost.count(f.fromTrack)) continue;
             const auto call = std::lower_bound(callStarts.begin(), callStarts.end(),
-                                               Call{f.fromTrack, f.fromTs, 0});
+                                               Call{f.fromTrack, f.fromTs, 0, 0});
             const bool found =
                 call != callStarts.end() && call->track == f.fromTrack && call->end == f.fromTs;
             launches.push_back({f.toTrack, f.toTs, found ? call->start : f.fromTs, f.fromTrack});
@@ -585,6 +651,7 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
     }
 
     g.activities.resize(g.devices.size());
+    std::vector<Unflowed> unflowed;
     for (DeviceTrack& d : deviceTracks) {
         std::vector<SliceItem>& slices = d.slices;
         std::vector<Activity>& out = g.activities[size_t(d.device)];
@@ -594,7 +661,9 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
             const SliceItem& s = slices[i];
             if (s.kind != ItemKind::Slice || s.unended) continue;
             const int64_t end = sliceEnd(s);
-            if (end <= s.start) continue;
+            // Kept at zero length: traces in whole µs (Kineto before 2022) write kernels
+            // shorter than 1 µs as dur 0; they take no time but are kernels with a launch.
+            if (end < s.start) continue;
             uint8_t cls = kNotActivity;
             if (chakra) {
                 // The node type (the first member of its args) decides; a compute node's name
@@ -614,6 +683,7 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
                 nameFlags(s.name);
                 cls = deviceClassOf[s.name];
                 if (cls == kNotActivity) continue;
+                if (d.copyClass != kNotActivity && isCompute(cls)) cls = d.copyClass;
                 // Annotations (Kineto's gpu_user_annotation, XProf's enclosing ops) hold the
                 // real activities: a slice with a deeper activity starting inside it is a
                 // container. (Sync markers overlapping a copy nest in it without making it one.)
@@ -647,10 +717,45 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
                 nextLaunch->toTs == s.start) {
                 a.launch = nextLaunch->ts;
                 a.launchTrack = nextLaunch->track;
+            } else if (g.chrome) {
+                // No launch flow (traces without ac2g flows, or one lost): its correlation.
+                const int64_t correlation = argNumber(args.get(s.args), "correlation");
+                if (correlation >= 0)
+                    unflowed.push_back({size_t(d.device), out.size(), correlation});
             }
             out.push_back(a);
         }
         slices = {};
+    }
+    if (!unflowed.empty()) {
+        // Their runtime calls by correlation: the calls' args are read only now (in args
+        // order, a chunk at a time), for traces that need it.
+        std::unordered_map<int64_t, size_t> wanted;
+        for (const Unflowed& u : unflowed) wanted.emplace(u.correlation, SIZE_MAX);
+        std::vector<size_t> byArgs;
+        for (size_t c = 0; c < callStarts.size(); ++c)
+            if (callStarts[c].args != 0) byArgs.push_back(c);
+        std::sort(byArgs.begin(), byArgs.end(),
+                  [&](size_t x, size_t y) { return callStarts[x].args < callStarts[y].args; });
+        size_t found = 0;
+        for (size_t c : byArgs) {
+            const auto it = wanted.find(argNumber(args.get(callStarts[c].args), "correlation"));
+            if (it == wanted.end() || it->second != SIZE_MAX) continue;
+            it->second = c;
+            if (++found == wanted.size()) break;
+        }
+        std::vector<int64_t> launching(g.launchingTracks);
+        for (const Unflowed& u : unflowed) {
+            const size_t c = wanted[u.correlation];
+            if (c == SIZE_MAX) continue;
+            Activity& a = g.activities[u.device][u.index];
+            a.launch = callStarts[c].start;
+            a.launchTrack = callStarts[c].track;
+            launching.push_back(a.launchTrack);
+        }
+        std::sort(launching.begin(), launching.end());
+        launching.erase(std::unique(launching.begin(), launching.end()), launching.end());
+        g.launchingTracks = std::move(launching);
     }
     for (auto& list : g.activities)
         std::sort(list.begin(), list.end(),
@@ -1215,8 +1320,10 @@ StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
     StepAnalysis r;
     Gathered g = gather(store, options);
     detectSteps(r, g, store, options);
-    if (g.devices.empty()) {
-        // Nothing ran on a device: one device without activity, so idle causes still show.
+    // A CPU-only trace, or one whose device lines hold no activity (a CUPTI range profile):
+    // its idle causes still show, but nothing is recommended about a device it does not have.
+    const bool anyDevice = !g.devices.empty();
+    if (!anyDevice) {
         g.devices.push_back({"(no device activity)", -1, {}});
         g.activities.emplace_back();
     }
@@ -1446,8 +1553,9 @@ StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
         describeGap(store, g, c.gap, c.launchTrack);
         r.gaps.push_back(std::move(c.gap));
     }
-    recommend(r, r.gaps, g.syncCalls, longest, longestCommTrack, longestCopyTrack, computeKernels,
-              shortKernels, shortKernelTime, computeTime, syncWait);
+    if (anyDevice)
+        recommend(r, r.gaps, g.syncCalls, longest, longestCommTrack, longestCopyTrack,
+                  computeKernels, shortKernels, shortKernelTime, computeTime, syncWait);
     return r;
 }
 

@@ -143,7 +143,9 @@ struct StepRecommendation {
 };
 
 struct StepAnalysis {
-    static constexpr int kVersion = 3;  // of the analysis and its stored form
+    // 4: zero-length kernels counted, ROCm/XProf copy names and copy streams, AMD GEMMs, no
+    // device recommendations without a device.
+    static constexpr int kVersion = 4;  // of the analysis and its stored form
     StepSource source = StepSource::WholeTrace;
     std::string stepOp;  // the op of StepSource::StepOp / the module of XlaModules
     std::vector<StepDevice> devices;

@@ -47,9 +47,10 @@ class TraceBuilder {
         meta("thread_name", kGpuPid, tid, QString("stream %1 ").arg(tid));
         return *this;
     }
-    // A device activity; launched > 0: a cudaLaunchKernel at that time with its flow.
-    TraceBuilder& gpu(const QString& name, double ts, double dur, int tid = 7,
-                      double launched = -1) {
+    // A device activity; launched > 0: a cudaLaunchKernel at that time with its flow (without
+    // one when !flow: bound only by their shared correlation id, as some traces have them).
+    TraceBuilder& gpu(const QString& name, double ts, double dur, int tid = 7, double launched = -1,
+                      bool flow = true) {
         const QString cat = name.startsWith("Memcpy")   ? "gpu_memcpy"
                             : name.startsWith("Memset") ? "gpu_memset"
                                                         : "kernel";
@@ -72,6 +73,7 @@ class TraceBuilder {
                                        {"ts", launched},
                                        {"dur", 1},
                                        {"args", QJsonObject{{"correlation", id}}}});
+            if (!flow) return *this;
             events_.append(QJsonObject{{"ph", "s"},
                                        {"cat", "ac2g"},
                                        {"name", "ac2g"},
@@ -175,6 +177,42 @@ class TestStepAnalysis : public QObject {
     }
 
   private slots:
+    // Shapes of real traces (public PyTorch profiles of MI300 and 2021 ResNet-50 runs): kernels
+    // under 1 µs written as dur 0 by whole-µs Kineto, launches bound only by correlation (no
+    // ac2g flows), AMD's GEMM (Tensile "Cijk_") and ROCm blit kernel names; and a CPU-only
+    // trace, which gets no advice about a device it does not have.
+    void realTraceShapes() {
+        TraceBuilder t;
+        t.stream(7);
+        t.host("ProfilerStep#1", 0, 100);
+        t.gpu("Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN", 10, 20, 7, 2);  // latency 8
+        t.gpu("void at::native::vectorized_elementwise_kernel<4>", 30, 0, 7, 5);   // 25, 0 long
+        t.gpu("__amd_rocclr_fillBufferAligned.kd", 40, 4, 7, 30, false);  // 10, by correlation
+        t.gpu("__amd_rocclr_copyBuffer.kd", 50, 6, 7, 44, false);         // 6, by correlation
+        const StepAnalysis a = analyze(t.json());
+        QCOMPARE(a.breakdown.size(), size_t(1));
+        const DeviceStepBreakdown& b = a.breakdown[0];
+        QCOMPARE(b.kernels, int64_t(4));
+        QCOMPARE(b.at(StepCategory::Compute), us(20));
+        QCOMPARE(b.gemm, us(20));
+        QCOMPARE(b.at(StepCategory::Memset), us(4));
+        QCOMPARE(b.at(StepCategory::Memcpy), us(6));
+        QCOMPARE(b.otherCopy, us(6));
+        // Latencies 6, 8, 10, 25 µs: nearest-rank p50 the 2nd, p95 the 4th.
+        QCOMPARE(a.launchLatency.count, uint64_t(4));
+        QCOMPARE(a.launchLatency.p50, us(8));
+        QCOMPARE(a.launchLatency.p95, us(25));
+
+        TraceBuilder cpu;
+        cpu.host("ProfilerStep#1", 0, 100);
+        cpu.host("aten::mm", 10, 50);
+        const StepAnalysis c = analyze(cpu.json());
+        QCOMPARE(c.devices.size(), size_t(1));
+        QCOMPARE(c.devices[0].name, std::string("(no device activity)"));
+        QCOMPARE(c.breakdown[0].at(StepCategory::Idle), us(100));
+        QVERIFY(c.recommendations.empty());  // was "device_idle 100 %"
+    }
+
     void initTestCase() {
         QVERIFY(dir_.isValid());
         ws_ = Workspace::open(dir_.filePath("ws.sqlite").toStdString());
