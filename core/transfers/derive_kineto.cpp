@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/trace/trace_store.h"
 #include "core/transfers/derive_common.h"
@@ -27,6 +28,13 @@ using trace::TrackRow;
 bool isMemcpyCall(std::string_view name) {
     return name == "cudaMemcpyAsync" || name == "hipMemcpyAsync" || name == "cudaMemcpy2DAsync" ||
            name == "hipMemcpy2DAsync";
+}
+// Synchronous copies: their activity is no transfer anyone could overlap (counted apart).
+bool isSynchronousMemcpyCall(std::string_view name) {
+    return name == "cudaMemcpy" || name == "hipMemcpy" || name == "cudaMemcpy2D" ||
+           name == "hipMemcpy2D" || name == "hipMemcpyWithStream" || name == "hipMemcpyDtoH" ||
+           name == "hipMemcpyHtoD" || name == "hipMemcpyDtoD" || name == "cudaMemcpyPeer" ||
+           name == "hipMemcpyPeer";
 }
 bool isSync(std::string_view name) {
     for (const char* sync :
@@ -193,11 +201,13 @@ Analysis deriveKineto(const TraceStore& store) {
     std::vector<Call> launches;
     std::unordered_map<int64_t, int64_t> records;  // cudaEventRecord start by correlation
     std::vector<StreamWait> streamWaits;
+    std::unordered_set<int64_t> synchronousCopies;  // correlation ids of synchronous memcpys
     // What each name is, decided once per string rather than once per slice: a trace's slices
     // are millions, its distinct names thousands.
     enum class What : uint8_t {
         Other,
         Memcpy,
+        SynchronousMemcpy,
         Launch,
         Sync,
         Activity,
@@ -211,6 +221,8 @@ Analysis deriveKineto(const TraceStore& store) {
         const std::string& name = store.text(id);
         if (isMemcpyCall(name)) {
             what[id] = What::Memcpy;
+        } else if (isSynchronousMemcpyCall(name)) {
+            what[id] = What::SynchronousMemcpy;
         } else if (isLaunch(name)) {
             what[id] = What::Launch;
         } else if (isSync(name)) {
@@ -264,6 +276,9 @@ Analysis deriveKineto(const TraceStore& store) {
                         if (correlation >= 0) issues[correlation] = Call{s, track.id};
                         break;
                     }
+                    case What::SynchronousMemcpy:
+                        synchronousCopies.insert(number(store, s.args, "correlation"));
+                        break;
                     case What::Launch:
                         launches.push_back(Call{s, track.id});  // args only if a collective ran
                         break;
@@ -310,11 +325,14 @@ Analysis deriveKineto(const TraceStore& store) {
                   [](const Call& x, const Call& y) { return x.slice.start < y.slice.start; });
     // Transfers by host thread, in issue order.
     std::map<int64_t, std::vector<std::pair<Call, Activity>>> byThread;
-    uint64_t withoutCall = 0;
+    uint64_t withoutCall = 0, synchronous = 0;
     for (auto& [correlation, act] : activities) {
         const auto call = issues.find(correlation);
         if (call == issues.end()) {
-            ++withoutCall;
+            if (correlation >= 0 && synchronousCopies.count(correlation))
+                ++synchronous;
+            else
+                ++withoutCall;
             continue;
         }
         byThread[call->second.track].emplace_back(call->second, std::move(act));
@@ -596,6 +614,7 @@ Analysis deriveKineto(const TraceStore& store) {
         programs.push_back(std::move(program));
     }
     if (withoutCall) a.unmatched["activity_without_runtime_call"] = withoutCall;
+    if (synchronous) a.unmatched["synchronous_copies"] = synchronous;
     if (notWaited) a.unmatched["not_waited_on_host"] = notWaited;
     if (a.transfers.empty() && a.unmatched.empty()) return a;
     a.source = "kineto";

@@ -535,6 +535,14 @@ Analysis deriveXprof(const TraceStore& store) {
         Unmatched unmatched;
     };
     std::vector<PlaneJob> jobs;
+    // GPU memcpys on their own stream lines ("Stream #9(MemcpyH2D)") with no async op issuing
+    // or waiting for them in the profile: counted, since they make no transfer.
+    uint64_t streamCopies = 0;
+    for (const TrackRow* plane : trace::processTracks(store))
+        for (const TrackRow* line : store.children(plane->id))
+            if (line->name.starts_with("Stream #") &&
+                line->name.find("(Memcpy") != std::string::npos)
+                streamCopies += line->slices;
     for (const TrackRow* plane : trace::processTracks(store)) {
         if (lineTracks(store, plane->id, "XLA Ops").empty()) continue;
         jobs.push_back({plane, PlaneContext{plane->name, planeStats[plane->name]}, {}, {}});
@@ -583,6 +591,7 @@ Analysis deriveXprof(const TraceStore& store) {
     if (unmatched.nestedModules) all.unmatched["nested_modules"] = unmatched.nestedModules;
     if (unmatched.outside) all.unmatched["async_ops_outside_modules"] = unmatched.outside;
     if (unmatched.unendedRuns) all.unmatched["runs_cut_by_profile_end"] = unmatched.unendedRuns;
+    if (streamCopies) all.unmatched["stream_memcpys_without_async_op"] = streamCopies;
     if (all.transfers.empty() && all.unmatched.empty()) return all;
     all.source = "xprof";
     return all;

@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "core/progress.h"
+#include "core/trace/step_analysis.h"
 #include "core/trace/trace_store.h"
 #include "core/transfers/hlo_text.h"
 #include "core/transfers/transfers.h"
@@ -551,6 +552,55 @@ class TestTransfers : public QObject {
         QCOMPARE(a.modules[1].simulatedNs, int64_t(70000));
         QCOMPARE(a.transfers[2].backtailKind, Backtail::PreviousSync);
         QCOMPARE(a.transfers[2].backtail, int64_t(210000));
+    }
+
+    // A synchronous copy's activity (hipMemcpyWithStream, as a public ROCm trace has it) is no
+    // transfer and is counted as what it is, not as an activity without its runtime call.
+    void synchronousCopiesCountedApart() {
+        const auto x = kinetoSlice;
+        QJsonArray events{
+            x("hipMemcpyWithStream", "cuda_runtime", 1, 1, 0, 30, {{"correlation", 10}}),
+            x("Memcpy HtoD (Pageable -> Device)", "gpu_memcpy", 0, 7, 5, 20,
+              {{"correlation", 10}, {"bytes", 2048}, {"device", 0}, {"stream", 7}}),
+            x("Memcpy DtoH (Device -> Pinned)", "gpu_memcpy", 0, 7, 40, 10,
+              {{"correlation", 11}, {"bytes", 64}, {"device", 0}, {"stream", 7}}),
+        };
+        const QString path = dir_.filePath("sync_copy.json");
+        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
+        auto ws = Workspace::open(dir_.filePath("sync_copy.sqlite").toStdString());
+        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        QCOMPARE(a.transfers.size(), size_t(0));
+        QCOMPARE(a.unmatched.at("synchronous_copies"), uint64_t(1));
+        QCOMPARE(a.unmatched.at("activity_without_runtime_call"), uint64_t(1));
+    }
+
+    // XProf GPU profiles put memcpys on stream lines named by what runs there
+    // ("Stream #9(MemcpyH2D)"; a public ROCm JAX profile has 53 "CopyDeviceToDevice" on
+    // "(MemcpyOther)" streams): the step breakdown counts them as copies (by the stream's kind
+    // when the name tells nothing), and the transfer analysis counts them, since no async op
+    // issues or waits for them.
+    void xprofGpuStreamCopies() {
+        fixtures::XPlaneWriter gpu("/device:GPU:0");
+        gpu.event("Stream #7(Kernel)", "fusion.1", "fusion.1", 1000, 10000000);
+        gpu.event("Stream #9(MemcpyH2D)", "transfer_to_device", "transfer_to_device", 20000,
+                  4000000);
+        gpu.event("Stream #10(MemcpyOther)", "CopyDeviceToDevice", "CopyDeviceToDevice", 30000,
+                  3000000);
+        const QString path = dir_.filePath("gpu_streams.xplane.pb");
+        writeFile(path, gpu.bytes());
+        auto ws = Workspace::open(dir_.filePath("gpu_streams.sqlite").toStdString());
+        const int64_t id = importFile(*ws, path);
+        const trace::TraceStore store(*ws, id);
+        const trace::StepAnalysis steps = trace::analyzeSteps(store, {});
+        QCOMPARE(steps.breakdown.size(), size_t(1));
+        const trace::DeviceStepBreakdown& b = steps.breakdown[0];
+        QCOMPARE(b.at(trace::StepCategory::Compute), int64_t(10000));
+        QCOMPARE(b.h2d, int64_t(4000));
+        QCOMPARE(b.d2d, int64_t(3000));
+        QCOMPARE(b.at(trace::StepCategory::Memcpy), int64_t(7000));
+        const Analysis a = ofProfile(*ws, id);
+        QCOMPARE(a.transfers.size(), size_t(0));
+        QCOMPARE(a.unmatched.at("stream_memcpys_without_async_op"), uint64_t(2));
     }
 
     void kinetoDeviceWait() {
