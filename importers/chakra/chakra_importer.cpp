@@ -157,6 +157,9 @@ class NodeIndex {
 
 struct RankResult {
     uint64_t nodes = 0, dependencies = 0, missingDependencies = 0;
+    // Scheduling only: nodes on a dependency cycle, started once every node outside it that
+    // could go had gone (the cycle broken at its first node in file order).
+    uint64_t cycleBreaks = 0;
     bool scheduled = false;
     bool hasGlobalMetadata = true;
     std::string version, schema;
@@ -312,7 +315,10 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
 
     if (!anyStart) {
         // ASAP: a node starts when the last of its dependencies ends (iterative, in dependency
-        // order; nodes in a cycle or with missing dependencies start at their ready ones).
+        // order; missing dependencies are ignored). A cycle (real traces have them: an op and
+        // its kernel depending on each other) would leave its nodes and all that follow them
+        // unplaced: when nothing is ready, the first pending node in file order goes, after
+        // its dependencies placed so far, and is counted.
         result.scheduled = true;
         // Dependents of each node as one flat list (offsets per node), in node order.
         std::vector<int> pending(nodes.size(), 0);
@@ -339,14 +345,25 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
         std::vector<size_t> ready;
         for (size_t i = 0; i < nodes.size(); ++i)
             if (pending[i] == 0) ready.push_back(i);
-        while (!ready.empty()) {
+        size_t firstPending = 0;
+        std::vector<bool> placed(nodes.size(), false);  // a placed node's start stays
+        for (;;) {
+            if (ready.empty()) {
+                while (firstPending < nodes.size() && pending[firstPending] <= 0) ++firstPending;
+                if (firstPending == nodes.size()) break;
+                pending[firstPending] = 0;
+                ready.push_back(firstPending);
+                ++result.cycleBreaks;
+            }
             const size_t i = ready.back();
             ready.pop_back();
+            placed[i] = true;
             const int64_t end = nodes[i].start + nodes[i].dur;
             for (size_t k = dependentsBegin[i]; k < dependentsBegin[i + 1]; ++k) {
                 const size_t j = dependents[k];
+                if (placed[j]) continue;  // on a cycle, placed already
                 nodes[j].start = std::max(nodes[j].start, end);
-                if (--pending[j] == 0) ready.push_back(j);
+                if (pending[j] > 0 && --pending[j] == 0) ready.push_back(j);
             }
         }
     }
@@ -425,7 +442,7 @@ class ChakraImporter : public Importer {
         QJsonArray ranks, collectives;
         QJsonObject types;
         std::map<std::string, uint64_t> typeCounts;
-        uint64_t nodes = 0, dependencies = 0, missing = 0, withoutMetadata = 0;
+        uint64_t nodes = 0, dependencies = 0, missing = 0, withoutMetadata = 0, cycleBreaks = 0;
         bool scheduled = false;
         std::string version, schema;
         QJsonObject globalAttributes;
@@ -449,6 +466,7 @@ class ChakraImporter : public Importer {
             nodes += result.nodes;
             dependencies += result.dependencies;
             missing += result.missingDependencies;
+            cycleBreaks += result.cycleBreaks;
             scheduled = scheduled || result.scheduled;
             if (!result.hasGlobalMetadata) ++withoutMetadata;
             if (version.empty()) version = result.version;
@@ -474,6 +492,7 @@ class ChakraImporter : public Importer {
         meta.insert("node_types", types);
         meta.insert("dependencies", qint64(dependencies));
         meta.insert("missing_dependencies", qint64(missing));
+        if (scheduled) meta.insert("cycle_breaks", qint64(cycleBreaks));
         meta.insert("collectives", collectives);
         meta.insert("schedule",
                     scheduled ? "nodes carry no start times: placed as soon as their dependencies "
@@ -491,6 +510,11 @@ class ChakraImporter : public Importer {
             warnings.append(
                 QString("%1 dependencies name nodes that are not in the trace; no arrow is drawn")
                     .arg(qint64(missing)));
+        if (cycleBreaks > 0)
+            warnings.append(QString("the dependencies form cycles: %1 nodes were placed after "
+                                    "only the dependencies placed before them (each cycle "
+                                    "broken at its first node in file order)")
+                                .arg(qint64(cycleBreaks)));
         if (summary.unboundFlows > 0)
             warnings.append(QString("%1 dependency arrows found no node slice to attach to")
                                 .arg(qint64(summary.unboundFlows)));

@@ -923,6 +923,52 @@ class TestTraceImporters : public QObject {
         QCOMPARE(store.flows().size(), size_t(1));
     }
 
+    // Dependency cycles (a public PyTorch Chakra trace has 941 nodes on them: an op and its
+    // kernel depending on each other): every node is still placed, each cycle broken at its
+    // first node in file order, and the import says so. a <-> b, c after b.
+    void chakraDependencyCycle() {
+        auto frame = [](const QByteArray& message) {
+            return QByteArray(1, char(message.size())) + message;
+        };
+        const QByteArray a =
+            frame(QByteArray("\x12\x01"
+                             "a"
+                             "\x18\x04"
+                             "\x22\x01\x01"
+                             "\x38\x07",
+                             10));
+        const QByteArray b =
+            frame(QByteArray("\x08\x01"
+                             "\x12\x01"
+                             "b"
+                             "\x18\x04"
+                             "\x22\x01\x00"
+                             "\x38\x05",
+                             12));
+        const QByteArray c =
+            frame(QByteArray("\x08\x02"
+                             "\x12\x01"
+                             "c"
+                             "\x18\x04"
+                             "\x22\x01\x01"
+                             "\x38\x02",
+                             12));
+        const Imported imp = importOne(*ws_, write(path("cycle.0.et"), a + b + c));
+        QCOMPARE(imp.meta.value("nodes").toInt(), 3);
+        QCOMPARE(imp.meta.value("cycle_breaks").toInt(), 1);
+        const QJsonArray warnings = imp.meta.value("warnings").toArray();
+        QVERIFY(std::any_of(warnings.begin(), warnings.end(), [](const QJsonValue& w) {
+            return w.toString().contains("cycles: 1 nodes");
+        }));
+        TraceStore store(*ws_, imp.profile.id);
+        const auto nodes = allSlices(store, trackNamed(store, "rank 0")->id);
+        QCOMPARE(nodes.size(), size_t(3));
+        QCOMPARE(nodes[0].start, int64_t(0));      // a: the cycle broken here
+        QCOMPARE(nodes[1].start, int64_t(7000));   // b after a
+        QCOMPARE(nodes[2].start, int64_t(12000));  // c after b (left at 0 before)
+        QCOMPARE(store.flows().size(), size_t(3));
+    }
+
     // Profiles imported before strings, flows and op statistics were packed into blobs hold
     // them as rows (trace_strings, trace_flows, trace_ops): they read the same.
     void rowStoredProfilesReadTheSame() {
