@@ -136,6 +136,10 @@ uint8_t classifyDeviceName(std::string_view name) {
     if (n == "stream sync" || n == "context sync" || n == "event sync" ||
         n == "stream wait event" || n == "device sync")
         return kNotActivity;
+    // MTIA's device streams (Kineto, cat mtia_ccp_events) record their syncs and waits as
+    // slices, beside the runtime's synchronize calls; its copies are DMA requests.
+    if (n == "event_record" || n == "event_wait" || n == "synchronize") return kNotActivity;
+    if (n == "dma_request") return kOtherCopy;
     if (has(n, "memset")) return kMemset;
     // ROCm's blit kernels fill and copy buffers for hipMemset/hipMemcpy.
     if (n.starts_with("__amd_rocclr_fill")) return kMemset;

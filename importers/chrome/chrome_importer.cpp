@@ -143,7 +143,8 @@ class ChromeTraceBuilder {
         for (auto& [pid, p] : processes_) {
             TrackSpec& spec = writer_.track(p.track);
             spec.name = p.name.empty() ? "Process " + std::string(pid) : p.name;
-            if (!p.labels.empty()) spec.name += " (" + p.labels + ")";
+            // A label repeating the name (Kineto's MTIA: "MTIA 17" labelled "MTIA 17") once.
+            if (!p.labels.empty() && p.labels != spec.name) spec.name += " (" + p.labels + ")";
         }
 
         QJsonObject o;

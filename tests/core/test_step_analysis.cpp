@@ -203,6 +203,20 @@ class TestStepAnalysis : public QObject {
         QCOMPARE(a.launchLatency.p50, us(8));
         QCOMPARE(a.launchLatency.p95, us(25));
 
+        // MTIA (a public inference trace): its device streams record event_record/event_wait
+        // and the runtime's synchronize as slices, copies as dma_request.
+        TraceBuilder mtia;
+        mtia.stream(7);
+        mtia.host("ProfilerStep#1", 0, 100);
+        mtia.gpu("pe_exe", 10, 30);
+        mtia.gpu("event_wait", 40, 20);
+        mtia.gpu("synchronize", 40, 25);
+        mtia.gpu("dma_request", 60, 5);
+        const StepAnalysis m = analyze(mtia.json());
+        QCOMPARE(m.breakdown[0].at(StepCategory::Compute), us(30));
+        QCOMPARE(m.breakdown[0].at(StepCategory::Memcpy), us(5));
+        QCOMPARE(m.breakdown[0].kernels, int64_t(2));
+
         TraceBuilder cpu;
         cpu.host("ProfilerStep#1", 0, 100);
         cpu.host("aten::mm", 10, 50);
