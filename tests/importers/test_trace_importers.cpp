@@ -28,6 +28,18 @@ using namespace stallscope;
 using trace::TraceStore;
 
 namespace {
+
+// A framed Chakra node as astra-sim's 2023 traces hold them (no GlobalMetadata before it),
+// written field by field: id (1, left out when 0 as protobuf does), name (2), type (3, COMP
+// 4), ctrl_deps (4, packed; dep < 0: none), duration_micros (7), after its varint length.
+QByteArray chakraNode(int id, char name, int dep, int durationMicros) {
+    QByteArray node;
+    if (id != 0) node += QByteArray("\x08") + char(id);
+    node += QByteArray("\x12\x01") + name + QByteArray("\x18\x04");
+    if (dep >= 0) node += QByteArray("\x22\x01") + char(dep);
+    node += QByteArray("\x38") + char(durationMicros);
+    return QByteArray(1, char(node.size())) + node;
+}
 #pragma GCC diagnostic ignored "-Wunused-function"
 
 QString samples() {
@@ -885,25 +897,9 @@ class TestTraceImporters : public QObject {
 
     void chakraWithoutGlobalMetadata() {
         // astra-sim's traces of 2023 have no GlobalMetadata: the first message is a Node (here
-        // with id 0, which protobuf leaves out). Written field by field: name (2), type (3),
-        // ctrl_deps (4, packed), duration_micros (7); each message after its varint length.
-        auto frame = [](const QByteArray& message) {
-            return QByteArray(1, char(message.size())) + message;
-        };
-        const QByteArray first =
-            frame(QByteArray("\x12\x01"
-                             "a"
-                             "\x18\x04"
-                             "\x38\x07",
-                             7));
-        const QByteArray second =
-            frame(QByteArray("\x08\x01"
-                             "\x12\x01"
-                             "b"
-                             "\x18\x04"
-                             "\x22\x01\x00"
-                             "\x38\x05",
-                             12));
+        // with id 0, which protobuf leaves out).
+        const QByteArray first = chakraNode(0, 'a', -1, 7);
+        const QByteArray second = chakraNode(1, 'b', 0, 5);
         const QString rank0 = write(path("old_dp.0.et"), first + second);
         write(path("old_dp.1.et"), first);
         const Imported imp = importOne(*ws_, rank0);
@@ -927,32 +923,9 @@ class TestTraceImporters : public QObject {
     // kernel depending on each other): every node is still placed, each cycle broken at its
     // first node in file order, and the import says so. a <-> b, c after b.
     void chakraDependencyCycle() {
-        auto frame = [](const QByteArray& message) {
-            return QByteArray(1, char(message.size())) + message;
-        };
-        const QByteArray a =
-            frame(QByteArray("\x12\x01"
-                             "a"
-                             "\x18\x04"
-                             "\x22\x01\x01"
-                             "\x38\x07",
-                             10));
-        const QByteArray b =
-            frame(QByteArray("\x08\x01"
-                             "\x12\x01"
-                             "b"
-                             "\x18\x04"
-                             "\x22\x01\x00"
-                             "\x38\x05",
-                             12));
-        const QByteArray c =
-            frame(QByteArray("\x08\x02"
-                             "\x12\x01"
-                             "c"
-                             "\x18\x04"
-                             "\x22\x01\x01"
-                             "\x38\x02",
-                             12));
+        const QByteArray a = chakraNode(0, 'a', 1, 7);
+        const QByteArray b = chakraNode(1, 'b', 0, 5);
+        const QByteArray c = chakraNode(2, 'c', 1, 2);
         const Imported imp = importOne(*ws_, write(path("cycle.0.et"), a + b + c));
         QCOMPARE(imp.meta.value("nodes").toInt(), 3);
         QCOMPARE(imp.meta.value("cycle_breaks").toInt(), 1);
