@@ -290,6 +290,39 @@ class TestStepViews : public QObject {
                  (lb.plot.bottom() - lb.line[0].y()) / lb.plot.height());
     }
 
+    // A trace whose copies make no transfer (a synchronous copy, a copy whose runtime call is
+    // not in the trace): the overview says what the analysis counted instead of nothing.
+    void overviewNamesWhatMadeNoTransfer() {
+        auto slice = [](const char* name, const char* cat, int pid, int tid, double ts, double dur,
+                        const QJsonObject& args) {
+            return QJsonObject{{"ph", "X"},  {"name", name}, {"cat", cat}, {"pid", pid},
+                               {"tid", tid}, {"ts", ts},     {"dur", dur}, {"args", args}};
+        };
+        const QJsonArray events{
+            slice("hipMemcpyWithStream", "cuda_runtime", 1, 1, 0, 30, {{"correlation", 10}}),
+            slice("Memcpy HtoD (Pageable -> Device)", "gpu_memcpy", 0, 7, 5, 20,
+                  {{"correlation", 10}, {"bytes", 2048}, {"device", 0}, {"stream", 7}}),
+            slice("Memcpy DtoH (Device -> Pinned)", "gpu_memcpy", 0, 7, 40, 10,
+                  {{"correlation", 11}, {"bytes", 64}, {"device", 0}, {"stream", 7}})};
+        const std::string path = dir_.filePath("no_transfer.json").toStdString();
+        std::ofstream(path)
+            << QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString();
+        const std::string wsPath = dir_.filePath("no_transfer.sqlite").toStdString();
+        int64_t id = 0;
+        {
+            auto ws = Workspace::open(wsPath);
+            Progress progress;
+            id = importFiles(*ws, ImportRequest{{path}, {}, {}}, progress).at(0).id;
+        }
+        TraceView view;
+        view.open(wsPath, id);
+        QTRY_VERIFY_WITH_TIMEOUT(view.overviewHtml().contains("No async transfer found"), 20000);
+        QVERIFY(view.transferAnalysis() == nullptr);
+        QVERIFY2(
+            view.overviewHtml().contains("activity without runtime call 1, synchronous copies 1"),
+            qPrintable(view.overviewHtml()));
+    }
+
     void tpuTransfersOnTheTimeline() {
         // The real TPU v6e profile: transfers derived at import, drawn per link above the
         // trace's tracks, their figures in the overview, the transfer edit first in the dock.

@@ -829,6 +829,12 @@ void TraceView::loadTransfers(const std::string& workspacePath, int64_t profileI
 }
 
 void TraceView::setTransferAnalysis(std::shared_ptr<const transfers::Analysis> analysis) {
+    QStringList unmatched;
+    if (analysis)
+        for (const auto& [key, count] : analysis->unmatched)
+            unmatched << QString::fromStdString(key).replace('_', ' ') + " " +
+                             format::count(double(count));
+    transfersUnmatched_ = unmatched.join(", ");
     transfers_ = analysis && !analysis->transfers.empty() ? std::move(analysis) : nullptr;
     transferCards_->setCards(transfers_ ? transferCardsOf(*transfers_) : std::vector<Card>{});
     updateLeadingTracks();
@@ -988,7 +994,15 @@ std::vector<Card> TraceView::transferCardsOf(const transfers::Analysis& a) {
 }
 
 QString TraceView::transfersHtml() const {
-    if (!transfers_) return {};
+    const QString unmatched =
+        transfersUnmatched_.isEmpty()
+            ? QString()
+            : tr("<p>Not made into transfers (as <tt>dma --json</tt> counts them): %1</p>")
+                  .arg(htmlEscape(transfersUnmatched_));
+    if (!transfers_)
+        return unmatched.isEmpty()
+                   ? QString()
+                   : tr("<h3>Transfers</h3><p>No async transfer found.</p>") + unmatched;
     const transfers::Analysis& a = *transfers_;
     uint64_t bytes = 0;
     int64_t slack = 0;
@@ -1026,7 +1040,7 @@ QString TraceView::transfersHtml() const {
                                               : tr("not stated"))
                     .arg(format::nanoseconds(double(l.busyNs)));
     }
-    return html + "</table>";
+    return html + "</table>" + unmatched;
 }
 
 void TraceView::showRange(int64_t start, int64_t end) {

@@ -173,6 +173,9 @@ class TraceView : public QWidget {
     std::shared_ptr<const trace::StepAnalysis> steps_;
     std::shared_ptr<StepBoundaryOverlay> stepBoundaries_;
     std::shared_ptr<const transfers::Analysis> transfers_;
+    // What the transfer analysis could not make into transfers ("done without start 2, ..."),
+    // kept when it found none: the overview says why there are none.
+    QString transfersUnmatched_;
     std::shared_ptr<const trace::HostsAnalysis> hosts_;
     struct HostStepTarget {
         QString host, step;
