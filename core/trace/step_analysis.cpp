@@ -140,7 +140,9 @@ uint8_t classifyDeviceName(std::string_view name) {
     // slices, beside the runtime's synchronize calls; its copies are DMA requests.
     if (n == "event_record" || n == "event_wait" || n == "synchronize") return kNotActivity;
     if (n == "dma_request") return kOtherCopy;
-    if (has(n, "memset")) return kMemset;
+    // Memsets by their own names ("Memset (Device)", XProf's "MemsetD32"), not every kernel
+    // with the word in it (a Triton "_combined_routing_memset" computes).
+    if (n.starts_with("memset")) return kMemset;
     // ROCm's blit kernels fill and copy buffers for hipMemset/hipMemcpy.
     if (n.starts_with("__amd_rocclr_fill")) return kMemset;
     if (n.starts_with("__amd_rocclr_copy")) return kOtherCopy;
@@ -690,10 +692,13 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
                 if (d.copyClass != kNotActivity && isCompute(cls)) cls = d.copyClass;
                 // Annotations (Kineto's gpu_user_annotation, XProf's enclosing ops) hold the
                 // real activities: a slice with a deeper activity starting inside it is a
-                // container. (Sync markers overlapping a copy nest in it without making it one.)
+                // container. (Sync markers overlapping a copy nest in it without making it one,
+                // and so do zero-length ops: XProf draws a TPU's zero-length copy-start at the
+                // start of the copy-done or fusion running then, as its child.)
                 bool container = false;
                 for (size_t j = i + 1; j < slices.size() && slices[j].start < end; ++j) {
                     if (slices[j].depth <= s.depth) break;
+                    if (sliceEnd(slices[j]) <= slices[j].start) continue;
                     nameFlags(slices[j].name);
                     if (deviceClassOf[slices[j].name] != kNotActivity) {
                         container = true;
