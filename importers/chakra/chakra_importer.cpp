@@ -327,7 +327,8 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
             nodes[i].start = 0;
             for (uint32_t k = 0; k < nodes[i].deps; ++k) {
                 const size_t d = depPositions[nodes[i].firstDep + k];
-                if (d == NodeIndex::kNone) continue;
+                // A node listing itself (383 do in a public PyTorch ET) waits for nothing.
+                if (d == NodeIndex::kNone || d == i) continue;
                 ++pending[i];
                 ++dependentsBegin[d + 1];
             }
@@ -339,7 +340,7 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
             for (size_t i = 0; i < nodes.size(); ++i)
                 for (uint32_t k = 0; k < nodes[i].deps; ++k) {
                     const size_t d = depPositions[nodes[i].firstDep + k];
-                    if (d != NodeIndex::kNone) dependents[fill[d]++] = i;
+                    if (d != NodeIndex::kNone && d != i) dependents[fill[d]++] = i;
                 }
         }
         std::vector<size_t> ready;

@@ -921,13 +921,14 @@ class TestTraceImporters : public QObject {
 
     // Dependency cycles (a public PyTorch Chakra trace has 941 nodes on them: an op and its
     // kernel depending on each other): every node is still placed, each cycle broken at its
-    // first node in file order, and the import says so. a <-> b, c after b.
+    // first node in file order, and the import says so. a <-> b, c after b, d on itself.
     void chakraDependencyCycle() {
         const QByteArray a = chakraNode(0, 'a', 1, 7);
         const QByteArray b = chakraNode(1, 'b', 0, 5);
         const QByteArray c = chakraNode(2, 'c', 1, 2);
-        const Imported imp = importOne(*ws_, write(path("cycle.0.et"), a + b + c));
-        QCOMPARE(imp.meta.value("nodes").toInt(), 3);
+        const QByteArray d = chakraNode(3, 'd', 3, 1);  // lists itself: no cycle to break
+        const Imported imp = importOne(*ws_, write(path("cycle.0.et"), a + b + c + d));
+        QCOMPARE(imp.meta.value("nodes").toInt(), 4);
         QCOMPARE(imp.meta.value("cycle_breaks").toInt(), 1);
         const QJsonArray warnings = imp.meta.value("warnings").toArray();
         QVERIFY(std::any_of(warnings.begin(), warnings.end(), [](const QJsonValue& w) {
@@ -935,11 +936,17 @@ class TestTraceImporters : public QObject {
         }));
         TraceStore store(*ws_, imp.profile.id);
         const auto nodes = allSlices(store, trackNamed(store, "rank 0")->id);
-        QCOMPARE(nodes.size(), size_t(3));
-        QCOMPARE(nodes[0].start, int64_t(0));      // a: the cycle broken here
-        QCOMPARE(nodes[1].start, int64_t(7000));   // b after a
-        QCOMPARE(nodes[2].start, int64_t(12000));  // c after b (left at 0 before)
-        QCOMPARE(store.flows().size(), size_t(3));
+        QCOMPARE(nodes.size(), size_t(4));
+        auto startOf = [&](const char* name) {
+            for (const auto& n : nodes)
+                if (store.text(n.name) == name) return n.start;
+            return int64_t(-1);
+        };
+        QCOMPARE(startOf("a"), int64_t(0));      // the cycle broken here
+        QCOMPARE(startOf("b"), int64_t(7000));   // after a
+        QCOMPARE(startOf("c"), int64_t(12000));  // after b (left at 0 before)
+        QCOMPARE(startOf("d"), int64_t(0));
+        QCOMPARE(store.flows().size(), size_t(4));  // d's arrow to itself is drawn
     }
 
     // Profiles imported before strings, flows and op statistics were packed into blobs hold
