@@ -538,6 +538,14 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
             list.push_back({s.start, end});
     };
 
+    // Processes holding device streams (Kineto's GPU/MTIA pids).
+    std::unordered_set<int64_t> streamProcesses;
+    if (g.chrome)
+        for (const TrackRow& t : store.tracks()) {
+            const std::string n = lower(t.name);
+            if (n.starts_with("stream ") || n.starts_with("stream#"))
+                streamProcesses.insert(t.parent);
+        }
     for (const TrackRow& t : store.tracks()) {
         if (t.slices == 0 || t.kind == TrackKind::Counter || !below(t)) continue;
         const TrackRow* process = store.track(t.parent);
@@ -570,6 +578,17 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
                     device =
                         has(a, "\"stream\":") && (has(a, "\"device\":") || has(a, "\"context\":"));
                 }
+            }
+            // A thread of such a process carrying only copies (MTIA's "DMA_REQUEST" thread,
+            // whose DMAs have no stream or correlation) is the device's too.
+            if (!device && streamProcesses.count(t.parent)) {
+                const std::vector<SliceItem> first = firstChunk(store, t.id);
+                device =
+                    !first.empty() &&
+                    std::all_of(first.begin(), first.end(), [&](const SliceItem& s) {
+                        nameFlags(s.name);
+                        return isCopy(deviceClassOf[s.name]) || deviceClassOf[s.name] == kMemset;
+                    });
             }
             if (device) role = TrackRole::Device;
         }
@@ -642,14 +661,33 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
     std::vector<Launch> launches;
     if (!chakra) {
         std::unordered_map<int64_t, bool> launching;
+        // Flows from slices that are not runtime calls by name (MTIA's "runFunction - ..."):
+        // by host track, their sources' ends -> the launches to date from those slices' starts.
+        std::unordered_map<int64_t, std::unordered_map<int64_t, std::vector<size_t>>> unnamed;
         for (const FlowRow& f : store.flows()) {
             if (!deviceOfTrack.count(f.toTrack) || !isHost.count(f.fromTrack)) continue;
             const auto call = std::lower_bound(callStarts.begin(), callStarts.end(),
                                                Call{f.fromTrack, f.fromTs, 0, 0});
             const bool found =
                 call != callStarts.end() && call->track == f.fromTrack && call->end == f.fromTs;
+            if (!found) unnamed[f.fromTrack][f.fromTs].push_back(launches.size());
             launches.push_back({f.toTrack, f.toTs, found ? call->start : f.fromTs, f.fromTrack});
             launching[f.fromTrack] = true;
+        }
+        for (auto& [track, byEnd] : unnamed) {
+            // The call is the innermost slice ending there: the latest start.
+            std::unordered_map<int64_t, int64_t> startOf;
+            forEachChunk(store, track, [&](const std::vector<SliceItem>& chunk) {
+                for (const SliceItem& s : chunk) {
+                    if (s.kind != ItemKind::Slice) continue;
+                    const int64_t end = sliceEnd(s);
+                    if (!byEnd.count(end)) continue;
+                    const auto [it, fresh] = startOf.try_emplace(end, s.start);
+                    if (!fresh) it->second = std::max(it->second, s.start);
+                }
+            });
+            for (const auto& [end, start] : startOf)
+                for (size_t l : byEnd[end]) launches[l].ts = start;
         }
         std::sort(launches.begin(), launches.end());
         for (const auto& entry : launching) g.launchingTracks.push_back(entry.first);
@@ -705,9 +743,11 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
                         break;
                     }
                 }
-                // Kernels may overlap on one stream (programmatic dependent launch): in Kineto
-                // traces a container is only one without a launch correlation.
-                if (container && g.chrome && has(args.get(s.args), "\"correlation\":"))
+                // Kernels may overlap on one stream (programmatic dependent launch), and so do
+                // DMAs (MTIA's, without correlation): in Kineto traces a container is only a
+                // GPU annotation, named like its host range and without a launch correlation.
+                if (container && g.chrome &&
+                    (!onHost[s.name] || has(args.get(s.args), "\"correlation\":")))
                     container = false;
                 if (container) continue;
                 // A GPU annotation that holds no kernel: named like its host range, with no

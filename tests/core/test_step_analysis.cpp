@@ -47,6 +47,29 @@ class TraceBuilder {
         meta("thread_name", kGpuPid, tid, QString("stream %1 ").arg(tid));
         return *this;
     }
+    // Another thread of the device process (MTIA's "DMA_REQUEST").
+    TraceBuilder& deviceThread(int tid, const QString& name) {
+        meta("thread_name", kGpuPid, tid, name);
+        return *this;
+    }
+    // The runtime call gpu() launches from (default cudaLaunchKernel).
+    TraceBuilder& launcher(const QString& name) {
+        launcher_ = name;
+        return *this;
+    }
+    // A device slice with exactly these args (no correlation, no launch).
+    TraceBuilder& deviceSlice(const QString& name, double ts, double dur, int tid,
+                              const QJsonObject& args) {
+        events_.append(QJsonObject{{"ph", "X"},
+                                   {"cat", "mtia_ccp_events"},
+                                   {"name", name},
+                                   {"pid", kGpuPid},
+                                   {"tid", tid},
+                                   {"ts", ts},
+                                   {"dur", dur},
+                                   {"args", args}});
+        return *this;
+    }
     // A device activity; launched > 0: a cudaLaunchKernel at that time with its flow (without
     // one when !flow: bound only by their shared correlation id, as some traces have them).
     TraceBuilder& gpu(const QString& name, double ts, double dur, int tid = 7, double launched = -1,
@@ -67,7 +90,7 @@ class TraceBuilder {
         if (launched >= 0) {
             events_.append(QJsonObject{{"ph", "X"},
                                        {"cat", "cuda_runtime"},
-                                       {"name", "cudaLaunchKernel"},
+                                       {"name", launcher_},
                                        {"pid", kHostPid},
                                        {"tid", kHostTid},
                                        {"ts", launched},
@@ -119,6 +142,7 @@ class TraceBuilder {
     }
     QJsonArray events_;
     int correlation_ = 0;
+    QString launcher_ = "cudaLaunchKernel";
 };
 
 int64_t us(double v) {
@@ -217,6 +241,26 @@ class TestStepAnalysis : public QObject {
         QCOMPARE(m.breakdown[0].at(StepCategory::Compute), us(30));
         QCOMPARE(m.breakdown[0].at(StepCategory::Memcpy), us(5));
         QCOMPARE(m.breakdown[0].kernels, int64_t(2));
+
+        // MTIA training (a public HTA sample): DMAs overlap on a stream and have no
+        // correlation (not GPU annotations holding them), a "DMA_REQUEST" thread of the device
+        // carries more, and kernels launch from "runFunction - ..." calls, dated from their
+        // start (8 µs here), not their end.
+        TraceBuilder train;
+        train.stream(7).deviceThread(801, "DMA_REQUEST");
+        train.launcher("runFunction - job_prep_and_submit_for_execution");
+        train.host("ProfilerStep#1", 0, 100);
+        train.gpu("fc-dtype_Float", 10, 20, 7, 2);
+        train.deviceSlice("dma_request", 40, 20, 7, {{"stream", 7}, {"size", 64}});
+        train.deviceSlice("dma_request", 45, 5, 7, {{"stream", 7}, {"size", 64}});
+        train.deviceSlice("dma_request", 70, 5, 801, {{"direction", "DEVICE_TO_HOST"}});
+        const StepAnalysis tr = analyze(train.json());
+        QCOMPARE(tr.breakdown.size(), size_t(1));
+        QCOMPARE(tr.breakdown[0].at(StepCategory::Compute), us(20));
+        QCOMPARE(tr.breakdown[0].at(StepCategory::Memcpy), us(25));
+        QCOMPARE(tr.breakdown[0].kernels, int64_t(4));
+        QCOMPARE(tr.launchLatency.count, uint64_t(1));
+        QCOMPARE(tr.launchLatency.p50, us(8));
 
         TraceBuilder cpu;
         cpu.host("ProfilerStep#1", 0, 100);
