@@ -73,6 +73,17 @@ std::string collectiveKind(std::string_view name) {
     return "nccl " + std::string(name.substr(0, name.find('_')));
 }
 
+// Collective kernels outside NCCL/RCCL (symmetric-memory all-reduce "multimem_all_reduce_kernel",
+// vLLM's "cross_device_reduce_1stage"): their traces state no size, so they make no transfer
+// and are counted.
+bool isUnsizedCollective(std::string_view name) {
+    for (const char* kind :
+         {"multimem", "cross_device_reduce", "all_reduce", "allreduce", "all_gather", "allgather",
+          "reduce_scatter", "reducescatter", "all_to_all", "alltoall"})
+        if (name.find(kind) != std::string_view::npos) return collectiveKind(name).empty();
+    return false;
+}
+
 // PyTorch's dtype names (the NCCL kernel's "dtype" arg) as XLA element types and their
 // sizes; empty and 0 when unknown.
 std::pair<std::string, int> elementTypeOf(std::string_view dtype) {
@@ -202,12 +213,14 @@ Analysis deriveKineto(const TraceStore& store) {
     std::unordered_map<int64_t, int64_t> records;  // cudaEventRecord start by correlation
     std::vector<StreamWait> streamWaits;
     std::unordered_set<int64_t> synchronousCopies;  // correlation ids of synchronous memcpys
+    uint64_t unsizedCollectives = 0;
     // What each name is, decided once per string rather than once per slice: a trace's slices
     // are millions, its distinct names thousands.
     enum class What : uint8_t {
         Other,
         Memcpy,
         SynchronousMemcpy,
+        UnsizedCollective,
         Launch,
         Sync,
         Activity,
@@ -223,6 +236,8 @@ Analysis deriveKineto(const TraceStore& store) {
             what[id] = What::Memcpy;
         } else if (isSynchronousMemcpyCall(name)) {
             what[id] = What::SynchronousMemcpy;
+        } else if (isUnsizedCollective(name)) {
+            what[id] = What::UnsizedCollective;
         } else if (isLaunch(name)) {
             what[id] = What::Launch;
         } else if (isSync(name)) {
@@ -278,6 +293,10 @@ Analysis deriveKineto(const TraceStore& store) {
                     }
                     case What::SynchronousMemcpy:
                         synchronousCopies.insert(number(store, s.args, "correlation"));
+                        break;
+                    case What::UnsizedCollective:
+                        // Device kernels only (a stream); host ops share such names.
+                        if (number(store, s.args, "stream") >= 0) ++unsizedCollectives;
                         break;
                     case What::Launch:
                         launches.push_back(Call{s, track.id});  // args only if a collective ran
@@ -615,6 +634,7 @@ Analysis deriveKineto(const TraceStore& store) {
     }
     if (withoutCall) a.unmatched["activity_without_runtime_call"] = withoutCall;
     if (synchronous) a.unmatched["synchronous_copies"] = synchronous;
+    if (unsizedCollectives) a.unmatched["collective_kernels_without_size"] = unsizedCollectives;
     if (notWaited) a.unmatched["not_waited_on_host"] = notWaited;
     if (a.transfers.empty() && a.unmatched.empty()) return a;
     a.source = "kineto";

@@ -564,6 +564,11 @@ class TestTransfers : public QObject {
               {{"correlation", 10}, {"bytes", 2048}, {"device", 0}, {"stream", 7}}),
             x("Memcpy DtoH (Device -> Pinned)", "gpu_memcpy", 0, 7, 40, 10,
               {{"correlation", 11}, {"bytes", 64}, {"device", 0}, {"stream", 7}}),
+            // A symmetric-memory all-reduce (B200 sample: 73 of them) states no size; the host
+            // op of the same kind is no kernel.
+            x("multimem_all_reduce_kernel", "kernel", 0, 7, 60, 10,
+              {{"correlation", 12}, {"device", 0}, {"stream", 7}}),
+            x("c10d::allreduce_", "cpu_op", 1, 1, 55, 20, {}),
         };
         const QString path = dir_.filePath("sync_copy.json");
         writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
@@ -572,6 +577,7 @@ class TestTransfers : public QObject {
         QCOMPARE(a.transfers.size(), size_t(0));
         QCOMPARE(a.unmatched.at("synchronous_copies"), uint64_t(1));
         QCOMPARE(a.unmatched.at("activity_without_runtime_call"), uint64_t(1));
+        QCOMPARE(a.unmatched.at("collective_kernels_without_size"), uint64_t(1));
     }
 
     // XProf GPU profiles put memcpys on stream lines named by what runs there
