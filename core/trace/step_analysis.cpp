@@ -674,7 +674,9 @@ Gathered gather(const TraceStore& store, const StepOptions& options) {
             launches.push_back({f.toTrack, f.toTs, found ? call->start : f.fromTs, f.fromTrack});
             launching[f.fromTrack] = true;
         }
-        for (auto& [track, byEnd] : unnamed) {
+        for (auto& entry : unnamed) {  // no structured binding: captured below (clang 14)
+            const int64_t track = entry.first;
+            auto& byEnd = entry.second;
             // The call is the innermost slice ending there: the latest start.
             std::unordered_map<int64_t, int64_t> startOf;
             forEachChunk(store, track, [&](const std::vector<SliceItem>& chunk) {
