@@ -59,6 +59,13 @@ bool RecordReader::next(std::vector<std::string>& fields) {
             if (++skippedLines_ <= 8) firstSkipped_.emplace_back(trim(line));
             continue;
         }
+        if (!preambleMarker_.empty()) {
+            if (line.find(preambleMarker_) == std::string_view::npos) {
+                ++preambleLines_;
+                continue;
+            }
+            preambleMarker_.clear();
+        }
         recordLine_ = lines_.lineNumber();
         bool open = splitInto(line, fields, false);
         while (open) {

@@ -20,6 +20,10 @@ class RecordReader {
     // Lines that start with `prefix` outside a quoted field are not records (e.g. ncu's
     // `==PROF==` and `==WARNING==` messages, which may hold commas and quotes).
     void skipLinesStartingWith(std::string prefix) { skipPrefix_ = std::move(prefix); }
+    // Lines before the first one containing `marker` (outside any record) are not records
+    // either: ncu's table printed to stdout comes after the application's own output.
+    void skipLinesBefore(std::string marker) { preambleMarker_ = std::move(marker); }
+    long long preambleLines() const { return preambleLines_; }
     // How many lines were skipped that way, and the first few of them.
     long long skippedLines() const { return skippedLines_; }
     const std::vector<std::string>& firstSkippedLines() const { return firstSkipped_; }
@@ -33,6 +37,8 @@ class RecordReader {
     long long recordLine_ = 0;
     bool first_ = true;
     std::string skipPrefix_;
+    std::string preambleMarker_;  // emptied once found
+    long long preambleLines_ = 0;
     long long skippedLines_ = 0;
     std::vector<std::string> firstSkipped_;
 };

@@ -176,7 +176,9 @@ class NcuCsvImporter final : public Importer {
         while (!head.empty()) {
             const auto end = head.find('\n');
             const std::string_view line = head.substr(0, end);
-            if (!line.starts_with("==") && !csv::trim(line).empty()) {
+            // The table's header: the first line naming the kernel column (ncu's table captured
+            // from stdout follows the application's own output).
+            if (!line.starts_with("==") && line.find("Kernel Name") != std::string_view::npos) {
                 const auto header = csv::splitLine(line);
                 if (csv::columnIndex(header, "Kernel Name") < 0) return 0;
                 const bool details = csv::columnIndex(header, "Metric Name") >= 0 &&
@@ -200,6 +202,7 @@ class NcuCsvImporter final : public Importer {
         // `==PROF==`, `==WARNING==` and `==ERROR==` lines come from ncu itself, not the table;
         // they may hold commas and quotes, so they are dropped before CSV parsing.
         reader.skipLinesStartingWith("==");
+        reader.skipLinesBefore("Kernel Name");
         std::vector<std::string> header, fields;
         auto nextRecord = [&](std::vector<std::string>& out) { return reader.next(out); };
         if (!nextRecord(header)) {
@@ -214,6 +217,10 @@ class NcuCsvImporter final : public Importer {
                                  "its own messages, no table of kernels" +
                                  (why != lines.end() ? " ('" + *why + "')" : std::string()));
             }
+            if (reader.preambleLines() > 0)
+                throw InputError(path + ": no Nsight Compute table: none of its " +
+                                 std::to_string(reader.preambleLines()) +
+                                 " lines is a header with a 'Kernel Name' column");
             throw InputError(atLine(path, std::max(1LL, reader.line()), "no CSV header row"));
         }
         if (csv::columnIndex(header, "Kernel Name") < 0)

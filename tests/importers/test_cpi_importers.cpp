@@ -388,6 +388,25 @@ gpu_tot_sim_cycle = 1247
         QCOMPARE(metric(p.id, "#2 _Z5scaleifPf", "cycles").value(), 489.0);
     }
 
+    // `ncu --csv ./app > out.log` puts the application's own output (here with commas and a
+    // quote) before ncu's table, as public logs have it (a Rodinia cfd run: 9 lines of it).
+    void ncuTableAfterApplicationOutput() {
+        const QString other = file("no table here, just output\n1,2,3\n", ".csv");
+        QCOMPARE(importError(other, "ncu-csv"),
+                 other +
+                     ": no Nsight Compute table: none of its 2 lines is a header with a "
+                     "'Kernel Name' column");
+        const QByteArray log = QByteArray(
+                                   "WG size of kernel:initialize = 192, compute_step = 192\n"
+                                   "Starting \"cfd\", 3 iterations...\n") +
+                               kNcuRaw;
+        const auto p = importOne(file(log, ".log"));  // detected without --format
+        QCOMPARE(metadata(p.id).value("kernels").toInt(), 2);
+        QCOMPARE(
+            metric(p.id, "#0 gemm_kernel(float*, float const*)", "gpc__cycles_elapsed.max").value(),
+            10000.0);
+    }
+
     void ncuExportWithoutKernels() {
         const QByteArray log =
             "==PROF== Connected to process 4242 (/usr/bin/python3)\n"
