@@ -34,6 +34,7 @@ struct Cumulative {
 // One kernel's block as printed.
 struct Block {
     std::string name, uid;
+    std::string destroyed;  // the kernel whose streams were destroyed just before the block
     long long line = 0;
     std::optional<double> cycles, instructions, totCycles, shdMemTotal;
     std::map<std::string, double> warpStates, shdMem;
@@ -137,7 +138,7 @@ class GpgpusimLogImporter final : public Importer {
         int64_t kernels = 0;
         int64_t textStatistics = 0;
         std::vector<std::string> textStatisticNames;
-        std::string name;
+        std::string name, destroyed;
         std::string_view value, line;
         auto finish = [&] {
             if (haveBlock) writeKernel(block, before, sink, path, ++kernels);
@@ -149,12 +150,21 @@ class GpgpusimLogImporter final : public Importer {
             if ((lineNo & 0xFFFF) == 0) ctx.progress.report(ctx.input.fraction(), "reading log");
             const std::string_view trimmed = csv::trim(line);
             // Every kernel_name line starts a kernel's statistics block, named or not.
+            // Accel-Sim prints "Destroy streams for kernel N: ..." before the statistics of the
+            // kernel that finished: what an unnamed block (no name, no uid) belongs to.
+            if (trimmed.starts_with("Destroy streams for kernel ")) {
+                const std::string_view rest = trimmed.substr(27);
+                destroyed = std::string(rest.substr(0, rest.find(':')));
+                continue;
+            }
             std::string_view kernelName;
             if (textLine(trimmed, "kernel_name", kernelName)) {
                 finish();
                 haveBlock = true;
                 block.name = kernelName;
                 block.line = lineNo;
+                block.destroyed = std::move(destroyed);
+                destroyed.clear();
                 inBlock = true;
                 continue;
             }
@@ -265,10 +275,14 @@ class GpgpusimLogImporter final : public Importer {
 
     static void writeKernel(const Block& b, Cumulative& before, CpiSink& sink,
                             const std::string& path, int64_t ordinal) {
-        // The uid as printed; the block's ordinal where the simulator printed none. A kernel
-        // printed without a name shows as "(unnamed)".
-        const std::string kernel = "#" + (b.uid.empty() ? std::to_string(ordinal) : b.uid) + " " +
-                                   (b.name.empty() ? std::string("(unnamed)") : b.name);
+        // The uid as printed; else the kernel whose streams were destroyed just before (a
+        // public multi-stream log's unnamed block follows "Destroy streams for kernel 1"); else
+        // the block's ordinal. A kernel printed without a name shows as "(unnamed)".
+        const std::string id = !b.uid.empty()         ? b.uid
+                               : !b.destroyed.empty() ? b.destroyed
+                                                      : std::to_string(ordinal);
+        const std::string kernel =
+            "#" + id + " " + (b.name.empty() ? std::string("(unnamed)") : b.name);
         double cycles = 0;
         if (b.cycles) {
             cycles = *b.cycles;
@@ -315,18 +329,30 @@ class GpgpusimLogImporter final : public Importer {
         if (!(stateTotal > 0)) return;  // no distribution printed: metrics only
         // Scheduler-cycle counts summed over all schedulers: their shares of the kernel's cycles.
         const double scale = cycles / stateTotal;
+        std::vector<std::pair<std::string, double>> parts;
         for (const auto& [state, count] : states) {
             if (count <= 0) continue;
             if (state == "Stall" && shdMemSum > 0 && shdMemSum <= count) {
                 // Memory-pipeline stalls are part of the pipeline stalls: split them out.
                 for (const auto& [key, part] : shdMem)
-                    if (part > 0) sink.stack(kernel, kSource, "", "shd_mem:" + key, part * scale);
-                if (count - shdMemSum > 0)
-                    sink.stack(kernel, kSource, "", "Stall", (count - shdMemSum) * scale);
+                    if (part > 0) parts.emplace_back("shd_mem:" + key, part * scale);
+                if (count - shdMemSum > 0) parts.emplace_back("Stall", (count - shdMemSum) * scale);
                 continue;
             }
-            sink.stack(kernel, kSource, "", state, count * scale);
+            parts.emplace_back(state, count * scale);
         }
+        // The shares' rounding goes to the largest part, so the stack sums to the printed
+        // gpu_sim_cycle exactly (659, not 658.9999999999999).
+        if (!parts.empty()) {
+            double sum = 0;
+            for (const auto& part : parts) sum += part.second;
+            auto largest =
+                std::max_element(parts.begin(), parts.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+            largest->second += cycles - sum;
+        }
+        for (const auto& [category, value] : parts)
+            sink.stack(kernel, kSource, "", category, value);
     }
 };
 

@@ -365,6 +365,7 @@ gpu_sim_cycle = 750
 gpu_tot_sim_cycle = 750
 Stall:30	W0_Idle:10	W0_Scoreboard:20	W1:0	W2:15
 GPGPU-Sim uArch: Shader 0 unbind
+Destroy streams for kernel 1: size 0
 kernel_name = 
 kernel_launch_uid = 
 gpu_sim_cycle = 8
@@ -381,11 +382,31 @@ gpu_tot_sim_cycle = 1247
         const auto saxpy = stack(p.id, "#1 3 _Z5saxpyifPfS_ _Z5saxpyifPfS_");
         QCOMPARE(total(saxpy), 750.0);
         QCOMPARE(saxpy.at("W2"), 750.0 * 15 / 75);
-        // The unnamed kernel keeps its own 8 cycles (it used to overwrite the saxpy's 750).
-        const auto unnamed = stack(p.id, "#2 (unnamed)");
+        // The unnamed kernel keeps its own 8 cycles (it used to overwrite the saxpy's 750); it is
+        // kernel 1's, as the line before it says (it was "#2", the block's ordinal, which
+        // another kernel's uid also is).
+        const auto unnamed = stack(p.id, "#1 (unnamed)");
         QCOMPARE(total(unnamed), 8.0);
         QCOMPARE(unnamed.at("W2"), 8.0);  // only W2 grew: 8 of 8 states
         QCOMPARE(metric(p.id, "#2 _Z5scaleifPf", "cycles").value(), 489.0);
+    }
+
+    // A kernel's stack sums to its gpu_sim_cycle exactly: shares of 659 cycles by warp states
+    // 1:1:7 add up to 659.0000000000001 in floating point (a public Accel-Sim log showed
+    // 658.9999999999999 for its 659-cycle kernel).
+    void gpgpusimStackSumsToTheCyclesExactly() {
+        const QByteArray log = R"(Accel-Sim [build accelsim-commit-test]
+kernel_name = _Z3addiPfS_
+kernel_launch_uid = 4
+gpu_sim_cycle = 659
+Stall:0	W0_Idle:1	W0_Scoreboard:1	W1:0	W2:7
+)";
+        const auto p = importOne(file(log, ".log"));
+        const auto add = stack(p.id, "#4 _Z3addiPfS_");
+        QCOMPARE(add.size(), size_t(3));
+        double sum = 0;
+        for (const char* state : {"W0_Idle", "W0_Scoreboard", "W2"}) sum += add.at(state);
+        QVERIFY2(sum == 659.0, qPrintable(QString::number(sum, 'g', 17)));  // exactly
     }
 
     // `ncu --csv ./app > out.log` puts the application's own output (here with commas and a
