@@ -273,6 +273,18 @@ class SniperStatsImporter final : public Importer {
                 time0Begin =
                     std::max(time0Begin, get(atBegin, core, "performance_model.elapsed_time"));
         }
+        // And when it ends. sniper_lib (whose figures sim.out prints as each core's Cycles and
+        // IPC) gives every core the interval's global time as its elapsed time: a core that
+        // started late or ran ahead would otherwise count time outside the interval (a public
+        // 2-core run: 545,621 cycles for core 1 against sim.out's 257,911).
+        double time0End = 0;
+        if (registered.count("barrier.global_time")) {
+            time0End = get(atEnd, 0, "barrier.global_time");
+        } else {
+            for (const auto& [core, stats] : diff)
+                time0End = std::max(time0End, get(atEnd, core, "performance_model.elapsed_time"));
+        }
+        const bool globalElapsed = registered.count("performance_model.idle_elapsed_time") > 0;
         double maxTime = 0;  // fs
         for (const auto& [core, stats] : diff)
             maxTime =
@@ -296,8 +308,10 @@ class SniperStatsImporter final : public Importer {
                     continue;
                 data[stat.substr(dot + 4)] += value * fsToCycles;
             }
-            const double elapsed = get(diff, core, "performance_model.elapsed_time") * fsToCycles;
-            if (data.empty() && elapsed == 0) continue;
+            const double coreElapsed = get(diff, core, "performance_model.elapsed_time");
+            if (data.empty() && coreElapsed == 0) continue;
+            const double elapsed =
+                (globalElapsed ? time0End - time0Begin : coreElapsed) * fsToCycles;
             auto value = [&](const char* key) {
                 const auto it = data.find(key);
                 return it == data.end() ? 0.0 : it->second;
