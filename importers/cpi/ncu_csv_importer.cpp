@@ -90,12 +90,16 @@ struct KernelState {
     int bestCyclesRank = 1 << 20;
     std::optional<double> cycles;
     std::array<std::map<std::string, double>, kFamilies> stalls;
+    // The metric each reason was read from: another variant of it (".pct" beside ".ratio")
+    // counts the same stalls again.
+    std::array<std::map<std::string, std::string>, kFamilies> sources;
 
     void start(std::string kernel) {
         key = std::move(kernel);
         bestCyclesRank = 1 << 20;
         cycles.reset();
         for (auto& family : stalls) family.clear();
+        for (auto& family : sources) family.clear();
     }
 
     void consider(std::string_view metric, std::string_view unit, double value) {
@@ -103,8 +107,10 @@ struct KernelState {
             bestCyclesRank = rank;
             cycles = value * cycleUnitScale(unit);
         }
-        if (auto [family, reason] = stallReason(metric); family >= 0)
-            stalls[family][reason] += value;
+        if (auto [family, reason] = stallReason(metric); family >= 0) {
+            const auto [source, fresh] = sources[family].try_emplace(reason, metric);
+            if (fresh || source->second == metric) stalls[family][reason] += value;
+        }
     }
 };
 
@@ -123,7 +129,18 @@ void finishKernel(const KernelState& k, CpiSink& sink, Summary& summary) {
     if (k.key.empty()) return;
     ++summary.kernels;
     for (int f = 0; f < kFamilies; ++f) {
-        const auto& reasons = k.stalls[f];
+        // A reason split further ("long_scoreboard_pipe_l1tex" beside "long_scoreboard") is
+        // part of the reason it extends: counted once, as that reason.
+        std::map<std::string, double> reasons;
+        for (const auto& entry : k.stalls[f]) {  // captured below: no structured binding
+            const std::string& reason = entry.first;
+            const bool part =
+                std::any_of(k.stalls[f].begin(), k.stalls[f].end(), [&reason](const auto& other) {
+                    return other.first.size() < reason.size() &&
+                           reason.starts_with(other.first + "_");
+                });
+            if (!part) reasons.emplace(reason, entry.second);
+        }
         double total = 0;
         for (const auto& [reason, value] : reasons) total += value;
         if (reasons.empty() || !(total > 0)) continue;

@@ -395,6 +395,24 @@ gpu_tot_sim_cycle = 1247
         QCOMPARE(metric(p.id, "#2 _Z5scaleifPf", "cycles").value(), 489.0);
     }
 
+    // Metric lists in public ncu scripts ask for a reason's per-pipe split beside the reason
+    // and for .pct beside .ratio: each stall counts once (3 + 1 warps per issue here).
+    void ncuStallVariantsCountOnce() {
+        const QByteArray csv =
+            "\"ID\",\"Kernel Name\",\"gpc__cycles_elapsed.max\","
+            "\"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio\","
+            "\"smsp__average_warps_issue_stalled_long_scoreboard_pipe_l1tex_per_issue_active."
+            "ratio\","
+            "\"smsp__average_warps_issue_stalled_wait_per_issue_active.ratio\","
+            "\"smsp__average_warps_issue_stalled_wait_per_issue_active.pct\"\n"
+            "\"0\",\"k\",\"1000\",\"3\",\"2\",\"1\",\"50\"\n";
+        const auto p = importOne(file(csv, ".csv"));
+        const auto s = stack(p.id, "#0 k");
+        QCOMPARE(s.size(), size_t(2));
+        QCOMPARE(s.at("long_scoreboard"), 750.0);
+        QCOMPARE(s.at("wait"), 250.0);
+    }
+
     // A kernel's stack sums to its gpu_sim_cycle exactly: shares of 659 cycles by warp states
     // 1:1:7 add up to 659.0000000000001 in floating point (a public Accel-Sim log showed
     // 658.9999999999999 for its 659-cycle kernel).
