@@ -580,6 +580,48 @@ class TestTransfers : public QObject {
         QCOMPARE(a.unmatched.at("collective_kernels_without_size"), uint64_t(1));
     }
 
+    // Shapes of public HTA and TraceLens traces: a stream sync that returns before a copy ends
+    // synchronised another stream (one rank had 359 such pairs: 872 µs of stall put on the
+    // wrong wait); NCCL's generic kernel runs the collective its args name; an NCCL kernel
+    // stating no size makes no 0-byte transfer but is counted.
+    void kinetoWaitsAndCollectivesAsRealTracesHaveThem() {
+        const auto x = kinetoSlice;
+        QJsonArray events{
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 0, 2, {{"correlation", 1}}),
+            x("cudaStreamSynchronize", "cuda_runtime", 1, 1, 5, 15, {{"correlation", 2}}),
+            x("cudaStreamSynchronize", "cuda_runtime", 1, 1, 60, 10, {{"correlation", 3}}),
+            x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 7, 10, 40,
+              {{"correlation", 1}, {"bytes", 4096}, {"device", 0}, {"stream", 7}}),
+            x("cudaLaunchKernel", "cuda_runtime", 1, 1, 80, 2, {{"correlation", 4}}),
+            x("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", "kernel", 0, 8, 85, 5,
+              {{"correlation", 4},
+               {"device", 0},
+               {"stream", 8},
+               {"Collective name", "broadcast"},
+               {"Out msg nelems", 10},
+               {"dtype", "Float"}}),
+            x("cudaLaunchKernel", "cuda_runtime", 1, 1, 90, 2, {{"correlation", 5}}),
+            x("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", "kernel", 0, 8, 95, 5,
+              {{"correlation", 5}, {"device", 0}, {"stream", 8}}),
+        };
+        const QString path = dir_.filePath("kineto_real_shapes.json");
+        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
+        auto ws = Workspace::open(dir_.filePath("kineto_real_shapes.sqlite").toStdString());
+        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        QCOMPARE(a.transfers.size(), size_t(2));
+        const Transfer* copy = byName(a, "cudaMemcpyAsync");
+        QVERIFY(copy);
+        QCOMPARE(copy->wait, int64_t(60000));  // not the sync that returned at 20 µs
+        QCOMPARE(copy->stall(), int64_t(0));
+        QCOMPARE(copy->slack, int64_t(10000));  // done at 50 µs, waited for at 60
+        const Transfer* broadcast = nullptr;
+        for (const Transfer& t : a.transfers)
+            if (t.bytes == 40) broadcast = &t;
+        QVERIFY(broadcast);
+        QCOMPARE(a.links[broadcast->link].name, std::string("nccl broadcast"));
+        QCOMPARE(a.unmatched.at("collective_kernels_without_size"), uint64_t(1));
+    }
+
     // XProf GPU profiles put memcpys on stream lines named by what runs there
     // ("Stream #9(MemcpyH2D)"; a public ROCm JAX profile has 53 "CopyDeviceToDevice" on
     // "(MemcpyOther)" streams): the step breakdown counts them as copies (by the stream's kind
