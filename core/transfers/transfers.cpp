@@ -4,6 +4,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <algorithm>
+#include <cctype>
 #include <exception>
 #include <functional>
 #include <map>
@@ -321,13 +322,29 @@ QJsonObject suggestJson(const Analysis& a) {
     return root;
 }
 
+namespace {
+
+// The program a run belongs to, the same in two profiles of it: Kineto runs are named by their
+// host thread ("thread 3113936 (python3.8)"), whose id changes from one run of a script to the
+// next, so the id is left out ("thread (python3.8)").
+std::string programOf(const std::string& runName) {
+    if (!runName.starts_with("thread ")) return runName;
+    size_t digits = 7;
+    while (digits < runName.size() && std::isdigit(static_cast<unsigned char>(runName[digits])))
+        ++digits;
+    return digits == 7 ? runName : "thread" + runName.substr(digits);
+}
+
+}  // namespace
+
 QJsonObject compareJson(const Analysis& before, const Analysis& after) {
-    // Runs are matched by program name and their order among that program's runs; transfers
+    // Runs are matched by program and their order among that program's runs; transfers
     // within matched runs by name and occurrence (the k-th cudaMemcpyAsync of a run with the
     // k-th), so repeated names pair up in order instead of all with the first.
     auto runsByProgram = [](const Analysis& a) {
         std::map<std::string, std::vector<uint32_t>> out;
-        for (uint32_t i = 0; i < a.modules.size(); ++i) out[a.modules[i].name].push_back(i);
+        for (uint32_t i = 0; i < a.modules.size(); ++i)
+            out[programOf(a.modules[i].name)].push_back(i);
         return out;
     };
     auto occurrences = [](const Analysis& a, const ModuleRun& run) {
@@ -344,6 +361,9 @@ QJsonObject compareJson(const Analysis& before, const Analysis& after) {
         const auto found = runsB.find(program);
         const size_t countB = found == runsB.end() ? 0 : found->second.size();
         unmatchedRunsA += listA.size() - std::min(listA.size(), countB);
+        // Transfers of runs without a counterpart have none either.
+        for (size_t r = countB; r < listA.size(); ++r)
+            unmatchedA += before.modules[listA[r]].transfers.size();
         for (size_t r = 0; r < std::min(listA.size(), countB); ++r) {
             const ModuleRun& ra = before.modules[listA[r]];
             const ModuleRun& rb = after.modules[found->second[r]];
@@ -393,6 +413,8 @@ QJsonObject compareJson(const Analysis& before, const Analysis& after) {
         const auto found = runsA.find(program);
         const size_t countA = found == runsA.end() ? 0 : found->second.size();
         unmatchedRunsB += listB.size() - std::min(listB.size(), countA);
+        for (size_t r = countA; r < listB.size(); ++r)
+            unmatchedB += after.modules[listB[r]].transfers.size();
     }
     return QJsonObject{{"a", QJsonObject{{"total", qint64(before.totalNs)},
                                          {"stall", qint64(before.stallNs)},
