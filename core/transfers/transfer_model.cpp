@@ -106,6 +106,31 @@ class LinkLists {
 // queued transfer: its duration is bytes / bandwidth alone. One whose link was idle at its
 // issue took base latency + bytes / bandwidth. Medians, not least squares: a few runs where
 // the host was slow (other devices' copies on the same PCIe) must not move the typical run.
+// The line ns = perCopy + bytes * perByte through (bytes, ns) points by least squares, when
+// there are enough of them (8) over sizes that differ (4x) and it is a line of positive slope
+// and cost; else the median ns per byte and no per-copy cost.
+std::pair<double, double> lineThrough(const std::vector<std::pair<double, double>>& points) {
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, smallest = 0, largest = 0;
+    const double n = double(points.size());
+    for (const auto& [bytes, ns] : points) {
+        sx += bytes;
+        sy += ns;
+        sxx += bytes * bytes;
+        sxy += bytes * ns;
+        smallest = smallest == 0 ? bytes : std::min(smallest, bytes);
+        largest = std::max(largest, bytes);
+    }
+    const double det = n * sxx - sx * sx;
+    if (points.size() >= 8 && largest >= 4 * smallest && det > 1e-9 * n * sxx) {
+        const double perByte = (n * sxy - sx * sy) / det;
+        const double perCopy = (sy - perByte * sx) / n;
+        if (perByte > 0 && perCopy >= 0) return {perByte, perCopy};
+    }
+    std::vector<double> rates;
+    for (const auto& [bytes, ns] : points) rates.push_back(ns / bytes);
+    return {median(rates), 0.0};
+}
+
 void fitLinks(Analysis& a, const LinkLists& byLink) {
     std::vector<std::vector<std::pair<double, double>>> queued(a.links.size()),
         head(a.links.size());
@@ -136,11 +161,46 @@ void fitLinks(Analysis& a, const LinkLists& byLink) {
             }
         }
     }
+    // Kineto measures each copy on its link (the GPU memcpy activity): its bandwidth is that
+    // interval's, and the base latency the time from the issue to it when the link was idle
+    // (no earlier copy on it still running, over all runs). From completions alone, a copy
+    // queued behind kernels on its stream (a public H100 trace: a median 84 ms) read as a link
+    // of 6e-7 GB/s.
+    std::vector<std::vector<std::pair<double, double>>> onLink(a.links.size());  // bytes, ns
+    std::vector<std::vector<double>> toLink(a.links.size());
+    if (a.source == "kineto") {
+        std::vector<std::vector<const Transfer*>> measured(a.links.size());
+        for (const Transfer& t : a.transfers)
+            if (t.bytes > 0 && t.inFlightTrack >= 0 && t.inFlightEnd > t.inFlightStart)
+                measured[t.link].push_back(&t);
+        for (size_t l = 0; l < a.links.size(); ++l) {
+            auto& list = measured[l];
+            std::sort(list.begin(), list.end(), [](const Transfer* x, const Transfer* y) {
+                return x->inFlightStart < y->inFlightStart;
+            });
+            int64_t busyUntil = INT64_MIN;
+            for (const Transfer* t : list) {
+                onLink[l].emplace_back(double(t->bytes), double(t->inFlightEnd - t->inFlightStart));
+                if (busyUntil <= t->issue)
+                    toLink[l].push_back(double(std::max<int64_t>(0, t->inFlightStart - t->issue)));
+                busyUntil = std::max(busyUntil, t->inFlightEnd);
+            }
+        }
+    }
     for (size_t l = 0; l < a.links.size(); ++l) {
         Link& link = a.links[l];
         link.fitObservations = uint32_t(queued[l].size() + head[l].size());
         double nsPerByte = 0, base = 0;
-        if (!queued[l].empty()) {
+        if (!onLink[l].empty()) {
+            // Duration on the link = a per-copy cost + bytes / bandwidth, fitted as a line
+            // when the sizes differ (small copies are all per-copy cost: their bytes / time is
+            // no bandwidth); the per-copy cost joins the base latency.
+            link.fitObservations = uint32_t(onLink[l].size());
+            base = toLink[l].empty() ? 0 : median(toLink[l]);
+            const auto [perByte, perCopy] = lineThrough(onLink[l]);
+            nsPerByte = perByte;
+            base += perCopy;
+        } else if (!queued[l].empty()) {
             std::vector<double> rates;
             for (const auto& [bytes, ns] : queued[l]) rates.push_back(ns / bytes);
             nsPerByte = median(rates);

@@ -622,6 +622,29 @@ class TestTransfers : public QObject {
         QCOMPARE(a.unmatched.at("collective_kernels_without_size"), uint64_t(1));
     }
 
+    // Kineto measures a copy on its link: a copy queued 80 ms behind kernels on its stream
+    // (as in a public H100 trace: a median 84 ms) ran at 1 MB/µs once it got the link; the fit
+    // said 0.0125 GB/s from issue to completion before (model error 461 % on that trace).
+    void kinetoLinkFitFromTheCopiesOnIt() {
+        const auto x = kinetoSlice;
+        QJsonArray events{
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 0, 2, {{"correlation", 1}}),
+            x("void gemm(float*)", "kernel", 0, 7, 1, 79999, {{"correlation", 0}, {"stream", 7}}),
+            x("Memcpy DtoD (Device -> Device)", "gpu_memcpy", 0, 7, 80000, 1,
+              {{"correlation", 1}, {"bytes", 1000000}, {"device", 0}, {"stream", 7}}),
+            x("cudaStreamSynchronize", "cuda_runtime", 1, 1, 10, 79992, {{"correlation", 2}}),
+        };
+        const QString path = dir_.filePath("kineto_queued_copy.json");
+        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
+        auto ws = Workspace::open(dir_.filePath("kineto_queued_copy.sqlite").toStdString());
+        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        QCOMPARE(a.transfers.size(), size_t(1));
+        const Link& link = a.links[a.transfers[0].link];
+        QCOMPARE(link.bytesPerNs, 1000.0);                // 1 MB in 1 µs on the link
+        QCOMPARE(link.baseLatencyNs, int64_t(80000000));  // issue to the link, idle
+        QVERIFY2(std::abs(a.modelErrorPct) < 0.01, qPrintable(QString::number(a.modelErrorPct)));
+    }
+
     // XProf GPU profiles put memcpys on stream lines named by what runs there
     // ("Stream #9(MemcpyH2D)"; a public ROCm JAX profile has 53 "CopyDeviceToDevice" on
     // "(MemcpyOther)" streams): the step breakdown counts them as copies (by the stream's kind
