@@ -13,6 +13,7 @@
 
 #include "core/errors.h"
 #include "core/json_escape.h"
+#include "core/sqlite.h"
 #include "core/trace/trace_format.h"
 #include "core/trace/trace_store.h"
 #include "core/transfers/derive_common.h"
@@ -439,7 +440,9 @@ QJsonObject compareJson(const Analysis& before, const Analysis& after) {
 namespace {
 
 constexpr char kMagic[4] = {'S', 'S', 'T', 'X'};
-constexpr uint8_t kVersion = 1;
+// 2: the same layout, derived anew (stop 26: Kineto waits, link fits, collectives without a
+// size): an older analysis is derived again on its first request instead of shown stale.
+constexpr uint8_t kVersion = 2;
 
 using trace::ByteReader;
 using trace::ByteWriter;
@@ -681,13 +684,21 @@ Analysis decode(std::string_view bytes) {
 
 void save(Workspace& workspace, int64_t profileId, const Analysis& analysis) {
     const std::string bytes = encode(analysis);
+    // Replaces one an older build derived.
+    sql::Statement drop(workspace.db(), "DELETE FROM blobs WHERE profile_id = ? AND stream = ?");
+    drop.bind(1, profileId).bind(2, std::string(kTransfersStream));
+    drop.exec();
     workspace.appendBlob(profileId, kTransfersStream, 0, bytes.data(), bytes.size());
 }
 
 std::optional<Analysis> load(const Workspace& workspace, int64_t profileId) {
     const std::vector<std::string> blobs = workspace.readBlobs(profileId, kTransfersStream);
     if (blobs.empty()) return std::nullopt;
-    return decode(blobs.front());
+    const std::string& bytes = blobs.front();
+    if (bytes.size() >= 5 && bytes.substr(0, 4) == std::string_view(kMagic, 4) &&
+        uint8_t(bytes[4]) < kVersion)
+        return std::nullopt;  // derived by an older build: derived again
+    return decode(bytes);
 }
 
 Analysis ofProfile(Workspace& workspace, int64_t profileId) {

@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "core/progress.h"
+#include "core/sqlite.h"
 #include "core/trace/step_analysis.h"
 #include "core/trace/trace_store.h"
 #include "core/transfers/hlo_text.h"
@@ -500,6 +501,26 @@ class TestTransfers : public QObject {
         std::string newer = bytes;
         newer[4] = char(99);
         QVERIFY_THROWS_EXCEPTION(std::exception, decode(newer));
+
+        // An analysis an older build derived (version 1) is derived again on its first request
+        // and replaced, not shown stale.
+        const QString path = dir_.filePath("stale.json");
+        const auto x = kinetoSlice;
+        const QJsonArray events{
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 0, 2, {{"correlation", 1}}),
+            x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 7, 5, 10,
+              {{"correlation", 1}, {"bytes", 4096}, {"device", 0}, {"stream", 7}})};
+        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
+        auto ws = Workspace::open(dir_.filePath("stale.sqlite").toStdString());
+        const int64_t id = importFile(*ws, path);
+        std::string older = bytes;  // the hand run's analysis, not this profile's
+        older[4] = char(1);
+        sql::exec(ws->db(), "DELETE FROM blobs WHERE stream = 'trace.transfers'");
+        ws->appendBlob(id, kTransfersStream, 0, older.data(), older.size());
+        QVERIFY(!load(*ws, id));
+        QCOMPARE(ofProfile(*ws, id).transfers.size(), size_t(1));
+        QCOMPARE(ws->readBlobs(id, kTransfersStream).size(), size_t(1));
+        QCOMPARE(load(*ws, id)->transfers.size(), size_t(1));
     }
 
     void handWrittenKineto() {
