@@ -99,6 +99,13 @@ class TestStepViews : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
 
+    // Imports one file into the workspace at wsPath (created when absent); the profile's id.
+    static int64_t importInto(const std::string& wsPath, const std::string& file) {
+        auto ws = Workspace::open(wsPath);
+        Progress progress;
+        return importFiles(*ws, ImportRequest{{file}, {}, {}}, progress).at(0).id;
+    }
+
   private slots:
     void chartBarsFollowTheBreakdown() {
         const trace::StepAnalysis analysis = handMadeAnalysis();
@@ -205,12 +212,7 @@ class TestStepViews : public QObject {
         const std::string path = dir_.filePath("input.json").toStdString();
         std::ofstream(path) << inputBoundTrace();
         const std::string wsPath = dir_.filePath("ws.sqlite").toStdString();
-        int64_t id = 0;
-        {
-            auto ws = Workspace::open(wsPath);
-            Progress progress;
-            id = importFiles(*ws, ImportRequest{{path}, {}, {}}, progress).at(0).id;
-        }
+        const int64_t id = importInto(wsPath, path);
         TraceView view;
         view.resize(1400, 900);
         QSignalSpy suggestions(&view, &TraceView::suggestionsReady);
@@ -308,12 +310,7 @@ class TestStepViews : public QObject {
         std::ofstream(path)
             << QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString();
         const std::string wsPath = dir_.filePath("no_transfer.sqlite").toStdString();
-        int64_t id = 0;
-        {
-            auto ws = Workspace::open(wsPath);
-            Progress progress;
-            id = importFiles(*ws, ImportRequest{{path}, {}, {}}, progress).at(0).id;
-        }
+        const int64_t id = importInto(wsPath, path);
         TraceView view;
         view.open(wsPath, id);
         QTRY_VERIFY_WITH_TIMEOUT(view.overviewHtml().contains("No async transfer found"), 20000);
@@ -330,12 +327,7 @@ class TestStepViews : public QObject {
             QStringLiteral(STALLSCOPE_SHARED_DIR "/samples/xprof/tpu_inference_2.xplane.pb");
         if (!QFileInfo::exists(sample)) QSKIP("../shared/samples/xprof is absent");
         const std::string wsPath = dir_.filePath("tpu.sqlite").toStdString();
-        int64_t id = 0;
-        {
-            auto ws = Workspace::open(wsPath);
-            Progress progress;
-            id = importFiles(*ws, ImportRequest{{sample.toStdString()}, {}, {}}, progress).at(0).id;
-        }
+        const int64_t id = importInto(wsPath, sample.toStdString());
         TraceView view;
         view.resize(1400, 900);
         QSignalSpy suggestions(&view, &TraceView::suggestionsReady);
