@@ -164,6 +164,14 @@ class TestTransfers : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
 
+    // The transfers of a Kineto trace of these events, imported into a workspace of its own.
+    Analysis kinetoTransfers(const QString& name, const QJsonArray& events) {
+        const QString path = dir_.filePath(name + ".json");
+        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
+        auto ws = Workspace::open(dir_.filePath(name + ".sqlite").toStdString());
+        return ofProfile(*ws, importFile(*ws, path));
+    }
+
   private slots:
     void hloText() {
         const auto copy = hlo::parseInstruction(
@@ -541,10 +549,7 @@ class TestTransfers : public QObject {
             x("Memcpy DtoH (Device -> Pinned)", "gpu_memcpy", 0, 8, 300, 10,
               {{"correlation", 9}, {"bytes", 64}, {"device", 0}, {"stream", 8}}),
         };
-        const QString path = dir_.filePath("kineto.json");
-        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
-        auto ws = Workspace::open(dir_.filePath("kineto.sqlite").toStdString());
-        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        const Analysis a = kinetoTransfers("kineto", events);
         QCOMPARE(a.source, std::string("kineto"));
         QCOMPARE(a.transfers.size(), size_t(3));
         QCOMPARE(a.unmatched.at("activity_without_runtime_call"), uint64_t(1));
@@ -591,10 +596,7 @@ class TestTransfers : public QObject {
               {{"correlation", 12}, {"device", 0}, {"stream", 7}}),
             x("c10d::allreduce_", "cpu_op", 1, 1, 55, 20, {}),
         };
-        const QString path = dir_.filePath("sync_copy.json");
-        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
-        auto ws = Workspace::open(dir_.filePath("sync_copy.sqlite").toStdString());
-        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        const Analysis a = kinetoTransfers("sync_copy", events);
         QCOMPARE(a.transfers.size(), size_t(0));
         QCOMPARE(a.unmatched.at("synchronous_copies"), uint64_t(1));
         QCOMPARE(a.unmatched.at("activity_without_runtime_call"), uint64_t(1));
@@ -625,10 +627,7 @@ class TestTransfers : public QObject {
             x("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", "kernel", 0, 8, 95, 5,
               {{"correlation", 5}, {"device", 0}, {"stream", 8}}),
         };
-        const QString path = dir_.filePath("kineto_real_shapes.json");
-        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
-        auto ws = Workspace::open(dir_.filePath("kineto_real_shapes.sqlite").toStdString());
-        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        const Analysis a = kinetoTransfers("kineto_real_shapes", events);
         QCOMPARE(a.transfers.size(), size_t(2));
         const Transfer* copy = byName(a, "cudaMemcpyAsync");
         QVERIFY(copy);
@@ -655,10 +654,7 @@ class TestTransfers : public QObject {
               {{"correlation", 1}, {"bytes", 1000000}, {"device", 0}, {"stream", 7}}),
             x("cudaStreamSynchronize", "cuda_runtime", 1, 1, 10, 79992, {{"correlation", 2}}),
         };
-        const QString path = dir_.filePath("kineto_queued_copy.json");
-        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
-        auto ws = Workspace::open(dir_.filePath("kineto_queued_copy.sqlite").toStdString());
-        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        const Analysis a = kinetoTransfers("kineto_queued_copy", events);
         QCOMPARE(a.transfers.size(), size_t(1));
         const Link& link = a.links[a.transfers[0].link];
         QCOMPARE(link.bytesPerNs, 1000.0);                // 1 MB in 1 µs on the link
@@ -725,10 +721,7 @@ class TestTransfers : public QObject {
             x("void relu(float*)", "kernel", 0, 7, 1081.25, 10,
               {{"correlation", 4}, {"device", 0}, {"stream", 7}}),
         };
-        const QString path = dir_.filePath("kineto_device_wait.json");
-        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
-        auto ws = Workspace::open(dir_.filePath("kineto_device_wait.sqlite").toStdString());
-        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        const Analysis a = kinetoTransfers("kineto_device_wait", events);
         QCOMPARE(a.transfers.size(), size_t(2));
         QVERIFY(!a.unmatched.count("not_waited_on_host"));
         const Transfer* onDevice = nullptr;
@@ -784,10 +777,7 @@ class TestTransfers : public QObject {
                {"Out msg nelems", 1000},
                {"dtype", "Float"}}),
         };
-        const QString path = dir_.filePath("nccl.json");
-        writeFile(path, QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
-        auto ws = Workspace::open(dir_.filePath("nccl.sqlite").toStdString());
-        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        const Analysis a = kinetoTransfers("nccl", events);
         QCOMPARE(a.transfers.size(), size_t(2));
         QCOMPARE(a.transfers[0].name, std::string("cuLaunchKernelEx"));
         QCOMPARE(a.links[a.transfers[0].link].name, std::string("nccl AllGather"));
