@@ -77,6 +77,7 @@ class ChromeTraceBuilder {
                 break;
             case 'i':
             case 'I':
+            case 'R':  // a mark (Chrome's navigation and paint timings): an instant, as catapult
                 instant(ev);
                 break;
             case 'C':
@@ -381,8 +382,11 @@ class ChromeTraceBuilder {
         return id;
     }
 
+    // Async ids are global, as catapult reads them (Chrome's InputLatency slices begin in the
+    // browser process and end in a renderer), unless an id2 says "local": then per process.
     std::string asyncKey(const chrome::RawEvent& ev, bool legacy) {
-        std::string key(ev.pid);
+        std::string key;
+        if (ev.id.find("\"local\"") != std::string_view::npos) key = ev.pid;
         key += '\x1f';
         key += ev.cat;
         key += '\x1f';

@@ -284,6 +284,34 @@ class TestTraceImporters : public QObject {
         QCOMPARE(allSlices(store, job->id).at(0).dur, int64_t(4000));
     }
 
+    // Chrome recordings (catapult test data): an InputLatency async slice begins in the browser
+    // process and ends in a renderer (async ids are global unless id2 says "local"), and
+    // navigation/paint marks are 'R' events (instants; they were dropped as unknown phases).
+    void chromeAsyncAcrossProcessesAndMarks() {
+        const QByteArray json = R"({"traceEvents":[
+{"ph":"S","name":"InputLatency","cat":"benchmark","id":"0xd5f","pid":1,"tid":1,"ts":10},
+{"ph":"F","name":"InputLatency","cat":"benchmark","id":"0xd5f","pid":2,"tid":7,"ts":14},
+{"ph":"b","name":"load","cat":"net","id2":{"local":"0x1"},"pid":1,"tid":1,"ts":20},
+{"ph":"e","name":"load","cat":"net","id2":{"local":"0x1"},"pid":2,"tid":7,"ts":30},
+{"ph":"R","name":"firstPaint","cat":"blink","pid":2,"tid":7,"ts":25,"s":"t"},
+{"ph":"X","name":"work","cat":"c","pid":2,"tid":7,"ts":0,"dur":40}]})";
+        const Imported imp = importOne(*ws_, write(path("async_marks.json"), json));
+        const QJsonObject trace = imp.meta.value("trace").toObject();
+        // The InputLatency pair (4 µs), the local 'b' left open, "work".
+        QCOMPARE(trace.value("slices").toInt(), 3);
+        QCOMPARE(trace.value("unended_slices").toInt(), 1);
+        QCOMPARE(trace.value("instants").toInt(), 1);
+        TraceStore store(*ws_, imp.profile.id);
+        bool found = false;
+        for (const trace::TrackRow& t : store.tracks())
+            for (const auto& s : allSlices(store, t.id))
+                if (store.text(s.name) == "InputLatency") {
+                    QCOMPARE(s.dur, int64_t(4000));
+                    found = true;
+                }
+        QVERIFY(found);
+    }
+
     void chromeTimesToPicoseconds() {
         // Kineto writes epoch microseconds (~1.7e15), integers or with decimals; all of int64's
         // +-292 years of nanoseconds are accepted, decimals 4-6 are picoseconds.
