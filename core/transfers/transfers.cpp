@@ -361,10 +361,6 @@ QJsonObject compareJson(const Analysis& before, const Analysis& after) {
     for (const auto& [program, listA] : runsA) {
         const auto found = runsB.find(program);
         const size_t countB = found == runsB.end() ? 0 : found->second.size();
-        unmatchedRunsA += listA.size() - std::min(listA.size(), countB);
-        // Transfers of runs without a counterpart have none either.
-        for (size_t r = countB; r < listA.size(); ++r)
-            unmatchedA += before.modules[listA[r]].transfers.size();
         for (size_t r = 0; r < std::min(listA.size(), countB); ++r) {
             const ModuleRun& ra = before.modules[listA[r]];
             const ModuleRun& rb = after.modules[found->second[r]];
@@ -410,13 +406,21 @@ QJsonObject compareJson(const Analysis& before, const Analysis& after) {
             for (const auto& entry : inB) unmatchedB += inA.count(entry.first) ? 0 : 1;
         }
     }
-    for (const auto& [program, listB] : runsB) {
-        const auto found = runsA.find(program);
-        const size_t countA = found == runsA.end() ? 0 : found->second.size();
-        unmatchedRunsB += listB.size() - std::min(listB.size(), countA);
-        for (size_t r = countA; r < listB.size(); ++r)
-            unmatchedB += after.modules[listB[r]].transfers.size();
-    }
+    // Runs of a program beyond the other profile's count have no counterpart, nor their
+    // transfers.
+    auto leftOver = [](const auto& mine, const auto& theirs, const Analysis& a, uint64_t& runs,
+                       uint64_t& transfers) {
+        for (const auto& [program, list] : mine) {
+            const auto found = theirs.find(program);
+            const size_t matched =
+                std::min(list.size(), found == theirs.end() ? size_t(0) : found->second.size());
+            runs += list.size() - matched;
+            for (size_t r = matched; r < list.size(); ++r)
+                transfers += a.modules[list[r]].transfers.size();
+        }
+    };
+    leftOver(runsA, runsB, before, unmatchedRunsA, unmatchedA);
+    leftOver(runsB, runsA, after, unmatchedRunsB, unmatchedB);
     return QJsonObject{{"a", QJsonObject{{"total", qint64(before.totalNs)},
                                          {"stall", qint64(before.stallNs)},
                                          {"transfers", qint64(before.transfers.size())}}},
