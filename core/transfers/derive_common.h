@@ -12,7 +12,32 @@
 
 #include "core/transfers/transfers.h"
 
+namespace stallscope::trace {
+class TraceStore;
+}
+
 namespace stallscope::transfers::detail {
+
+// The host of each track in a multi-host run profile (hosts.h): its host's index in the run,
+// -1 in a one-host profile. Correlation ids and device numbers are per host (two ranks both
+// have a GPU 0 and a correlation 1), so runtime-call derivations scope them by host.
+class TrackHosts {
+  public:
+    explicit TrackHosts(const trace::TraceStore& store);
+    int of(int64_t track) const;
+    // What goes before a device or thread name: "rank1 " in a run profile, "" otherwise.
+    std::string prefix(int host) const { return host < 0 ? std::string() : names_[host] + " "; }
+    // A correlation id (>= 0) of `host`, unique across the run's hosts.
+    static int64_t scoped(int host, int64_t id) {
+        return host < 0 || id < 0 ? id
+                                  : int64_t((uint64_t(host + 1) << 40) |
+                                            (uint64_t(id) & ((uint64_t(1) << 40) - 1)));
+    }
+
+  private:
+    std::vector<std::string> names_;
+    std::vector<int> byTrack_;  // indexed by track id
+};
 
 // The string (or number, as text) value of top-level member `key` of a JSON object's text;
 // nullopt when absent. Keys inside string values are escaped, so a match is a real member.

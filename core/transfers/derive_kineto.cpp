@@ -125,6 +125,7 @@ struct Call {
 struct Activity {
     SliceItem slice;
     int64_t track = 0;
+    int host = -1;     // TrackHosts::of(track)
     std::string link;  // "HtoD", "nccl AllGather"
     int64_t device = -1, bytes = 0, stream = -1;
     std::string elementType;  // when the activity says (NCCL kernels' dtype)
@@ -133,6 +134,7 @@ struct Activity {
 struct StreamWait {
     SliceItem slice;
     int64_t track = 0;
+    int host = -1;
     int64_t device = -1, waitOnStream = -1, recordCorrelation = -1;
     int64_t reached = 0;      // when the waiting stream got to the wait
     int64_t resumed = 0;      // when the first work after it started
@@ -141,14 +143,15 @@ struct StreamWait {
 };
 
 // The copy activity measured: issue, transfer, link (no wait yet).
-Transfer measuredTransfer(const TraceStore& store, LinkTable& links, const Call& call,
-                          const Activity& act) {
+Transfer measuredTransfer(const TraceStore& store, const TrackHosts& hosts, LinkTable& links,
+                          const Call& call, const Activity& act) {
     Transfer t;
     t.name = store.text(call.slice.name);
     t.opcode = t.name;
     t.bytes = uint64_t(act.bytes);
     t.elementType = act.elementType;
-    const std::string device = act.device >= 0 ? "GPU " + std::to_string(act.device) : "GPU";
+    const std::string device =
+        hosts.prefix(act.host) + (act.device >= 0 ? "GPU " + std::to_string(act.device) : "GPU");
     t.link = links.get(device, act.link, act.link, device);
     t.issue = call.slice.start;
     t.issueTrack = call.track;
@@ -202,19 +205,31 @@ void placeStreamWaits(const TraceStore& store, const std::function<bool(uint32_t
     }
 }
 
-}  // namespace
-
-Analysis deriveKineto(const TraceStore& store) {
-    Analysis a;
-    LinkTable links(a.links);
+// What a derivation from runtime calls reads from a trace. Correlation ids are scoped by host
+// (TrackHosts::scoped).
+struct Evidence {
     std::unordered_map<int64_t, Call> issues;              // by correlation id
-    std::unordered_map<int64_t, std::vector<Call>> syncs;  // by host track, in time order
+    std::unordered_map<int64_t, std::vector<Call>> syncs;  // by host track
     std::vector<std::pair<int64_t, Activity>> activities;  // correlation, activity
-    std::vector<Call> launches;
-    std::unordered_map<int64_t, int64_t> records;  // cudaEventRecord start by correlation
+    std::unordered_map<int64_t, int64_t> records;          // cudaEventRecord start by correlation
     std::vector<StreamWait> streamWaits;
     std::unordered_set<int64_t> synchronousCopies;  // correlation ids of synchronous memcpys
     uint64_t unsizedCollectives = 0;
+    uint64_t unsizedCopies = 0;  // copies whose trace states no size (ROCm XProf: "size:0")
+    // A stream's work, as opposed to the sync activities around it (placing stream waits).
+    std::function<bool(uint32_t)> isStreamWork = [](uint32_t) { return true; };
+};
+
+Evidence kinetoEvidence(const TraceStore& store, const TrackHosts& hosts) {
+    Evidence ev;
+    auto& issues = ev.issues;
+    auto& syncs = ev.syncs;
+    auto& activities = ev.activities;
+    auto& records = ev.records;
+    auto& streamWaits = ev.streamWaits;
+    auto& synchronousCopies = ev.synchronousCopies;
+    uint64_t& unsizedCollectives = ev.unsizedCollectives;
+    std::vector<Call> launches;
     // What each name is, decided once per string rather than once per slice: a trace's slices
     // are millions, its distinct names thousands.
     enum class What : uint8_t {
@@ -265,6 +280,10 @@ Analysis deriveKineto(const TraceStore& store) {
             if (w == What::Launch) w = What::Other;
     for (const TrackRow& track : store.tracks()) {
         if (track.slices == 0) continue;
+        const int host = hosts.of(track.id);
+        auto correlationOf = [&store, host](const SliceItem& s) {
+            return TrackHosts::scoped(host, number(store, s.args, "correlation"));
+        };
         store.forEachChunk(track.id, [&](const std::vector<SliceItem>& chunk) {
             for (const SliceItem& s : chunk) {
                 if (s.kind != trace::ItemKind::Slice || s.name >= what.size()) continue;
@@ -273,27 +292,28 @@ Analysis deriveKineto(const TraceStore& store) {
                     case What::DeviceSync:
                         break;
                     case What::Record:
-                        records[number(store, s.args, "correlation")] = s.start;
+                        records[correlationOf(s)] = s.start;
                         break;
                     case What::StreamWaitEvent: {
                         StreamWait w;
                         w.slice = s;
                         w.track = track.id;
+                        w.host = host;
                         w.device = number(store, s.args, "device");
                         w.waitOnStream = number(store, s.args, "wait_on_stream");
-                        w.recordCorrelation =
-                            number(store, s.args, "wait_on_cuda_event_record_corr_id");
+                        w.recordCorrelation = TrackHosts::scoped(
+                            host, number(store, s.args, "wait_on_cuda_event_record_corr_id"));
                         if (w.waitOnStream >= 0 && w.recordCorrelation >= 0)
                             streamWaits.push_back(w);
                         break;
                     }
                     case What::Memcpy: {
-                        const int64_t correlation = number(store, s.args, "correlation");
+                        const int64_t correlation = correlationOf(s);
                         if (correlation >= 0) issues[correlation] = Call{s, track.id};
                         break;
                     }
                     case What::SynchronousMemcpy:
-                        synchronousCopies.insert(number(store, s.args, "correlation"));
+                        synchronousCopies.insert(correlationOf(s));
                         break;
                     case What::UnsizedCollective:
                         // Device kernels only (a stream); host ops share such names.
@@ -310,6 +330,7 @@ Analysis deriveKineto(const TraceStore& store) {
                         act.link = activityLink[s.name];
                         act.slice = s;
                         act.track = track.id;
+                        act.host = host;
                         act.device = number(store, s.args, "device");
                         act.stream = number(store, s.args, "stream");
                         act.bytes = std::max<int64_t>(0, number(store, s.args, "bytes"));
@@ -335,8 +356,7 @@ Analysis deriveKineto(const TraceStore& store) {
                                 break;
                             }
                         }
-                        activities.emplace_back(number(store, s.args, "correlation"),
-                                                std::move(act));
+                        activities.emplace_back(correlationOf(s), std::move(act));
                         break;
                     }
                 }
@@ -348,10 +368,30 @@ Analysis deriveKineto(const TraceStore& store) {
     });
     if (collectives) {
         for (const Call& launch : launches) {
-            const int64_t correlation = number(store, launch.slice.args, "correlation");
+            const int64_t correlation = TrackHosts::scoped(
+                hosts.of(launch.track), number(store, launch.slice.args, "correlation"));
             if (correlation >= 0) issues[correlation] = launch;
         }
     }
+    ev.isStreamWork = [what = std::move(what)](uint32_t name) {
+        return name < what.size() && what[name] != What::StreamWaitEvent &&
+               what[name] != What::DeviceSync;
+    };
+    return ev;
+}
+
+// Transfers from the evidence: each call bound to its activity, waited at the first sync (on
+// the host or the device) that holds it, in runs per host thread; then modelled.
+Analysis transfersOf(const TraceStore& store, const TrackHosts& hosts, Evidence& ev,
+                     const char* source) {
+    Analysis a;
+    LinkTable links(a.links);
+    auto& issues = ev.issues;
+    auto& syncs = ev.syncs;
+    auto& activities = ev.activities;
+    auto& records = ev.records;
+    auto& streamWaits = ev.streamWaits;
+    auto& synchronousCopies = ev.synchronousCopies;
     for (auto& entry : syncs)
         std::sort(entry.second.begin(), entry.second.end(),
                   [](const Call& x, const Call& y) { return x.slice.start < y.slice.start; });
@@ -375,13 +415,7 @@ Analysis deriveKineto(const TraceStore& store) {
         });
     // Device-side waits: a stream wait holds back the copies on the stream it waits on that
     // were issued before the event's record and that no earlier wait on it held.
-    placeStreamWaits(
-        store,
-        [&what](uint32_t name) {
-            return name < what.size() && what[name] != What::StreamWaitEvent &&
-                   what[name] != What::DeviceSync;
-        },
-        records, streamWaits);
+    placeStreamWaits(store, ev.isStreamWork, records, streamWaits);
     std::map<int64_t, std::vector<int32_t>> heldBy;  // thread -> per transfer: its stream wait
     {
         std::vector<size_t> order;
@@ -397,8 +431,9 @@ Analysis deriveKineto(const TraceStore& store) {
                 const Activity& act = list[i].second;
                 for (size_t w : order) {
                     const StreamWait& sw = streamWaits[w];
-                    if (sw.device != act.device || sw.waitOnStream != act.stream ||
-                        act.stream < 0 || sw.recordIssue <= list[i].first.slice.start)
+                    if (sw.host != act.host || sw.device != act.device ||
+                        sw.waitOnStream != act.stream || act.stream < 0 ||
+                        sw.recordIssue <= list[i].first.slice.start)
                         continue;
                     held[i] = int32_t(w);
                     break;
@@ -434,7 +469,7 @@ Analysis deriveKineto(const TraceStore& store) {
         if (list.empty()) continue;
         ModuleRun run;
         run.name = store.track(thread) ? store.track(thread)->name : "host thread";
-        run.device = "host";
+        run.device = hosts.prefix(hosts.of(thread)) + "host";
         run.track = thread;
         run.start = list.front().first.slice.start;
         run.end = run.start;
@@ -446,7 +481,7 @@ Analysis deriveKineto(const TraceStore& store) {
         // Step names view the store's strings: the transfers' own move as the vector grows.
         std::vector<std::string_view> issueNames;
         for (const auto& [call, act] : list) {
-            Transfer t = measuredTransfer(store, links, call, act);
+            Transfer t = measuredTransfer(store, hosts, links, call, act);
             t.id = uint32_t(a.transfers.size());
             t.module = module;
             issueNames.push_back(store.text(call.slice.name));
@@ -587,7 +622,8 @@ Analysis deriveKineto(const TraceStore& store) {
         const trace::TrackRow* waiting = store.track(sw.track);
         run.name = (waiting ? waiting->name : std::string("stream")) + " waits for stream " +
                    std::to_string(sw.waitOnStream);
-        run.device = sw.device >= 0 ? "GPU " + std::to_string(sw.device) : "GPU";
+        run.device =
+            hosts.prefix(sw.host) + (sw.device >= 0 ? "GPU " + std::to_string(sw.device) : "GPU");
         run.track = sw.track;
         run.start = held.front().first.slice.start;
         run.end = std::max(run.start, sw.resumed);
@@ -601,7 +637,7 @@ Analysis deriveKineto(const TraceStore& store) {
         int64_t transfersDone = INT64_MIN;
         for (size_t i = 0; i < held.size(); ++i) {
             const auto& [call, act] = held[i];
-            Transfer t = measuredTransfer(store, links, call, act);
+            Transfer t = measuredTransfer(store, hosts, links, call, act);
             t.id = uint32_t(a.transfers.size());
             t.module = program.module;
             t.waitName = std::string(wait.name);
@@ -651,12 +687,22 @@ Analysis deriveKineto(const TraceStore& store) {
     }
     if (withoutCall) a.unmatched["activity_without_runtime_call"] = withoutCall;
     if (synchronous) a.unmatched["synchronous_copies"] = synchronous;
-    if (unsizedCollectives) a.unmatched["collective_kernels_without_size"] = unsizedCollectives;
+    if (ev.unsizedCollectives)
+        a.unmatched["collective_kernels_without_size"] = ev.unsizedCollectives;
+    if (ev.unsizedCopies) a.unmatched["copies_without_size"] = ev.unsizedCopies;
     if (notWaited) a.unmatched["not_waited_on_host"] = notWaited;
     if (a.transfers.empty() && a.unmatched.empty()) return a;
-    a.source = "kineto";
+    a.source = source;
     model(a, programs);
     return a;
+}
+
+}  // namespace
+
+Analysis deriveKineto(const TraceStore& store) {
+    const TrackHosts hosts(store);
+    Evidence ev = kinetoEvidence(store, hosts);
+    return transfersOf(store, hosts, ev, "kineto");
 }
 
 }  // namespace stallscope::transfers::detail

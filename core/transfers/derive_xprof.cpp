@@ -417,7 +417,7 @@ Analysis derivePlane(SharedStore& shared, const TrackRow& plane, const PlaneCont
 
         ModuleRun run;
         run.name = window.name ? store.text(window.name) : plane.name;
-        run.device = plane.name;
+        run.device = ctx.device;
         run.track = windowTrack;
         run.start = from;
         run.end = to;
@@ -543,9 +543,15 @@ Analysis deriveXprof(const TraceStore& store) {
             if (line->name.starts_with("Stream #") &&
                 line->name.find("(Memcpy") != std::string::npos)
                 streamCopies += line->slices;
+    // Hosts of a run each have a "/device:TPU:0": a device is named with its host there.
+    const TrackHosts hosts(store);
     for (const TrackRow* plane : trace::processTracks(store)) {
         if (lineTracks(store, plane->id, "XLA Ops").empty()) continue;
-        jobs.push_back({plane, PlaneContext{plane->name, planeStats[plane->name]}, {}, {}});
+        jobs.push_back(
+            {plane,
+             PlaneContext{hosts.prefix(hosts.of(plane->id)) + plane->name, planeStats[plane->name]},
+             {},
+             {}});
     }
     SharedStore shared{store, {}};
     std::atomic<size_t> nextJob = 0;

@@ -14,6 +14,7 @@
 #include "core/errors.h"
 #include "core/json_escape.h"
 #include "core/sqlite.h"
+#include "core/trace/hosts.h"
 #include "core/trace/trace_format.h"
 #include "core/trace/trace_store.h"
 #include "core/transfers/derive_common.h"
@@ -79,6 +80,34 @@ std::optional<std::string> jsonMember(std::string_view json, std::string_view ke
         }
     }
     return std::nullopt;
+}
+
+TrackHosts::TrackHosts(const trace::TraceStore& store) {
+    const std::vector<trace::RunHost> hosts = trace::runHosts(store.metadata());
+    if (hosts.empty()) return;
+    int64_t maxId = 0;
+    for (const trace::TrackRow& t : store.tracks()) maxId = std::max(maxId, t.id);
+    byTrack_.assign(size_t(maxId + 1), -1);
+    std::map<int64_t, int> hostOfTrack;
+    for (const trace::RunHost& h : hosts) {
+        hostOfTrack[h.track] = int(names_.size());
+        names_.push_back(h.name);
+    }
+    for (const trace::TrackRow& t : store.tracks()) {
+        // The root of the track's tree is its host track (a track's parent comes first).
+        const trace::TrackRow* root = &t;
+        while (root->parent >= 0) {
+            const trace::TrackRow* up = store.track(root->parent);
+            if (!up) break;
+            root = up;
+        }
+        const auto host = hostOfTrack.find(root->id);
+        if (host != hostOfTrack.end()) byTrack_[size_t(t.id)] = host->second;
+    }
+}
+
+int TrackHosts::of(int64_t track) const {
+    return track >= 0 && size_t(track) < byTrack_.size() ? byTrack_[size_t(track)] : -1;
 }
 
 uint32_t LinkTable::get(const std::string& device, const std::string& name,

@@ -14,6 +14,7 @@
 
 #include "core/progress.h"
 #include "core/sqlite.h"
+#include "core/trace/hosts.h"
 #include "core/trace/step_analysis.h"
 #include "core/trace/trace_store.h"
 #include "core/transfers/hlo_text.h"
@@ -689,6 +690,48 @@ class TestTransfers : public QObject {
         const Analysis a = ofProfile(*ws, id);
         QCOMPARE(a.transfers.size(), size_t(0));
         QCOMPARE(a.unmatched.at("stream_memcpys_without_async_op"), uint64_t(2));
+    }
+
+    // Ranks of one run each number their correlations from 1 and have a GPU 0: a copy binds to
+    // its own rank's call and runs on its own rank's link (both ranks' copies bound to the
+    // last rank's call, on one "GPU 0" link, before).
+    void kinetoRunRanksKeepTheirCorrelations() {
+        const auto x = kinetoSlice;
+        auto rank = [&](const QString& name, double bytes) {
+            const QJsonArray events{
+                x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 0, 2, {{"correlation", 1}}),
+                x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 7, 10, 100,
+                  {{"correlation", 1}, {"bytes", bytes}, {"device", 0}, {"stream", 7}}),
+                x("cudaStreamSynchronize", "cuda_runtime", 1, 1, 20, 100, {{"correlation", 2}}),
+            };
+            const QString path = dir_.filePath(name + ".pt.trace.json");
+            writeFile(path,
+                      QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString());
+            return path.toStdString();
+        };
+        auto ws = Workspace::open(dir_.filePath("ranks.sqlite").toStdString());
+        Progress progress;
+        ImportRequest request{{rank("rank-0", 1000000), rank("rank-1", 2000000)}, {}, {}};
+        request.asOne = true;
+        const int64_t id = importFiles(*ws, request, progress).at(0).id;
+        const Analysis a = ofProfile(*ws, id);
+        QCOMPARE(a.transfers.size(), size_t(2));
+        QCOMPARE(a.links.size(), size_t(2));
+        const trace::TraceStore store(*ws, id);
+        const std::vector<trace::RunHost> hosts = trace::runHosts(store.metadata());
+        QCOMPARE(hosts.size(), size_t(2));
+        for (const Transfer& t : a.transfers) {
+            const int rankIndex = t.bytes == 1000000 ? 0 : 1;
+            QCOMPARE(a.links[t.link].device, hosts[size_t(rankIndex)].name + " GPU 0");
+            QCOMPARE(a.modules[t.module].device, hosts[size_t(rankIndex)].name + " host");
+            // The issuing call is the rank's own: under its host track.
+            const trace::TrackRow* track = store.track(t.issueTrack);
+            while (track && track->parent >= 0) track = store.track(track->parent);
+            QVERIFY(track);
+            QCOMPARE(track->id, hosts[size_t(rankIndex)].track);
+            QCOMPARE(t.stall(), int64_t(90000));
+        }
+        QVERIFY(a.transfers[0].bytes != a.transfers[1].bytes);
     }
 
     void kinetoDeviceWait() {
