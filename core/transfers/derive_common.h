@@ -87,5 +87,10 @@ Analysis merge(std::vector<Analysis>&& parts);
 
 Analysis deriveXprof(const trace::TraceStore& store);
 Analysis deriveKineto(const trace::TraceStore& store);
+// The source of an XProf GPU plane's runtime copies before they join the XLA ones (merged as
+// "xprof"): their in-flight intervals are measured on the link, as Kineto's.
+constexpr const char* kXprofRuntimeSource = "xprof-runtime";
+// XProf GPU planes without XLA Ops lines: runtime copies (CUPTI, ROCm) as Kineto's are read.
+Analysis deriveXprofRuntime(const trace::TraceStore& store);
 
 }  // namespace stallscope::transfers::detail

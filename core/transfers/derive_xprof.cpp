@@ -535,14 +535,17 @@ Analysis deriveXprof(const TraceStore& store) {
         Unmatched unmatched;
     };
     std::vector<PlaneJob> jobs;
-    // GPU memcpys on their own stream lines ("Stream #9(MemcpyH2D)") with no async op issuing
-    // or waiting for them in the profile: counted, since they make no transfer.
+    // GPU memcpys on their own stream lines ("Stream #9(MemcpyH2D)") of a plane whose copies
+    // are XLA's async pairs: counted, since no async op issues or waits for them. (A GPU plane
+    // without XLA Ops lines has its copies read from the runtime calls: deriveXprofRuntime.)
     uint64_t streamCopies = 0;
-    for (const TrackRow* plane : trace::processTracks(store))
+    for (const TrackRow* plane : trace::processTracks(store)) {
+        if (lineTracks(store, plane->id, "XLA Ops").empty()) continue;
         for (const TrackRow* line : store.children(plane->id))
             if (line->name.starts_with("Stream #") &&
                 line->name.find("(Memcpy") != std::string::npos)
                 streamCopies += line->slices;
+    }
     // Hosts of a run each have a "/device:TPU:0": a device is named with its host there.
     const TrackHosts hosts(store);
     for (const TrackRow* plane : trace::processTracks(store)) {
@@ -589,6 +592,10 @@ Analysis deriveXprof(const TraceStore& store) {
         unmatched.unendedRuns += job.unmatched.unendedRuns;
         if (!job.result.transfers.empty()) planes.push_back(std::move(job.result));
     }
+    // Copies issued through the runtime (GPU planes without XLA Ops), modelled as Kineto's.
+    if (Analysis runtime = deriveXprofRuntime(store);
+        !runtime.transfers.empty() || !runtime.unmatched.empty())
+        planes.push_back(std::move(runtime));
     Analysis all = merge(std::move(planes));
     if (unmatched.doneWithoutStart)
         all.unmatched["done_without_start"] = unmatched.doneWithoutStart;

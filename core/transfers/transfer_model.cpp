@@ -106,12 +106,28 @@ class LinkLists {
 // queued transfer: its duration is bytes / bandwidth alone. One whose link was idle at its
 // issue took base latency + bytes / bandwidth. Medians, not least squares: a few runs where
 // the host was slow (other devices' copies on the same PCIe) must not move the typical run.
-// The line ns = perCopy + bytes * perByte through (bytes, ns) points by least squares, when
-// there are enough of them (8) over sizes that differ (4x) and it is a line of positive slope
-// and cost; else the median ns per byte and no per-copy cost.
-std::pair<double, double> lineThrough(const std::vector<std::pair<double, double>>& points) {
+// Copies this small are mostly per-copy cost on any GPU link (at 10 GB/s 64 KiB take 6.5 µs,
+// a copy's fixed cost 1-10 µs): their bytes / time says little of the link's bandwidth.
+constexpr double kOverheadBoundCopyBytes = 64 * 1024;
+
+// The link model of copies measured on their link, from (bytes, ns) points: ns = perCopy +
+// bytes * perByte by least squares with neither part negative, when there are enough points
+// (8) over sizes that differ (4x): a negative per-copy cost makes it the line through the
+// origin (bandwidth from the large copies: HTA's AlexNet, 256 B to 151 MB at 4.34 GB/s), a
+// slope of zero or less says the copies are all per-copy cost. Otherwise the median ns per
+// byte, unless the copies are small: per-copy cost too. A per-copy cost model is the copies'
+// median time, and as bandwidth the best rate any of them reached: a lower bound (a public GPU
+// profile's 80 copies of 2 B to 6 KB, 1-3 µs each, read as a 0.004 GB/s link from their
+// median rate).
+struct OnLinkFit {
+    double nsPerByte = 0, perCopyNs = 0;
+    bool lowerBound = false;
+};
+OnLinkFit fitOnLink(const std::vector<std::pair<double, double>>& points) {
     double sx = 0, sy = 0, sxx = 0, sxy = 0, smallest = 0, largest = 0;
     const double n = double(points.size());
+    std::vector<double> sizes, durations, rates;
+    double bestRate = 0;  // bytes per ns
     for (const auto& [bytes, ns] : points) {
         sx += bytes;
         sy += ns;
@@ -119,16 +135,24 @@ std::pair<double, double> lineThrough(const std::vector<std::pair<double, double
         sxy += bytes * ns;
         smallest = smallest == 0 ? bytes : std::min(smallest, bytes);
         largest = std::max(largest, bytes);
+        sizes.push_back(bytes);
+        durations.push_back(ns);
+        rates.push_back(ns / bytes);
+        if (ns > 0) bestRate = std::max(bestRate, bytes / ns);
     }
+    bool perCopyOnly = false;
     const double det = n * sxx - sx * sx;
     if (points.size() >= 8 && largest >= 4 * smallest && det > 1e-9 * n * sxx) {
         const double perByte = (n * sxy - sx * sy) / det;
         const double perCopy = (sy - perByte * sx) / n;
-        if (perByte > 0 && perCopy >= 0) return {perByte, perCopy};
+        if (perByte > 0 && perCopy >= 0) return {perByte, perCopy, false};
+        if (perByte > 0) return {sxy / sxx, 0.0, false};
+        perCopyOnly = true;
+    } else {
+        perCopyOnly = median(sizes) < kOverheadBoundCopyBytes;
     }
-    std::vector<double> rates;
-    for (const auto& [bytes, ns] : points) rates.push_back(ns / bytes);
-    return {median(rates), 0.0};
+    if (!perCopyOnly || bestRate <= 0) return {median(rates), 0.0, false};
+    return {1.0 / bestRate, median(durations), true};
 }
 
 void fitLinks(Analysis& a, const LinkLists& byLink) {
@@ -168,7 +192,7 @@ void fitLinks(Analysis& a, const LinkLists& byLink) {
     // of 6e-7 GB/s.
     std::vector<std::vector<std::pair<double, double>>> onLink(a.links.size());  // bytes, ns
     std::vector<std::vector<double>> toLink(a.links.size());
-    if (a.source == "kineto") {
+    if (a.source == "kineto" || a.source == detail::kXprofRuntimeSource) {
         std::vector<std::vector<const Transfer*>> measured(a.links.size());
         for (const Transfer& t : a.transfers)
             if (t.bytes > 0 && t.inFlightTrack >= 0 && t.inFlightEnd > t.inFlightStart)
@@ -197,9 +221,10 @@ void fitLinks(Analysis& a, const LinkLists& byLink) {
             // no bandwidth); the per-copy cost joins the base latency.
             link.fitObservations = uint32_t(onLink[l].size());
             base = toLink[l].empty() ? 0 : median(toLink[l]);
-            const auto [perByte, perCopy] = lineThrough(onLink[l]);
-            nsPerByte = perByte;
-            base += perCopy;
+            const OnLinkFit fit = fitOnLink(onLink[l]);
+            nsPerByte = fit.nsPerByte;
+            base += fit.perCopyNs;
+            link.bandwidthLowerBound = fit.lowerBound;
         } else if (!queued[l].empty()) {
             std::vector<double> rates;
             for (const auto& [bytes, ns] : queued[l]) rates.push_back(ns / bytes);

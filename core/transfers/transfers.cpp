@@ -475,7 +475,9 @@ namespace {
 constexpr char kMagic[4] = {'S', 'S', 'T', 'X'};
 // 2: the same layout, derived anew (stop 26: Kineto waits, link fits, collectives without a
 // size): an older analysis is derived again on its first request instead of shown stale.
-constexpr uint8_t kVersion = 2;
+// 3: the same layout (stop 27: multi-host runs' correlations per host, XProf GPU runtime
+// copies, per-copy-cost link fits).
+constexpr uint8_t kVersion = 3;
 
 using trace::ByteReader;
 using trace::ByteWriter;

@@ -511,8 +511,8 @@ class TestTransfers : public QObject {
         newer[4] = char(99);
         QVERIFY_THROWS_EXCEPTION(std::exception, decode(newer));
 
-        // An analysis an older build derived (version 1) is derived again on its first request
-        // and replaced, not shown stale.
+        // An analysis an older build derived (version 2, before stop 27's per-host correlations
+        // and link fits) is derived again on its first request and replaced, not shown stale.
         const QString path = dir_.filePath("stale.json");
         const auto x = kinetoSlice;
         const QJsonArray events{
@@ -523,7 +523,7 @@ class TestTransfers : public QObject {
         auto ws = Workspace::open(dir_.filePath("stale.sqlite").toStdString());
         const int64_t id = importFile(*ws, path);
         std::string older = bytes;  // the hand run's analysis, not this profile's
-        older[4] = char(1);
+        older[4] = char(2);
         sql::exec(ws->db(), "DELETE FROM blobs WHERE stream = 'trace.transfers'");
         ws->appendBlob(id, kTransfersStream, 0, older.data(), older.size());
         QVERIFY(!load(*ws, id));
@@ -666,8 +666,8 @@ class TestTransfers : public QObject {
     // XProf GPU profiles put memcpys on stream lines named by what runs there
     // ("Stream #9(MemcpyH2D)"; a public ROCm JAX profile has 53 "CopyDeviceToDevice" on
     // "(MemcpyOther)" streams): the step breakdown counts them as copies (by the stream's kind
-    // when the name tells nothing), and the transfer analysis counts them, since no async op
-    // issues or waits for them.
+    // when the name tells nothing), and the transfer analysis counts them, since no runtime
+    // call issues them (none here).
     void xprofGpuStreamCopies() {
         fixtures::XPlaneWriter gpu("/device:GPU:0");
         gpu.event("Stream #7(Kernel)", "fusion.1", "fusion.1", 1000, 10000000);
@@ -689,7 +689,61 @@ class TestTransfers : public QObject {
         QCOMPARE(b.at(trace::StepCategory::Memcpy), int64_t(7000));
         const Analysis a = ofProfile(*ws, id);
         QCOMPARE(a.transfers.size(), size_t(0));
-        QCOMPARE(a.unmatched.at("stream_memcpys_without_async_op"), uint64_t(2));
+        QCOMPARE(a.unmatched.at("activity_without_runtime_call"), uint64_t(2));
+    }
+
+    // XProf GPU profiles without XLA Ops lines: the host's copy calls (CUDA "MemcpyH2D" with
+    // memcpy_details async:1, ROCm "hipMemcpyHtoDAsync") bind to the device's copies by
+    // correlation_id, and a host sync waits for them, as in Kineto traces (the public TF profile
+    // in ../shared has 222 such copies, 4 synchronous; they were only counted before).
+    void xprofGpuRuntimeCopies() {
+        using Stats = fixtures::XPlaneWriter::EventStats;
+        fixtures::XPlaneWriter host("/host:CPU");
+        host.event("Host Threads/1", "MemcpyH2D", "MemcpyH2D", 1000, 2000000,
+                   Stats{{"correlation_id", int64_t(5)},
+                         {"memcpy_details", std::string("size:1000000 dest:0 async:1")}});
+        host.event("Host Threads/1", "cuStreamSynchronize", "cuStreamSynchronize", 5000, 200000000);
+        // ROCm states no size ("size:0"): counted, no transfer.
+        host.event("Host Threads/1", "hipMemcpyHtoDAsync", "hipMemcpyHtoDAsync", 300000, 1000000,
+                   Stats{{"correlation_id", int64_t(6)},
+                         {"memcpy_details", std::string("kind:Unknown size:0 dest:512 async:1")}});
+        // A synchronous copy (async:0) is its own wait.
+        host.event("Host Threads/1", "MemcpyD2H", "MemcpyD2H", 400000, 3000000,
+                   Stats{{"correlation_id", int64_t(7)},
+                         {"memcpy_details", std::string("size:64 dest:0 async:0")}});
+        fixtures::XPlaneWriter gpu("/device:GPU:0");
+        gpu.event("Stream #9(MemcpyH2D)", "MemcpyH2D", "MemcpyH2D", 10000, 100000000,
+                  Stats{{"correlation_id", int64_t(5)},
+                        {"memcpy_details", std::string("size:1000000 dest:0 async:1")}});
+        gpu.event("Stream #16(Kernel)", "__amd_rocclr_copyBuffer.kd", "__amd_rocclr_copyBuffer.kd",
+                  301000, 2000000, Stats{{"correlation_id", int64_t(6)}});
+        gpu.event("Stream #10(MemcpyD2H)", "MemcpyD2H", "MemcpyD2H", 401000, 1000000,
+                  Stats{{"correlation_id", int64_t(7)},
+                        {"memcpy_details", std::string("size:64 dest:0 async:0")}});
+        gpu.event("Stream #10(MemcpyD2H)", "MemcpyD2H", "MemcpyD2H", 500000, 1000000,
+                  Stats{{"correlation_id", int64_t(99)},
+                        {"memcpy_details", std::string("size:64 dest:0 async:1")}});
+        const QString path = dir_.filePath("gpu_runtime.xplane.pb");
+        writeFile(path, gpu.bytes() + host.bytes());
+        auto ws = Workspace::open(dir_.filePath("gpu_runtime.sqlite").toStdString());
+        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        QCOMPARE(a.source, std::string("xprof"));
+        QCOMPARE(a.transfers.size(), size_t(1));
+        const Transfer& t = a.transfers[0];
+        QCOMPARE(t.name, std::string("MemcpyH2D"));
+        QCOMPARE(t.bytes, uint64_t(1000000));
+        QCOMPARE(a.links[t.link].name, std::string("HtoD"));
+        QCOMPARE(a.links[t.link].device, std::string("GPU 0"));
+        QCOMPARE(t.issue, int64_t(1000));
+        QCOMPARE(t.inFlightStart, int64_t(10000));
+        QCOMPARE(t.complete, int64_t(110000));
+        QCOMPARE(t.waitName, std::string("cuStreamSynchronize"));
+        QCOMPARE(t.wait, int64_t(5000));
+        QCOMPARE(t.stall(), int64_t(105000));
+        QCOMPARE(a.unmatched.at("copies_without_size"), uint64_t(1));
+        QCOMPARE(a.unmatched.at("synchronous_copies"), uint64_t(1));
+        QCOMPARE(a.unmatched.at("activity_without_runtime_call"), uint64_t(1));
+        QVERIFY(!a.unmatched.count("stream_memcpys_without_async_op"));
     }
 
     // Ranks of one run each number their correlations from 1 and have a GPU 0: a copy binds to
@@ -846,8 +900,36 @@ class TestTransfers : public QObject {
         QCOMPARE(a.stallNs, int64_t(468000));
         QCOMPARE(a.links.size(), size_t(1));
         QCOMPARE(a.links[0].name, std::string("HtoD"));
+        // Copies of 256 B to 151 MB: the least-squares line has a negative per-copy cost
+        // (-56.9 µs), so the line is through the origin, the large copies' rate (Python over the
+        // JSON: sum(bytes * ns) / sum(bytes^2); the median rate said 4.39 GB/s before).
+        QVERIFY2(qAbs(a.links[0].bytesPerNs - 4.34188475073146) < 1e-9,
+                 qPrintable(QString::number(a.links[0].bytesPerNs, 'g', 15)));
+        QVERIFY(!a.links[0].bandwidthLowerBound);
         QVERIFY(a.unmatched.empty());
         QVERIFY(a.modelErrorPct < 5.0);
+    }
+
+    // Small copies on a link take their per-copy cost whatever their size: no bandwidth follows
+    // from their bytes / time (their median rate read 0.016 GB/s here), so the link gets their
+    // median time as a per-copy cost and, as a lower bound, the best rate any of them reached.
+    void kinetoSmallCopiesArePerCopyCost() {
+        const auto x = kinetoSlice;
+        QJsonArray events;
+        for (int k = 0; k < 8; ++k) {
+            const double issue = 100.0 * k;
+            events.append(
+                x("cudaMemcpyAsync", "cuda_runtime", 1, 1, issue, 0.5, {{"correlation", k + 1}}));
+            events.append(
+                x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 7, issue + 1, k < 4 ? 3 : 2,
+                  {{"correlation", k + 1}, {"bytes", 4 << k}, {"device", 0}, {"stream", 7}}));
+        }
+        const Analysis a = kinetoTransfers("small_copies", events);
+        QCOMPARE(a.transfers.size(), size_t(8));
+        const Link& link = a.links[0];
+        QVERIFY(link.bandwidthLowerBound);
+        QCOMPARE(link.bytesPerNs, 512.0 / 2000.0);           // the 512 B copy in 2 µs
+        QCOMPARE(link.baseLatencyNs, int64_t(1000 + 2500));  // to the link, then the median copy
     }
 
     void tpuSample() {

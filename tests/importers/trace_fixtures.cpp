@@ -235,7 +235,8 @@ void XPlaneWriter::planeStat(const std::string& name, uint64_t value) {
 }
 
 void XPlaneWriter::event(const std::string& line, const std::string& display,
-                         const std::string& text, int64_t startNs, int64_t durPs) {
+                         const std::string& text, int64_t startNs, int64_t durPs,
+                         const EventStats& stats) {
     using namespace wire;
     const std::string key = display + "\n" + text;
     auto it = meta_.find(key);
@@ -246,9 +247,25 @@ void XPlaneWriter::event(const std::string& line, const std::string& display,
         plane_ += bytesField(4, intField(1, uint64_t(id)) + bytesField(2, value));
         it = meta_.emplace(key, id).first;
     }
+    std::string statBytes;
+    for (const auto& [name, value] : stats) {
+        auto id = eventStatIds_.find(name);
+        if (id == eventStatIds_.end()) {
+            id = eventStatIds_.emplace(name, 100 + eventStatIds_.size()).first;
+            plane_ +=
+                bytesField(5, intField(1, id->second) +
+                                  bytesField(2, intField(1, id->second) + bytesField(2, name)));
+        }
+        std::string stat = intField(1, id->second);
+        if (const auto* number = std::get_if<int64_t>(&value))
+            stat += intField(4, uint64_t(*number));
+        else
+            stat += bytesField(5, std::get<std::string>(value));
+        statBytes += bytesField(4, stat);
+    }
     lines_[line] +=
         bytesField(4, intField(1, uint64_t(it->second)) + intField(2, uint64_t(startNs * 1000)) +
-                          intField(3, uint64_t(durPs)));
+                          intField(3, uint64_t(durPs)) + statBytes);
 }
 
 std::string XPlaneWriter::bytes() const {

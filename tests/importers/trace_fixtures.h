@@ -6,6 +6,9 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
 
 namespace fixtures {
 extern const char* const kEventTypesJson;
@@ -56,13 +59,17 @@ class XPlaneWriter {
     // A plane stat with an unsigned value (e.g. the Task Environment's profile_start_time).
     void planeStat(const std::string& name, uint64_t value);
     // An event of `line` at [startNs, startNs + durPs / 1000].
+    // The event's own stats, each a number (int64_value) or a text (str_value), as XProf's GPU
+    // tracer writes correlation_id and memcpy_details.
+    using EventStats = std::vector<std::pair<std::string, std::variant<int64_t, std::string>>>;
     void event(const std::string& line, const std::string& display, const std::string& text,
-               int64_t startNs, int64_t durPs);
+               int64_t startNs, int64_t durPs, const EventStats& stats = {});
     std::string bytes() const;
 
   private:
     std::string plane_;
     int planeStats_ = 0;
+    std::map<std::string, uint64_t> eventStatIds_;
     std::map<std::string, int64_t> meta_;
     std::map<std::string, std::string> lines_;
 };
