@@ -14,7 +14,8 @@
 
 namespace stallscope::trace {
 class TraceStore;
-}
+struct TrackRow;
+}  // namespace stallscope::trace
 
 namespace stallscope::transfers::detail {
 
@@ -86,11 +87,16 @@ void summarize(Analysis& analysis);
 Analysis merge(std::vector<Analysis>&& parts);
 
 Analysis deriveXprof(const trace::TraceStore& store);
+// Slices deriveXprof reads: the XLA Ops, Async XLA Ops and XLA Modules lines when some op is
+// named like an async one (else none of them), and the lines of xprofRuntimePlanes.
+uint64_t xprofDerivationSlices(const trace::TraceStore& store);
 Analysis deriveKineto(const trace::TraceStore& store);
 // The source of an XProf GPU plane's runtime copies before they join the XLA ones (merged as
 // "xprof"): their in-flight intervals are measured on the link, as Kineto's.
 constexpr const char* kXprofRuntimeSource = "xprof-runtime";
 // XProf GPU planes without XLA Ops lines: runtime copies (CUPTI, ROCm) as Kineto's are read.
 Analysis deriveXprofRuntime(const trace::TraceStore& store);
+// The planes deriveXprofRuntime reads: those GPU planes and their hosts' host planes.
+std::vector<const trace::TrackRow*> xprofRuntimePlanes(const trace::TraceStore& store);
 
 }  // namespace stallscope::transfers::detail

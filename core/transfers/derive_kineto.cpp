@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <functional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -752,6 +753,34 @@ std::string memcpyDetails(const TraceStore& store, uint64_t args) {
 
 // GPU planes ("/device:GPU:4") without XLA Ops lines (those are the XLA derivation's) and the
 // host plane's threads: copies bound by correlation_id, host syncs as waits.
+}  // namespace
+
+std::vector<const TrackRow*> xprofRuntimePlanes(const TraceStore& store) {
+    const TrackHosts hosts(store);
+    std::vector<const TrackRow*> gpus, hostPlanes;
+    std::set<int> hostsWithGpus;
+    for (const TrackRow* plane : trace::processTracks(store)) {
+        if (plane->name.starts_with("/host:")) {
+            hostPlanes.push_back(plane);
+            continue;
+        }
+        if (!plane->name.starts_with("/device:GPU:")) continue;
+        const std::vector<const TrackRow*> lines = store.children(plane->id);
+        if (std::any_of(lines.begin(), lines.end(), [](const TrackRow* line) {
+                return line->name == "XLA Ops" || line->name.starts_with("XLA Ops (");
+            }))
+            continue;
+        gpus.push_back(plane);
+        hostsWithGpus.insert(hosts.of(plane->id));
+    }
+    // A host's threads are read only when it has such a GPU (TPU hosts: not at all).
+    for (const TrackRow* plane : hostPlanes)
+        if (hostsWithGpus.count(hosts.of(plane->id))) gpus.push_back(plane);
+    return gpus;
+}
+
+namespace {
+
 Evidence xprofRuntimeEvidence(const TraceStore& store, const TrackHosts& hosts) {
     Evidence ev;
     struct CallCopy {
@@ -759,14 +788,9 @@ Evidence xprofRuntimeEvidence(const TraceStore& store, const TrackHosts& hosts) 
         int64_t bytes = 0;
     };
     std::unordered_map<int64_t, CallCopy> callCopies;  // async calls' direction and size
-    for (const TrackRow* plane : trace::processTracks(store)) {
+    for (const TrackRow* plane : xprofRuntimePlanes(store)) {
         const bool gpu = plane->name.starts_with("/device:GPU:");
-        if (!gpu && !plane->name.starts_with("/host:")) continue;
         const std::vector<const TrackRow*> lines = store.children(plane->id);
-        if (gpu && std::any_of(lines.begin(), lines.end(), [](const TrackRow* line) {
-                return line->name == "XLA Ops" || line->name.starts_with("XLA Ops (");
-            }))
-            continue;
         const int64_t device =
             gpu ? std::atoll(plane->name.c_str() + std::string_view("/device:GPU:").size()) : -1;
         for (const TrackRow* line : lines) {

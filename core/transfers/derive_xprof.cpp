@@ -517,6 +517,24 @@ Analysis derivePlane(SharedStore& shared, const TrackRow& plane, const PlaneCont
 
 }  // namespace
 
+bool anyAsyncName(const TraceStore& store) {
+    for (uint32_t id = 0; id < store.textCount(); ++id)
+        if (mayBeAsync(store.text(id))) return true;
+    return false;
+}
+
+uint64_t xprofDerivationSlices(const TraceStore& store) {
+    uint64_t slices = 0;
+    if (anyAsyncName(store))
+        for (const TrackRow& track : store.tracks())
+            for (const char* line : {"XLA Ops", "Async XLA Ops", "XLA Modules"})
+                if (track.name == line || track.name.starts_with(std::string(line) + " ("))
+                    slices += track.slices;
+    for (const TrackRow* plane : xprofRuntimePlanes(store))
+        for (const TrackRow* line : store.children(plane->id)) slices += line->slices;
+    return slices;
+}
+
 Analysis deriveXprof(const TraceStore& store) {
     std::map<std::string, QJsonObject> planeStats;
     for (const QJsonValue v : store.metadata().value("plane_details").toArray()) {
@@ -548,8 +566,10 @@ Analysis deriveXprof(const TraceStore& store) {
     }
     // Hosts of a run each have a "/device:TPU:0": a device is named with its host there.
     const TrackHosts hosts(store);
+    // No op named like an async one: no XLA Ops line needs reading.
+    const bool asyncOps = std::find(asyncName.begin(), asyncName.end(), true) != asyncName.end();
     for (const TrackRow* plane : trace::processTracks(store)) {
-        if (lineTracks(store, plane->id, "XLA Ops").empty()) continue;
+        if (!asyncOps || lineTracks(store, plane->id, "XLA Ops").empty()) continue;
         jobs.push_back(
             {plane,
              PlaneContext{hosts.prefix(hosts.of(plane->id)) + plane->name, planeStats[plane->name]},

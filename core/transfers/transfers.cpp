@@ -128,17 +128,10 @@ uint32_t LinkTable::get(const std::string& device, const std::string& name,
 
 uint64_t derivationSlices(const trace::TraceStore& store) {
     const std::string format = store.metadata().value("format").toString().toStdString();
+    if (format == "xprof-xspace") return detail::xprofDerivationSlices(store);
     uint64_t slices = 0;
-    for (const trace::TrackRow& track : store.tracks()) {
-        if (format.starts_with("chrome")) {
-            slices += track.slices;
-            continue;
-        }
-        if (format != "xprof-xspace") continue;
-        for (const char* line : {"XLA Ops", "Async XLA Ops", "XLA Modules"})
-            if (track.name == line || track.name.starts_with(std::string(line) + " ("))
-                slices += track.slices;
-    }
+    if (format.starts_with("chrome"))
+        for (const trace::TrackRow& track : store.tracks()) slices += track.slices;
     return slices;
 }
 

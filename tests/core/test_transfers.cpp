@@ -726,7 +726,10 @@ class TestTransfers : public QObject {
         const QString path = dir_.filePath("gpu_runtime.xplane.pb");
         writeFile(path, gpu.bytes() + host.bytes());
         auto ws = Workspace::open(dir_.filePath("gpu_runtime.sqlite").toStdString());
-        const Analysis a = ofProfile(*ws, importFile(*ws, path));
+        const int64_t id = importFile(*ws, path);
+        // What the derivation reads: the GPU plane's stream lines and its host's threads.
+        QCOMPARE(derivationSlices(trace::TraceStore(*ws, id)), uint64_t(8));
+        const Analysis a = ofProfile(*ws, id);
         QCOMPARE(a.source, std::string("xprof"));
         QCOMPARE(a.transfers.size(), size_t(1));
         const Transfer& t = a.transfers[0];
