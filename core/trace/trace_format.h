@@ -104,6 +104,7 @@ class ByteWriter {
         bytes_.append(b, 8);
     }
     void bytesAppend(std::string_view b) { bytes_.append(b.data(), b.size()); }
+    void reserve(size_t bytes) { bytes_.reserve(bytes); }
     const std::string& bytes() const { return bytes_; }
     // Hands the bytes over without a copy; the writer starts empty with the same capacity.
     std::string release() {
@@ -174,7 +175,8 @@ void decodeFlows(std::string_view data, std::vector<PackedFlow>& out);
 void encodeOp(const PackedOp& op, ByteWriter& out);
 void decodeOps(std::string_view data, std::vector<PackedOp>& out);
 // zstd level 1 frame of `raw` (with its size, so unpack needs no guess), and back.
-void packChunk(std::string_view raw, std::string& packed);
+// workers > 0: compressed on that many zstd worker threads (one frame all the same).
+void packChunk(std::string_view raw, std::string& packed, int workers = 0);
 std::string unpackChunk(std::string_view packed);
 
 void encodeSlices(const std::vector<SliceItem>& items, ByteWriter& out);

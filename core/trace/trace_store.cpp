@@ -140,6 +140,36 @@ void TraceStore::forEachChunk(
     }
 }
 
+void TraceStore::forEachChunk(
+    int64_t trackId, std::mutex& reading,
+    const std::function<void(const std::vector<SliceItem>&)>& visit) const {
+    std::unique_lock lock(reading);
+    const TrackRow* t = track(trackId);
+    if (!t || t->slices + t->instants == 0) return;
+    std::optional<sql::Statement> st;
+    st.emplace(workspace_.db(),
+               "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND level = 0 "
+               "ORDER BY seq");
+    st->bind(1, profileId_).bind(2, trackId);
+    std::string bytes;
+    std::vector<SliceItem> chunk;
+    try {
+        while (st->step()) {
+            bytes.assign(st->blob(0));
+            lock.unlock();
+            chunk.clear();
+            decodeSlices(bytes, chunk);
+            visit(chunk);
+            lock.lock();
+        }
+    } catch (...) {
+        if (!lock.owns_lock()) lock.lock();
+        st.reset();  // finalized on the connection, under the lock
+        throw;
+    }
+    st.reset();
+}
+
 std::vector<CounterItem> TraceStore::counters(int64_t trackId, int64_t from, int64_t to,
                                               double resolution) const {
     std::vector<CounterItem> out;

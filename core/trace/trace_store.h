@@ -3,6 +3,7 @@
 #include <QJsonObject>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -79,6 +80,10 @@ class TraceStore {
     // a chunk as stored: not sorted across chunks), for passes over a whole profile: `slices`
     // would collect and sort them all first.
     void forEachChunk(int64_t track,
+                      const std::function<void(const std::vector<SliceItem>&)>& visit) const;
+    // The same for threads sharing this store: `reading` is held while SQLite reads a chunk
+    // and released while it is decoded and visited, so that the threads decode at once.
+    void forEachChunk(int64_t track, std::mutex& reading,
                       const std::function<void(const std::vector<SliceItem>&)>& visit) const;
     size_t textCount() const { return strings_.size(); }
     // Counter samples (or per-bucket summaries) in [from, to], plus the sample before `from`.

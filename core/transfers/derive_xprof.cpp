@@ -75,13 +75,10 @@ void slicesOf(SharedStore& shared, const std::vector<const TrackRow*>& tracks, T
     std::vector<size_t> laneEnds;
     for (const TrackRow* t : tracks) {
         const size_t from = out.size();
-        {
-            const std::lock_guard lock(shared.reading);
-            shared.store.forEachChunk(t->id, [&](const std::vector<SliceItem>& chunk) {
-                for (const SliceItem& s : chunk)
-                    if (s.kind == trace::ItemKind::Slice) out.emplace_back(s, t->id);
-            });
-        }
+        shared.store.forEachChunk(t->id, shared.reading, [&](const std::vector<SliceItem>& chunk) {
+            for (const SliceItem& s : chunk)
+                if (s.kind == trace::ItemKind::Slice) out.emplace_back(s, t->id);
+        });
         const auto lane = out.begin() + std::ptrdiff_t(from);
         if (!std::is_sorted(lane, out.end(), sameLane)) std::stable_sort(lane, out.end(), sameLane);
         laneEnds.push_back(out.size());

@@ -498,6 +498,9 @@ constexpr size_t kParallelEncodeTransfers = 200000;
 
 std::string encode(const Analysis& a) {
     ByteWriter w;
+    // About 110 bytes a transfer (six short names, a score of varints): reserved, not grown
+    // (and copied) by doubling.
+    w.reserve(4096 + a.transfers.size() * 128);
     putString(w, a.source);
     w.varint(a.links.size());
     for (const Link& l : a.links) {
@@ -570,6 +573,7 @@ std::string encode(const Analysis& a) {
     } else {
         const size_t half = a.transfers.size() / 2;
         ByteWriter second;
+        second.reserve((a.transfers.size() - half) * 128);
         std::exception_ptr failure;
         std::thread helper([&] {
             try {
@@ -605,7 +609,8 @@ std::string encode(const Analysis& a) {
     w.real(a.modelErrorPct);
     w.real(a.medianRunErrorPct);
     std::string packed;
-    trace::packChunk(w.bytes(), packed);
+    // An import's millions of transfers: compressed on two threads too.
+    trace::packChunk(w.bytes(), packed, a.transfers.size() >= kParallelEncodeTransfers ? 2 : 0);
     std::string out(kMagic, 4);
     out.push_back(char(kVersion));
     return out + packed;
