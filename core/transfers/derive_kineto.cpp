@@ -146,6 +146,19 @@ struct StreamWait {
     bool resolved = false;    // record and consuming work found
 };
 
+// A sync returns a few µs after the GPU work it waited for (public traces: 1-17 µs after the
+// last copy it waited for); a later return means it waited for other work too (kernels), and
+// that end stays however early its copies complete. A wait that holds no copy but blocked
+// waited for other work.
+constexpr int64_t kSyncReturnNs = 20000;
+void settleWait(Step& wait, int64_t transfersDone) {
+    const int64_t after = wait.end - std::max(wait.start, transfersDone);
+    if (wait.transfers.empty() ? after >= kBlockedWaitNs : after > kSyncReturnNs)
+        wait.otherWorkEnd = wait.end;
+    else if (!wait.transfers.empty())
+        wait.returnNs = std::max<int64_t>(0, after);
+}
+
 // The copy activity measured: issue, transfer, link (no wait yet).
 Transfer measuredTransfer(const TraceStore& store, const TrackHosts& hosts, LinkTable& links,
                           const Call& call, const Activity& act) {
@@ -535,8 +548,7 @@ Analysis transfersOf(const TraceStore& store, const TrackHosts& hosts, Evidence&
             int64_t transfersDone = INT64_MIN;
             for (uint32_t id : s.transfers)
                 transfersDone = std::max(transfersDone, a.transfers[id].complete);
-            // A sync also waits for kernels: what its transfers do not explain stays.
-            if (s.end - std::max(s.start, transfersDone) >= kBlockedWaitNs) s.otherWorkEnd = s.end;
+            settleWait(s, transfersDone);
             steps.emplace_back(s.start, std::move(s));
         }
         std::stable_sort(steps.begin(), steps.end(),
@@ -682,9 +694,7 @@ Analysis transfersOf(const TraceStore& store, const TrackHosts& hosts, Evidence&
             run.transfers.push_back(t.id);
             a.transfers.push_back(std::move(t));
         }
-        // The stream also waits for its own launch: what the copies do not explain stays.
-        if (wait.end - std::max(wait.start, transfersDone) >= kBlockedWaitNs)
-            wait.otherWorkEnd = wait.end;
+        settleWait(wait, transfersDone);
         program.steps.push_back(std::move(wait));
         a.modules.push_back(std::move(run));
         programs.push_back(std::move(program));

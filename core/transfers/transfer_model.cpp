@@ -35,6 +35,13 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The nearest-rank 10th percentile: what the fastest tenth of them reach.
+double lowDecile(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[(v.size() + 9) / 10 - 1];
+}
+
 int64_t transferNs(const Link& link, double bytes) {
     return link.bytesPerNs > 0 ? int64_t(std::llround(bytes / link.bytesPerNs)) : 0;
 }
@@ -101,24 +108,21 @@ class LinkLists {
     std::vector<size_t> runBegin_;
 };
 
-// Base latency and bandwidth per link from the completions the trace measured. A completion
-// right after the previous one on the link (which was still transferring at this issue) is a
-// queued transfer: its duration is bytes / bandwidth alone. One whose link was idle at its
-// issue took base latency + bytes / bandwidth. Medians, not least squares: a few runs where
-// the host was slow (other devices' copies on the same PCIe) must not move the typical run.
 // Copies this small are mostly per-copy cost on any GPU link (at 10 GB/s 64 KiB take 6.5 µs,
 // a copy's fixed cost 1-10 µs): their bytes / time says little of the link's bandwidth.
 constexpr double kOverheadBoundCopyBytes = 64 * 1024;
 
-// The link model of copies measured on their link, from (bytes, ns) points: ns = perCopy +
-// bytes * perByte by least squares with neither part negative, when there are enough points
-// (8) over sizes that differ (4x): a negative per-copy cost makes it the line through the
-// origin (bandwidth from the large copies: HTA's AlexNet, 256 B to 151 MB at 4.34 GB/s), a
-// slope of zero or less says the copies are all per-copy cost. Otherwise the median ns per
-// byte, unless the copies are small: per-copy cost too. A per-copy cost model is the copies'
-// median time, and as bandwidth the best rate any of them reached: a lower bound (a public GPU
-// profile's 80 copies of 2 B to 6 KB, 1-3 µs each, read as a 0.004 GB/s link from their
-// median rate).
+// The link model of copies measured on their link, from (bytes, ns) points. For 8+ points over
+// sizes that differ (4x): ns = perCopy + bytes * perByte by least squares with neither part
+// negative (a negative per-copy cost makes it the line through the origin: HTA's AlexNet, 256 B
+// to 151 MB at 4.34 GB/s), trusted for the bandwidth when the bytes explain at least half of
+// the largest copy's time; else (the slope is jitter: MI300X DtoD copies of 2 B to 4 MiB all
+// take 3.4-5.4 µs, a 5,170 GB/s line) the copies are per-copy cost. Fewer or like-sized
+// copies: their total bytes over their total time (a median of ns per byte read a mix of
+// three 424 B and three 212 KB NCCL broadcasts as 0.11 GB/s), per-copy cost when the median
+// copy is small. A per-copy-cost link takes the copies' median time and, as bandwidth, the
+// best rate any of them reached: a lower bound (a public TensorFlow profile's 80 copies of
+// 2 B to 6 KB, 1-3 µs each, had read as a 0.004 GB/s link).
 struct OnLinkFit {
     double nsPerByte = 0, perCopyNs = 0;
     bool lowerBound = false;
@@ -126,7 +130,7 @@ struct OnLinkFit {
 OnLinkFit fitOnLink(const std::vector<std::pair<double, double>>& points) {
     double sx = 0, sy = 0, sxx = 0, sxy = 0, smallest = 0, largest = 0;
     const double n = double(points.size());
-    std::vector<double> sizes, durations, rates;
+    std::vector<double> sizes, durations;
     double bestRate = 0;  // bytes per ns
     for (const auto& [bytes, ns] : points) {
         sx += bytes;
@@ -137,24 +141,32 @@ OnLinkFit fitOnLink(const std::vector<std::pair<double, double>>& points) {
         largest = std::max(largest, bytes);
         sizes.push_back(bytes);
         durations.push_back(ns);
-        rates.push_back(ns / bytes);
         if (ns > 0) bestRate = std::max(bestRate, bytes / ns);
     }
     bool perCopyOnly = false;
     const double det = n * sxx - sx * sx;
     if (points.size() >= 8 && largest >= 4 * smallest && det > 1e-9 * n * sxx) {
-        const double perByte = (n * sxy - sx * sy) / det;
-        const double perCopy = (sy - perByte * sx) / n;
-        if (perByte > 0 && perCopy >= 0) return {perByte, perCopy, false};
-        if (perByte > 0) return {sxy / sxx, 0.0, false};
+        double perByte = (n * sxy - sx * sy) / det;
+        double perCopy = (sy - perByte * sx) / n;
+        if (perByte > 0 && perCopy < 0) {
+            perByte = sxy / sxx;
+            perCopy = 0;
+        }
+        if (perByte > 0 && largest * perByte >= perCopy) return {perByte, perCopy, false};
         perCopyOnly = true;
     } else {
         perCopyOnly = median(sizes) < kOverheadBoundCopyBytes;
     }
-    if (!perCopyOnly || bestRate <= 0) return {median(rates), 0.0, false};
+    if (!perCopyOnly && sx > 0 && sy > 0) return {sy / sx, 0.0, false};
+    if (bestRate <= 0) return {0.0, median(durations), true};
     return {1.0 / bestRate, median(durations), true};
 }
 
+// Base latency and bandwidth per link from the completions the trace measured. A completion
+// right after the previous one on the link (which was still transferring at this issue) is a
+// queued transfer: its duration is bytes / bandwidth alone. One whose link was idle at its
+// issue took base latency + bytes / bandwidth. Medians, not least squares: a few runs where
+// the host was slow (other devices' copies on the same PCIe) must not move the typical run.
 void fitLinks(Analysis& a, const LinkLists& byLink) {
     std::vector<std::vector<std::pair<double, double>>> queued(a.links.size()),
         head(a.links.size());
@@ -220,7 +232,7 @@ void fitLinks(Analysis& a, const LinkLists& byLink) {
             // when the sizes differ (small copies are all per-copy cost: their bytes / time is
             // no bandwidth); the per-copy cost joins the base latency.
             link.fitObservations = uint32_t(onLink[l].size());
-            base = toLink[l].empty() ? 0 : median(toLink[l]);
+            base = toLink[l].empty() ? 0 : lowDecile(toLink[l]);
             const OnLinkFit fit = fitOnLink(onLink[l]);
             nsPerByte = fit.nsPerByte;
             base += fit.perCopyNs;
@@ -463,7 +475,7 @@ int64_t simulateTimed(const Analysis& a, const RunProgram& program, const Timing
                 int64_t done = a.transfers[id].complete;  // issued before the run: as measured
                 for (const auto& [issued, at] : complete)
                     if (issued == id) done = at;
-                end = std::max(end, done);
+                end = std::max(end, done + step.returnNs);
             }
             end = std::max(end, step.otherWorkEnd);
             t = end;

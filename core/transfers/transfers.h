@@ -168,6 +168,9 @@ struct Step {
     // A wait that also waits for work other than transfers (a CUDA sync waits for kernels):
     // it cannot end before this time however early its transfers complete.
     int64_t otherWorkEnd = INT64_MIN;
+    // A wait's own latency after its transfers complete (a CUDA sync returns a few µs after
+    // the GPU is done): it ends that long after them, however early they complete.
+    int64_t returnNs = 0;
 };
 
 struct RunProgram {

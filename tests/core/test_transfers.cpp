@@ -913,6 +913,79 @@ class TestTransfers : public QObject {
         QVERIFY(a.modelErrorPct < 5.0);
     }
 
+    // A sync returns a few µs after the copy it waits for: it ends that long after the copy
+    // in a what-if too. (Held to its measured end as if it waited for kernels, the model could
+    // not tell a faster copy from a slower one: no saving, and every run's model error 0.)
+    void kinetoSyncReturnsAfterItsCopy() {
+        const auto x = kinetoSlice;
+        const QJsonArray events{
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 0, 2, {{"correlation", 1}}),
+            x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 7, 10, 10000,
+              {{"correlation", 1}, {"bytes", 100000000}, {"device", 0}, {"stream", 7}}),
+            x("cudaStreamSynchronize", "cuda_runtime", 1, 1, 20, 9995, {{"correlation", 2}}),
+        };
+        const Analysis a = kinetoTransfers("sync_return", events);
+        QCOMPARE(a.transfers.size(), size_t(1));
+        QCOMPARE(a.modules[0].simulatedNs, a.modules[0].measuredNs());
+        // 100 MB at 10 GB/s: half the bytes take 5 ms less, and so does the sync.
+        QCOMPARE(a.suggestions.size(), size_t(1));
+        QCOMPARE(a.suggestions[0].kind, std::string("transfer-bound"));
+        QCOMPARE(a.suggestions[0].savingNs, int64_t(5000000));
+    }
+
+    // Few copies of two sizes (a public NCCL trace: three broadcasts of 424 B and three of
+    // 212 KB): the link moves their bytes in their time, 5.6 GB/s; the median ns per byte
+    // averaged one of each and said 0.11 GB/s.
+    void kinetoFewCopiesMoveTheirBytesInTheirTime() {
+        const auto x = kinetoSlice;
+        QJsonArray events;
+        for (int k = 0; k < 6; ++k) {
+            const double issue = 1000.0 * k;
+            const bool small = k % 2 == 0;
+            events.append(
+                x("cudaMemcpyAsync", "cuda_runtime", 1, 1, issue, 0.5, {{"correlation", k + 1}}));
+            events.append(x("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 7, issue + 5,
+                            small ? 7.7 : 30.0,
+                            {{"correlation", k + 1},
+                             {"bytes", small ? 424 : 212480},
+                             {"device", 0},
+                             {"stream", 7}}));
+        }
+        const Analysis a = kinetoTransfers("two_sizes", events);
+        const Link& link = a.links[0];
+        QVERIFY(!link.bandwidthLowerBound);
+        QVERIFY2(qAbs(link.bytesPerNs - 638712.0 / 113100.0) < 1e-12,
+                 qPrintable(QString::number(link.bytesPerNs, 'g', 15)));
+    }
+
+    // Copies of 2 B to 4 MiB that all take 3.4-5.1 µs (MI300X DtoD copies in public traces): a
+    // line through them has a slope of jitter (here 4 TB/s, 5.2 TB/s in those traces: above
+    // the HBM), so they are per-copy cost with the best rate as a lower bound. And the base
+    // latency is what the first copies on an idle link reach (5 of these 8 waited 40 ms behind
+    // kernels on their stream: the median made every copy 40 ms late in the model).
+    void kinetoJitterIsNoBandwidth() {
+        const auto x = kinetoSlice;
+        const double durations[] = {3.4, 4.5, 3.6, 4.4, 3.8, 4.2, 4.0, 5.1};
+        QJsonArray events;
+        for (int k = 0; k < 8; ++k) {
+            const double issue = 100000.0 * k;
+            events.append(
+                x("cudaMemcpyAsync", "cuda_runtime", 1, 1, issue, 0.5, {{"correlation", k + 1}}));
+            events.append(x("Memcpy DtoD (Device -> Device)", "gpu_memcpy", 0, 7,
+                            issue + (k < 3 ? 1 : 40000), durations[k],
+                            {{"correlation", k + 1},
+                             {"bytes", qint64(2) << (3 * k)},
+                             {"device", 0},
+                             {"stream", 7}}));
+        }
+        const Analysis a = kinetoTransfers("jitter", events);
+        const Link& link = a.links[0];
+        QVERIFY(link.bandwidthLowerBound);
+        QVERIFY2(qAbs(link.bytesPerNs - 4194304.0 / 5100.0) < 1e-9,
+                 qPrintable(QString::number(link.bytesPerNs, 'g', 15)));
+        QCOMPARE(link.baseLatencyNs, int64_t(1000 + 4100));  // 1 µs to the link + median copy
+    }
+
     // Small copies on a link take their per-copy cost whatever their size: no bandwidth follows
     // from their bytes / time (their median rate read 0.016 GB/s here), so the link gets their
     // median time as a per-copy cost and, as a lower bound, the best rate any of them reached.
