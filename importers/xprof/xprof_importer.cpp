@@ -127,6 +127,7 @@ class SpaceReader {
         try {
             header.header(f);
         } catch (const proto_wire::Malformed& error) {
+            if (textMangled()) fail(error.offset, proto_wire::describe(error) + kTextMangled);
             failAt(in_.path(), error);
         }
         pos_ += header.consumed();
@@ -141,7 +142,11 @@ class SpaceReader {
             }
             case proto_wire::kLength:
                 if (!take(f.value, f.bytes))
-                    fail(f.offset, "a length-delimited field runs past the end (truncated file?)");
+                    fail(f.offset, textMangled() ? std::string("a length-delimited field runs "
+                                                               "past the end") +
+                                                       kTextMangled
+                                                 : "a length-delimited field runs past the end "
+                                                   "(truncated file?)");
                 break;
             default:
                 break;
@@ -208,6 +213,20 @@ class SpaceReader {
     }
     [[noreturn]] void fail(size_t offset, const std::string& what) const {
         throw InputError(atOffset(in_.path(), static_cast<long long>(offset), "XSpace: " + what));
+    }
+    // A protobuf saved through a text pipeline (a public repository holds such a copy of an
+    // XProf sample): every byte from 0x80 up became U+FFFD, "EF BF BD". Told from a truncated
+    // file by those triples making up much of the bytes at hand.
+    static constexpr const char* kTextMangled =
+        ": the file was saved as text (bytes from 0x80 up replaced by U+FFFD, EF BF BD), which "
+        "cannot be undone; import the original binary file";
+    bool textMangled() const {
+        const std::string_view held(buf_.data(), end_);
+        size_t triples = 0;
+        for (size_t at = held.find("\xEF\xBF\xBD"); at != std::string_view::npos;
+             at = held.find("\xEF\xBF\xBD", at + 3))
+            ++triples;
+        return triples >= 8 && triples * 3 * 10 >= held.size();
     }
     InputFile& in_;
     std::vector<char> buf_;
@@ -820,7 +839,14 @@ class XSpaceImporter : public Importer {
         const bool named = sniff.path.find(".xplane.pb") != std::string::npos;
         const bool plane = !sniff.head.empty() && uint8_t(sniff.head[0]) == 0x0a;
         if (named && plane) return 90;
-        return named ? 30 : 0;
+        if (named) return 30;
+        // Under another name ("host.xspace.pb", "profile.pb"): a first plane named like
+        // XProf's, near the start.
+        const std::string_view head = std::string_view(sniff.head).substr(0, 64);
+        if (plane && (head.find("/device:") != std::string_view::npos ||
+                      head.find("/host:") != std::string_view::npos))
+            return 60;
+        return 0;
     }
 
     void run(ImportContext& ctx) const override {

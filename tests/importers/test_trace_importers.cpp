@@ -845,6 +845,35 @@ class TestTraceImporters : public QObject {
         QCOMPARE(ws_->profiles().size(), size_t(0));
     }
 
+    // A public repository holds an XProf sample saved through a text pipeline: every byte from
+    // 0x80 up became U+FFFD (EF BF BD). No reader can undo that; the error says so instead of
+    // "truncated file?".
+    void xprofSavedAsText() {
+        const std::string space = fixtures::handWrittenXSpace();
+        std::string mangled;
+        for (const char c : space) {
+            if (uint8_t(c) >= 0x80)
+                mangled += "\xEF\xBF\xBD";
+            else
+                mangled += c;
+        }
+        try {
+            importOne(*ws_, write(path("text.xplane.pb"), QByteArray::fromStdString(mangled)));
+            QFAIL("a text-mangled XSpace was accepted");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains("text.xplane.pb: byte ") &&
+                         QString(e.what()).contains("saved as text") &&
+                         !QString(e.what()).contains("truncated"),
+                     e.what());
+        }
+        QCOMPARE(ws_->profiles().size(), size_t(0));
+        // Under another name than *.xplane.pb, told by its first plane's name.
+        const Imported renamed =
+            importOne(*ws_, write(path("host.xspace.pb"), QByteArray::fromStdString(space)));
+        QCOMPARE(renamed.meta.value("format").toString(), QString("xprof-xspace"));
+        QCOMPARE(renamed.meta.value("events").toInt(), 7);
+    }
+
     void chakraAllGather() {
         const QString file = sample("chakra/all_gather.0.et");
         if (file.isEmpty()) QSKIP("samples not available");
