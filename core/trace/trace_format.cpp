@@ -209,9 +209,19 @@ void packChunk(std::string_view raw, std::string& packed, int workers) {
 }
 
 std::string unpackChunk(std::string_view packed) {
-    const unsigned long long size = ZSTD_getFrameContentSize(packed.data(), packed.size());
-    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ull << 32))
-        throw Failure("trace chunk: not a zstd frame");
+    // One frame or several in a row (large payloads are compressed a piece at a time).
+    unsigned long long size = 0;
+    for (size_t at = 0; at < packed.size();) {
+        const size_t frame = ZSTD_findFrameCompressedSize(packed.data() + at, packed.size() - at);
+        const unsigned long long content =
+            ZSTD_isError(frame) ? ZSTD_CONTENTSIZE_ERROR
+                                : ZSTD_getFrameContentSize(packed.data() + at, frame);
+        if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN)
+            throw Failure("trace chunk: not a zstd frame");
+        size += content;
+        at += frame;
+    }
+    if (size > (1ull << 34)) throw Failure("trace chunk: not a zstd frame");
     std::string raw(size_t(size), '\0');
     const size_t n = ZSTD_decompress(raw.data(), raw.size(), packed.data(), packed.size());
     if (ZSTD_isError(n) || n != raw.size())

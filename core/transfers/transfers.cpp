@@ -496,11 +496,59 @@ std::string getString(ByteReader& r) {
 // Transfers from which encode() writes on two threads.
 constexpr size_t kParallelEncodeTransfers = 200000;
 
+// Records compressed a piece at a time: each kPieceBytes of them become a zstd frame of their
+// own, appended to `packed` (a payload is its frames in order). An import's millions of
+// transfers never sit in one buffer of hundreds of MB (written, grown and compressed: most of
+// encoding 3M transfers was faulting in fresh pages).
+class FrameSink {
+  public:
+    static constexpr size_t kPieceBytes = size_t(8) << 20;
+    FrameSink() { writer.reserve(kPieceBytes + (size_t(64) << 10)); }
+    ByteWriter writer;
+    // After each record: a full piece becomes a frame.
+    void record() {
+        if (writer.size() >= kPieceBytes) flush();
+    }
+    void flush() {
+        if (writer.size() == 0) return;
+        trace::packChunk(writer.bytes(), frame_);
+        packed += frame_;
+        writer.clear();
+    }
+    std::string packed;
+
+  private:
+    std::string frame_;
+};
+
+// The records after the transfers: suggestions, unmatched counts, totals.
+void writeSummary(const Analysis& a, ByteWriter& w) {
+    w.varint(a.suggestions.size());
+    for (const Suggestion& s : a.suggestions) {
+        putString(w, s.kind);
+        putString(w, s.program);
+        w.varint(s.transfers.size());
+        for (uint32_t id : s.transfers) w.varint(id);
+        putString(w, s.toOp);
+        w.varint(s.runs);
+        w.zigzag(s.savingNs);
+        w.zigzag(s.savingPerRunNs);
+        putString(w, QJsonDocument(s.evidence).toJson(QJsonDocument::Compact).toStdString());
+        putString(w, s.text);
+    }
+    w.varint(a.unmatched.size());
+    for (const auto& [what, count] : a.unmatched) {
+        putString(w, what);
+        w.varint(count);
+    }
+    for (int64_t v : {a.totalNs, a.stallNs, a.baseStallNs, a.transferStallNs}) w.zigzag(v);
+    w.real(a.modelErrorPct);
+    w.real(a.medianRunErrorPct);
+}
+
 std::string encode(const Analysis& a) {
-    ByteWriter w;
-    // About 110 bytes a transfer (six short names, a score of varints): reserved, not grown
-    // (and copied) by doubling.
-    w.reserve(4096 + a.transfers.size() * 128);
+    FrameSink head;
+    ByteWriter& w = head.writer;
     putString(w, a.source);
     w.varint(a.links.size());
     for (const Link& l : a.links) {
@@ -532,12 +580,16 @@ std::string encode(const Analysis& a) {
         w.zigzag(m.transferStallNs);
         w.zigzag(m.computeNs);
         w.zigzag(m.simulatedNs);
+        head.record();
     }
     w.varint(a.transfers.size());
+    head.flush();
     // The transfers' records are independent: millions of them (an import's) are written in
-    // two halves on two threads, the second appended to the first.
-    auto writeTransfers = [&a](size_t from, size_t to, ByteWriter& out) {
+    // two halves on two threads, each compressing its own frames, the second's after the first.
+    auto writeTransfers = [&a](size_t from, size_t to, FrameSink& sink) {
+        ByteWriter& out = sink.writer;
         for (size_t i = from; i < to; ++i) {
+            sink.record();
             const Transfer& t = a.transfers[i];
             putString(out, t.name);
             putString(out, t.waitName);
@@ -567,13 +619,13 @@ std::string encode(const Analysis& a) {
             out.zigzag(t.waitTrack);
             out.zigzag(t.inFlightTrack);
         }
+        sink.flush();
     };
+    FrameSink first, second;
     if (a.transfers.size() < kParallelEncodeTransfers) {
-        writeTransfers(0, a.transfers.size(), w);
+        writeTransfers(0, a.transfers.size(), first);
     } else {
         const size_t half = a.transfers.size() / 2;
-        ByteWriter second;
-        second.reserve((a.transfers.size() - half) * 128);
         std::exception_ptr failure;
         std::thread helper([&] {
             try {
@@ -582,38 +634,19 @@ std::string encode(const Analysis& a) {
                 failure = std::current_exception();
             }
         });
-        writeTransfers(0, half, w);
+        writeTransfers(0, half, first);
         helper.join();
         if (failure) std::rethrow_exception(failure);
-        w.bytesAppend(second.bytes());
     }
-    w.varint(a.suggestions.size());
-    for (const Suggestion& s : a.suggestions) {
-        putString(w, s.kind);
-        putString(w, s.program);
-        w.varint(s.transfers.size());
-        for (uint32_t id : s.transfers) w.varint(id);
-        putString(w, s.toOp);
-        w.varint(s.runs);
-        w.zigzag(s.savingNs);
-        w.zigzag(s.savingPerRunNs);
-        putString(w, QJsonDocument(s.evidence).toJson(QJsonDocument::Compact).toStdString());
-        putString(w, s.text);
-    }
-    w.varint(a.unmatched.size());
-    for (const auto& [what, count] : a.unmatched) {
-        putString(w, what);
-        w.varint(count);
-    }
-    for (int64_t v : {a.totalNs, a.stallNs, a.baseStallNs, a.transferStallNs}) w.zigzag(v);
-    w.real(a.modelErrorPct);
-    w.real(a.medianRunErrorPct);
-    std::string packed;
-    // An import's millions of transfers: compressed on two threads too.
-    trace::packChunk(w.bytes(), packed, a.transfers.size() >= kParallelEncodeTransfers ? 2 : 0);
+    FrameSink tail;
+    writeSummary(a, tail.writer);
+    tail.flush();
     std::string out(kMagic, 4);
     out.push_back(char(kVersion));
-    return out + packed;
+    out.reserve(5 + head.packed.size() + first.packed.size() + second.packed.size() +
+                tail.packed.size());
+    for (const FrameSink* sink : {&head, &first, &second, &tail}) out += sink->packed;
+    return out;
 }
 
 Analysis decode(std::string_view bytes) {

@@ -497,6 +497,57 @@ class TestTransfers : public QObject {
         QCOMPARE(suggestJson(ofProfile(*ws, id)), suggestJson(first));
     }
 
+    // An import's millions of transfers are written on two threads, each compressing 8 MB
+    // pieces as zstd frames of their own: the payload is those frames in order and reads back
+    // whole.
+    void storageOfManyTransfers() {
+        Analysis a;
+        a.source = "xprof";
+        a.links.push_back(Link{});
+        a.links[0].name = "S(5)->S(0)";
+        ModuleRun run;
+        run.name = "jit_step";
+        a.modules.push_back(run);
+        constexpr uint32_t kTransfers = 300000;  // past the two-thread mark, ~40 MB of records
+        for (uint32_t i = 0; i < kTransfers; ++i) {
+            Transfer t;
+            t.id = i;
+            t.name = "copy-start." + std::to_string(i % 7);
+            t.waitName = "copy-done." + std::to_string(i % 7);
+            t.opcode = "copy-start";
+            t.elementType = i % 2 ? "f32" : "bf16";
+            t.bytes = uint64_t(i) * 4096;
+            t.issue = int64_t(i) * 1000003;
+            t.wait = t.issue + 5000 + i % 977;
+            t.complete = t.wait + 17;
+            t.baseStall = i % 13;
+            t.issueTrack = i % 5;
+            a.modules[0].transfers.push_back(i);
+            a.transfers.push_back(std::move(t));
+        }
+        a.unmatched["start_without_done"] = 3;
+        a.totalNs = 123456789;
+        const std::string bytes = encode(a);
+        const Analysis b = decode(bytes);
+        QCOMPARE(b.transfers.size(), size_t(kTransfers));
+        QCOMPARE(b.modules[0].transfers.size(), size_t(kTransfers));
+        for (uint32_t i = 0; i < kTransfers; i += 997) {
+            const Transfer& x = a.transfers[i];
+            const Transfer& y = b.transfers[i];
+            QCOMPARE(y.name, x.name);
+            QCOMPARE(y.elementType, x.elementType);
+            QCOMPARE(y.bytes, x.bytes);
+            QCOMPARE(y.issue, x.issue);
+            QCOMPARE(y.wait, x.wait);
+            QCOMPARE(y.complete, x.complete);
+            QCOMPARE(y.baseStall, x.baseStall);
+            QCOMPARE(y.issueTrack, x.issueTrack);
+        }
+        QCOMPARE(b.transfers.back().name, a.transfers.back().name);
+        QCOMPARE(b.unmatched.at("start_without_done"), uint64_t(3));
+        QCOMPARE(b.totalNs, int64_t(123456789));
+    }
+
     void storageRoundTrip() {
         HandRun h = handRun();
         model(h.a, h.programs);
