@@ -598,7 +598,7 @@ void hoists(const Analysis& a, const RunProgram& p, const Timing& timing, int64_
             best.saving = saving;
             best.toOp = to == 0 ? std::string() : std::string(p.steps[to - 1].name);
         }
-        if (!out.count(p.module, {"hoist ", t.name}, best.saving)) continue;
+        if (!out.count(p.module, {"hoist ", t.name.str()}, best.saving)) continue;
         best.kind = "hoist";
         best.transfers = {id};
         best.evidence = QJsonObject{{"stall_ns", qint64(t.stall())},
@@ -634,7 +634,8 @@ void reorders(const Analysis& a, const RunProgram& p, std::span<const LinkLists:
                 edit.order =
                     moved(p.steps.size(), uint32_t(late.issueStep), uint32_t(early.issueStep));
                 const int64_t saving = before - simulateTimed(a, p, timing, edit);
-                if (!out.count(p.module, {"reorder ", late.name, " before ", early.name}, saving))
+                if (!out.count(p.module,
+                               {"reorder ", late.name.str(), " before ", early.name.str()}, saving))
                     break;
                 Candidate c;
                 c.saving = saving;

@@ -4,12 +4,15 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <exception>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <ostream>
 #include <thread>
+#include <unordered_set>
 
 #include "core/errors.h"
 #include "core/json_escape.h"
@@ -21,6 +24,41 @@
 #include "core/workspace.h"
 
 namespace stallscope::transfers {
+
+namespace {
+// Texts interned by Name: never freed (their number is the number of distinct names).
+struct NamePool {
+    struct Hash {
+        using is_transparent = void;
+        size_t operator()(std::string_view text) const {
+            return std::hash<std::string_view>()(text);
+        }
+    };
+    std::mutex lock;
+    std::unordered_set<std::string, Hash, std::equal_to<>> texts;
+};
+NamePool& namePool() {
+    static NamePool* pool = new NamePool;  // outlives every static Name
+    return *pool;
+}
+}  // namespace
+
+Name::Name(std::string_view text) {
+    if (text.empty()) {
+        text_ = &emptyText();
+        return;
+    }
+    NamePool& pool = namePool();
+    const std::lock_guard guard(pool.lock);
+    auto found = pool.texts.find(text);
+    if (found == pool.texts.end()) found = pool.texts.emplace(text).first;
+    text_ = &*found;
+}
+
+const std::string& Name::emptyText() {
+    static const std::string* empty = new std::string;
+    return *empty;
+}
 
 namespace detail {
 
@@ -496,6 +534,41 @@ std::string getString(ByteReader& r) {
 // Transfers from which encode() writes on two threads.
 constexpr size_t kParallelEncodeTransfers = 200000;
 
+// Distinct names in first-seen order and their indices, keyed by the interned text's address.
+// Consecutive transfers repeat a handful of names: a small cache answers most lookups.
+struct NameTable {
+    std::unordered_map<const std::string*, uint32_t> index;
+    std::vector<const std::string*> texts;
+    void add(const Name& name) {
+        const std::string*& seen = seen_[(uintptr_t(name.key()) >> 4) % seen_.size()];
+        if (seen == name.key()) return;
+        seen = name.key();
+        if (index.try_emplace(name.key(), uint32_t(texts.size())).second)
+            texts.push_back(name.key());
+    }
+    // Lookups from one thread (the table itself is only read).
+    class Reader {
+      public:
+        explicit Reader(const NameTable& table) : table_(table) {}
+        uint32_t of(const Name& name) {
+            Slot& slot = slots_[(uintptr_t(name.key()) >> 4) % slots_.size()];
+            if (slot.key != name.key()) slot = {name.key(), table_.index.at(name.key())};
+            return slot.value;
+        }
+
+      private:
+        struct Slot {
+            const std::string* key = nullptr;
+            uint32_t value = 0;
+        };
+        const NameTable& table_;
+        std::array<Slot, 64> slots_{};
+    };
+
+  private:
+    std::array<const std::string*, 64> seen_{};
+};
+
 // Records compressed a piece at a time: each kPieceBytes of them become a zstd frame of their
 // own, appended to `packed` (a payload is its frames in order). An import's millions of
 // transfers never sit in one buffer of hundreds of MB (written, grown and compressed: most of
@@ -582,19 +655,31 @@ std::string encode(const Analysis& a) {
         w.zigzag(m.simulatedNs);
         head.record();
     }
+    // The transfers' names, each written once; records carry their index.
+    NameTable names;
+    for (const Transfer& t : a.transfers)
+        for (const Name* n :
+             {&t.name, &t.waitName, &t.opcode, &t.elementType, &t.sourceOperand, &t.backtailOp})
+            names.add(*n);
+    w.varint(names.texts.size());
+    for (const std::string* text : names.texts) {
+        putString(w, *text);
+        head.record();
+    }
     w.varint(a.transfers.size());
     head.flush();
     // The transfers' records are independent: millions of them (an import's) are written in
     // two halves on two threads, each compressing its own frames, the second's after the first.
-    auto writeTransfers = [&a](size_t from, size_t to, FrameSink& sink) {
+    auto writeTransfers = [&a, &names](size_t from, size_t to, FrameSink& sink) {
         ByteWriter& out = sink.writer;
+        NameTable::Reader index(names);
         for (size_t i = from; i < to; ++i) {
             sink.record();
             const Transfer& t = a.transfers[i];
-            putString(out, t.name);
-            putString(out, t.waitName);
-            putString(out, t.opcode);
-            putString(out, t.elementType);
+            out.varint(index.of(t.name));
+            out.varint(index.of(t.waitName));
+            out.varint(index.of(t.opcode));
+            out.varint(index.of(t.elementType));
             out.varint(t.link);
             out.varint(t.module);
             out.varint(t.bytes);
@@ -611,9 +696,9 @@ std::string encode(const Analysis& a) {
             out.zigzag(t.transferStall);
             out.zigzag(t.queueNs);
             out.zigzag(t.slack);
-            putString(out, t.sourceOperand);
+            out.varint(index.of(t.sourceOperand));
             out.varint(uint64_t(t.backtailKind));
-            putString(out, t.backtailOp);
+            out.varint(index.of(t.backtailOp));
             out.zigzag(t.backtailStep);
             out.zigzag(t.issueTrack);
             out.zigzag(t.waitTrack);
@@ -690,14 +775,21 @@ Analysis decode(std::string_view bytes) {
         m.computeNs = r.zigzag();
         m.simulatedNs = r.zigzag();
     }
+    std::vector<Name> names(countOf(r));
+    for (Name& name : names) name = Name(getString(r));
+    auto name = [&r, &names] {
+        const uint64_t at = r.varint();
+        if (at >= names.size()) throw Failure("stored transfers: a name index out of range");
+        return names[size_t(at)];
+    };
     a.transfers.resize(countOf(r));
     for (size_t i = 0; i < a.transfers.size(); ++i) {
         Transfer& t = a.transfers[i];
         t.id = uint32_t(i);
-        t.name = getString(r);
-        t.waitName = getString(r);
-        t.opcode = getString(r);
-        t.elementType = getString(r);
+        t.name = name();
+        t.waitName = name();
+        t.opcode = name();
+        t.elementType = name();
         t.link = uint32_t(r.varint());
         t.module = uint32_t(r.varint());
         t.bytes = r.varint();
@@ -715,9 +807,9 @@ Analysis decode(std::string_view bytes) {
         t.transferStall = r.zigzag();
         t.queueNs = r.zigzag();
         t.slack = r.zigzag();
-        t.sourceOperand = getString(r);
+        t.sourceOperand = name();
         t.backtailKind = Backtail(std::min<uint64_t>(r.varint(), uint64_t(Backtail::Unknown)));
-        t.backtailOp = getString(r);
+        t.backtailOp = name();
         t.backtailStep = int32_t(r.zigzag());
         t.issueTrack = r.zigzag();
         t.waitTrack = r.zigzag();
