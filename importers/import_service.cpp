@@ -43,13 +43,13 @@ QJsonObject deriveTransfers(Workspace& workspace, int64_t profileId) {
                                         .arg(qint64(transfers::derivationSlices(store))));
             return note;
         }
-        const transfers::Analysis analysis = transfers::derive(store);
-        transfers::save(workspace, profileId, analysis);
-        note.insert("transfers", qint64(analysis.transfers.size()));
-        note.insert("model_error_pct", analysis.modelErrorPct);
+        const transfers::StoredDerivation derived = transfers::deriveForStorage(store);
+        transfers::saveEncoded(workspace, profileId, derived.bytes);
+        note.insert("transfers", qint64(derived.transfers));
+        note.insert("model_error_pct", derived.modelErrorPct);
         // What a one-line summary says of them, without decoding the stored analysis.
-        note.insert("stall_ns", qint64(analysis.stallNs));
-        note.insert("runs_ns", qint64(analysis.totalNs));
+        note.insert("stall_ns", qint64(derived.stallNs));
+        note.insert("runs_ns", qint64(derived.totalNs));
     } catch (const Cancelled&) {
         throw;
     } catch (const std::exception& e) {

@@ -85,6 +85,24 @@ void summarize(Analysis& analysis);
 // The modelled parts (devices' links, runs and transfers) as one analysis, in order, their ids
 // renumbered.
 Analysis merge(std::vector<Analysis>&& parts);
+// merge() but for the transfers, which stay in their parts with the offsets their links,
+// runs and ids take in the merged analysis (the shell): what storing needs, without moving
+// millions of transfers into one vector first.
+struct TransferPart {
+    std::vector<Transfer> transfers;  // ids, links and runs as in their part
+    uint32_t transferBase = 0, linkBase = 0, moduleBase = 0;
+};
+struct MergedParts {
+    Analysis shell;  // all but the transfers (its runs name merged transfer ids)
+    std::vector<TransferPart> transfers;
+};
+MergedParts mergeKeepingTransfers(std::vector<Analysis>&& parts);
+// The merged analysis: the shell with the parts' transfers moved in, renumbered.
+Analysis join(MergedParts&& merged);
+// The shell's and the parts' transfers as encode() writes the merged analysis (equal bytes).
+std::string encodeParts(const MergedParts& merged);
+// An XProf profile's analysis as parts (deriveXprof merges them).
+MergedParts deriveXprofParts(const trace::TraceStore& store);
 
 Analysis deriveXprof(const trace::TraceStore& store);
 // Slices deriveXprof reads: the XLA Ops, Async XLA Ops and XLA Modules lines when some op is

@@ -533,6 +533,10 @@ uint64_t xprofDerivationSlices(const TraceStore& store) {
 }
 
 Analysis deriveXprof(const TraceStore& store) {
+    return join(deriveXprofParts(store));
+}
+
+MergedParts deriveXprofParts(const TraceStore& store) {
     std::map<std::string, QJsonObject> planeStats;
     for (const QJsonValue v : store.metadata().value("plane_details").toArray()) {
         const QJsonObject plane = v.toObject();
@@ -613,7 +617,8 @@ Analysis deriveXprof(const TraceStore& store) {
     if (Analysis runtime = deriveXprofRuntime(store);
         !runtime.transfers.empty() || !runtime.unmatched.empty())
         planes.push_back(std::move(runtime));
-    Analysis all = merge(std::move(planes));
+    MergedParts merged = mergeKeepingTransfers(std::move(planes));
+    Analysis& all = merged.shell;
     if (unmatched.doneWithoutStart)
         all.unmatched["done_without_start"] = unmatched.doneWithoutStart;
     if (unmatched.startWithoutDone)
@@ -622,9 +627,11 @@ Analysis deriveXprof(const TraceStore& store) {
     if (unmatched.outside) all.unmatched["async_ops_outside_modules"] = unmatched.outside;
     if (unmatched.unendedRuns) all.unmatched["runs_cut_by_profile_end"] = unmatched.unendedRuns;
     if (streamCopies) all.unmatched["stream_memcpys_without_async_op"] = streamCopies;
-    if (all.transfers.empty() && all.unmatched.empty()) return all;
-    all.source = "xprof";
-    return all;
+    const bool anyTransfer =
+        std::any_of(merged.transfers.begin(), merged.transfers.end(),
+                    [](const TransferPart& p) { return !p.transfers.empty(); });
+    if (anyTransfer || !all.unmatched.empty()) all.source = "xprof";
+    return merged;
 }
 
 }  // namespace stallscope::transfers::detail

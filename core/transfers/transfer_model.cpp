@@ -937,10 +937,8 @@ void model(Analysis& a, const std::vector<RunProgram>& programs) {
 
 namespace detail {
 
-void summarize(Analysis& a) {
-    a.totalNs = a.stallNs = a.baseStallNs = a.transferStallNs = 0;
-    int64_t simTotal = 0;
-    std::vector<double> errors;
+// Each run's stall sums from its transfers.
+void sumRuns(Analysis& a) {
     for (ModuleRun& run : a.modules) {
         run.stallNs = run.baseStallNs = run.transferStallNs = 0;
         for (uint32_t id : run.transfers) {
@@ -949,6 +947,15 @@ void summarize(Analysis& a) {
             run.baseStallNs += t.baseStall;
             run.transferStallNs += t.transferStall;
         }
+    }
+}
+
+// The analysis' totals and model errors from its runs' sums.
+void totalsFromRuns(Analysis& a) {
+    a.totalNs = a.stallNs = a.baseStallNs = a.transferStallNs = 0;
+    int64_t simTotal = 0;
+    std::vector<double> errors;
+    for (const ModuleRun& run : a.modules) {
         a.totalNs += run.measuredNs();
         a.stallNs += run.stallNs;
         a.baseStallNs += run.baseStallNs;
@@ -961,46 +968,71 @@ void summarize(Analysis& a) {
     a.medianRunErrorPct = median(errors);
 }
 
-Analysis merge(std::vector<Analysis>&& parts) {
-    Analysis into;
-    size_t links = 0, modules = 0, transfers = 0, suggestions = 0;
-    for (const Analysis& part : parts) {
+void summarize(Analysis& a) {
+    sumRuns(a);
+    totalsFromRuns(a);
+}
+
+MergedParts mergeKeepingTransfers(std::vector<Analysis>&& parts) {
+    MergedParts out;
+    Analysis& into = out.shell;
+    size_t links = 0, modules = 0, suggestions = 0;
+    for (Analysis& part : parts) {
+        sumRuns(part);
         links += part.links.size();
         modules += part.modules.size();
-        transfers += part.transfers.size();
         suggestions += part.suggestions.size();
     }
     into.links.reserve(links);
     into.modules.reserve(modules);
-    into.transfers.reserve(transfers);
     into.suggestions.reserve(suggestions);
+    uint32_t transferBase = 0;
     for (Analysis& part : parts) {
-        const uint32_t linkBase = uint32_t(into.links.size()),
-                       moduleBase = uint32_t(into.modules.size()),
-                       transferBase = uint32_t(into.transfers.size());
+        TransferPart kept;
+        kept.linkBase = uint32_t(into.links.size());
+        kept.moduleBase = uint32_t(into.modules.size());
+        kept.transferBase = transferBase;
         for (Link& link : part.links) into.links.push_back(std::move(link));
         for (ModuleRun& run : part.modules) {
             for (uint32_t& id : run.transfers) id += transferBase;
             into.modules.push_back(std::move(run));
-        }
-        for (Transfer& t : part.transfers) {
-            t.id += transferBase;
-            t.link += linkBase;
-            t.module += moduleBase;
-            into.transfers.push_back(std::move(t));
         }
         for (Suggestion& s : part.suggestions) {
             for (uint32_t& id : s.transfers) id += transferBase;
             into.suggestions.push_back(std::move(s));
         }
         for (const auto& [what, count] : part.unmatched) into.unmatched[what] += count;
-        part = Analysis();  // its memory back before the next part moves
+        transferBase += uint32_t(part.transfers.size());
+        kept.transfers = std::move(part.transfers);
+        part = Analysis();
+        out.transfers.push_back(std::move(kept));
     }
     // Stable: at equal savings the parts' order, then each part's own.
     std::stable_sort(
         into.suggestions.begin(), into.suggestions.end(),
         [](const Suggestion& x, const Suggestion& y) { return x.savingNs > y.savingNs; });
-    summarize(into);
+    totalsFromRuns(into);
+    return out;
+}
+
+Analysis merge(std::vector<Analysis>&& parts) {
+    return join(mergeKeepingTransfers(std::move(parts)));
+}
+
+Analysis join(MergedParts&& merged) {
+    Analysis into = std::move(merged.shell);
+    size_t transfers = 0;
+    for (const TransferPart& part : merged.transfers) transfers += part.transfers.size();
+    into.transfers.reserve(transfers);
+    for (TransferPart& part : merged.transfers) {
+        for (Transfer& t : part.transfers) {
+            t.id += part.transferBase;
+            t.link += part.linkBase;
+            t.module += part.moduleBase;
+            into.transfers.push_back(t);
+        }
+        part.transfers = {};  // its memory back before the next part moves
+    }
     return into;
 }
 

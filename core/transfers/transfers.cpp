@@ -619,7 +619,27 @@ void writeSummary(const Analysis& a, ByteWriter& w) {
     w.real(a.medianRunErrorPct);
 }
 
-std::string encode(const Analysis& a) {
+// Transfers to encode where they are: a run of them, and what their link and run indices
+// take in the analysis written (a part of a merge not yet made).
+struct TransferRange {
+    const std::vector<Transfer>* transfers;
+    uint32_t linkBase = 0, moduleBase = 0;
+};
+
+// The analysis `a` (its transfers aside) with the transfers of `ranges`, in order.
+std::string encodeWith(const Analysis& a, const std::vector<TransferRange>& ranges) {
+    size_t count = 0;
+    for (const TransferRange& range : ranges) count += range.transfers->size();
+    // Visits the transfers [from, to) of all the ranges with their range.
+    auto each = [&ranges](size_t from, size_t to, const auto& visit) {
+        size_t at = 0;
+        for (const TransferRange& range : ranges) {
+            const size_t size = range.transfers->size();
+            for (size_t i = std::max(from, at); i < std::min(to, at + size); ++i)
+                visit((*range.transfers)[i - at], range);
+            at += size;
+        }
+    };
     FrameSink head;
     ByteWriter& w = head.writer;
     putString(w, a.source);
@@ -657,31 +677,31 @@ std::string encode(const Analysis& a) {
     }
     // The transfers' names, each written once; records carry their index.
     NameTable names;
-    for (const Transfer& t : a.transfers)
+    each(0, count, [&names](const Transfer& t, const TransferRange&) {
         for (const Name* n :
              {&t.name, &t.waitName, &t.opcode, &t.elementType, &t.sourceOperand, &t.backtailOp})
             names.add(*n);
+    });
     w.varint(names.texts.size());
     for (const std::string* text : names.texts) {
         putString(w, *text);
         head.record();
     }
-    w.varint(a.transfers.size());
+    w.varint(count);
     head.flush();
     // The transfers' records are independent: millions of them (an import's) are written in
     // two halves on two threads, each compressing its own frames, the second's after the first.
-    auto writeTransfers = [&a, &names](size_t from, size_t to, FrameSink& sink) {
+    auto writeTransfers = [&each, &names](size_t from, size_t to, FrameSink& sink) {
         ByteWriter& out = sink.writer;
         NameTable::Reader index(names);
-        for (size_t i = from; i < to; ++i) {
+        each(from, to, [&](const Transfer& t, const TransferRange& range) {
             sink.record();
-            const Transfer& t = a.transfers[i];
             out.varint(index.of(t.name));
             out.varint(index.of(t.waitName));
             out.varint(index.of(t.opcode));
             out.varint(index.of(t.elementType));
-            out.varint(t.link);
-            out.varint(t.module);
+            out.varint(t.link + range.linkBase);
+            out.varint(t.module + range.moduleBase);
             out.varint(t.bytes);
             out.zigzag(t.issueStep);
             out.zigzag(t.waitStep);
@@ -703,18 +723,18 @@ std::string encode(const Analysis& a) {
             out.zigzag(t.issueTrack);
             out.zigzag(t.waitTrack);
             out.zigzag(t.inFlightTrack);
-        }
+        });
         sink.flush();
     };
     FrameSink first, second;
-    if (a.transfers.size() < kParallelEncodeTransfers) {
-        writeTransfers(0, a.transfers.size(), first);
+    if (count < kParallelEncodeTransfers) {
+        writeTransfers(0, count, first);
     } else {
-        const size_t half = a.transfers.size() / 2;
+        const size_t half = count / 2;
         std::exception_ptr failure;
         std::thread helper([&] {
             try {
-                writeTransfers(half, a.transfers.size(), second);
+                writeTransfers(half, count, second);
             } catch (...) {
                 failure = std::current_exception();
             }
@@ -733,6 +753,19 @@ std::string encode(const Analysis& a) {
     for (const FrameSink* sink : {&head, &first, &second, &tail}) out += sink->packed;
     return out;
 }
+
+std::string encode(const Analysis& a) {
+    return encodeWith(a, {TransferRange{&a.transfers, 0, 0}});
+}
+
+namespace detail {
+std::string encodeParts(const MergedParts& merged) {
+    std::vector<TransferRange> ranges;
+    for (const TransferPart& part : merged.transfers)
+        ranges.push_back({&part.transfers, part.linkBase, part.moduleBase});
+    return encodeWith(merged.shell, ranges);
+}
+}  // namespace detail
 
 Analysis decode(std::string_view bytes) {
     if (bytes.size() < 5 || bytes.substr(0, 4) != std::string_view(kMagic, 4))
@@ -841,7 +874,33 @@ Analysis decode(std::string_view bytes) {
 }
 
 void save(Workspace& workspace, int64_t profileId, const Analysis& analysis) {
-    const std::string bytes = encode(analysis);
+    saveEncoded(workspace, profileId, encode(analysis));
+}
+
+StoredDerivation deriveForStorage(const trace::TraceStore& store) {
+    StoredDerivation out;
+    const std::string format = store.metadata().value("format").toString().toStdString();
+    if (format == "xprof-xspace") {
+        // A device per part: encoded as merged, never merged (3M transfers: half a second).
+        const detail::MergedParts merged = detail::deriveXprofParts(store);
+        out.bytes = detail::encodeParts(merged);
+        for (const detail::TransferPart& part : merged.transfers)
+            out.transfers += part.transfers.size();
+        out.modelErrorPct = merged.shell.modelErrorPct;
+        out.stallNs = merged.shell.stallNs;
+        out.totalNs = merged.shell.totalNs;
+        return out;
+    }
+    const Analysis analysis = derive(store);
+    out.bytes = encode(analysis);
+    out.transfers = analysis.transfers.size();
+    out.modelErrorPct = analysis.modelErrorPct;
+    out.stallNs = analysis.stallNs;
+    out.totalNs = analysis.totalNs;
+    return out;
+}
+
+void saveEncoded(Workspace& workspace, int64_t profileId, const std::string& bytes) {
     // Replaces one an older build derived.
     sql::Statement drop(workspace.db(), "DELETE FROM blobs WHERE profile_id = ? AND stream = ?");
     drop.bind(1, profileId).bind(2, std::string(kTransfersStream));

@@ -252,6 +252,17 @@ std::string encode(const Analysis& analysis);  // versioned, zstd-compressed
 Analysis decode(std::string_view bytes);       // throws Failure on a foreign or newer format
 void save(Workspace& workspace, int64_t profileId, const Analysis& analysis);
 std::optional<Analysis> load(const Workspace& workspace, int64_t profileId);
+// What an import stores: derive() and encode() at once (the same bytes as encode(derive())),
+// an XProf profile's devices encoded as merged without merging them first, and the figures
+// the import notes.
+struct StoredDerivation {
+    std::string bytes;
+    size_t transfers = 0;
+    double modelErrorPct = 0;
+    int64_t stallNs = 0, totalNs = 0;
+};
+StoredDerivation deriveForStorage(const trace::TraceStore& store);
+void saveEncoded(Workspace& workspace, int64_t profileId, const std::string& bytes);
 // The stored analysis, or derived now (and stored when the workspace is writable).
 Analysis ofProfile(Workspace& workspace, int64_t profileId);
 

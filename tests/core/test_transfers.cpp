@@ -1066,6 +1066,16 @@ class TestTransfers : public QObject {
         auto ws = Workspace::open(dir_.filePath("tpu.sqlite").toStdString());
         const int64_t id = importFile(*ws, path);
         const Analysis a = ofProfile(*ws, id);
+        {
+            // The import stores the four devices encoded as merged, never merged: the same
+            // bytes as the merged analysis encoded, which is what the import stored.
+            const trace::TraceStore store(*ws, id);
+            const StoredDerivation stored = deriveForStorage(store);
+            QVERIFY(stored.bytes == encode(derive(store)));
+            QVERIFY(stored.bytes == ws->readBlobs(id, kTransfersStream).at(0));
+            QCOMPARE(stored.transfers, size_t(2400));
+            QVERIFY(stored.modelErrorPct == a.modelErrorPct);
+        }
         // From tests/tools/xprof_transfers_reference.py (its own wire decoder and HLO reading):
         // 4 devices x 100 jit_f runs x 6 copies of f32[5,1024,1024,256] (5,368,709,120 bytes).
         QCOMPARE(a.transfers.size(), size_t(2400));
