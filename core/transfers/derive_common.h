@@ -108,6 +108,8 @@ Analysis deriveXprof(const trace::TraceStore& store);
 // Slices deriveXprof reads: the XLA Ops, Async XLA Ops and XLA Modules lines when some op is
 // named like an async one (else none of them), and the lines of xprofRuntimePlanes.
 uint64_t xprofDerivationSlices(const trace::TraceStore& store);
+// The XLA lines' part of it (where deriving costs most: their ops' transfers are modelled).
+uint64_t xprofXlaSlices(const trace::TraceStore& store);
 Analysis deriveKineto(const trace::TraceStore& store);
 // The source of an XProf GPU plane's runtime copies before they join the XLA ones (merged as
 // "xprof"): their in-flight intervals are measured on the link, as Kineto's.

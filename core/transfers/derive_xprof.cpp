@@ -520,13 +520,18 @@ bool anyAsyncName(const TraceStore& store) {
     return false;
 }
 
-uint64_t xprofDerivationSlices(const TraceStore& store) {
+uint64_t xprofXlaSlices(const TraceStore& store) {
     uint64_t slices = 0;
     if (anyAsyncName(store))
         for (const TrackRow& track : store.tracks())
             for (const char* line : {"XLA Ops", "Async XLA Ops", "XLA Modules"})
                 if (track.name == line || track.name.starts_with(std::string(line) + " ("))
                     slices += track.slices;
+    return slices;
+}
+
+uint64_t xprofDerivationSlices(const TraceStore& store) {
+    uint64_t slices = xprofXlaSlices(store);
     for (const TrackRow* plane : xprofRuntimePlanes(store))
         for (const TrackRow* line : store.children(plane->id)) slices += line->slices;
     return slices;

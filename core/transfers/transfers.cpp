@@ -173,9 +173,12 @@ uint64_t derivationSlices(const trace::TraceStore& store) {
     return slices;
 }
 
-bool deriveAtImport(const trace::TraceStore& store) {
+bool deriveAtImport(const trace::TraceStore& store, uint64_t maxSlices) {
     if (store.metadata().value("format").toString().startsWith("chrome")) return true;
-    return derivationSlices(store) <= kDeriveAtImportMaxSlices;
+    if (derivationSlices(store) <= maxSlices) return true;
+    uint64_t all = 0;
+    for (const trace::TrackRow& track : store.tracks()) all += track.slices;
+    return 2 * detail::xprofXlaSlices(store) <= all;
 }
 
 Analysis derive(const trace::TraceStore& store) {

@@ -221,17 +221,21 @@ void model(Analysis& analysis, const std::vector<RunProgram>& programs);
 // Length of one run re-simulated with the fitted links (edit: none when order is empty).
 int64_t simulate(const Analysis& analysis, const RunProgram& program, const SimEdit& edit = {});
 
-// Slices derive() reads: the XLA Ops, Async XLA Ops and XLA Modules lines of an XProf profile,
-// every slice of a Chrome/Kineto one; 0 for other formats. Known from the track list alone.
+// Slices derive() reads: an XProf profile's XLA Ops, Async XLA Ops and XLA Modules lines (when
+// some op is named like an async one) and, for GPU planes without them, the runtime copies'
+// host threads and streams; every slice of a Chrome/Kineto one; 0 for other formats. Known
+// from the track list alone.
 uint64_t derivationSlices(const trace::TraceStore& store);
 // Whether an import derives the transfers (else the first request does, through ofProfile, as
-// for profiles imported before transfers were derived). Kineto: always (about 0.17 µs a slice,
-// under a tenth of importing it: +2-5 % wall clock on a 1 GB trace). XProf: up to
-// kDeriveAtImportMaxSlices, about 0.3 s as before: deriving costs about 0.17 µs a slice on 2
-// cores (0.2 µs of CPU; 0.7 µs before), plus 0.03 µs to store, still 35-45 % of importing
-// such a profile (about 0.4 µs a slice), so a profile over the limit imports as fast as ever.
+// for profiles imported before transfers were derived). Kineto: always (+2-5 % on a 1 GB
+// trace). XProf: when it reads at most kDeriveAtImportMaxSlices (a fraction of a second), or
+// when its XLA lines are at most half of the profile's slices. Deriving costs about 1 µs a
+// transfer and 0.03 µs a slice read; importing, 0.4-0.55 µs a slice: a real TPU profile (a
+// quarter of its slices on XLA lines, one transfer in 11 slices) scaled to 1 GB imports in
+// 18.5 s and derives in 3.3 s (+17-18 %); a generated one of nothing but XLA ops with
+// transfers, 11 s and 3 s (+27 %): deferred, it imports as fast as ever.
 constexpr uint64_t kDeriveAtImportMaxSlices = 1500000;
-bool deriveAtImport(const trace::TraceStore& store);
+bool deriveAtImport(const trace::TraceStore& store, uint64_t maxSlices = kDeriveAtImportMaxSlices);
 
 // Derives the transfers of a trace profile (XProf or Kineto, told by its tracks); an empty
 // source when it has none. Reads level-0 slices and the args of the ops it needs.

@@ -451,6 +451,28 @@ class TestTransfers : public QObject {
         QCOMPARE(suggestJson(ofProfile(*ws, id)), suggestJson(first));
     }
 
+    // Past the slice limit an XProf profile is still derived at import when its XLA lines are
+    // at most half of it (a real TPU profile's quarter: +17-18 % on a 1 GB one), not when it is
+    // nearly all XLA ops with transfers (+27 %). Here with a limit of 10 slices.
+    void derivedAtImportByTheXlaShare() {
+        PlaneWriter xla = copyRuns(10);  // 60 slices, all on XLA lines
+        const QString onlyXla = dir_.filePath("only_xla.xplane.pb");
+        writeFile(onlyXla, xla.bytes());
+        PlaneWriter host("/host:CPU");
+        for (int k = 0; k < 61; ++k)
+            host.event("python3", "train_step", "train_step", int64_t(k) * 10000, 5000000);
+        const QString mixed = dir_.filePath("mixed.xplane.pb");
+        writeFile(mixed, xla.bytes() + host.bytes());
+        auto ws = Workspace::open(dir_.filePath("share.sqlite").toStdString());
+        const int64_t onlyId = importFile(*ws, onlyXla), mixedId = importFile(*ws, mixed);
+        const trace::TraceStore only(*ws, onlyId), both(*ws, mixedId);
+        QCOMPARE(derivationSlices(only), uint64_t(60));
+        QCOMPARE(derivationSlices(both), uint64_t(60));  // a TPU host's threads are not read
+        QVERIFY(!deriveAtImport(only, 10));
+        QVERIFY(deriveAtImport(both, 10));  // 60 of 121 slices
+        QVERIFY(deriveAtImport(only, 60));
+    }
+
     void derivedAtImportOverTheFormerLimit() {
         // An XProf profile of 400,600 op and module slices (imports deferred those over 400,000
         // to the first request before derivation got 4-5 times cheaper): the import derives
