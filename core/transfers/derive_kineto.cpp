@@ -403,22 +403,16 @@ Analysis transfersOf(const TraceStore& store, const TrackHosts& hosts, Evidence&
                      const char* source) {
     Analysis a;
     LinkTable links(a.links);
-    auto& issues = ev.issues;
-    auto& syncs = ev.syncs;
-    auto& activities = ev.activities;
-    auto& records = ev.records;
-    auto& streamWaits = ev.streamWaits;
-    auto& synchronousCopies = ev.synchronousCopies;
-    for (auto& entry : syncs)
+    for (auto& entry : ev.syncs)
         std::sort(entry.second.begin(), entry.second.end(),
                   [](const Call& x, const Call& y) { return x.slice.start < y.slice.start; });
     // Transfers by host thread, in issue order.
     std::map<int64_t, std::vector<std::pair<Call, Activity>>> byThread;
     uint64_t withoutCall = 0, synchronous = 0;
-    for (auto& [correlation, act] : activities) {
-        const auto call = issues.find(correlation);
-        if (call == issues.end()) {
-            if (correlation >= 0 && synchronousCopies.count(correlation))
+    for (auto& [correlation, act] : ev.activities) {
+        const auto call = ev.issues.find(correlation);
+        if (call == ev.issues.end()) {
+            if (correlation >= 0 && ev.synchronousCopies.count(correlation))
                 ++synchronous;
             else
                 ++withoutCall;
@@ -432,14 +426,14 @@ Analysis transfersOf(const TraceStore& store, const TrackHosts& hosts, Evidence&
         });
     // Device-side waits: a stream wait holds back the copies on the stream it waits on that
     // were issued before the event's record and that no earlier wait on it held.
-    placeStreamWaits(store, ev.isStreamWork, records, streamWaits);
+    placeStreamWaits(store, ev.isStreamWork, ev.records, ev.streamWaits);
     std::map<int64_t, std::vector<int32_t>> heldBy;  // thread -> per transfer: its stream wait
     {
         std::vector<size_t> order;
-        for (size_t w = 0; w < streamWaits.size(); ++w)
-            if (streamWaits[w].resolved) order.push_back(w);
+        for (size_t w = 0; w < ev.streamWaits.size(); ++w)
+            if (ev.streamWaits[w].resolved) order.push_back(w);
         std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-            return streamWaits[x].recordIssue < streamWaits[y].recordIssue;
+            return ev.streamWaits[x].recordIssue < ev.streamWaits[y].recordIssue;
         });
         for (auto& [thread, list] : byThread) {
             std::vector<int32_t>& held = heldBy[thread];
@@ -447,7 +441,7 @@ Analysis transfersOf(const TraceStore& store, const TrackHosts& hosts, Evidence&
             for (size_t i = 0; i < list.size(); ++i) {
                 const Activity& act = list[i].second;
                 for (size_t w : order) {
-                    const StreamWait& sw = streamWaits[w];
+                    const StreamWait& sw = ev.streamWaits[w];
                     if (sw.host != act.host || sw.device != act.device ||
                         sw.waitOnStream != act.stream || act.stream < 0 ||
                         sw.recordIssue <= list[i].first.slice.start)
@@ -458,11 +452,11 @@ Analysis transfersOf(const TraceStore& store, const TrackHosts& hosts, Evidence&
             }
         }
     }
-    std::vector<std::vector<std::pair<Call, Activity>>> deviceWaited(streamWaits.size());
+    std::vector<std::vector<std::pair<Call, Activity>>> deviceWaited(ev.streamWaits.size());
     uint64_t notWaited = 0;
     std::vector<RunProgram> programs;
     for (auto& [thread, list] : byThread) {
-        const std::vector<Call>& threadSyncs = syncs[thread];
+        const std::vector<Call>& threadSyncs = ev.syncs[thread];
         // A copy held by a stream wait that comes before its host sync (if any) is the
         // device's to wait for.
         {
@@ -474,7 +468,7 @@ Analysis transfersOf(const TraceStore& store, const TrackHosts& hosts, Evidence&
                         threadSyncs.begin(), threadSyncs.end(), list[i].first.slice.start,
                         [](const Call& c, int64_t issue) { return c.slice.start < issue; });
                     if (sync == threadSyncs.end() ||
-                        streamWaits[size_t(held[i])].reached <= sync->slice.start) {
+                        ev.streamWaits[size_t(held[i])].reached <= sync->slice.start) {
                         deviceWaited[size_t(held[i])].push_back(std::move(list[i]));
                         continue;
                     }
@@ -627,10 +621,10 @@ Analysis transfersOf(const TraceStore& store, const TrackHosts& hosts, Evidence&
     }
     // A run per stream wait that held copies: their issues, then the wait, from when the
     // stream reached it to when its next work started.
-    for (size_t w = 0; w < streamWaits.size(); ++w) {
+    for (size_t w = 0; w < ev.streamWaits.size(); ++w) {
         auto& held = deviceWaited[w];
         if (held.empty()) continue;
-        const StreamWait& sw = streamWaits[w];
+        const StreamWait& sw = ev.streamWaits[w];
         std::sort(held.begin(), held.end(), [](const auto& x, const auto& y) {
             return x.first.slice.start < y.first.slice.start;
         });
@@ -668,7 +662,7 @@ Analysis transfersOf(const TraceStore& store, const TrackHosts& hosts, Evidence&
             // not say which kernel wrote the source); the issue stays when there is none.
             t.backtailKind = Backtail::Unknown;
             t.backtail = t.issue;
-            const std::vector<Call>& threadSyncs = syncs[call.track];
+            const std::vector<Call>& threadSyncs = ev.syncs[call.track];
             auto sync = std::lower_bound(
                 threadSyncs.begin(), threadSyncs.end(), t.issue,
                 [](const Call& c, int64_t issue) { return c.slice.start < issue; });
