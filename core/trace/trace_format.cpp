@@ -3,7 +3,6 @@
 #include <zstd.h>
 
 #include <algorithm>
-#include <memory>
 
 #include "core/errors.h"
 
@@ -190,20 +189,9 @@ void decodeOpsUnended(std::string_view data, std::vector<std::pair<uint32_t, uin
     }
 }
 
-void packChunk(std::string_view raw, std::string& packed, int workers) {
+void packChunk(std::string_view raw, std::string& packed) {
     packed.resize(ZSTD_compressBound(raw.size()));
-    size_t n = 0;
-    if (workers <= 0) {
-        n = ZSTD_compress(packed.data(), packed.size(), raw.data(), raw.size(), 1);
-    } else {
-        const std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(),
-                                                                      ZSTD_freeCCtx);
-        if (!cctx) throw Failure("zstd: out of memory");
-        ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, 1);
-        // A zstd built without threads refuses: it compresses on this one.
-        ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_nbWorkers, workers);
-        n = ZSTD_compress2(cctx.get(), packed.data(), packed.size(), raw.data(), raw.size());
-    }
+    const size_t n = ZSTD_compress(packed.data(), packed.size(), raw.data(), raw.size(), 1);
     if (ZSTD_isError(n)) throw Failure(std::string("zstd: ") + ZSTD_getErrorName(n));
     packed.resize(n);
 }

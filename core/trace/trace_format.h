@@ -174,9 +174,9 @@ void encodeFlow(const PackedFlow& flow, const PackedFlow& previous, ByteWriter& 
 void decodeFlows(std::string_view data, std::vector<PackedFlow>& out);
 void encodeOp(const PackedOp& op, ByteWriter& out);
 void decodeOps(std::string_view data, std::vector<PackedOp>& out);
-// zstd level 1 frame of `raw` (with its size, so unpack needs no guess), and back.
-// workers > 0: compressed on that many zstd worker threads (one frame all the same).
-void packChunk(std::string_view raw, std::string& packed, int workers = 0);
+// zstd level 1 frame of `raw` (with its size, so unpack needs no guess), and back: unpacking
+// reads one frame or several in a row (large payloads are packed a piece at a time).
+void packChunk(std::string_view raw, std::string& packed);
 std::string unpackChunk(std::string_view packed);
 
 void encodeSlices(const std::vector<SliceItem>& items, ByteWriter& out);
