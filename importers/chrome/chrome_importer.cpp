@@ -84,23 +84,13 @@ class ChromeTraceBuilder {
                 counter(ev);
                 break;
             case 'b':
-                asyncBegin(ev, false);
-                break;
             case 'e':
-                asyncEnd(ev, false);
-                break;
             case 'n':
-                asyncInstant(ev, false);
-                break;
             case 'S':
-                asyncBegin(ev, true);
-                break;
             case 'T':
             case 'p':
-                asyncInstant(ev, true);
-                break;
             case 'F':
-                asyncEnd(ev, true);
+                holdAsync(ev, phase);
                 break;
             case 's':
             case 't':
@@ -117,6 +107,7 @@ class ChromeTraceBuilder {
 
     // Closes what the file left open and returns the importer's observations.
     QJsonObject finish() {
+        replayAsync();
         // Slices that never ended are kept, drawn to the end of the trace and marked: their
         // duration is unknown, so the statistics leave them out.
         for (auto& [track, stack] : open_) {
@@ -398,7 +389,55 @@ class ChromeTraceBuilder {
         return key;
     }
 
-    void asyncBegin(const chrome::RawEvent& ev, bool legacy) {
+    // Async events are paired in time order, as catapult pairs them (it sorts them by ts):
+    // Chrome writes per-thread buffers, so an end can come before its begin in the file (a
+    // public catapult trace: 544 ends before their begins). Held as read, replayed at the end.
+    struct HeldAsync {
+        int64_t tsNs = 0;
+        uint16_t tsPs = 0;
+        char phase = 0;
+        uint64_t args = 0;
+        std::string name, cat, id, pid;
+    };
+    std::vector<HeldAsync> heldAsync_;
+    void holdAsync(const chrome::RawEvent& ev, char phase) {
+        HeldAsync held{ev.tsNs,
+                       ev.tsPs,
+                       phase,
+                       phase == 'e' || phase == 'F' ? 0 : argsOf(ev),
+                       std::string(ev.name),
+                       std::string(ev.cat),
+                       std::string(ev.id),
+                       std::string(ev.pid)};
+        heldAsync_.push_back(std::move(held));
+    }
+    void replayAsync() {
+        std::stable_sort(heldAsync_.begin(), heldAsync_.end(),
+                         [](const HeldAsync& a, const HeldAsync& b) {
+                             return a.tsNs != b.tsNs ? a.tsNs < b.tsNs : a.tsPs < b.tsPs;
+                         });
+        for (const HeldAsync& held : heldAsync_) {
+            chrome::RawEvent ev;
+            ev.name = held.name;
+            ev.cat = held.cat;
+            ev.id = held.id;
+            ev.pid = held.pid;
+            ev.tsNs = held.tsNs;
+            ev.tsPs = held.tsPs;
+            ev.hasTs = true;
+            const bool legacy =
+                held.phase == 'S' || held.phase == 'T' || held.phase == 'p' || held.phase == 'F';
+            if (held.phase == 'b' || held.phase == 'S')
+                asyncBegin(ev, legacy, held.args);
+            else if (held.phase == 'e' || held.phase == 'F')
+                asyncEnd(ev, legacy);
+            else
+                asyncInstant(ev, legacy, held.args);
+        }
+        heldAsync_ = {};
+    }
+
+    void asyncBegin(const chrome::RawEvent& ev, bool legacy, uint64_t args) {
         auto& stack = async_[asyncKey(ev, legacy)];
         // Nested async slices share their root's track; a root takes a free lane of its name.
         uint32_t track;
@@ -408,7 +447,7 @@ class ChromeTraceBuilder {
         } else {
             track = stack.front().track;
         }
-        stack.push_back({ev.tsNs, writer_.intern(ev.name), argsOf(ev), track, ev.tsPs});
+        stack.push_back({ev.tsNs, writer_.intern(ev.name), args, track, ev.tsPs});
     }
 
     // An end closes the innermost open slice of its id with the same name (any, when unnamed);
@@ -442,12 +481,12 @@ class ChromeTraceBuilder {
         if (stack.empty()) async_.erase(it);
     }
 
-    void asyncInstant(const chrome::RawEvent& ev, bool legacy) {
+    void asyncInstant(const chrome::RawEvent& ev, bool legacy, uint64_t args) {
         auto it = async_.find(asyncKey(ev, legacy));
         const uint32_t track = it != async_.end() && !it->second.empty()
                                    ? it->second.front().track
                                    : laneTrack(asyncGroup(ev), 0, ev);
-        writer_.addInstant(track, ev.tsNs, writer_.intern(ev.name), argsOf(ev));
+        writer_.addInstant(track, ev.tsNs, writer_.intern(ev.name), args);
     }
 
     uint32_t flowKey(std::string_view prefix, std::string_view id, std::string_view cat) {

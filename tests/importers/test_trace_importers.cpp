@@ -486,6 +486,41 @@ class TestTraceImporters : public QObject {
         QVERIFY(refused);
     }
 
+    // Chrome writes events per thread buffer, so an async end can come before its begin in the
+    // file (catapult's multiple_input_latency: 544 of them). Async events pair in time order,
+    // as catapult pairs them: that file now has catapult's 2 unmatched ends and 33 open slices.
+    void chromeAsyncEndBeforeItsBeginInTheFile() {
+        const QByteArray json = R"([
+{"ph":"F","cat":"input","name":"Latency","id":"0x7","pid":1,"tid":2,"ts":30},
+{"ph":"e","cat":"gpu","name":"Frame","id":"9","pid":1,"tid":2,"ts":25},
+{"ph":"S","cat":"input","name":"Latency","id":"0x7","pid":1,"tid":1,"ts":10},
+{"ph":"T","cat":"input","name":"Latency","id":"0x7","pid":1,"tid":1,"ts":20},
+{"ph":"b","cat":"gpu","name":"Frame","id":"9","pid":1,"tid":1,"ts":15},
+{"ph":"F","cat":"input","name":"Latency","id":"0x8","pid":1,"tid":2,"ts":40}
+])";
+        const Imported imp = importOne(*ws_, write(path("async_order.json"), json));
+        QCOMPARE(imp.meta.value("unmatched_end_events").toInt(), 1);  // the 0x8 end alone
+        TraceStore store(*ws_, imp.profile.id);
+        const trace::TrackRow* latency = trackNamed(store, "Latency");
+        const trace::TrackRow* frame = trackNamed(store, "Frame");
+        QVERIFY(latency && frame);
+        auto slices = allSlices(store, latency->id);
+        // The step (T) is an instant on the slice's track.
+        QCOMPARE(std::count_if(slices.begin(), slices.end(),
+                               [](const trace::SliceItem& i) {
+                                   return i.kind == trace::ItemKind::Instant && i.start == 20000;
+                               }),
+                 1);
+        std::erase_if(slices,
+                      [](const trace::SliceItem& i) { return i.kind != trace::ItemKind::Slice; });
+        QCOMPARE(slices.size(), size_t(1));
+        QCOMPARE(slices[0].start, int64_t(10000));
+        QCOMPARE(slices[0].dur, int64_t(20000));
+        QVERIFY(!slices[0].unended);
+        QCOMPARE(allSlices(store, frame->id).at(0).dur, int64_t(10000));
+        QCOMPARE(imp.meta.value("trace").toObject().value("unended_slices").toInt(), 0);
+    }
+
     void chromeEdgeCases() {
         // Unmatched E, overlapping X on one thread, unknown ph, non-ASCII and escaped names,
         // huge args, and a missing closing bracket.
