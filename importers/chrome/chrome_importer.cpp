@@ -548,10 +548,12 @@ class ChromeTraceBuilder {
             uint32_t name = 0;
             loneStarts.clear();
             loneEnds.clear();
+            size_t starts = 0;
             for (; i < flowEvents_.size() && flowEvents_[i].key == key; ++i) {
                 const FlowEvent& e = flowEvents_[i];
                 const FlowEnd here{e.track, e.ts, e.binding};
                 if (e.phase == 's') {
+                    ++starts;
                     if (open && !arrowFromOpen) loneStarts.push_back(openAt);
                     open = true;
                     arrowFromOpen = false;
@@ -571,13 +573,23 @@ class ChromeTraceBuilder {
             }
             if (open && !arrowFromOpen) loneStarts.push_back(openAt);
             // An end stamped before its start (device and host clocks apart) pairs with the
-            // lone start of its id: the arrow points back in time, and is counted.
-            const size_t paired = std::min(loneStarts.size(), loneEnds.size());
-            for (size_t k = 0; k < paired; ++k) {
-                const FlowEvent& s = flowEvents_[loneStarts[k]];
-                const FlowEvent& e = flowEvents_[loneEnds[k]];
+            // lone start of its id: the arrow points back in time, and is counted. Only for an
+            // id used once (Kineto's launch -> kernel flows): an id reused for many flows
+            // (catapult's flow.json: 275 starts of reused ids with no end) leaves lone starts
+            // and ends that are no pair of each other.
+            size_t nextStart = 0, paired = 0;
+            for (const size_t end : starts > 1 ? std::vector<size_t>{} : loneEnds) {
+                const FlowEvent& e = flowEvents_[end];
+                while (nextStart < loneStarts.size()) {
+                    const FlowEvent& s = flowEvents_[loneStarts[nextStart]];
+                    if (s.ts > e.ts || (s.ts == e.ts && s.ps >= e.ps)) break;
+                    ++nextStart;  // a start before this end: not its pair
+                }
+                if (nextStart == loneStarts.size()) break;
+                const FlowEvent& s = flowEvents_[loneStarts[nextStart++]];
                 writer_.addFlow({s.track, s.ts, s.binding}, {e.track, e.ts, e.binding}, s.name);
                 if (e.ts < s.ts || (e.ts == s.ts && e.ps < s.ps)) ++backwardFlows_;
+                ++paired;
             }
             unmatchedFlowStarts_ += loneStarts.size() - paired;
             unmatchedFlowEnds_ += loneEnds.size() - paired;
