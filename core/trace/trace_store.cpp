@@ -126,18 +126,8 @@ std::vector<SliceItem> TraceStore::slices(int64_t trackId, int64_t from, int64_t
 
 void TraceStore::forEachChunk(
     int64_t trackId, const std::function<void(const std::vector<SliceItem>&)>& visit) const {
-    const TrackRow* t = track(trackId);
-    if (!t || t->slices + t->instants == 0) return;
-    sql::Statement st(workspace_.db(),
-                      "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
-                      "level = 0 ORDER BY seq");
-    st.bind(1, profileId_).bind(2, trackId);
-    std::vector<SliceItem> chunk;
-    while (st.step()) {
-        chunk.clear();
-        decodeSlices(st.blob(0), chunk);
-        visit(chunk);
-    }
+    std::mutex alone;  // no other thread reads: the lock is never contended
+    forEachChunk(trackId, alone, visit);
 }
 
 void TraceStore::forEachChunk(

@@ -785,8 +785,36 @@ std::vector<const TrackRow*> xprofRuntimePlanes(const TraceStore& store) {
 
 namespace {
 
+// What an XProf event name is to the runtime-copy derivation, decided once per string rather
+// than once per slice (a GPU profile's host threads hold millions of slices).
+struct XprofNames {
+    enum Kind : uint8_t { Other, Copy, Blit, Collective, Sync, ApiCopy };
+    std::vector<Kind> kind;
+    std::vector<std::string> direction;  // of a Copy or an ApiCopy ("HtoD"), "" when unsaid
+    explicit XprofNames(const TraceStore& store)
+        : kind(store.textCount(), Other), direction(store.textCount()) {
+        for (uint32_t id = 0; id < store.textCount(); ++id) {
+            const std::string& name = store.text(id);
+            if (std::string named = xprofCopyDirection(name); !named.empty()) {
+                kind[id] = Copy;
+                direction[id] = std::move(named);
+            } else if (name.starts_with("__amd_rocclr_copyBuffer")) {
+                kind[id] = Blit;
+            } else if (isXprofSync(name)) {
+                kind[id] = Sync;
+            } else if (isApiCopy(name)) {
+                kind[id] = ApiCopy;
+                direction[id] = apiCopyDirection(name);
+            } else if (!collectiveKind(name).empty() || isUnsizedCollective(name)) {
+                kind[id] = Collective;
+            }
+        }
+    }
+};
+
 Evidence xprofRuntimeEvidence(const TraceStore& store, const TrackHosts& hosts) {
     Evidence ev;
+    const XprofNames names(store);
     struct CallCopy {
         std::string direction;
         int64_t bytes = 0;
@@ -816,20 +844,20 @@ Evidence xprofRuntimeEvidence(const TraceStore& store, const TrackHosts& hosts) 
             }
             store.forEachChunk(line->id, [&](const std::vector<SliceItem>& chunk) {
                 for (const SliceItem& s : chunk) {
-                    if (s.kind != trace::ItemKind::Slice) continue;
-                    const std::string& name = store.text(s.name);
+                    if (s.kind != trace::ItemKind::Slice || s.name >= names.kind.size()) continue;
+                    const XprofNames::Kind kind = names.kind[s.name];
                     const auto correlation = [&] {
                         return TrackHosts::scoped(host, number(store, s.args, "correlation_id"));
                     };
                     if (gpu) {
-                        std::string direction = xprofCopyDirection(name);
-                        const bool copy = !direction.empty() || !streamDirection.empty() ||
-                                          name.starts_with("__amd_rocclr_copyBuffer");
+                        const bool copy = kind == XprofNames::Copy || kind == XprofNames::Blit ||
+                                          !streamDirection.empty();
                         if (!copy) {
-                            if (!collectiveKind(name).empty() || isUnsizedCollective(name))
-                                ++ev.unsizedCollectives;
+                            if (kind == XprofNames::Collective) ++ev.unsizedCollectives;
                             continue;
                         }
+                        std::string direction =
+                            kind == XprofNames::Copy ? names.direction[s.name] : std::string();
                         if (direction.empty() && streamDirection != "?")
                             direction = streamDirection;
                         Activity act;
@@ -844,17 +872,17 @@ Evidence xprofRuntimeEvidence(const TraceStore& store, const TrackHosts& hosts) 
                         ev.activities.emplace_back(correlation(), std::move(act));
                         continue;
                     }
-                    if (isXprofSync(name)) {
+                    if (kind == XprofNames::Sync) {
                         ev.syncs[line->id].push_back(Call{s, line->id});
                         continue;
                     }
-                    const std::string named = xprofCopyDirection(name);
-                    if (named.empty() && !isApiCopy(name)) continue;
+                    if (kind != XprofNames::Copy && kind != XprofNames::ApiCopy) continue;
                     const std::string details = memcpyDetails(store, s.args);
                     // XProf's CUDA calls state it; API names end in "Async".
                     const int64_t asyncField = detailField(details, "async");
-                    const bool async =
-                        asyncField >= 0 ? asyncField == 1 : name.find("Async") != std::string::npos;
+                    const bool async = asyncField >= 0
+                                           ? asyncField == 1
+                                           : store.text(s.name).find("Async") != std::string::npos;
                     const int64_t id = correlation();
                     if (id < 0) continue;
                     if (!async) {
@@ -862,7 +890,7 @@ Evidence xprofRuntimeEvidence(const TraceStore& store, const TrackHosts& hosts) 
                         continue;
                     }
                     ev.issues[id] = Call{s, line->id};
-                    callCopies[id] = {named.empty() ? apiCopyDirection(name) : named,
+                    callCopies[id] = {names.direction[s.name],
                                       std::max<int64_t>(0, detailField(details, "size"))};
                 }
             });
