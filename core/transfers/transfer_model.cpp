@@ -120,9 +120,10 @@ constexpr double kOverheadBoundCopyBytes = 64 * 1024;
 // take 3.4-5.4 µs, a 5,170 GB/s line) the copies are per-copy cost. Fewer or like-sized
 // copies: their total bytes over their total time (a median of ns per byte read a mix of
 // three 424 B and three 212 KB NCCL broadcasts as 0.11 GB/s), per-copy cost when the median
-// copy is small. A per-copy-cost link takes the copies' median time and, as bandwidth, the
-// best rate any of them reached: a lower bound (a public TensorFlow profile's 80 copies of
-// 2 B to 6 KB, 1-3 µs each, had read as a 0.004 GB/s link).
+// copy is small. A per-copy-cost link takes as bandwidth the best rate any of the copies
+// reached, a lower bound (a public TensorFlow profile's 80 copies of 2 B to 6 KB, 1-3 µs each,
+// had read as a 0.004 GB/s link), and as per-copy cost the median of what that rate leaves of
+// each copy's time.
 struct OnLinkFit {
     double nsPerByte = 0, perCopyNs = 0;
     bool lowerBound = false;
@@ -130,8 +131,8 @@ struct OnLinkFit {
 OnLinkFit fitOnLink(const std::vector<std::pair<double, double>>& points) {
     double sx = 0, sy = 0, sxx = 0, sxy = 0, smallest = 0, largest = 0;
     const double n = double(points.size());
-    std::vector<double> sizes, durations;
-    double bestRate = 0;  // bytes per ns
+    std::vector<double> sizes, durations;  // durations: for a per-copy cost without any rate
+    double bestRate = 0;                   // bytes per ns
     for (const auto& [bytes, ns] : points) {
         sx += bytes;
         sy += ns;
@@ -159,7 +160,11 @@ OnLinkFit fitOnLink(const std::vector<std::pair<double, double>>& points) {
     }
     if (!perCopyOnly && sx > 0 && sy > 0) return {sy / sx, 0.0, false};
     if (bestRate <= 0) return {0.0, median(durations), true};
-    return {1.0 / bestRate, median(durations), true};
+    // The per-copy cost is what the best rate leaves of a copy's time (the median of it): the
+    // copies' own time, not their time twice (a lone 1-byte copy modelled as twice its length).
+    std::vector<double> rest;
+    for (const auto& [bytes, ns] : points) rest.push_back(std::max(0.0, ns - bytes / bestRate));
+    return {1.0 / bestRate, median(rest), true};
 }
 
 // Base latency and bandwidth per link from the completions the trace measured. A completion

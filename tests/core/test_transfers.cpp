@@ -1006,6 +1006,23 @@ class TestTransfers : public QObject {
         QCOMPARE(a.suggestions[0].savingNs, int64_t(5000000));
     }
 
+    // A lone small copy (TraceLens' H100 Qwen trace: one 1-byte DtoH) is per-copy cost: the
+    // model gives it its own time once (it had been its time twice, the run 11.5 % long).
+    void kinetoLoneSmallCopyTakesItsOwnTime() {
+        const auto x = kinetoSlice;
+        const QJsonArray events{
+            x("cudaMemcpyAsync", "cuda_runtime", 1, 1, 0, 3, {{"correlation", 1}}),
+            x("Memcpy DtoH (Device -> Pinned)", "gpu_memcpy", 0, 7, 14, 2.5,
+              {{"correlation", 1}, {"bytes", 1}, {"device", 0}, {"stream", 7}}),
+            x("cudaStreamSynchronize", "cuda_runtime", 1, 1, 4, 16, {{"correlation", 2}}),
+        };
+        const Analysis a = kinetoTransfers("lone_small_copy", events);
+        QCOMPARE(a.transfers.size(), size_t(1));
+        QVERIFY(a.links[0].bandwidthLowerBound);
+        QCOMPARE(a.links[0].baseLatencyNs, int64_t(14000));  // issue -> link, no per-copy cost
+        QCOMPARE(a.modules[0].simulatedNs, a.modules[0].measuredNs());
+    }
+
     // Few copies of two sizes (a public NCCL trace: three broadcasts of 424 B and three of
     // 212 KB): the link moves their bytes in their time, 5.6 GB/s; the median ns per byte
     // averaged one of each and said 0.11 GB/s.
@@ -1056,7 +1073,8 @@ class TestTransfers : public QObject {
         QVERIFY(link.bandwidthLowerBound);
         QVERIFY2(qAbs(link.bytesPerNs - 4194304.0 / 5100.0) < 1e-9,
                  qPrintable(QString::number(link.bytesPerNs, 'g', 15)));
-        QCOMPARE(link.baseLatencyNs, int64_t(1000 + 4100));  // 1 µs to the link + median copy
+        // 1 µs to the link + the median of what the best rate leaves of each copy (3694.9 ns).
+        QCOMPARE(link.baseLatencyNs, int64_t(1000 + 3695));
     }
 
     // Small copies on a link take their per-copy cost whatever their size: no bandwidth follows
@@ -1077,8 +1095,11 @@ class TestTransfers : public QObject {
         QCOMPARE(a.transfers.size(), size_t(8));
         const Link& link = a.links[0];
         QVERIFY(link.bandwidthLowerBound);
-        QCOMPARE(link.bytesPerNs, 512.0 / 2000.0);           // the 512 B copy in 2 µs
-        QCOMPARE(link.baseLatencyNs, int64_t(1000 + 2500));  // to the link, then the median copy
+        QCOMPARE(link.bytesPerNs, 512.0 / 2000.0);  // the 512 B copy in 2 µs
+        // 1 µs to the link, then the per-copy cost: the median of what 0.256 B/ns leaves of
+        // each copy (3000 - 4/0.256, ..., 2000 - 512/0.256 = 0 ns): 2312.5 ns. (The median copy,
+        // 2500 ns, counted the bytes' time twice: once in it, once at the bandwidth.)
+        QCOMPARE(link.baseLatencyNs, int64_t(1000 + 2313));
     }
 
     void tpuSample() {
