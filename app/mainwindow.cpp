@@ -3,7 +3,6 @@
 #include <QAction>
 #include <QCloseEvent>
 #include <QDockWidget>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QMenu>
 #include <QMenuBar>
@@ -19,6 +18,7 @@
 
 #include "app/import_runner.h"
 #include "views/common/async_job.h"
+#include "views/common/file_dialogs.h"
 #include "views/shell/details_dock.h"
 #include "views/shell/status_line.h"
 #include "views/shell/welcome_page.h"
@@ -424,7 +424,7 @@ void MainWindow::onImportFinished(bool ok, const QString& message,
 }
 
 void MainWindow::showImportDialog() {
-    const QStringList files = QFileDialog::getOpenFileNames(
+    const QStringList files = dialogs::askOpenFiles(
         this, tr("Import Files"), QString(),
         tr("Traces and results (*.jsonl *.jsonl.zst *.ssrp *.zst *.pb *.csv *.json *.json.gz "
            "*.gz *.et *.log *.txt *.sqlite3);;All files (*)"));
@@ -432,10 +432,9 @@ void MainWindow::showImportDialog() {
 }
 
 void MainWindow::showOpenWorkspaceDialog() {
-    const QString path = QFileDialog::getSaveFileName(
+    const QString path = dialogs::askWorkspace(
         this, tr("Open or Create Workspace"), QFileInfo(workspacePath_).absolutePath(),
-        tr("Stallscope workspaces (*.sqlite *.db);;All files (*)"), nullptr,
-        QFileDialog::DontConfirmOverwrite);
+        tr("Stallscope workspaces (*.sqlite *.db);;All files (*)"));
     if (!path.isEmpty()) openWorkspace(path);
 }
 

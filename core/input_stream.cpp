@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "core/import_buffers.h"
+#include "core/open_workspaces.h"
 
 namespace stallscope {
 
@@ -45,6 +46,7 @@ void InputFile::open() {
     if (::stat(path_.c_str(), &st) != 0)
         throw InputError(path_ + ": cannot open: " + std::strerror(errno));
     if (S_ISDIR(st.st_mode)) throw InputError(path_ + ": is a directory, not a file");
+    refuseOpenWorkspaceFile(path_, "read");
     file_ = std::fopen(path_.c_str(), "rb");
     if (!file_) throw InputError(path_ + ": cannot open: " + std::strerror(errno));
     // Pipes and FIFOs (`import <(zcat …)`) have no size: progress then reads as done.

@@ -282,10 +282,11 @@ bool Workspace::isWritable(const std::string& path) {
 }
 
 Workspace::Workspace(sqlite3* db, std::string path, Mode mode)
-    : db_(db), path_(std::move(path)), mode_(mode) {}
+    : db_(db), path_(std::move(path)), mode_(mode), registered_(registerOpenWorkspace(path_)) {}
 
 Workspace::~Workspace() {
     sqlite3_close_v2(db_);
+    unregisterOpenWorkspace(registered_);
 }
 
 std::unique_ptr<Workspace> Workspace::openExisting(const std::string& path) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/open_workspaces.h"
+
 namespace stallscope {
 
 struct ProfileInfo {
@@ -81,6 +83,7 @@ class Workspace {
     sqlite3* db_;
     std::string path_;
     Mode mode_;
+    OpenWorkspaceFile registered_;  // in the process's list of open workspace files
 };
 
 }  // namespace stallscope

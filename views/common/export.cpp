@@ -1,7 +1,6 @@
 #include "views/common/export.h"
 
 #include <QFile>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QMenu>
 #include <QMessageBox>
@@ -9,6 +8,9 @@
 #include <QSettings>
 #include <QSvgGenerator>
 #include <QToolButton>
+
+#include "core/open_workspaces.h"
+#include "views/common/file_dialogs.h"
 
 namespace stallscope::exporting {
 
@@ -32,6 +34,13 @@ void setError(QString* error, const QString& text) {
     if (error) *error = text;
 }
 
+// Writing over the open workspace would destroy it (and opening it drops its locks).
+bool refusedAsWorkspace(const QString& path, QString* error) {
+    if (!isOpenWorkspaceFile(path.toStdString())) return false;
+    setError(error, QObject::tr("%1 is the open workspace; not overwriting it").arg(path));
+    return true;
+}
+
 }  // namespace
 
 QString csvField(const QString& text) {
@@ -50,6 +59,7 @@ QString csvRow(const QStringList& fields) {
 }
 
 bool writeTextFile(const QString& path, const QString& text, QString* error) {
+    if (refusedAsWorkspace(path, error)) return false;
     QFile file(path);
     if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
         setError(error, QObject::tr("Cannot write %1: %2").arg(path, file.errorString()));
@@ -64,6 +74,7 @@ bool writeTextFile(const QString& path, const QString& text, QString* error) {
 }
 
 bool writeImageFile(const QString& path, const QImage& image, QString* error) {
+    if (refusedAsWorkspace(path, error)) return false;
     if (image.isNull() || !image.save(path)) {
         setError(error, QObject::tr("Cannot write %1").arg(path));
         return false;
@@ -73,6 +84,7 @@ bool writeImageFile(const QString& path, const QImage& image, QString* error) {
 
 bool writeSvgFile(const QString& path, QSize size, const PaintFunction& paint, const QString& title,
                   QString* error) {
+    if (refusedAsWorkspace(path, error)) return false;
     QSvgGenerator generator;
     generator.setFileName(path);
     generator.setSize(size);
@@ -96,7 +108,7 @@ QString askSavePath(QWidget* parent, const QString& title, const QString& sugges
     QSettings settings;
     const QString folder = settings.value(kLastFolderKey).toString();
     const QString start = folder.isEmpty() ? suggestedName : folder + '/' + suggestedName;
-    const QString path = QFileDialog::getSaveFileName(parent, title, start, filterFor(format));
+    const QString path = dialogs::askSaveFile(parent, title, start, filterFor(format));
     if (!path.isEmpty()) settings.setValue(kLastFolderKey, QFileInfo(path).absolutePath());
     return path;
 }
