@@ -6,8 +6,10 @@
 #include <optional>
 #include <sstream>
 
+#include "core/analysis/cache.h"
 #include "core/compare/kind_compare.h"
 #include "core/compare/replay_compare.h"
+#include "core/compare/step_compare.h"
 #include "core/compare/trace_compare.h"
 #include "core/cpi/cpi.h"
 #include "core/cpi/estimates.h"
@@ -18,7 +20,7 @@
 #include "core/replay/report.h"
 #include "core/replay/suggest.h"
 #include "core/trace/hosts.h"
-#include "core/trace/step_analysis.h"
+#include "core/trace/step_registration.h"
 #include "core/trace/trace_store.h"
 
 namespace stallscope {
@@ -141,11 +143,10 @@ QJsonObject compareTraces(const Workspace& workspace, const ProfileInfo& a, cons
     QJsonObject result = trace::comparisonJson(
         trace::compareTraces(std::move(durationsA), trace::collectDurations(sb), options.cdfOp));
     // Where the step time goes, side by side (stored analyses when there are, else computed).
-    auto steps = [&workspace](const trace::TraceStore& store, int64_t id) {
-        if (auto stored = trace::loadStoredSteps(workspace, id)) return *stored;
-        return trace::analyzeSteps(store);
-    };
-    result.insert("steps", trace::compareSteps(steps(sa, a.id), steps(sb, b.id)));
+    const auto& steps = trace::stepsAnalysis();
+    result.insert("steps", compare::stepComparisonJson(
+                               compare::compareSteps(*analysis::read(workspace, a.id, steps),
+                                                     *analysis::read(workspace, b.id, steps))));
     return result;
 }
 

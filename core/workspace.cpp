@@ -194,6 +194,22 @@ const char* const kMigrations[] = {
     );
     CREATE INDEX kernel_metric_sets_profile ON kernel_metric_sets(profile_id, seq);
     )sql",
+    // 5 -> 6: results of the registered analyses (core/analysis/cache.h), one versioned scheme
+    // for all. Those stored by earlier builds, each in a scheme of its own, are derived again
+    // on their first request; a merged run's host summaries are its data and stay.
+    R"sql(
+    CREATE TABLE analyses(
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY(profile_id, name, seq)
+    ) WITHOUT ROWID;
+    DELETE FROM blobs WHERE stream IN ('trace.steps', 'trace.transfers');
+    DELETE FROM blobs WHERE stream = 'trace.hosts' AND profile_id IN
+        (SELECT id FROM profiles WHERE coalesce(json_extract(metadata, '$.run.merged'), 0) = 0);
+    )sql",
 };
 static_assert(std::size(kMigrations) == Workspace::kSchemaVersion);
 

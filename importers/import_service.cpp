@@ -3,15 +3,14 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 
+#include "core/analysis/cache.h"
 #include "core/errors.h"
 #include "core/kinds.h"
 #include "core/sqlite.h"
 #include "core/trace/trace_store.h"
-#include "core/transfers/transfers.h"
 #include "importers/run_import.h"
 
 namespace stallscope {
@@ -30,35 +29,12 @@ std::string baseName(const std::string& path) {
     if (dot != std::string::npos && dot > 0) name.resize(dot);
     return name.empty() ? "profile" : name;
 }
-// Transfers of a trace profile derived once, at import, and stored with it (reopening is
-// then instant). A failure here is a note in the metadata, never a failed import: the trace
-// itself is sound. Returns what the metadata says about them.
-QJsonObject deriveTransfers(Workspace& workspace, int64_t profileId) {
-    const auto began = std::chrono::steady_clock::now();
-    QJsonObject note;
-    try {
-        const trace::TraceStore store(workspace, profileId);
-        if (!transfers::deriveAtImport(store)) {
-            note.insert("deferred", QString("%1 slices to read: derived on the first request")
-                                        .arg(qint64(transfers::derivationSlices(store))));
-            return note;
-        }
-        const transfers::StoredDerivation derived = transfers::deriveForStorage(store);
-        transfers::saveEncoded(workspace, profileId, derived.bytes);
-        note.insert("transfers", qint64(derived.transfers));
-        note.insert("model_error_pct", derived.modelErrorPct);
-        // What a one-line summary says of them, without decoding the stored analysis.
-        note.insert("stall_ns", qint64(derived.stallNs));
-        note.insert("runs_ns", qint64(derived.totalNs));
-    } catch (const Cancelled&) {
-        throw;
-    } catch (const std::exception& e) {
-        note.insert("error", QString::fromStdString(e.what()));
-    }
-    note.insert("derive_ms",
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began)
-                    .count());
-    return note;
+// The registered analyses that run at import (core/analysis), their notes merged into the
+// profile's metadata by name ("transfers": {...}). They read the metadata just written.
+void deriveAnalyses(Workspace& workspace, int64_t profileId, QJsonObject& meta) {
+    const trace::TraceStore store(workspace, profileId);
+    const QJsonObject notes = analysis::deriveAtImport(workspace, profileId, store);
+    for (auto it = notes.begin(); it != notes.end(); ++it) meta.insert(it.key(), it.value());
 }
 
 }  // namespace
@@ -151,7 +127,7 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
         options.source = runs[r].source;
         options.skipped = runs[r].skipped;
         const ImportedProfile run = importRun(workspace, runs[r].members, options, runProgress);
-        progress.report((static_cast<double>(r) + 0.99) * perFile, "deriving transfers");
+        progress.report((static_cast<double>(r) + 0.99) * perFile, "analysing");
         // The same derivation as a one-host trace, noted in the run's metadata.
         sql::Statement read(workspace.db(), "SELECT metadata FROM profiles WHERE id = ?");
         read.bind(1, run.id);
@@ -159,7 +135,7 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
         if (read.step())
             meta = QJsonDocument::fromJson(QByteArray::fromStdString(std::string(read.text(0))))
                        .object();
-        meta.insert("transfers", deriveTransfers(workspace, run.id));
+        deriveAnalyses(workspace, run.id, meta);
         sql::Statement update(workspace.db(), "UPDATE profiles SET metadata = ? WHERE id = ?");
         update.bind(1, QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString())
             .bind(2, run.id);
@@ -219,11 +195,10 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
             update.exec();
         };
         writeMetadata();
-        // Transfers read the metadata just written (format, plane stats), then note themselves.
+        // Analyses read the metadata just written (format, plane stats), then note themselves.
         if (info.kind == kinds::kTrace) {
-            progress.report((static_cast<double>(runs.size() + f) + 0.99) * perFile,
-                            "deriving transfers");
-            meta.insert("transfers", deriveTransfers(workspace, id));
+            progress.report((static_cast<double>(runs.size() + f) + 0.99) * perFile, "analysing");
+            deriveAnalyses(workspace, id, meta);
             writeMetadata();
         }
         out.push_back({id, info.kind, info.name});

@@ -21,11 +21,13 @@
 #include <set>
 #include <thread>
 
+#include "core/analysis/cache.h"
 #include "core/errors.h"
 #include "core/kinds.h"
 #include "core/sqlite.h"
 #include "core/trace/host_recording.h"
 #include "core/trace/hosts.h"
+#include "core/trace/hosts_registration.h"
 #include "core/trace/trace_store.h"
 #include "core/trace/trace_writer.h"
 
@@ -596,8 +598,9 @@ ImportedProfile mergeShards(Workspace& workspace, const std::vector<std::string>
                                  shardFormat.toStdString() + ", the other shards " + format +
                                  "; a run is one kind");
             std::vector<trace::HostSummary> summaries;
-            if (auto stored = trace::loadStoredHosts(*shard, p.id)) {
-                summaries = std::move(*stored);
+            if (const auto stored = trace::HostsAnalysisSpec::cast(
+                    analysis::stored(*shard, p.id, trace::hostsAnalysis()))) {
+                summaries = stored->hosts;
             } else {
                 const trace::TraceStore store(*shard, p.id);
                 summaries = trace::analyzeHosts(store).hosts;
@@ -681,7 +684,7 @@ ImportedProfile mergeShards(Workspace& workspace, const std::vector<std::string>
         .bind(3, QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString())
         .bind(4, id);
     update.exec();
-    trace::storeHosts(workspace, id, summaries);
+    trace::storeMergedHosts(workspace, id, summaries);
     progress.checkCancelled();
     tx.commit();
     progress.report(1.0, "merged");

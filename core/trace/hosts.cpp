@@ -475,50 +475,6 @@ QJsonObject toJson(const HostsAnalysis& a) {
     return out;
 }
 
-void storeHosts(Workspace& workspace, int64_t profileId, const std::vector<HostSummary>& hosts) {
-    QJsonArray list;
-    for (const HostSummary& s : hosts) list.append(summaryToJson(s));
-    const QByteArray json =
-        QJsonDocument(QJsonObject{{"version", HostsAnalysis::kVersion}, {"hosts", list}})
-            .toJson(QJsonDocument::Compact);
-    std::string packed;
-    packChunk(std::string_view(json.constData(), size_t(json.size())), packed);
-    sql::Statement drop(workspace.db(), "DELETE FROM blobs WHERE profile_id = ? AND stream = ?");
-    drop.bind(1, profileId).bind(2, std::string(kHostsStream));
-    drop.exec();
-    workspace.appendBlob(profileId, kHostsStream, 0, packed.data(), packed.size());
-}
-
-std::optional<std::vector<HostSummary>> loadStoredHosts(const Workspace& workspace,
-                                                        int64_t profileId) {
-    const std::vector<std::string> blobs = workspace.readBlobs(profileId, kHostsStream);
-    if (blobs.size() != 1) return std::nullopt;
-    const std::string raw = unpackChunk(blobs[0]);
-    const QJsonObject o =
-        QJsonDocument::fromJson(QByteArray(raw.data(), qsizetype(raw.size()))).object();
-    if (o.value("version").toInteger() != HostsAnalysis::kVersion) return std::nullopt;
-    std::vector<HostSummary> out;
-    for (const QJsonValue v : o.value("hosts").toArray())
-        out.push_back(summaryFromJson(v.toObject()));
-    return out;
-}
-
-HostsAnalysis loadOrAnalyzeHosts(Workspace& workspace, int64_t profileId) {
-    if (auto stored = loadStoredHosts(workspace, profileId))
-        return combineHosts(std::move(*stored));
-    const TraceStore store(workspace, profileId);
-    if (isMergedProfile(store.metadata()))
-        throw Failure("merged profile " + std::to_string(profileId) +
-                      " has no stored host summaries");
-    HostsAnalysis analysis = analyzeHosts(store);
-    if (!workspace.readOnly()) {
-        sql::Transaction tx(workspace.db());
-        storeHosts(workspace, profileId, analysis.hosts);
-        tx.commit();
-    }
-    return analysis;
-}
-
 std::string hostsTable(const HostsAnalysis& a) {
     std::ostringstream out;
     out << "hosts: " << a.hosts.size() << ", steps matched across hosts: " << a.steps.size()

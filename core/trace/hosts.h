@@ -14,9 +14,9 @@
 //   combineHosts(summaries)     across hosts: steps matched by name (or index), the slowest
 //                               host per step and its excess over the step's median, the ops
 //                               whose per-host total varies most
-//   loadOrAnalyzeHosts(ws, id)  the above for a profile, stored in the blobs stream
-//                               kHostsStream on first request (merged profiles store it at
-//                               merge time)
+//   loadOrAnalyzeHosts(ws, id)  the above for a profile, the registered analysis "hosts"
+//                               (hosts_registration.h; merged profiles read the summaries
+//                               merge stored)
 //
 // Medians are nearest-rank (the ceil(n/2)-th smallest), as in `steps`. Thread safety: like
 // analyzeSteps, one TraceStore per thread; call it on a worker. Results are plain values.
@@ -128,12 +128,6 @@ HostsAnalysis analyzeHosts(const TraceStore& store);
 QJsonObject toJson(const HostsAnalysis& analysis);
 QJsonObject summaryToJson(const HostSummary& summary);
 HostSummary summaryFromJson(const QJsonObject& json);  // throws Failure when malformed
-
-constexpr const char* kHostsStream = "trace.hosts";
-void storeHosts(Workspace& workspace, int64_t profileId, const std::vector<HostSummary>& hosts);
-std::optional<std::vector<HostSummary>> loadStoredHosts(const Workspace& workspace,
-                                                        int64_t profileId);
-HostsAnalysis loadOrAnalyzeHosts(Workspace& workspace, int64_t profileId);
 
 // The readable table of `hosts` without --json.
 std::string hostsTable(const HostsAnalysis& analysis);

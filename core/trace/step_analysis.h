@@ -179,19 +179,9 @@ StepAnalysis analyzeSteps(const TraceStore& store, const StepOptions& options = 
 QJsonObject toJson(const StepAnalysis& analysis);
 StepAnalysis stepAnalysisFromJson(const QJsonObject& json);  // throws Failure when malformed
 
-// Stored with the profile in the blobs stream kStepsStream (zstd-packed JSON with its
-// version). loadOrAnalyzeSteps returns the stored result when it is there and current;
-// otherwise it computes it and stores it when the workspace is writable. With a stepOp the
-// result is computed and not stored.
-constexpr const char* kStepsStream = "trace.steps";
-void storeSteps(Workspace& workspace, int64_t profileId, const StepAnalysis& analysis);
-std::optional<StepAnalysis> loadStoredSteps(const Workspace& workspace, int64_t profileId);
-StepAnalysis loadOrAnalyzeSteps(Workspace& workspace, int64_t profileId,
-                                const StepOptions& options = {});
+// Stored with the profile as the registered analysis "steps" (step_registration.h).
 
-// Two analyses side by side (before a, after b): per category share of step time and mean
-// per step, and which recommendation kinds appear, stay or go.
-QJsonObject compareSteps(const StepAnalysis& a, const StepAnalysis& b);
+// Two analyses side by side: core/compare/step_compare.h.
 
 // `suggest --json` of a trace profile: {"suggestions":[{"kind","text","share_pct",
 // "saving_ns","evidence","start","end","track"}]}.

@@ -486,6 +486,15 @@ std::optional<std::string> TraceStore::argsMember(uint64_t argsId, std::string_v
         if (!chunk || index % kArgsPerChunk >= chunk->entries.size()) return std::nullopt;
         const auto [at, length] = chunk->entries[index % kArgsPerChunk];
         const std::string_view entry(chunk->raw.data() + at, length);
+        if ((entry.empty() || entry[0] != kArgsOverlay) && depth == 0) {
+            // A slice's own args: read directly (memoising every slice's would grow without
+            // bound over a large trace).
+            std::optional<std::string> found;  // the last of a repeated key, as the memo's
+            for (const auto& [memberKey, member] : jsonMembers(entry))
+                if (memberKey == quoted) found = std::string(member);
+            if (holder && found) *holder = argsId;
+            return found;
+        }
         if (entry.empty() || entry[0] != kArgsOverlay) {
             // A base many events share (XProf's op metadata): its members are looked up once.
             auto& memo = memberMemo_[argsId];

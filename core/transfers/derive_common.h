@@ -40,10 +40,6 @@ class TrackHosts {
     std::vector<int> byTrack_;  // indexed by track id
 };
 
-// The string (or number, as text) value of top-level member `key` of a JSON object's text;
-// nullopt when absent. Keys inside string values are escaped, so a match is a real member.
-std::optional<std::string> jsonMember(std::string_view json, std::string_view key);
-
 // Links by (device, name), created on first use.
 class LinkTable {
   public:

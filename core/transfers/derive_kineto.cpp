@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "core/trace/hosts.h"
+#include "core/trace/trace_args.h"
 #include "core/trace/trace_store.h"
 #include "core/transfers/derive_common.h"
 
@@ -112,14 +113,7 @@ std::pair<std::string, int> elementTypeOf(std::string_view dtype) {
 }
 
 int64_t number(const TraceStore& store, uint64_t args, std::string_view key) {
-    const auto member = store.argsMember(args, key);
-    if (!member) return -1;
-    const auto value = jsonMember(*member, key);
-    try {
-        return value ? std::stoll(*value) : -1;
-    } catch (const std::exception&) {
-        return -1;
-    }
+    return trace::TraceArgs(store).integer(args, key).value_or(-1);
 }
 
 struct Call {
@@ -356,15 +350,15 @@ Evidence kinetoEvidence(const TraceStore& store, const TrackHosts& hosts) {
                             // which ("allreduce", "broadcast"), each on a link of its own.
                             if (act.link == "nccl Generic")
                                 if (const auto named = store.argsMember(s.args, "Collective name"))
-                                    if (const auto kind = jsonMember(*named, "Collective name");
+                                    if (const auto kind = trace::memberValue(*named);
                                         kind && !kind->empty())
                                         act.link = "nccl " + *kind;
                             // What the collective leaves on this rank (as XLA's collectives
                             // count their result): PyTorch records elements and their dtype.
                             const int64_t elements = number(store, s.args, "Out msg nelems");
                             const auto dtype = store.argsMember(s.args, "dtype");
-                            const auto type = elementTypeOf(
-                                dtype ? jsonMember(*dtype, "dtype").value_or("") : "");
+                            const auto type =
+                                elementTypeOf(dtype ? trace::memberValue(*dtype).value_or("") : "");
                             act.elementType = type.first;
                             if (act.bytes == 0 && elements > 0) act.bytes = elements * type.second;
                             // No size stated (older PyTorch): no transfer to model, counted.
@@ -752,7 +746,7 @@ int64_t detailField(std::string_view details, std::string_view field) {
 }
 std::string memcpyDetails(const TraceStore& store, uint64_t args) {
     const auto member = store.argsMember(args, "memcpy_details");
-    return member ? jsonMember(*member, "memcpy_details").value_or("") : "";
+    return member ? trace::memberValue(*member).value_or("") : "";
 }
 
 // GPU planes ("/device:GPU:4") without XLA Ops lines (those are the XLA derivation's) and the

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/trace/hosts.h"
+#include "core/trace/trace_args.h"
 #include "core/trace/trace_store.h"
 #include "core/transfers/derive_common.h"
 #include "core/transfers/hlo_text.h"
@@ -135,7 +136,7 @@ class InstructionCache {
         // Keyed by the args entry holding the text: XProf shares it per op metadata.
         auto it = parsed_.find(holder);
         if (it == parsed_.end()) {
-            const auto text = jsonMember(*member, "long_name");
+            const auto text = trace::memberValue(*member);
             it = parsed_.emplace(holder, Parsed{}).first;
             Parsed& parsed = it->second;
             if (text) parsed.instruction = hlo::parseInstruction(*text);

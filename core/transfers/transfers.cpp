@@ -17,6 +17,7 @@
 #include "core/errors.h"
 #include "core/json_escape.h"
 #include "core/sqlite.h"
+#include "core/trace/dialect.h"
 #include "core/trace/hosts.h"
 #include "core/trace/trace_format.h"
 #include "core/trace/trace_store.h"
@@ -62,64 +63,6 @@ const std::string& Name::emptyText() {
 
 namespace detail {
 
-std::optional<std::string> jsonMember(std::string_view json, std::string_view key) {
-    const std::string needle = "\"" + std::string(key) + "\":";
-    const size_t at = json.find(needle);
-    if (at == std::string_view::npos) return std::nullopt;
-    size_t p = at + needle.size();
-    while (p < json.size() && json[p] == ' ') ++p;
-    if (p >= json.size()) return std::nullopt;
-    std::string out;
-    if (json[p] != '"') {
-        // A number, true/false/null: up to the next delimiter.
-        while (p < json.size() && json[p] != ',' && json[p] != '}') out.push_back(json[p++]);
-        return out;
-    }
-    for (++p; p < json.size(); ++p) {
-        char c = json[p];
-        if (c == '"') return out;
-        if (c != '\\' || p + 1 >= json.size()) {
-            out.push_back(c);
-            continue;
-        }
-        c = json[++p];
-        switch (c) {
-            case 'n':
-                out.push_back('\n');
-                break;
-            case 't':
-                out.push_back('\t');
-                break;
-            case 'r':
-                out.push_back('\r');
-                break;
-            case 'b':
-                out.push_back('\b');
-                break;
-            case 'f':
-                out.push_back('\f');
-                break;
-            case 'u': {
-                // HLO text is ASCII; other code points keep their escape.
-                if (p + 4 < json.size()) {
-                    const std::string hex(json.substr(p + 1, 4));
-                    const unsigned long v = std::stoul(hex, nullptr, 16);
-                    if (v < 0x80) {
-                        out.push_back(char(v));
-                    } else {
-                        out += "\\u" + hex;
-                    }
-                    p += 4;
-                }
-                break;
-            }
-            default:
-                out.push_back(c);
-        }
-    }
-    return std::nullopt;
-}
-
 TrackHosts::TrackHosts(const trace::TraceStore& store) {
     const std::vector<trace::RunHost> hosts = trace::runHosts(store.metadata());
     if (hosts.empty()) return;
@@ -164,17 +107,31 @@ uint32_t LinkTable::get(const std::string& device, const std::string& name,
 
 }  // namespace detail
 
+namespace {
+
+// Which derivation reads the trace: XLA op lines (XProf), or Chrome-style threads with runtime
+// calls and device copies (Kineto); none for other evidence.
+enum class Path { Xla, ChromeThreads, None };
+Path pathOf(const trace::TraceStore& store) {
+    const trace::EvidenceSet evidence = trace::evidenceOf(store);
+    if (evidence.has(trace::Evidence::XlaOpLines)) return Path::Xla;
+    if (evidence.has(trace::Evidence::ChromeThreads)) return Path::ChromeThreads;
+    return Path::None;
+}
+
+}  // namespace
+
 uint64_t derivationSlices(const trace::TraceStore& store) {
-    const std::string format = store.metadata().value("format").toString().toStdString();
-    if (format == "xprof-xspace") return detail::xprofDerivationSlices(store);
+    const Path path = pathOf(store);
+    if (path == Path::Xla) return detail::xprofDerivationSlices(store);
     uint64_t slices = 0;
-    if (format.starts_with("chrome"))
+    if (path == Path::ChromeThreads)
         for (const trace::TrackRow& track : store.tracks()) slices += track.slices;
     return slices;
 }
 
 bool deriveAtImport(const trace::TraceStore& store, uint64_t maxSlices) {
-    if (store.metadata().value("format").toString().startsWith("chrome")) return true;
+    if (pathOf(store) == Path::ChromeThreads) return true;
     if (derivationSlices(store) <= maxSlices) return true;
     uint64_t all = 0;
     for (const trace::TrackRow& track : store.tracks()) all += track.slices;
@@ -182,9 +139,14 @@ bool deriveAtImport(const trace::TraceStore& store, uint64_t maxSlices) {
 }
 
 Analysis derive(const trace::TraceStore& store) {
-    const std::string format = store.metadata().value("format").toString().toStdString();
-    if (format == "xprof-xspace") return detail::deriveXprof(store);
-    if (format.starts_with("chrome")) return detail::deriveKineto(store);
+    switch (pathOf(store)) {
+        case Path::Xla:
+            return detail::deriveXprof(store);
+        case Path::ChromeThreads:
+            return detail::deriveKineto(store);
+        case Path::None:
+            break;
+    }
     return {};
 }
 
@@ -386,119 +348,14 @@ QJsonObject suggestJson(const Analysis& a) {
     return root;
 }
 
-namespace {
-
-// The program a run belongs to, the same in two profiles of it: Kineto runs are named by their
-// host thread ("thread 3113936 (python3.8)"), whose id changes from one run of a script to the
-// next, so the id is left out ("thread (python3.8)").
+// Kineto runs are named by their host thread ("thread 3113936 (python3.8)"), whose id changes
+// from one run of a script to the next, so the id is left out ("thread (python3.8)").
 std::string programOf(const std::string& runName) {
     if (!runName.starts_with("thread ")) return runName;
     size_t digits = 7;
     while (digits < runName.size() && std::isdigit(static_cast<unsigned char>(runName[digits])))
         ++digits;
     return digits == 7 ? runName : "thread" + runName.substr(digits);
-}
-
-}  // namespace
-
-QJsonObject compareJson(const Analysis& before, const Analysis& after) {
-    // Runs are matched by program and their order among that program's runs; transfers
-    // within matched runs by name and occurrence (the k-th cudaMemcpyAsync of a run with the
-    // k-th), so repeated names pair up in order instead of all with the first.
-    auto runsByProgram = [](const Analysis& a) {
-        std::map<std::string, std::vector<uint32_t>> out;
-        for (uint32_t i = 0; i < a.modules.size(); ++i)
-            out[programOf(a.modules[i].name)].push_back(i);
-        return out;
-    };
-    auto occurrences = [](const Analysis& a, const ModuleRun& run) {
-        std::map<std::pair<std::string, uint32_t>, uint32_t> out;  // (name, k) -> transfer
-        std::map<std::string, uint32_t> seen;
-        for (uint32_t i : run.transfers)
-            out[{a.transfers[i].name, seen[a.transfers[i].name]++}] = i;
-        return out;
-    };
-    const auto runsA = runsByProgram(before), runsB = runsByProgram(after);
-    QJsonArray modules, dmas;
-    uint64_t unmatchedRunsA = 0, unmatchedRunsB = 0, unmatchedA = 0, unmatchedB = 0;
-    for (const auto& [program, listA] : runsA) {
-        const auto found = runsB.find(program);
-        const size_t countB = found == runsB.end() ? 0 : found->second.size();
-        for (size_t r = 0; r < std::min(listA.size(), countB); ++r) {
-            const ModuleRun& ra = before.modules[listA[r]];
-            const ModuleRun& rb = after.modules[found->second[r]];
-            modules.append(QJsonObject{{"name", qs(program)},
-                                       {"run", qint64(r)},
-                                       {"a_module", qint64(listA[r])},
-                                       {"b_module", qint64(found->second[r])},
-                                       {"a_ns", qint64(ra.measuredNs())},
-                                       {"b_ns", qint64(rb.measuredNs())},
-                                       {"delta_ns", qint64(rb.measuredNs() - ra.measuredNs())},
-                                       {"a_stall_ns", qint64(ra.stallNs)},
-                                       {"b_stall_ns", qint64(rb.stallNs)},
-                                       {"delta_stall_ns", qint64(rb.stallNs - ra.stallNs)}});
-            const auto inA = occurrences(before, ra), inB = occurrences(after, rb);
-            for (const auto& [key, ia] : inA) {
-                const auto match = inB.find(key);
-                if (match == inB.end()) {
-                    ++unmatchedA;
-                    continue;
-                }
-                const Transfer& ta = before.transfers[ia];
-                const Transfer& tb = after.transfers[match->second];
-                dmas.append(QJsonObject{{"module", qs(program)},
-                                        {"run", qint64(r)},
-                                        {"name", qs(ta.name)},
-                                        {"occurrence", qint64(key.second)},
-                                        {"a_index", qint64(ia)},
-                                        {"b_index", qint64(match->second)},
-                                        {"a_bytes", qint64(ta.bytes)},
-                                        {"b_bytes", qint64(tb.bytes)},
-                                        {"a_stall", qint64(ta.stall())},
-                                        {"b_stall", qint64(tb.stall())},
-                                        {"delta_stall", qint64(tb.stall() - ta.stall())},
-                                        {"a_base_stall", qint64(ta.baseStall)},
-                                        {"b_base_stall", qint64(tb.baseStall)},
-                                        {"a_transfer_stall", qint64(ta.transferStall)},
-                                        {"b_transfer_stall", qint64(tb.transferStall)},
-                                        {"a_issue_offset", qint64(ta.issue - ra.start)},
-                                        {"b_issue_offset", qint64(tb.issue - rb.start)},
-                                        {"a_complete_offset", qint64(ta.complete - ra.start)},
-                                        {"b_complete_offset", qint64(tb.complete - rb.start)}});
-            }
-            for (const auto& entry : inB) unmatchedB += inA.count(entry.first) ? 0 : 1;
-        }
-    }
-    // Runs of a program beyond the other profile's count have no counterpart, nor their
-    // transfers.
-    auto leftOver = [](const auto& mine, const auto& theirs, const Analysis& a, uint64_t& runs,
-                       uint64_t& transfers) {
-        for (const auto& [program, list] : mine) {
-            const auto found = theirs.find(program);
-            const size_t matched =
-                std::min(list.size(), found == theirs.end() ? size_t(0) : found->second.size());
-            runs += list.size() - matched;
-            for (size_t r = matched; r < list.size(); ++r)
-                transfers += a.modules[list[r]].transfers.size();
-        }
-    };
-    leftOver(runsA, runsB, before, unmatchedRunsA, unmatchedA);
-    leftOver(runsB, runsA, after, unmatchedRunsB, unmatchedB);
-    return QJsonObject{{"a", QJsonObject{{"total", qint64(before.totalNs)},
-                                         {"stall", qint64(before.stallNs)},
-                                         {"transfers", qint64(before.transfers.size())}}},
-                       {"b", QJsonObject{{"total", qint64(after.totalNs)},
-                                         {"stall", qint64(after.stallNs)},
-                                         {"transfers", qint64(after.transfers.size())}}},
-                       {"delta", QJsonObject{{"total", qint64(after.totalNs - before.totalNs)},
-                                             {"stall", qint64(after.stallNs - before.stallNs)}}},
-                       {"unmatched", QJsonObject{{"a_runs", qint64(unmatchedRunsA)},
-                                                 {"b_runs", qint64(unmatchedRunsB)},
-                                                 {"a_transfers", qint64(unmatchedA)},
-                                                 {"b_transfers", qint64(unmatchedB)}}},
-                       {"time_unit", "ns"},
-                       {"modules", modules},
-                       {"dmas", dmas}};
 }
 
 // ---- Storage: "SSTX", a format version byte, then one zstd frame of varint-packed records
@@ -511,7 +368,7 @@ constexpr char kMagic[4] = {'S', 'S', 'T', 'X'};
 // size): an older analysis is derived again on its first request instead of shown stale.
 // 3: the same layout (stop 27: multi-host runs' correlations per host, XProf GPU runtime
 // copies, per-copy-cost link fits).
-constexpr uint8_t kVersion = 3;
+constexpr uint8_t kVersion = uint8_t(kEncodingVersion);
 
 using trace::ByteReader;
 using trace::ByteWriter;
@@ -876,14 +733,9 @@ Analysis decode(std::string_view bytes) {
     return a;
 }
 
-void save(Workspace& workspace, int64_t profileId, const Analysis& analysis) {
-    saveEncoded(workspace, profileId, encode(analysis));
-}
-
 StoredDerivation deriveForStorage(const trace::TraceStore& store) {
     StoredDerivation out;
-    const std::string format = store.metadata().value("format").toString().toStdString();
-    if (format == "xprof-xspace") {
+    if (pathOf(store) == Path::Xla) {
         // A device per part: encoded as merged, never merged (3M transfers: half a second).
         const detail::MergedParts merged = detail::deriveXprofParts(store);
         out.bytes = detail::encodeParts(merged);
@@ -901,32 +753,6 @@ StoredDerivation deriveForStorage(const trace::TraceStore& store) {
     out.stallNs = analysis.stallNs;
     out.totalNs = analysis.totalNs;
     return out;
-}
-
-void saveEncoded(Workspace& workspace, int64_t profileId, const std::string& bytes) {
-    // Replaces one an older build derived.
-    sql::Statement drop(workspace.db(), "DELETE FROM blobs WHERE profile_id = ? AND stream = ?");
-    drop.bind(1, profileId).bind(2, std::string(kTransfersStream));
-    drop.exec();
-    workspace.appendBlob(profileId, kTransfersStream, 0, bytes.data(), bytes.size());
-}
-
-std::optional<Analysis> load(const Workspace& workspace, int64_t profileId) {
-    const std::vector<std::string> blobs = workspace.readBlobs(profileId, kTransfersStream);
-    if (blobs.empty()) return std::nullopt;
-    const std::string& bytes = blobs.front();
-    if (bytes.size() >= 5 && bytes.substr(0, 4) == std::string_view(kMagic, 4) &&
-        uint8_t(bytes[4]) < kVersion)
-        return std::nullopt;  // derived by an older build: derived again
-    return decode(bytes);
-}
-
-Analysis ofProfile(Workspace& workspace, int64_t profileId) {
-    if (auto stored = load(workspace, profileId)) return std::move(*stored);
-    const trace::TraceStore store(workspace, profileId);
-    Analysis analysis = derive(store);
-    if (!workspace.readOnly()) save(workspace, profileId, analysis);
-    return analysis;
 }
 
 }  // namespace stallscope::transfers

@@ -12,8 +12,9 @@
 // re-simulates a module run for what-ifs: the unmodified run first, whose error against the
 // measured run time says how far the model can be trusted, then each suggested edit.
 //
-// Everything here is plain data: derive once (at import), store with the profile (stream
-// kTransfersStream of the `blobs` table), read back in a worker, draw or print.
+// Everything here is plain data: derive once (at import), store with the profile (the
+// registered analysis "transfers", transfers_registration.h), read back in a worker, draw or
+// print.
 #include <QJsonObject>
 #include <cstdint>
 #include <iosfwd>
@@ -33,7 +34,6 @@ class TraceStore;
 
 namespace stallscope::transfers {
 
-constexpr const char* kTransfersStream = "trace.transfers";
 // A wait shorter than this did not block: the data was there (XLA's copy-done that finds its
 // copy complete takes a few ns; a CUDA sync with nothing pending a few µs at most of its own).
 constexpr int64_t kBlockedWaitNs = 1000;
@@ -247,15 +247,15 @@ QJsonObject dmaJson(const Analysis& analysis);
 // millions of transfers as one QJsonDocument took minutes and 11 GB.
 void writeDmaJson(const Analysis& analysis, std::ostream& out);
 QJsonObject suggestJson(const Analysis& analysis);
-// Before/after of two profiles of one program: per transfer (matched by module name, run
-// order and transfer name) and per module.
-QJsonObject compareJson(const Analysis& before, const Analysis& after);
+// The program a module run belongs to, the same in two profiles of it (before/after of two
+// profiles: core/compare/transfer_compare.h).
+std::string programOf(const std::string& runName);
 
-// ---- Storage with the profile ----
-std::string encode(const Analysis& analysis);  // versioned, zstd-compressed
-Analysis decode(std::string_view bytes);       // throws Failure on a foreign or newer format
-void save(Workspace& workspace, int64_t profileId, const Analysis& analysis);
-std::optional<Analysis> load(const Workspace& workspace, int64_t profileId);
+// ---- Stored form ----
+// "SSTX", the encoding version, then zstd frames of varint-packed records.
+constexpr int kEncodingVersion = 3;
+std::string encode(const Analysis& analysis);
+Analysis decode(std::string_view bytes);  // throws Failure on a foreign or newer format
 // What an import stores: derive() and encode() at once (the same bytes as encode(derive())),
 // an XProf profile's devices encoded as merged without merging them first, and the figures
 // the import notes.
@@ -266,8 +266,5 @@ struct StoredDerivation {
     int64_t stallNs = 0, totalNs = 0;
 };
 StoredDerivation deriveForStorage(const trace::TraceStore& store);
-void saveEncoded(Workspace& workspace, int64_t profileId, const std::string& bytes);
-// The stored analysis, or derived now (and stored when the workspace is writable).
-Analysis ofProfile(Workspace& workspace, int64_t profileId);
 
 }  // namespace stallscope::transfers

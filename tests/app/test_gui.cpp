@@ -29,7 +29,7 @@
 #include "core/replay/generate.h"
 #include "core/replay/jsonl_writer.h"
 #include "core/replay/simulate.h"
-#include "core/trace/hosts.h"
+#include "core/trace/hosts_registration.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
 #include "importers/run_import.h"

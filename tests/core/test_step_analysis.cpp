@@ -10,8 +10,11 @@
 #include <QtTest>
 #include <fstream>
 
+#include "core/analysis/cache.h"
+#include "core/compare/step_compare.h"
 #include "core/errors.h"
 #include "core/trace/step_analysis.h"
+#include "core/trace/step_registration.h"
 #include "core/trace/trace_store.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
@@ -543,7 +546,7 @@ class TestStepAnalysis : public QObject {
         QVERIFY(qAbs(fed.sharePct(StepCategory::Input) - 100.0 * 2 / 62) < 1e-9);
         QVERIFY(findRecommendation(starved, "input_bound"));
         QVERIFY(!findRecommendation(fed, "input_bound"));
-        const QJsonObject c = compareSteps(starved, fed);
+        const QJsonObject c = compare::stepComparisonJson(compare::compareSteps(starved, fed));
         QVERIFY(c.value("recommendations_gone").toArray().contains("input_bound"));
         for (const QJsonValue v : c.value("categories").toArray())
             if (v.toObject().value("category") == "input")
@@ -553,7 +556,7 @@ class TestStepAnalysis : public QObject {
     void storedAndReadBack() {
         const int64_t id = import(everyCategory().json());
         const StepAnalysis first = loadOrAnalyzeSteps(*ws_, id);
-        QVERIFY(loadStoredSteps(*ws_, id).has_value());
+        QVERIFY(analysis::stored(*ws_, id, stepsAnalysis()) != nullptr);
         const StepAnalysis again = loadOrAnalyzeSteps(*ws_, id);
         QCOMPARE(QJsonDocument(toJson(again)).toJson(), QJsonDocument(toJson(first)).toJson());
         // Times beyond 2^53 ns (epoch clocks) survive the JSON form exactly.

@@ -12,6 +12,8 @@
 #include <deque>
 #include <fstream>
 
+#include "core/analysis/cache.h"
+#include "core/compare/transfer_compare.h"
 #include "core/progress.h"
 #include "core/sqlite.h"
 #include "core/trace/hosts.h"
@@ -19,6 +21,7 @@
 #include "core/trace/trace_store.h"
 #include "core/transfers/hlo_text.h"
 #include "core/transfers/transfers.h"
+#include "core/transfers/transfers_registration.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
 #include "tests/importers/trace_fixtures.h"
@@ -29,6 +32,13 @@ using namespace stallscope::transfers;
 namespace {
 
 const QString kSamples = QStringLiteral(STALLSCOPE_SHARED_DIR "/samples/");
+
+// The stored analysis when there is a current one (nothing is derived).
+std::optional<Analysis> load(const Workspace& ws, int64_t id) {
+    const auto found = TransfersAnalysis::cast(analysis::stored(ws, id, transfersAnalysis()));
+    if (!found) return std::nullopt;
+    return *found;
+}
 
 // ---- A small XSpace writer (the wire format of tsl's xplane.proto) ----
 using fixtures::wire::bytesField;
@@ -502,8 +512,8 @@ class TestTransfers : public QObject {
         // A profile imported before transfers were derived at import (nothing stored): the
         // first request derives and stores, later ones read what was stored; a read-only
         // workspace derives for the request and stores nothing.
-        QCOMPARE(sqlite3_exec(ws->db(), "DELETE FROM blobs WHERE stream = 'trace.transfers'",
-                              nullptr, nullptr, nullptr),
+        QCOMPARE(sqlite3_exec(ws->db(), "DELETE FROM analyses WHERE name = 'transfers'", nullptr,
+                              nullptr, nullptr),
                  SQLITE_OK);
         QVERIFY(!load(*ws, id));
         {
@@ -597,11 +607,10 @@ class TestTransfers : public QObject {
         const int64_t id = importFile(*ws, path);
         std::string older = bytes;  // the hand run's analysis, not this profile's
         older[4] = char(2);
-        sql::exec(ws->db(), "DELETE FROM blobs WHERE stream = 'trace.transfers'");
-        ws->appendBlob(id, kTransfersStream, 0, older.data(), older.size());
+        analysis::writeStored(*ws, id, "transfers", 2, older);
         QVERIFY(!load(*ws, id));
         QCOMPARE(ofProfile(*ws, id).transfers.size(), size_t(1));
-        QCOMPARE(ws->readBlobs(id, kTransfersStream).size(), size_t(1));
+        QCOMPARE(analysis::readStored(*ws, id, "transfers")->version, kEncodingVersion);
         QCOMPARE(load(*ws, id)->transfers.size(), size_t(1));
     }
 
@@ -1115,7 +1124,7 @@ class TestTransfers : public QObject {
             const trace::TraceStore store(*ws, id);
             const StoredDerivation stored = deriveForStorage(store);
             QVERIFY(stored.bytes == encode(derive(store)));
-            QVERIFY(stored.bytes == ws->readBlobs(id, kTransfersStream).at(0));
+            QVERIFY(stored.bytes == analysis::readStored(*ws, id, "transfers")->payload);
             QCOMPARE(stored.transfers, size_t(2400));
             QVERIFY(stored.modelErrorPct == a.modelErrorPct);
         }
@@ -1267,7 +1276,8 @@ class TestTransfers : public QObject {
         const Analysis before = analysisOf({500, 900, 300}, 2, "thread 3113936 (python3.8)");
         // One more copy, one more run.
         const Analysis after = analysisOf({200, 900, 100, 50}, 3, "thread 2568503 (python3.8)");
-        const QJsonObject c = compareJson(before, after);
+        const QJsonObject c = compare::transferComparisonJson(
+            compare::compareTransfers(before, after), before, after);
         const QJsonArray dmas = c.value("dmas").toArray();
         QCOMPARE(dmas.size(), 6);  // 3 pairs in each of the 2 matched runs
         const std::array<int64_t, 3> deltas{-300, 0, -200};

@@ -119,7 +119,7 @@ class TestWorkspace : public QObject {
             sqlite3_close(db);
         }
         auto ws = Workspace::open(path);
-        QCOMPARE(ws->schemaVersion(), 5);
+        QCOMPARE(ws->schemaVersion(), Workspace::kSchemaVersion);
         const auto a = cpi::loadKernelMetrics(*ws, 1);
         QCOMPARE(a.size(), size_t(2));
         QCOMPARE(a[0].kernel, std::string("#0 gemm"));

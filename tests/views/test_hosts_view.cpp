@@ -13,7 +13,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "core/trace/hosts.h"
+#include "core/trace/hosts_registration.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
 #include "importers/run_import.h"

@@ -14,6 +14,8 @@
 #include <array>
 #include <cmath>
 
+#include "core/analysis/cache.h"
+#include "core/trace/hosts_registration.h"
 #include "views/common/chart_kit.h"
 #include "views/common/format.h"
 #include "views/common/table_kit.h"
@@ -130,11 +132,8 @@ HostHeatmapLayout paintHostHeatmap(QPainter& painter, const QRectF& area,
 }
 
 QImage renderHosts(const Workspace& workspace, const ProfileInfo& profile, QSize size) {
-    const trace::HostsAnalysis analysis = [&] {
-        if (auto stored = trace::loadStoredHosts(workspace, profile.id))
-            return trace::combineHosts(std::move(*stored));
-        return trace::analyzeHosts(trace::TraceStore(workspace, profile.id));
-    }();
+    const trace::HostsAnalysis analysis =
+        *analysis::read(workspace, profile.id, trace::hostsAnalysis());
     // The Hosts tab as the GUI shows it: the strip, and beside it the per-host table.
     HostsPanel panel;
     panel.setAnalysis(std::make_shared<const trace::HostsAnalysis>(analysis));

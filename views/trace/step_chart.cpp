@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/analysis/cache.h"
+#include "core/trace/step_registration.h"
 #include "views/common/chart_kit.h"
 #include "views/common/export.h"
 #include "views/common/format.h"
@@ -322,10 +324,8 @@ QString stepSummary(const trace::StepAnalysis& analysis, int step, int device) {
 }
 
 QImage renderSteps(const Workspace& workspace, const ProfileInfo& profile, QSize size) {
-    const trace::StepAnalysis analysis = [&] {
-        if (auto stored = trace::loadStoredSteps(workspace, profile.id)) return *stored;
-        return trace::analyzeSteps(trace::TraceStore(workspace, profile.id));
-    }();
+    const trace::StepAnalysis analysis =
+        *analysis::read(workspace, profile.id, trace::stepsAnalysis());
     QImage image(size, QImage::Format_ARGB32_Premultiplied);
     image.fill(Qt::white);
     QPainter painter(&image);

@@ -20,7 +20,9 @@
 #include <QtConcurrent>
 #include <cmath>
 
+#include "core/compare/step_compare.h"
 #include "core/errors.h"
+#include "core/trace/step_registration.h"
 #include "core/trace/trace_store.h"
 #include "views/common/export.h"
 #include "views/common/format.h"
@@ -309,34 +311,30 @@ QWidget* CompareView::buildStepsPane() {
 void CompareView::showSteps() {
     if (!data_.stepsA || !data_.stepsB) return;
     const trace::StepAnalysis &a = *data_.stepsA, &b = *data_.stepsB;
-    const QJsonObject c = trace::compareSteps(a, b);
+    const compare::StepComparison c = compare::compareSteps(a, b);
     std::vector<std::vector<QTableWidgetItem*>> rows;
-    for (const QJsonValue& v : c.value("categories").toArray()) {
-        const QJsonObject row = v.toObject();
+    for (const compare::StepCategoryDelta& d : c.categories) {
         const auto share = [](double pct) {
             return tablekit::numberCell(pct, QStringLiteral("%1 %").arg(pct, 0, 'f', 1));
         };
         const auto ns = [](double value) {
             return tablekit::numberCell(value, format::nanoseconds(value));
         };
-        rows.push_back(
-            {tablekit::textCell(row.value("category").toString()),
-             share(row.value("a_share_pct").toDouble()), share(row.value("b_share_pct").toDouble()),
-             tablekit::deltaCell(row.value("delta_share_pct").toDouble(), 1),
-             ns(row.value("a_mean_ns").toDouble()), ns(row.value("b_mean_ns").toDouble())});
+        rows.push_back({tablekit::textCell(trace::kCategoryNames[size_t(d.category)]),
+                        share(d.aSharePct), share(d.bSharePct),
+                        tablekit::deltaCell(d.deltaSharePct(), 1), ns(d.aMeanNs), ns(d.bMeanNs)});
     }
     tablekit::fillTable(stepTable_, rows);
-    const auto kinds = [&c](const char* key) {
+    const auto kinds = [](const std::vector<std::string>& list) {
         QStringList out;
-        for (const QJsonValue& v : c.value(key).toArray()) out << v.toString();
+        for (const std::string& k : list) out << QString::fromStdString(k);
         return out.isEmpty() ? tr("none") : out.join(QStringLiteral(", "));
     };
     stepRecommendations_->setText(
         tr("Mean step %1 → %2 · recommendations gone: %3 · new: %4 · still: %5")
-            .arg(format::nanoseconds(c.value("a_mean_step_ns").toDouble()),
-                 format::nanoseconds(c.value("b_mean_step_ns").toDouble()),
-                 kinds("recommendations_gone"), kinds("recommendations_new"),
-                 kinds("recommendations_kept")));
+            .arg(format::nanoseconds(c.aMeanStepNs), format::nanoseconds(c.bMeanStepNs),
+                 kinds(c.recommendationsGone), kinds(c.recommendationsNew),
+                 kinds(c.recommendationsKept)));
     // One scale for both, so a longer step looks longer.
     int64_t longest = 1;
     for (const trace::StepAnalysis* s : {&a, &b})  // device 0's own steps, as the charts draw

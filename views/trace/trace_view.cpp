@@ -24,6 +24,9 @@
 #include <QtConcurrent>
 #include <algorithm>
 
+#include "core/trace/hosts_registration.h"
+#include "core/trace/step_registration.h"
+#include "core/transfers/transfers_registration.h"
 #include "views/common/format.h"
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"

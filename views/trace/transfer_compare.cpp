@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/transfers/transfers_registration.h"
 #include "views/common/chart_kit.h"
 #include "views/common/export.h"
 #include "views/common/format.h"
@@ -34,10 +35,6 @@ const QColor kEndColorA(60, 110, 200);
 const QColor kEndColorB(230, 120, 30);
 
 constexpr double kLane = 10, kRowGap = 8, kLabelWidth = 170, kAxisHeight = 34;
-
-qint64 num(const QJsonObject& o, const char* key) {
-    return o.value(key).toInteger();
-}
 
 QString signedNs(double ns) {
     const QString sign = ns < 0 ? QStringLiteral("\u2212") : ns > 0 ? "+" : "";
@@ -72,7 +69,7 @@ TransferComparisonData loadTransferComparison(Workspace& workspace, int64_t a, i
     TransferComparisonData data;
     data.a = std::make_shared<const transfers::Analysis>(transfers::ofProfile(workspace, a));
     data.b = std::make_shared<const transfers::Analysis>(transfers::ofProfile(workspace, b));
-    data.comparison = transfers::compareJson(*data.a, *data.b);
+    data.comparison = compare::compareTransfers(*data.a, *data.b);
     return data;
 }
 
@@ -330,7 +327,7 @@ TransferComparePane::TransferComparePane(QWidget* parent) : QWidget(parent) {
 
 void TransferComparePane::setData(TransferComparisonData data) {
     data_ = std::move(data);
-    const QJsonObject& c = data_.comparison;
+    const compare::TransferComparison& c = data_.comparison;
     if (!data_.a || !data_.b || (data_.a->source.empty() && data_.b->source.empty())) {
         summary_->setText(
             tr("Neither profile has transfers (XLA async copies and collectives, CUDA/HIP "
@@ -340,46 +337,46 @@ void TransferComparePane::setData(TransferComparisonData data) {
         chart_->setRun({});
         return;
     }
-    const QJsonObject a = c.value("a").toObject(), b = c.value("b").toObject();
-    const QJsonObject unmatched = c.value("unmatched").toObject();
-    const auto stalled = [](const QJsonObject& side) {
+    const transfers::Analysis &a = *data_.a, &b = *data_.b;
+    const auto stalled = [](const transfers::Analysis& side) {
         return tr("%1 transfers, stalled %2 of %3 (%4)")
-            .arg(num(side, "transfers"))
-            .arg(format::nanoseconds(double(num(side, "stall"))),
-                 format::nanoseconds(double(num(side, "total"))),
-                 format::percentOf(double(num(side, "stall")), double(num(side, "total"))));
+            .arg(qint64(side.transfers.size()))
+            .arg(format::nanoseconds(double(side.stallNs)),
+                 format::nanoseconds(double(side.totalNs)),
+                 format::percentOf(double(side.stallNs), double(side.totalNs)));
     };
     QString text = tr("A (before): %1 · B (after): %2 · Δ stall %3 · %4 runs and %5 transfers "
                       "matched")
-                       .arg(stalled(a), stalled(b),
-                            signedNs(double(num(c.value("delta").toObject(), "stall"))))
-                       .arg(c.value("modules").toArray().size())
-                       .arg(c.value("dmas").toArray().size());
-    const qint64 left = num(unmatched, "a_runs") + num(unmatched, "b_runs") +
-                        num(unmatched, "a_transfers") + num(unmatched, "b_transfers");
+                       .arg(stalled(a), stalled(b), signedNs(double(b.stallNs - a.stallNs)))
+                       .arg(c.runs.size())
+                       .arg(c.transfers.size());
+    const uint64_t left =
+        c.unmatchedRunsA + c.unmatchedRunsB + c.unmatchedTransfersA + c.unmatchedTransfersB;
     if (left > 0)
         text += tr(" (unmatched: runs A %1, B %2; transfers A %3, B %4)")
-                    .arg(num(unmatched, "a_runs"))
-                    .arg(num(unmatched, "b_runs"))
-                    .arg(num(unmatched, "a_transfers"))
-                    .arg(num(unmatched, "b_transfers"));
+                    .arg(c.unmatchedRunsA)
+                    .arg(c.unmatchedRunsB)
+                    .arg(c.unmatchedTransfersA)
+                    .arg(c.unmatchedTransfersB);
     summary_->setText(text);
 
     std::vector<std::vector<QTableWidgetItem*>> rows;
     int mostChanged = -1;
-    qint64 largest = -1;
-    const QJsonArray modules = c.value("modules").toArray();
-    for (qsizetype i = 0; i < modules.size(); ++i) {
-        const QJsonObject m = modules[i].toObject();
-        auto* program = tablekit::textCell(m.value("name").toString());
+    int64_t largest = -1;
+    for (size_t i = 0; i < c.runs.size(); ++i) {
+        const compare::RunPair& p = c.runs[i];
+        const transfers::ModuleRun& ra = a.modules[p.a];
+        const transfers::ModuleRun& rb = b.modules[p.b];
+        auto* program = tablekit::textCell(QString::fromStdString(p.program));
         program->setData(Qt::UserRole, int(i));
-        rows.push_back({program, tablekit::numberCell(double(num(m, "run"))),
-                        nsCell(double(num(m, "a_ns"))), nsCell(double(num(m, "b_ns"))),
-                        deltaNsCell(double(num(m, "delta_ns"))),
-                        nsCell(double(num(m, "a_stall_ns"))), nsCell(double(num(m, "b_stall_ns"))),
-                        deltaNsCell(double(num(m, "delta_stall_ns")))});
-        if (std::abs(num(m, "delta_stall_ns")) > largest) {
-            largest = std::abs(num(m, "delta_stall_ns"));
+        const int64_t deltaStall = rb.stallNs - ra.stallNs;
+        rows.push_back({program, tablekit::numberCell(double(p.run)),
+                        nsCell(double(ra.measuredNs())), nsCell(double(rb.measuredNs())),
+                        deltaNsCell(double(rb.measuredNs() - ra.measuredNs())),
+                        nsCell(double(ra.stallNs)), nsCell(double(rb.stallNs)),
+                        deltaNsCell(double(deltaStall))});
+        if (std::abs(deltaStall) > largest) {
+            largest = std::abs(deltaStall);
             mostChanged = int(i);
         }
     }
@@ -395,22 +392,20 @@ void TransferComparePane::setData(TransferComparisonData data) {
 
 TransferRunPair TransferComparePane::pairOf(int row) const {
     TransferRunPair pair;
-    const QJsonArray modules = data_.comparison.value("modules").toArray();
-    if (row < 0 || row >= modules.size() || !data_.a || !data_.b) return pair;
-    const QJsonObject m = modules[row].toObject();
-    const transfers::ModuleRun& ra = data_.a->modules[size_t(num(m, "a_module"))];
-    const transfers::ModuleRun& rb = data_.b->modules[size_t(num(m, "b_module"))];
-    pair.program = m.value("name").toString();
-    pair.run = int(num(m, "run"));
+    const compare::TransferComparison& c = data_.comparison;
+    if (row < 0 || size_t(row) >= c.runs.size() || !data_.a || !data_.b) return pair;
+    const compare::RunPair& p = c.runs[size_t(row)];
+    const transfers::ModuleRun& ra = data_.a->modules[p.a];
+    const transfers::ModuleRun& rb = data_.b->modules[p.b];
+    pair.program = QString::fromStdString(p.program);
+    pair.run = int(p.run);
     pair.startA = ra.start;
     pair.startB = rb.start;
     pair.lengthA = ra.measuredNs();
     pair.lengthB = rb.measuredNs();
-    for (const QJsonValue v : data_.comparison.value("dmas").toArray()) {
-        const QJsonObject d = v.toObject();
-        if (d.value("module").toString() != pair.program || num(d, "run") != pair.run) continue;
-        pair.transfers.emplace_back(&data_.a->transfers[size_t(num(d, "a_index"))],
-                                    &data_.b->transfers[size_t(num(d, "b_index"))]);
+    for (const compare::TransferPair& t : c.transfers) {
+        if (t.program != p.program || t.run != p.run) continue;
+        pair.transfers.emplace_back(&data_.a->transfers[t.a], &data_.b->transfers[t.b]);
     }
     return pair;
 }
@@ -439,14 +434,18 @@ QString TransferComparePane::transfersCsv() const {
                            "a_issue_offset_ns", "b_issue_offset_ns", "a_stall_ns", "b_stall_ns",
                            "delta_stall_ns", "a_base_stall_ns", "b_base_stall_ns"}) +
         '\n';
-    for (const QJsonValue v : data_.comparison.value("dmas").toArray()) {
-        const QJsonObject d = v.toObject();
-        QStringList row{d.value("module").toString(), QString::number(num(d, "run")),
-                        d.value("name").toString()};
-        for (const char* key :
-             {"occurrence", "a_bytes", "b_bytes", "a_issue_offset", "b_issue_offset", "a_stall",
-              "b_stall", "delta_stall", "a_base_stall", "b_base_stall"})
-            row << QString::number(num(d, key));
+    if (!data_.a || !data_.b) return out;
+    for (const compare::TransferPair& t : data_.comparison.transfers) {
+        const transfers::Transfer& ta = data_.a->transfers[t.a];
+        const transfers::Transfer& tb = data_.b->transfers[t.b];
+        const int64_t startA = data_.a->modules[t.aRun].start;
+        const int64_t startB = data_.b->modules[t.bRun].start;
+        QStringList row{QString::fromStdString(t.program), QString::number(t.run),
+                        QString::fromStdString(t.name)};
+        for (const int64_t v : {int64_t(t.occurrence), int64_t(ta.bytes), int64_t(tb.bytes),
+                                ta.issue - startA, tb.issue - startB, ta.stall(), tb.stall(),
+                                tb.stall() - ta.stall(), ta.baseStall, tb.baseStall})
+            row << QString::number(v);
         out += exporting::csvRow(row) + '\n';
     }
     return out;

@@ -1,15 +1,15 @@
 #pragma once
 
 // Before/after of the transfers of two trace profiles (issue 14): per module run and per
-// transfer, matched as transfers::compareJson matches them (runs by program and order, transfers
+// transfer, matched as compare::compareTransfers matches them (runs by program and order, transfers
 // by name and occurrence), and the lifetimes of one run's transfers, A over B on one time scale
 // measured from each run's start: base latency, queueing, on the link, and the stall at the wait.
 
-#include <QJsonObject>
 #include <QWidget>
 #include <memory>
 #include <vector>
 
+#include "core/compare/transfer_compare.h"
 #include "core/transfers/transfers.h"
 
 class QLabel;
@@ -19,7 +19,7 @@ namespace stallscope {
 
 struct TransferComparisonData {
     std::shared_ptr<const transfers::Analysis> a, b;
-    QJsonObject comparison;  // transfers::compareJson(*a, *b)
+    compare::TransferComparison comparison;  // of *a and *b
 };
 // Reads (or derives, on the first request) both profiles' transfers and compares them.
 TransferComparisonData loadTransferComparison(Workspace& workspace, int64_t a, int64_t b);
@@ -64,9 +64,9 @@ class TransferComparePane : public QWidget {
     QTableWidget* moduleTable() const { return modules_; }
     QTableWidget* transferTable() const { return transfers_; }
     TransferLifetimeChart* chart() const { return chart_; }
-    // Shows the run of module row `row` (in compareJson's "modules" order).
+    // Shows the run of module row `row` (in compareTransfers' runs order).
     void selectRun(int row);
-    QString transfersCsv() const;  // every matched pair, as compareJson lists them
+    QString transfersCsv() const;  // every matched pair, as compareTransfers lists them
 
   private:
     TransferRunPair pairOf(int row) const;

@@ -1,0 +1,294 @@
+// One profile's (or one host's) steps broken down: each device's timeline cut into the steps,
+// every nanosecond in one category, the idle gaps with their causes, the host's side, launch
+// latency and kernel figures; then the recommendations.
+
+#include <algorithm>
+#include <numeric>
+#include <queue>
+
+#include "core/trace/steps/internal.h"
+
+namespace stallscope::trace::steps {
+
+namespace {
+
+struct GapCandidate {
+    IdleGap gap;
+    int64_t launchTrack;
+    bool operator<(const GapCandidate& o) const {  // the heap's top is the shortest
+        return gap.duration() > o.gap.duration();
+    }
+};
+
+// The deepest host slice at `t`, preferring the track that launched the next work.
+void describeGap(const TraceStore& store, const Gathered& g, IdleGap& gap, int64_t launchTrack) {
+    const int64_t mid = gap.start + (gap.end - gap.start) / 2;
+    std::vector<int64_t> tracks;
+    if (launchTrack >= 0) tracks.push_back(launchTrack);
+    for (int64_t t : g.launchingTracks)
+        if (t != launchTrack) tracks.push_back(t);
+    if (tracks.empty()) {
+        // No flows: the host tracks with the most slices.
+        std::vector<const TrackRow*> rows;
+        for (int64_t t : g.hostTracks)
+            if (const TrackRow* row = store.track(t)) rows.push_back(row);
+        std::sort(rows.begin(), rows.end(),
+                  [](const TrackRow* a, const TrackRow* b) { return a->slices > b->slices; });
+        for (size_t i = 0; i < rows.size() && i < 4; ++i) tracks.push_back(rows[i]->id);
+    }
+    for (int64_t t : tracks) {
+        const SliceItem* best = nullptr;
+        const std::vector<SliceItem> at = store.slices(t, mid, mid, 0);
+        for (const SliceItem& s : at)
+            if (s.kind == ItemKind::Slice && s.start <= mid && sliceEnd(s) > mid &&
+                classifyHostName(store.text(s.name)) != kHostIgnored &&
+                (!best || s.depth > best->depth))
+                best = &s;
+        if (best) {
+            gap.hostActivity = store.text(best->name);
+            gap.hostTrack = t;
+            return;
+        }
+    }
+}
+
+// The breakdown of one step on one device, an idle gap at a time.
+class StepCutter {
+  public:
+    StepCutter(StepAnalysis& r, const Gathered& g, Findings& found,
+               std::priority_queue<GapCandidate>& longestGaps, const std::vector<GapInfo>& gapInfo,
+               int64_t firstTrack)
+        : r_(r),
+          g_(g),
+          found_(found),
+          longestGaps_(longestGaps),
+          gapInfo_(gapInfo),
+          firstTrack_(firstTrack) {}
+
+    void cut(const std::vector<Segment>& segs, const Step& step, size_t device,
+             DeviceStepBreakdown& b) {
+        size_t i = size_t(std::upper_bound(segs.begin(), segs.end(), step.start,
+                                           [](int64_t t, const Segment& s) { return t < s.end; }) -
+                          segs.begin());
+        gapId_ = -1;
+        for (; i < segs.size() && segs[i].start < step.end; ++i) {
+            const Segment& s = segs[i];
+            const int64_t a = std::max(s.start, step.start), z = std::min(s.end, step.end);
+            if (z <= a) continue;
+            add(b, s, a, z);
+            if (s.gapId < 0) {
+                closeGap();
+                continue;
+            }
+            if (s.gapId != gapId_) {
+                closeGap();
+                gap_ = IdleGap{};
+                gap_.step = step.index;
+                gap_.device = int(device);
+                gap_.start = a;
+                gapId_ = s.gapId;
+            }
+            gap_.end = z;
+            const int64_t ns = z - a;
+            if (s.cls == kSegInput)
+                gap_.input += ns;
+            else if (s.cls == kSegHostWait)
+                gap_.hostWait += ns;
+            else
+                gap_.idle += ns;
+        }
+        closeGap();
+    }
+
+  private:
+    // Segment [a, z) of the step into its category, its class's split and the overlap totals.
+    void add(DeviceStepBreakdown& b, const Segment& s, int64_t a, int64_t z) {
+        const int64_t ns = z - a;
+        b.ns[size_t(categoryOf(s.cls))] += ns;
+        int64_t* split[kDeviceClassCount] = {&b.gemm,      &b.attention, &b.otherCompute, nullptr,
+                                             &b.h2d,       &b.d2h,       &b.d2d,          &b.peer,
+                                             &b.otherCopy, nullptr};
+        if (s.cls < kDeviceClassCount && split[s.cls]) *split[s.cls] += ns;
+        if (s.active & kActiveCommunication) {
+            b.communicationTotal += ns;
+            if (s.active & kActiveCompute) b.communicationHidden += ns;
+        }
+        if (s.active & kActiveCopy) {
+            b.memcpyTotal += ns;
+            if (s.active & kActiveCompute) b.memcpyHidden += ns;
+        }
+        std::array<int64_t, 4>& longest = found_.longest;
+        if (s.cls == kCommunication && ns > longest[1] - longest[0]) {
+            longest[0] = a;
+            longest[1] = z;
+            found_.longestCommTrack = firstTrack_;
+        }
+        if (isCopy(s.cls) && ns > longest[3] - longest[2]) {
+            longest[2] = a;
+            longest[3] = z;
+            found_.longestCopyTrack = firstTrack_;
+        }
+    }
+
+    void closeGap() {
+        if (gapId_ < 0) return;
+        const std::array<std::pair<int64_t, StepCategory>, 3> parts{
+            std::pair{gap_.input, StepCategory::Input},
+            std::pair{gap_.hostWait, StepCategory::HostWait},
+            std::pair{gap_.idle, StepCategory::Idle}};
+        gap_.cause = std::max_element(parts.begin(), parts.end(), [](auto& x, auto& y) {
+                         return x.first < y.first;
+                     })->second;
+        ++r_.gapCounts[size_t(gap_.cause)];
+        // A gap opening while the host is in a synchronisation is the drained queue the sync
+        // leaves behind: its host wait is a sync stall (1 µs of clock skew).
+        if (gap_.hostWait > 0 &&
+            overlapsAny(g_.host[size_t(HostCategory::Sync)], gap_.start - 1000, gap_.start + 1))
+            found_.syncWait += gap_.hostWait;
+        const int64_t launchTrack = gapInfo_[size_t(gapId_)].launchTrack;
+        if (longestGaps_.size() < StepAnalysis::kMaxGaps) {
+            longestGaps_.push({gap_, launchTrack});
+        } else if (gap_.duration() > longestGaps_.top().gap.duration()) {
+            longestGaps_.pop();
+            longestGaps_.push({gap_, launchTrack});
+        }
+        gapId_ = -1;
+    }
+
+    StepAnalysis& r_;
+    const Gathered& g_;
+    Findings& found_;
+    std::priority_queue<GapCandidate>& longestGaps_;
+    const std::vector<GapInfo>& gapInfo_;
+    const int64_t firstTrack_;
+    IdleGap gap_;
+    int64_t gapId_ = -1;
+};
+
+// Activities starting in the step: counted, and compute kernels measured.
+void countActivities(const std::vector<Activity>& acts, const Step& step, DeviceStepBreakdown& b,
+                     Findings& found, std::vector<int64_t>& computeDurations) {
+    const auto first = std::lower_bound(acts.begin(), acts.end(), step.start,
+                                        [](const Activity& a, int64_t t) { return a.start < t; });
+    for (auto it = first; it != acts.end() && it->start < step.end; ++it) {
+        ++b.kernels;
+        if (!isCompute(it->cls)) continue;
+        const int64_t dur = it->end - it->start;
+        ++found.computeKernels;
+        found.computeTime += dur;
+        computeDurations.push_back(dur);
+        if (dur < 10000) {
+            ++found.shortKernels;
+            found.shortKernelTime += dur;
+        }
+    }
+}
+
+// The host's side of each step: its categories over the step (the rest idle).
+void hostSide(StepAnalysis& r, const Gathered& g, int64_t from, int64_t to) {
+    const std::vector<Segment> hostSegs = hostSegments(g, from, to);
+    for (const Step& step : r.steps) {
+        HostStepBreakdown h;
+        h.step = step.index;
+        int64_t covered = 0;
+        size_t i = size_t(std::upper_bound(hostSegs.begin(), hostSegs.end(), step.start,
+                                           [](int64_t x, const Segment& s) { return x < s.end; }) -
+                          hostSegs.begin());
+        for (; i < hostSegs.size() && hostSegs[i].start < step.end; ++i) {
+            const int64_t a = std::max(hostSegs[i].start, step.start);
+            const int64_t z = std::min(hostSegs[i].end, step.end);
+            if (z <= a) continue;
+            h.ns[hostSegs[i].cls] += z - a;
+            covered += z - a;
+        }
+        h.ns[size_t(HostCategory::Idle)] += step.duration() - covered;
+        r.host.push_back(h);
+    }
+}
+
+}  // namespace
+
+// Launch latency and the kernel median from every activity's figures (sorted here; negative
+// latencies were counted already).
+void setKernelFigures(StepAnalysis& r, std::vector<int64_t>& latencies,
+                      std::vector<int64_t>& computeDurations) {
+    std::sort(latencies.begin(), latencies.end());
+    r.launchLatency.count = latencies.size();
+    if (!latencies.empty()) {
+        r.launchLatency.mean = std::accumulate(latencies.begin(), latencies.end(), int64_t(0)) /
+                               int64_t(latencies.size());
+        r.launchLatency.p50 = nearestRank(latencies, 0.5);
+        r.launchLatency.p95 = nearestRank(latencies, 0.95);
+        r.launchLatency.max = latencies.back();
+    }
+    std::sort(computeDurations.begin(), computeDurations.end());
+    r.medianKernel = nearestRank(computeDurations, 0.5);
+}
+
+StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
+                        KernelFigures& figures) {
+    StepAnalysis r;
+    Gathered g = gather(store, options);
+    detectSteps(r, g, store, options);
+    // A CPU-only trace, or one whose device lines hold no activity (a CUPTI range profile):
+    // its idle causes still show, but nothing is recommended about a device it does not have.
+    const bool anyDevice = !g.devices.empty();
+    if (!anyDevice) {
+        g.devices.push_back({"(no device activity)", -1, {}});
+        g.activities.emplace_back();
+    }
+    r.devices = g.devices;
+    if (r.steps.empty()) return r;
+
+    const int64_t from = std::min(store.start(), r.steps.front().start);
+    int64_t to = store.end();
+    for (const Step& s : r.steps) to = std::max(to, s.end);
+
+    std::priority_queue<GapCandidate> longestGaps;
+    Findings found;
+    std::vector<int64_t> computeDurations, latencies;
+    r.breakdown.resize(r.steps.size() * r.devices.size());
+    for (size_t d = 0; d < r.devices.size(); ++d) {
+        const std::vector<Activity>& acts = g.activities[d];
+        for (const Activity& a : acts) {
+            if (a.launch == INT64_MIN) continue;
+            if (a.start >= a.launch)
+                latencies.push_back(a.start - a.launch);
+            else
+                ++r.launchLatency.negative;
+        }
+        std::vector<GapInfo> gapInfo;
+        const std::vector<Segment> segs = deviceSegments(acts, g, from, to, gapInfo);
+        const int64_t firstTrack = r.devices[d].tracks.empty() ? -1 : r.devices[d].tracks[0];
+        StepCutter cutter(r, g, found, longestGaps, gapInfo, firstTrack);
+        for (const Step& step : r.steps) {
+            DeviceStepBreakdown& b = r.breakdown[size_t(step.index) * r.devices.size() + d];
+            b.step = step.index;
+            b.device = int(d);
+            b.start = step.start;
+            b.end = step.end;
+            countActivities(acts, step, b, found, computeDurations);
+            cutter.cut(segs, step, d, b);
+        }
+    }
+    hostSide(r, g, from, to);
+
+    setKernelFigures(r, latencies, computeDurations);
+    figures.latencies = std::move(latencies);
+    figures.computeDurations = std::move(computeDurations);
+
+    std::vector<GapCandidate> candidates;
+    while (!longestGaps.empty()) {
+        candidates.push_back(longestGaps.top());
+        longestGaps.pop();
+    }
+    std::reverse(candidates.begin(), candidates.end());
+    for (GapCandidate& c : candidates) {
+        describeGap(store, g, c.gap, c.launchTrack);
+        r.gaps.push_back(std::move(c.gap));
+    }
+    if (anyDevice) recommend(r, g.syncCalls, found);
+    return r;
+}
+
+}  // namespace stallscope::trace::steps

@@ -1,0 +1,492 @@
+// Reading a trace for the step analysis: which tracks are devices and which host threads, the
+// devices' activities with the runtime calls that launched them, the host's intervals by
+// category, and the step candidates. Tracks are told apart by the trace's evidence
+// (core/trace/dialect.h), never by its format's name.
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/trace/dialect.h"
+#include "core/trace/hosts.h"
+#include "core/trace/steps/internal.h"
+#include "core/trace/trace_args.h"
+
+namespace stallscope::trace::steps {
+
+void mergeIntervals(std::vector<Interval>& v) {
+    std::sort(v.begin(), v.end(),
+              [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    size_t out = 0;
+    for (const Interval& i : v) {
+        if (i.end <= i.start) continue;
+        if (out > 0 && i.start <= v[out - 1].end)
+            v[out - 1].end = std::max(v[out - 1].end, i.end);
+        else
+            v[out++] = i;
+    }
+    v.resize(out);
+}
+
+size_t firstEndingAfter(const std::vector<Interval>& v, int64_t t) {
+    return size_t(std::upper_bound(v.begin(), v.end(), t,
+                                   [](int64_t x, const Interval& i) { return x < i.end; }) -
+                  v.begin());
+}
+
+bool overlapsAny(const std::vector<Interval>& v, int64_t from, int64_t to) {
+    const size_t i = firstEndingAfter(v, from);
+    return i < v.size() && v[i].start < to;
+}
+
+std::vector<SliceItem> firstChunk(const TraceStore& store, int64_t track) {
+    std::vector<SliceItem> out;
+    forEachChunk(
+        store, track, [&](const std::vector<SliceItem>& chunk) { out = chunk; }, true);
+    return out;
+}
+
+namespace {
+
+enum class TrackRole { Device, Host, XlaSteps, XlaModules, Ignored };
+
+// The short name of a device process: "GPU 0" from "python3 (GPU 0)".
+std::string deviceName(const std::string& processName) {
+    const size_t open = processName.rfind('(');
+    if (open != std::string::npos && processName.ends_with(")")) {
+        const std::string label = processName.substr(open + 1, processName.size() - open - 2);
+        if (label.starts_with("GPU") || label.starts_with("TPU") || label.starts_with("NPU"))
+            return label;
+    }
+    // A Kineto trace without process names: the GPU's pid is its index.
+    if (processName.starts_with("Process ")) return "GPU " + processName.substr(8);
+    return processName;
+}
+
+// A device activity without a launch flow, to be bound to its runtime call by correlation.
+struct Unflowed {
+    size_t device, index;  // in Gathered::activities
+    int64_t correlation;
+};
+
+// Runtime calls by (host track, end), to date launches from their start. Sorted vectors, not
+// hash maps: a lookup per kernel in a map of 10^5-10^6 entries is mostly cache misses.
+struct Call {
+    int64_t track, end, start;
+    uint64_t args;  // read only when an activity has no launch flow (by correlation then)
+    bool operator<(const Call& o) const { return track != o.track ? track < o.track : end < o.end; }
+};
+
+// Launch call -> device activity, by the flow's destination (track, time).
+struct Launch {
+    int64_t toTrack, toTs, ts, track;
+    bool operator<(const Launch& o) const {
+        return toTrack != o.toTrack ? toTrack < o.toTrack : toTs < o.toTs;
+    }
+};
+
+struct DeviceTrack {
+    int64_t track;
+    int device;
+    std::vector<SliceItem> slices;
+    uint8_t copyClass = kNotActivity;  // copyStreamClass of the track's name
+};
+
+class Gatherer {
+  public:
+    Gatherer(const TraceStore& store, const StepOptions& options)
+        : store_(store), options_(options), args_(store), hosts_(runHosts(store.metadata())) {
+        const EvidenceSet evidence = evidenceOf(store);
+        nodeGraph_ = evidence.has(Evidence::NodeGraph);
+        xlaLines_ = !nodeGraph_ && evidence.has(Evidence::XlaOpLines);
+        g_.chrome = !nodeGraph_ && !xlaLines_;
+    }
+
+    Gathered run();
+
+  private:
+    void classifyName(uint32_t name);
+    bool below(const TrackRow& t) const;
+    std::string hostPrefix(int64_t track) const;
+    int deviceFor(const TrackRow& t);
+    TrackRole roleOf(const TrackRow& t, const std::unordered_set<int64_t>& streamProcesses);
+    bool looksLikeStream(const TrackRow& t, const std::unordered_set<int64_t>& streamProcesses);
+    void readHostTrack(const TrackRow& t);
+    void readOtherTrack(const TrackRow& t, TrackRole role);
+    void hostSlice(int64_t track, const SliceItem& s,
+                   const std::array<size_t, kHostCategoryCount>& before);
+    void stepOp(const SliceItem& s, int64_t track);
+    void bindLaunchFlows();
+    uint8_t activityClass(const DeviceTrack& d, size_t i, int64_t end);
+    void readActivities(DeviceTrack& d, std::vector<Unflowed>& unflowed);
+    void bindByCorrelation(const std::vector<Unflowed>& unflowed);
+
+    const TraceStore& store_;
+    const StepOptions& options_;
+    TraceArgs args_;
+    const std::vector<RunHost> hosts_;
+    bool nodeGraph_ = false, xlaLines_ = false;
+    Gathered g_;
+    // Per interned name: classified yet, seen on a host track (Kineto's GPU annotations), and
+    // its device and host classes.
+    std::vector<bool> classified_, onHost_;
+    std::vector<uint8_t> deviceClassOf_, hostClassOf_;
+    std::unordered_map<int64_t, int> deviceOfProcess_;
+    std::vector<DeviceTrack> deviceTracks_;
+    std::vector<Call> callStarts_;
+    std::vector<Launch> launches_;
+};
+
+void Gatherer::classifyName(uint32_t name) {
+    if (name >= classified_.size()) {
+        classified_.resize(name + 1, false);
+        onHost_.resize(name + 1, false);
+        deviceClassOf_.resize(name + 1, kNotActivity);
+        hostClassOf_.resize(name + 1, kHostIgnored);
+    }
+    if (!classified_[name]) {
+        classified_[name] = true;
+        deviceClassOf_[name] = classifyDeviceName(store_.text(name));
+        hostClassOf_[name] = classifyHostName(store_.text(name));
+    }
+}
+
+// A multi-host run: tracks of one host only (withinTrack), or device names with their host.
+bool Gatherer::below(const TrackRow& t) const {
+    if (options_.withinTrack < 0) return true;
+    for (const TrackRow* p = &t; p; p = p->parent >= 0 ? store_.track(p->parent) : nullptr)
+        if (p->id == options_.withinTrack) return true;
+    return false;
+}
+
+std::string Gatherer::hostPrefix(int64_t track) const {
+    if (hosts_.empty() || options_.withinTrack >= 0) return std::string();
+    const TrackRow* t = store_.track(track);
+    while (t && t->parent >= 0 && store_.track(t->parent)) t = store_.track(t->parent);
+    const int64_t top = t ? t->id : int64_t(-1);
+    for (const RunHost& h : hosts_)
+        if (h.track == top) return h.name + " ";
+    return std::string();
+}
+
+int Gatherer::deviceFor(const TrackRow& t) {
+    const int64_t key = nodeGraph_ ? t.id : t.parent;
+    auto it = deviceOfProcess_.find(key);
+    if (it != deviceOfProcess_.end()) return it->second;
+    StepDevice d;
+    const TrackRow* process = store_.track(t.parent);
+    d.processTrack = nodeGraph_ ? -1 : t.parent;
+    d.name = hostPrefix(t.id) + (nodeGraph_ ? t.name
+                                 : process  ? deviceName(process->name)
+                                            : t.name);
+    g_.devices.push_back(std::move(d));
+    deviceOfProcess_.emplace(key, int(g_.devices.size() - 1));
+    return int(g_.devices.size() - 1);
+}
+
+// Chrome-style threads: a stream by name, by its first activities' args (Kineto traces without
+// thread names), or a thread of a stream process carrying only copies (MTIA's "DMA_REQUEST",
+// whose DMAs have no stream or correlation).
+bool Gatherer::looksLikeStream(const TrackRow& t,
+                               const std::unordered_set<int64_t>& streamProcesses) {
+    const std::string n = lower(t.name);
+    if (n.starts_with("stream ") || n.starts_with("stream#")) return true;
+    const std::vector<SliceItem> first = firstChunk(store_, t.id);
+    for (size_t i = 0, seen = 0; i < first.size() && seen < 8; ++i) {
+        if (first[i].args == 0) continue;
+        ++seen;
+        if (args_.has(first[i].args, "stream") &&
+            (args_.has(first[i].args, "device") || args_.has(first[i].args, "context")))
+            return true;
+    }
+    if (!streamProcesses.count(t.parent)) return false;
+    return !first.empty() && std::all_of(first.begin(), first.end(), [&](const SliceItem& s) {
+        classifyName(s.name);
+        return isCopy(deviceClassOf_[s.name]) || deviceClassOf_[s.name] == kMemset;
+    });
+}
+
+TrackRole Gatherer::roleOf(const TrackRow& t, const std::unordered_set<int64_t>& streamProcesses) {
+    if (nodeGraph_) return TrackRole::Device;
+    if (!xlaLines_)
+        return looksLikeStream(t, streamProcesses) ? TrackRole::Device : TrackRole::Host;
+    const TrackRow* process = store_.track(t.parent);
+    if (!process || !process->name.starts_with("/device:")) return TrackRole::Host;
+    if (t.name.starts_with("XLA Ops") || t.name.starts_with("Async XLA Ops") ||
+        t.name.starts_with("Stream #"))
+        return TrackRole::Device;
+    if (t.name == "Steps") return TrackRole::XlaSteps;
+    if (t.name == "XLA Modules") return TrackRole::XlaModules;
+    return TrackRole::Ignored;
+}
+
+void Gatherer::stepOp(const SliceItem& s, int64_t track) {
+    if (!options_.stepOp.empty() && s.kind == ItemKind::Slice &&
+        store_.text(s.name) == options_.stepOp)
+        g_.stepOps.push_back({s.start, sliceEnd(s), options_.stepOp, track});
+}
+
+// One host slice: step markers, its class's intervals (merged on the way while the track's
+// slices come by start: `before` is where this track's intervals begin).
+void Gatherer::hostSlice(int64_t track, const SliceItem& s,
+                         const std::array<size_t, kHostCategoryCount>& before) {
+    if (s.kind != ItemKind::Slice || s.unended) return;
+    classifyName(s.name);
+    onHost_[s.name] = true;
+    const std::string& name = store_.text(s.name);
+    const int64_t end = sliceEnd(s);
+    if (name.starts_with("ProfilerStep#"))
+        g_.profilerSteps.push_back({s.start, end, name, track});
+    else if (isIterationMarker(name))
+        g_.iterationMarkers.push_back({s.start, end, name, track});
+    const uint8_t cls = hostClassOf_[s.name];
+    if (cls == kHostIgnored) return;
+    // Flows leave their source slice at its end; launches count from the call's start.
+    if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync))
+        callStarts_.push_back({track, end, s.start, s.args});
+    if (cls == uint8_t(HostCategory::Sync)) g_.syncCalls.push_back({s.start, end, name, track});
+    std::vector<Interval>& list = g_.host[cls];
+    if (list.size() > before[cls] && s.start <= list.back().end)
+        list.back().end = std::max(list.back().end, end);
+    else
+        list.push_back({s.start, end});
+}
+
+// Host threads hold most of a trace's slices: streamed a chunk at a time.
+void Gatherer::readHostTrack(const TrackRow& t) {
+    g_.hostTracks.push_back(t.id);
+    std::array<size_t, kHostCategoryCount> before{};
+    for (size_t c = 0; c < kHostCategoryCount; ++c) before[c] = g_.host[c].size();
+    forEachChunk(store_, t.id, [&](const std::vector<SliceItem>& chunk) {
+        for (const SliceItem& s : chunk) {
+            stepOp(s, t.id);
+            hostSlice(t.id, s, before);
+        }
+    });
+}
+
+void Gatherer::readOtherTrack(const TrackRow& t, TrackRole role) {
+    std::vector<SliceItem> slices;
+    forEachChunk(store_, t.id, [&](const std::vector<SliceItem>& chunk) {
+        for (const SliceItem& s : chunk) stepOp(s, t.id);
+        slices.insert(slices.end(), chunk.begin(), chunk.end());
+    });
+    const auto byStart = [](const SliceItem& a, const SliceItem& b) {
+        return a.start != b.start ? a.start < b.start : a.depth < b.depth;
+    };
+    if (!std::is_sorted(slices.begin(), slices.end(), byStart))
+        std::stable_sort(slices.begin(), slices.end(), byStart);
+    if (role == TrackRole::Device) {
+        deviceTracks_.push_back({t.id, deviceFor(t), std::move(slices),
+                                 xlaLines_ ? copyStreamClass(t.name) : uint8_t(kNotActivity)});
+        g_.devices[size_t(deviceTracks_.back().device)].tracks.push_back(t.id);
+        return;
+    }
+    if (role != TrackRole::XlaSteps && role != TrackRole::XlaModules) return;
+    const int device = deviceFor(t);
+    for (const SliceItem& s : slices) {
+        if (s.kind != ItemKind::Slice || s.unended) continue;
+        TimedSlice ts{s.start, sliceEnd(s), store_.text(s.name), t.id};
+        if (role == TrackRole::XlaSteps)
+            g_.xlaSteps.push_back(std::move(ts));
+        else if (s.depth == 0)
+            g_.xlaModules.emplace_back(device, std::move(ts));
+    }
+}
+
+// Flows from host calls to device tracks. A flow from a slice that is not a runtime call by
+// name (MTIA's "runFunction - ..."): the launch dates from the innermost slice ending there.
+void Gatherer::bindLaunchFlows() {
+    std::unordered_map<int64_t, int> deviceOfTrack;
+    for (const DeviceTrack& d : deviceTracks_) deviceOfTrack.emplace(d.track, d.device);
+    const std::unordered_set<int64_t> isHost(g_.hostTracks.begin(), g_.hostTracks.end());
+    std::unordered_map<int64_t, bool> launching;
+    std::unordered_map<int64_t, std::unordered_map<int64_t, std::vector<size_t>>> unnamed;
+    for (const FlowRow& f : store_.flows()) {
+        if (!deviceOfTrack.count(f.toTrack) || !isHost.count(f.fromTrack)) continue;
+        const auto call = std::lower_bound(callStarts_.begin(), callStarts_.end(),
+                                           Call{f.fromTrack, f.fromTs, 0, 0});
+        const bool found =
+            call != callStarts_.end() && call->track == f.fromTrack && call->end == f.fromTs;
+        if (!found) unnamed[f.fromTrack][f.fromTs].push_back(launches_.size());
+        launches_.push_back({f.toTrack, f.toTs, found ? call->start : f.fromTs, f.fromTrack});
+        launching[f.fromTrack] = true;
+    }
+    for (auto& entry : unnamed) {  // no structured binding: captured below (clang 14)
+        const int64_t track = entry.first;
+        auto& byEnd = entry.second;
+        std::unordered_map<int64_t, int64_t> startOf;
+        forEachChunk(store_, track, [&](const std::vector<SliceItem>& chunk) {
+            for (const SliceItem& s : chunk) {
+                if (s.kind != ItemKind::Slice) continue;
+                const int64_t end = sliceEnd(s);
+                if (!byEnd.count(end)) continue;
+                const auto [it, fresh] = startOf.try_emplace(end, s.start);
+                if (!fresh) it->second = std::max(it->second, s.start);
+            }
+        });
+        for (const auto& [end, start] : startOf)
+            for (size_t l : byEnd[end]) launches_[l].ts = start;
+    }
+    std::sort(launches_.begin(), launches_.end());
+    for (const auto& entry : launching) g_.launchingTracks.push_back(entry.first);
+    std::sort(g_.launchingTracks.begin(), g_.launchingTracks.end());
+}
+
+// The class of device slice i, or kNotActivity when it is no activity (a marker, a container
+// of activities, a GPU annotation).
+uint8_t Gatherer::activityClass(const DeviceTrack& d, size_t i, int64_t end) {
+    const std::vector<SliceItem>& slices = d.slices;
+    const SliceItem& s = slices[i];
+    if (nodeGraph_) {
+        // The node type decides; a compute node's name only splits GEMM/attention/other.
+        const std::string type = args_.text(s.args, "type").value_or("");
+        if (type == "COMP_NODE") {
+            const uint8_t cls = classifyDeviceName(store_.text(s.name));
+            return isCompute(cls) ? cls : uint8_t(kOtherCompute);
+        }
+        if (type.starts_with("COMM_")) return kCommunication;
+        if (type == "MEM_LOAD_NODE" || type == "MEM_STORE_NODE") return kOtherCopy;
+        return kNotActivity;
+    }
+    classifyName(s.name);
+    uint8_t cls = deviceClassOf_[s.name];
+    if (cls == kNotActivity) return cls;
+    if (d.copyClass != kNotActivity && isCompute(cls)) cls = d.copyClass;
+    // Annotations (Kineto's gpu_user_annotation, XProf's enclosing ops) hold the real
+    // activities: a slice with a deeper activity starting inside it is a container. (Sync
+    // markers overlapping a copy nest in it without making it one, and so do zero-length ops:
+    // XProf draws a TPU's zero-length copy-start at the start of the copy-done or fusion
+    // running then, as its child.)
+    bool container = false;
+    for (size_t j = i + 1; j < slices.size() && slices[j].start < end; ++j) {
+        if (slices[j].depth <= s.depth) break;
+        if (sliceEnd(slices[j]) <= slices[j].start) continue;
+        classifyName(slices[j].name);
+        if (deviceClassOf_[slices[j].name] != kNotActivity) {
+            container = true;
+            break;
+        }
+    }
+    // Kernels may overlap on one stream (programmatic dependent launch), and so do DMAs
+    // (MTIA's, without correlation): in Kineto traces a container is only a GPU annotation,
+    // named like its host range and without a launch correlation.
+    // (The args are read only for names also seen on a host thread: a few.)
+    const auto correlated = [&] { return args_.has(s.args, "correlation"); };
+    if (container && g_.chrome && (!onHost_[s.name] || correlated())) container = false;
+    if (container) return kNotActivity;
+    // A GPU annotation that holds no kernel: named like its host range, with no correlation
+    // to a launch (Triton kernels share their host op's name, but have one).
+    if (g_.chrome && onHost_[s.name] && !correlated()) return kNotActivity;
+    return cls;
+}
+
+void Gatherer::readActivities(DeviceTrack& d, std::vector<Unflowed>& unflowed) {
+    std::vector<SliceItem>& slices = d.slices;
+    std::vector<Activity>& out = g_.activities[size_t(d.device)];
+    auto nextLaunch =
+        std::lower_bound(launches_.begin(), launches_.end(), Launch{d.track, INT64_MIN, 0, 0});
+    for (size_t i = 0; i < slices.size(); ++i) {
+        const SliceItem& s = slices[i];
+        if (s.kind != ItemKind::Slice || s.unended) continue;
+        const int64_t end = sliceEnd(s);
+        // Kept at zero length: traces in whole µs (Kineto before 2022) write kernels shorter
+        // than 1 µs as dur 0; they take no time but are kernels with a launch.
+        if (end < s.start) continue;
+        const uint8_t cls = activityClass(d, i, end);
+        if (cls == kNotActivity) continue;
+        Activity a{s.start, end, INT64_MIN, -1, cls};
+        // Slices come by start: the launches of this track are walked alongside.
+        while (nextLaunch < launches_.end() &&
+               (nextLaunch->toTrack < d.track ||
+                (nextLaunch->toTrack == d.track && nextLaunch->toTs < s.start)))
+            ++nextLaunch;
+        if (nextLaunch < launches_.end() && nextLaunch->toTrack == d.track &&
+            nextLaunch->toTs == s.start) {
+            a.launch = nextLaunch->ts;
+            a.launchTrack = nextLaunch->track;
+        } else if (g_.chrome) {
+            // No launch flow (traces without ac2g flows, or one lost): its correlation.
+            if (const auto correlation = args_.integer(s.args, "correlation");
+                correlation && *correlation >= 0)
+                unflowed.push_back({size_t(d.device), out.size(), *correlation});
+        }
+        out.push_back(a);
+    }
+    slices = {};
+}
+
+// Activities without a flow, bound to their runtime calls by correlation: the calls' args are
+// read only now (in args order, a chunk at a time), for traces that need it.
+void Gatherer::bindByCorrelation(const std::vector<Unflowed>& unflowed) {
+    std::unordered_map<int64_t, size_t> wanted;
+    for (const Unflowed& u : unflowed) wanted.emplace(u.correlation, SIZE_MAX);
+    std::vector<size_t> byArgs;
+    for (size_t c = 0; c < callStarts_.size(); ++c)
+        if (callStarts_[c].args != 0) byArgs.push_back(c);
+    std::sort(byArgs.begin(), byArgs.end(),
+              [&](size_t x, size_t y) { return callStarts_[x].args < callStarts_[y].args; });
+    size_t found = 0;
+    for (size_t c : byArgs) {
+        const auto it = wanted.find(args_.integer(callStarts_[c].args, "correlation").value_or(-1));
+        if (it == wanted.end() || it->second != SIZE_MAX) continue;
+        it->second = c;
+        if (++found == wanted.size()) break;
+    }
+    std::vector<int64_t> launching(g_.launchingTracks);
+    for (const Unflowed& u : unflowed) {
+        const size_t c = wanted[u.correlation];
+        if (c == SIZE_MAX) continue;
+        Activity& a = g_.activities[u.device][u.index];
+        a.launch = callStarts_[c].start;
+        a.launchTrack = callStarts_[c].track;
+        launching.push_back(a.launchTrack);
+    }
+    std::sort(launching.begin(), launching.end());
+    launching.erase(std::unique(launching.begin(), launching.end()), launching.end());
+    g_.launchingTracks = std::move(launching);
+}
+
+Gathered Gatherer::run() {
+    if (options_.withinTrack >= 0)
+        for (const TrackRow& t : store_.tracks())
+            if (below(t)) g_.withinHost.insert(t.id);
+    // Processes holding device streams (Kineto's GPU/MTIA pids).
+    std::unordered_set<int64_t> streamProcesses;
+    if (g_.chrome)
+        for (const TrackRow& t : store_.tracks()) {
+            const std::string n = lower(t.name);
+            if (n.starts_with("stream ") || n.starts_with("stream#"))
+                streamProcesses.insert(t.parent);
+        }
+    for (const TrackRow& t : store_.tracks()) {
+        if (t.slices == 0 || t.kind == TrackKind::Counter || !below(t)) continue;
+        const TrackRole role = roleOf(t, streamProcesses);
+        if (role == TrackRole::Host)
+            readHostTrack(t);
+        else
+            readOtherTrack(t, role);
+    }
+    for (auto& list : g_.host) mergeIntervals(list);
+    std::sort(g_.syncCalls.begin(), g_.syncCalls.end(),
+              [](const TimedSlice& a, const TimedSlice& b) {
+                  return a.start != b.start ? a.start < b.start : a.end > b.end;
+              });
+    std::sort(callStarts_.begin(), callStarts_.end());
+    if (!nodeGraph_) bindLaunchFlows();
+    g_.activities.resize(g_.devices.size());
+    std::vector<Unflowed> unflowed;
+    for (DeviceTrack& d : deviceTracks_) readActivities(d, unflowed);
+    if (!unflowed.empty()) bindByCorrelation(unflowed);
+    for (auto& list : g_.activities)
+        std::sort(list.begin(), list.end(),
+                  [](const Activity& a, const Activity& b) { return a.start < b.start; });
+    return std::move(g_);
+}
+
+}  // namespace
+
+Gathered gather(const TraceStore& store, const StepOptions& options) {
+    return Gatherer(store, options).run();
+}
+
+}  // namespace stallscope::trace::steps

@@ -1,0 +1,192 @@
+#pragma once
+
+// The step analysis's parts, shared by its files (not a public API: step_analysis.h is).
+//   classify.cpp   what a slice is, by its name (device classes, host categories)
+//   gather.cpp     reading the trace: devices and their activities, host intervals, launches
+//   detect.cpp     where the steps are
+//   segment.cpp    a device's timeline painted by class, idle split by cause; the host's
+//   breakdown.cpp  one host's (or profile's) steps broken down, gaps, kernel figures
+//   recommend.cpp  what to change, in words, with evidence
+//   join.cpp       a run's hosts joined into one analysis
+//   report.cpp     JSON both ways, `suggest` and the text table
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "core/sqlite.h"
+#include "core/trace/step_analysis.h"
+#include "core/trace/trace_store.h"
+
+namespace stallscope::trace {
+struct RunHost;
+}
+
+namespace stallscope::trace::steps {
+
+// ---- names (classify.cpp) ----
+
+std::string lower(std::string_view s);
+bool has(std::string_view text, std::string_view needle);
+
+// What a device slice is, finest first; the order is the breakdown's priority (lower wins).
+enum DeviceClass : uint8_t {
+    kGemm,
+    kAttention,
+    kOtherCompute,
+    kCommunication,
+    kH2D,
+    kD2H,
+    kD2D,
+    kPeer,
+    kOtherCopy,
+    kMemset,
+    kDeviceClassCount,
+    kNotActivity = 255,  // sync markers, annotations
+};
+// Segment classes past the activities: the causes of idle.
+constexpr uint8_t kSegInput = kDeviceClassCount, kSegHostWait = kDeviceClassCount + 1,
+                  kSegIdle = kDeviceClassCount + 2;
+
+inline bool isCompute(uint8_t c) {
+    return c <= kOtherCompute;
+}
+inline bool isCopy(uint8_t c) {
+    return c >= kH2D && c <= kOtherCopy;
+}
+StepCategory categoryOf(uint8_t segClass);
+
+uint8_t classifyDeviceName(std::string_view name);
+// Host slice classes, HostCategory order, plus slices that take no part (step markers, the
+// profiler's own span).
+constexpr uint8_t kHostIgnored = 255;
+uint8_t classifyHostName(std::string_view name);
+// XProf names a GPU stream line by what runs on it ("Stream #9(MemcpyH2D)"): a stream of
+// copies only gives its activities' class; kNotActivity otherwise.
+uint8_t copyStreamClass(std::string_view trackName);
+bool isIterationMarker(std::string_view name);
+
+// ---- intervals and slices (gather.cpp) ----
+
+struct Interval {
+    int64_t start, end;
+};
+void mergeIntervals(std::vector<Interval>& v);
+// First interval of a merged list ending after t.
+size_t firstEndingAfter(const std::vector<Interval>& v, int64_t t);
+bool overlapsAny(const std::vector<Interval>& v, int64_t from, int64_t to);
+
+// Level 0 of a track, a stored chunk at a time, in order (TraceStore::slices would gather and
+// sort the whole track first: 10^7 slices are 500 MB that way).
+template <class Fn>
+void forEachChunk(const TraceStore& store, int64_t track, Fn&& fn, bool firstOnly = false) {
+    sql::Statement st(store.workspace().db(),
+                      "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
+                      "level = 0 ORDER BY seq");
+    st.bind(1, store.profileId()).bind(2, track);
+    std::vector<SliceItem> chunk;
+    while (st.step()) {
+        chunk.clear();
+        decodeSlices(st.blob(0), chunk);
+        fn(chunk);
+        if (firstOnly) return;
+    }
+}
+std::vector<SliceItem> firstChunk(const TraceStore& store, int64_t track);
+inline int64_t sliceEnd(const SliceItem& s) {
+    return s.preciseEnd().ns;
+}
+
+struct Activity {
+    int64_t start, end;
+    int64_t launch;       // start of the runtime call that launched it; INT64_MIN: unknown
+    int64_t launchTrack;  // its track, -1 unknown
+    uint8_t cls;
+};
+
+struct TimedSlice {
+    int64_t start, end;
+    std::string name;
+    int64_t track;
+};
+
+// What the analysis reads of a trace.
+struct Gathered {
+    std::vector<StepDevice> devices;
+    std::vector<std::vector<Activity>> activities;               // per device, sorted by start
+    std::array<std::vector<Interval>, kHostCategoryCount> host;  // merged, per host class
+    std::vector<TimedSlice> syncCalls;                           // individual, for evidence
+    std::vector<int64_t> hostTracks;
+    std::vector<int64_t> launchingTracks;  // host tracks that launched device work
+    // Step candidates by source.
+    std::vector<TimedSlice> profilerSteps, iterationMarkers, stepOps, xlaSteps;
+    std::vector<std::pair<int, TimedSlice>> xlaModules;  // (device, execution)
+    std::unordered_set<int64_t> withinHost;  // StepOptions::withinTrack: the host's tracks
+    bool chrome = false;  // Chrome-style threads: activities bind to calls by correlation
+};
+Gathered gather(const TraceStore& store, const StepOptions& options);
+
+// ---- steps (detect.cpp) ----
+
+void detectSteps(StepAnalysis& result, Gathered& g, const TraceStore& store,
+                 const StepOptions& options);
+
+// ---- segments (segment.cpp) ----
+
+struct Segment {
+    int64_t start, end;
+    uint8_t cls;     // a DeviceClass, or kSegInput/kSegHostWait/kSegIdle
+    uint8_t active;  // bit 0 compute, 1 communication, 2 memcpy: running whatever wins
+    int64_t gapId;   // idle causes: the gap they belong to; -1 for activity
+};
+constexpr uint8_t kActiveCompute = 1, kActiveCommunication = 2, kActiveCopy = 4;
+
+struct GapInfo {
+    int64_t launchTrack = -1;  // of the activity ending the gap
+};
+
+// Paints a device's timeline over [from, to): the winning activity class at every moment,
+// idle stretches split by cause.
+std::vector<Segment> deviceSegments(const std::vector<Activity>& acts, const Gathered& g,
+                                    int64_t from, int64_t to, std::vector<GapInfo>& gaps);
+// The host's categories over [from, to): the highest-priority category at every moment.
+std::vector<Segment> hostSegments(const Gathered& g, int64_t from, int64_t to);
+
+// ---- figures and words (recommend.cpp) ----
+
+// Nearest rank, as the op table does.
+int64_t nearestRank(std::vector<int64_t>& sorted, double q);
+std::string percentText(double pct);
+std::string usText(int64_t ns);
+
+// What the breakdown found beyond the categories' totals, for the recommendations.
+struct Findings {
+    std::array<int64_t, 4> longest{0, 0, 0, 0};  // exposed communication, then exposed copy
+    int64_t longestCommTrack = -1, longestCopyTrack = -1;
+    int64_t syncWait = 0;  // host wait of gaps opening in a synchronisation
+    uint64_t computeKernels = 0, shortKernels = 0;
+    int64_t shortKernelTime = 0, computeTime = 0;
+};
+void recommend(StepAnalysis& r, const std::vector<TimedSlice>& syncCalls, const Findings& found);
+
+// ---- one profile or host (breakdown.cpp), a run (join.cpp) ----
+
+// The per-activity figures behind the percentiles, kept so that a run's hosts join exactly.
+struct KernelFigures {
+    std::vector<int64_t> latencies;         // launch -> start, sorted
+    std::vector<int64_t> computeDurations;  // sorted
+};
+// Launch latency and the kernel median from every activity's figures (sorted here; negative
+// latencies were counted already).
+void setKernelFigures(StepAnalysis& r, std::vector<int64_t>& latencies,
+                      std::vector<int64_t>& computeDurations);
+StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
+                        KernelFigures& figures);
+StepAnalysis joinHosts(std::vector<StepAnalysis> hosts, const std::vector<RunHost>& runHosts,
+                       std::vector<KernelFigures>& figures);
+
+}  // namespace stallscope::trace::steps
