@@ -1,24 +1,39 @@
 #pragma once
 
-#include <string>
-#include <vector>
+// What runs each command of the table (app/command_table.cpp), by family. Each takes its
+// parsed command line; bad input throws InputError (exit 2), other failures Failure (exit 1).
+
+#include "app/command_line.h"
+#include "core/workspace.h"
 
 namespace stallscope {
 
-// Each family of subcommands handles its own names: it returns false when args[0] is not one
-// of its commands, otherwise runs it and sets `status` (0 ok). Bad input throws InputError.
-// cli.cpp asks them in turn.
-bool runReplayCommand(const std::vector<std::string>& args, const std::string& store, int& status);
-bool runRenderCommand(const std::vector<std::string>& args, const std::string& store, int& status);
-bool runNoiseCommand(const std::vector<std::string>& args, const std::string& store, int& status);
-bool runCompareCommand(const std::vector<std::string>& args, const std::string& store, int& status);
-// steps (and suggest of a trace profile): core/trace/step_analysis.h.
-bool runStepCommand(const std::vector<std::string>& args, const std::string& store, int& status);
-// dma/suggest on trace profiles (transfers), dma-compare; false for replay profiles.
-bool runTransferCommand(const std::vector<std::string>& args, const std::string& store,
-                        int& status);
-// hosts, merge: multi-host runs (core/trace/hosts.h, importers/run_import.h).
-bool runHostCommand(const std::vector<std::string>& args, const std::string& store, int& status);
-bool runCpiCommand(const std::vector<std::string>& args, const std::string& store, int& status);
+// The workspace itself (workspace_commands.cpp).
+int runImport(const cli::Options& o);
+int runList(const cli::Options& o);
+int runInfo(const cli::Options& o);
+int runFormats(const cli::Options& o);
+int runDemo(const cli::Options& o);
+// Replays (replay_commands.cpp).
+int runReplayDma(const cli::Options& o);
+int runReplaySuggest(const cli::Options& o);
+int runReplayWhatif(const cli::Options& o);
+int runDcache(const cli::Options& o);
+int runGenerate(const cli::Options& o);
+int runConvert(const cli::Options& o);
+// Trace profiles: transfers (transfer_commands.cpp), steps, hosts of a run.
+int runTraceDma(const cli::Options& o, Workspace& workspace, const ProfileInfo& profile);
+int runTraceSuggest(const cli::Options& o, Workspace& workspace, const ProfileInfo& profile);
+int runDmaCompare(const cli::Options& o);
+int runSteps(const cli::Options& o);
+int runHosts(const cli::Options& o);
+int runMerge(const cli::Options& o);
+// Noise, CPI stacks and estimates, comparisons, rendering.
+int runAbsorption(const cli::Options& o);
+int runNoiseProbe(const cli::Options& o);
+int runCpi(const cli::Options& o);
+int runEstimates(const cli::Options& o);
+int runCompare(const cli::Options& o);
+int runRender(const cli::Options& o);
 
 }  // namespace stallscope

@@ -9,30 +9,14 @@
 
 namespace stallscope {
 
-bool runCompareCommand(const std::vector<std::string>& args, const std::string& store,
-                       int& status) {
-    if (args.at(0) != "compare") return false;
-    std::vector<std::string> names;
-    bool json = false;
+int runCompare(const cli::Options& o) {
+    const std::vector<std::string>& names = o.positional;
+    const bool json = o.has("--json");
     CompareOptions options;  // --op (traces), --align-op (replays): see core/kinds.h
-    for (size_t i = 1; i < args.size(); ++i) {
-        auto value = [&]() -> std::string {
-            if (i + 1 >= args.size()) throw InputError(args[i] + " needs a value");
-            return args[++i];
-        };
-        if (args[i] == "--json")
-            json = true;
-        else if (args[i] == "--op")
-            options.cdfOp = value();
-        else if (args[i] == "--align-op")
-            options.alignOp = value();
-        else if (args[i].starts_with("--"))
-            throw InputError("unknown option " + args[i] + " for 'compare'");
-        else
-            names.push_back(args[i]);
-    }
+    options.cdfOp = o.value("--op");
+    options.alignOp = o.value("--align-op");
     if (names.size() != 2) throw InputError("compare: give two profiles, A (before) and B (after)");
-    auto workspace = Workspace::openExisting(store);
+    auto workspace = Workspace::openExisting(o.store);
     const ProfileInfo a = workspace->resolveProfile(names[0]);
     const ProfileInfo b = workspace->resolveProfile(names[1]);
     const QJsonObject result = compareProfiles(*workspace, a, b, options);
@@ -40,8 +24,7 @@ bool runCompareCommand(const std::vector<std::string>& args, const std::string& 
         std::cout << QJsonDocument(result).toJson(QJsonDocument::Indented).toStdString();
     else
         std::cout << result.value("summary").toString().toStdString() << '\n';
-    status = 0;
-    return true;
+    return 0;
 }
 
 }  // namespace stallscope

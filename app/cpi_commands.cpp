@@ -17,29 +17,14 @@ namespace stallscope {
 
 namespace {
 
-struct Options {
+struct CpiOptions {
     std::string profile;
     bool json = false;
     bool classes = false;
 };
 
-Options parseOptions(const std::vector<std::string>& args, bool allowClasses) {
-    Options o;
-    for (size_t i = 1; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "--json")
-            o.json = true;
-        else if (allowClasses && a == "--classes")
-            o.classes = true;
-        else if (a.starts_with("--"))
-            throw InputError("unknown option " + a + " for '" + args[0] + "'");
-        else if (o.profile.empty())
-            o.profile = a;
-        else
-            throw InputError(args[0] + ": give exactly one PROFILE");
-    }
-    if (o.profile.empty()) throw InputError(args[0] + ": give a PROFILE");
-    return o;
+CpiOptions fromOptions(const cli::Options& o) {
+    return {o.only(), o.has("--json"), o.has("--classes")};
 }
 
 std::unique_ptr<Workspace> openStore(const std::string& store) {
@@ -150,12 +135,10 @@ void printEstimatesText(const estimates::EstimateData& data,
 
 }  // namespace
 
-bool runCpiCommand(const std::vector<std::string>& args, const std::string& store, int& status) {
-    const std::string& command = args.at(0);
-    if (command != "cpi" && command != "estimates") return false;
-    if (command == "cpi") {
-        const Options o = parseOptions(args, true);
-        auto workspace = openStore(store);
+int runCpi(const cli::Options& options) {
+    {
+        const CpiOptions o = fromOptions(options);
+        auto workspace = openStore(options.store);
         const ProfileInfo p = requireKind(*workspace, o.profile, std::string(kinds::kCpi));
         cpi::CpiData data = cpi::loadCpiData(*workspace, p.id);
         const std::vector<cpi::KernelMetrics> metrics = cpi::loadKernelMetrics(*workspace, p.id);
@@ -172,9 +155,14 @@ bool runCpiCommand(const std::vector<std::string>& args, const std::string& stor
         } else {
             printCpiText(data, mape, suggestions, notice(p), metrics);
         }
-    } else {
-        const Options o = parseOptions(args, false);
-        auto workspace = openStore(store);
+    }
+    return 0;
+}
+
+int runEstimates(const cli::Options& options) {
+    {
+        const CpiOptions o = fromOptions(options);
+        auto workspace = openStore(options.store);
         const ProfileInfo p = requireKind(*workspace, o.profile, std::string(kinds::kEstimates));
         const estimates::EstimateData data = estimates::loadEstimates(*workspace, p.id);
         const estimates::EstimateReport report = estimates::analyzeEstimates(data);
@@ -186,8 +174,7 @@ bool runCpiCommand(const std::vector<std::string>& args, const std::string& stor
             printEstimatesText(data, report);
         }
     }
-    status = 0;
-    return true;
+    return 0;
 }
 
 }  // namespace stallscope

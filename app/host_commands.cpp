@@ -8,28 +8,18 @@
 #include "app/terminal.h"
 #include "core/errors.h"
 #include "core/kinds.h"
-#include "core/trace/hosts.h"
+#include "core/trace/hosts_registration.h"
 #include "core/workspace.h"
 #include "importers/run_import.h"
 
 namespace stallscope {
 
-namespace {
+namespace {}  // namespace
 
-int cmdHosts(const std::vector<std::string>& args, const std::string& store) {
-    bool json = false;
-    std::vector<std::string> positional;
-    for (size_t i = 1; i < args.size(); ++i) {
-        if (args[i] == "--json")
-            json = true;
-        else if (args[i].starts_with("--"))
-            throw InputError("unknown option " + args[i] + " for 'hosts'");
-        else
-            positional.push_back(args[i]);
-    }
-    if (positional.size() != 1) throw InputError("hosts: give exactly one PROFILE");
-    auto ws = Workspace::openExisting(store);
-    const ProfileInfo p = ws->resolveProfile(positional[0]);
+int runHosts(const cli::Options& o) {
+    const bool json = o.has("--json");
+    auto ws = Workspace::openExisting(o.store);
+    const ProfileInfo p = ws->resolveProfile(o.only());
     if (p.kind != kinds::kTrace)
         throw InputError("profile '" + p.name + "' is a " + p.kind +
                          " profile; hosts needs a trace profile");
@@ -45,19 +35,9 @@ int cmdHosts(const std::vector<std::string>& args, const std::string& store) {
     return 0;
 }
 
-int cmdMerge(const std::vector<std::string>& args) {
-    std::string name;
-    std::vector<std::string> positional;
-    for (size_t i = 1; i < args.size(); ++i) {
-        if (args[i] == "--name") {
-            if (i + 1 >= args.size()) throw InputError("--name needs a value");
-            name = args[++i];
-        } else if (args[i].starts_with("--")) {
-            throw InputError("unknown option " + args[i] + " for 'merge'");
-        } else {
-            positional.push_back(args[i]);
-        }
-    }
+int runMerge(const cli::Options& o) {
+    const std::string name = o.value("--name");
+    const std::vector<std::string>& positional = o.positional;
     if (positional.size() < 2) throw InputError("merge: give OUT.sqlite and at least one SHARD");
     const std::string out = positional[0];
     const std::vector<std::string> shards(positional.begin() + 1, positional.end());
@@ -78,21 +58,6 @@ int cmdMerge(const std::vector<std::string>& args) {
         throw;
     }
     return 0;
-}
-
-}  // namespace
-
-bool runHostCommand(const std::vector<std::string>& args, const std::string& store, int& status) {
-    if (args.empty()) return false;
-    if (args[0] == "hosts") {
-        status = cmdHosts(args, store);
-        return true;
-    }
-    if (args[0] == "merge") {
-        status = cmdMerge(args);
-        return true;
-    }
-    return false;
 }
 
 }  // namespace stallscope

@@ -10,7 +10,7 @@
 #include "core/errors.h"
 #include "core/kinds.h"
 #include "core/progress.h"
-#include "core/trace/step_analysis.h"
+#include "core/trace/step_registration.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
 

@@ -26,20 +26,12 @@ std::string number(double v) {
     return QString::number(v, 'g', 6).toStdString();
 }
 
-int cmdAbsorption(const std::vector<std::string>& args, const std::string& store) {
-    std::vector<std::string> positional;
-    bool json = false;
-    for (size_t i = 1; i < args.size(); ++i) {
-        if (args[i] == "--json")
-            json = true;
-        else if (args[i].starts_with("--"))
-            throw InputError("unknown option " + args[i] + " for 'absorption'");
-        else
-            positional.push_back(args[i]);
-    }
-    if (positional.size() != 1) throw InputError("absorption: give exactly one PROFILE");
-    auto workspace = Workspace::openExisting(store);
-    const ProfileInfo profile = workspace->resolveProfile(positional[0]);
+}  // namespace
+
+int runAbsorption(const cli::Options& o) {
+    const bool json = o.has("--json");
+    auto workspace = Workspace::openExisting(o.store);
+    const ProfileInfo profile = workspace->resolveProfile(o.only());
     if (profile.kind != kinds::kNoise)
         throw InputError("absorption: profile '" + profile.name + "' is a " + profile.kind +
                          " profile, not a noise profile");
@@ -78,34 +70,23 @@ int cmdAbsorption(const std::vector<std::string>& args, const std::string& store
     return 0;
 }
 
-int cmdNoiseProbe(const std::vector<std::string>& args) {
+int runNoiseProbe(const cli::Options& o) {
     noise::probe::ProbeOptions options;
-    std::string out;
-    for (size_t i = 1; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= args.size()) throw InputError(a + " needs a value");
-            return args[++i];
-        };
-        if (a == "--out") {
-            out = value();
-        } else if (a == "--quick") {
-            options.quick = true;
-        } else if (a == "--threads") {
-            const std::string v = value();
-            try {
-                size_t used = 0;
-                options.threads = std::stoi(v, &used);
-                if (used != v.size()) throw std::invalid_argument(v);
-            } catch (const std::exception&) {
-                throw InputError("--threads: '" + v + "' is not a whole number");
-            }
-            if (options.threads < 1 || options.threads > 256)
-                throw InputError("--threads must be in 1..256");
-        } else {
-            throw InputError("unknown argument " + a + " for 'noise-probe'");
+    const std::string out = o.value("--out");
+    options.quick = o.has("--quick");
+    if (const std::string v = o.value("--threads"); !v.empty()) {
+        try {
+            size_t used = 0;
+            options.threads = std::stoi(v, &used);
+            if (used != v.size()) throw std::invalid_argument(v);
+        } catch (const std::exception&) {
+            throw InputError("--threads: '" + v + "' is not a whole number");
         }
+        if (options.threads < 1 || options.threads > 256)
+            throw InputError("--threads must be in 1..256");
     }
+    if (!o.positional.empty())
+        throw InputError("unknown argument " + o.positional.front() + " for 'noise-probe'");
     if (out.empty()) throw InputError("noise-probe: --out F.csv is required");
     // Write next to the target and rename at the end: an interrupted probe leaves no half file.
     const std::string partial = out + ".partial";
@@ -127,20 +108,6 @@ int cmdNoiseProbe(const std::vector<std::string>& args) {
         throw Failure(out + ": cannot rename " + partial);
     std::cout << out << '\n';
     return 0;
-}
-
-}  // namespace
-
-bool runNoiseCommand(const std::vector<std::string>& args, const std::string& store, int& status) {
-    if (args.at(0) == "absorption") {
-        status = cmdAbsorption(args, store);
-        return true;
-    }
-    if (args.at(0) == "noise-probe") {
-        status = cmdNoiseProbe(args);
-        return true;
-    }
-    return false;
 }
 
 }  // namespace stallscope

@@ -39,33 +39,11 @@ void ensureGuiApplication() {
 
 }  // namespace
 
-bool runRenderCommand(const std::vector<std::string>& args, const std::string& store, int& status) {
-    if (args.at(0) != "render") return false;
-    std::vector<std::string> positional;
-    std::string out, against, size, range, op, alignOp;
-    for (size_t i = 1; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= args.size()) throw InputError(a + " needs a value");
-            return args[++i];
-        };
-        if (a == "--out")
-            out = value();
-        else if (a == "--against")
-            against = value();
-        else if (a == "--size")
-            size = value();
-        else if (a == "--range")
-            range = value();
-        else if (a == "--op")
-            op = value();
-        else if (a == "--align-op")
-            alignOp = value();
-        else if (a.starts_with("--"))
-            throw InputError("unknown option " + a + " for 'render'");
-        else
-            positional.push_back(a);
-    }
+int runRender(const cli::Options& o) {
+    const std::vector<std::string>& positional = o.positional;
+    const std::string out = o.value("--out"), against = o.value("--against"),
+                      size = o.value("--size"), range = o.value("--range"), op = o.value("--op"),
+                      alignOp = o.value("--align-op");
     if (positional.size() != 2) throw InputError("render: give VIEW and PROFILE");
     if (out.empty()) throw InputError("render: --out F.png is required");
     RenderOptions options;
@@ -91,7 +69,7 @@ bool runRenderCommand(const std::vector<std::string>& args, const std::string& s
         options.to = parseNumber(range.substr(colon + 1), "--range end");
         if (!(*options.to > *options.from)) throw InputError("--range end must exceed its start");
     }
-    auto workspace = Workspace::openExisting(store);
+    auto workspace = Workspace::openExisting(o.store);
     const ProfileInfo profile = workspace->resolveProfile(positional[1]);
     if (!against.empty()) options.against = workspace->resolveProfile(against);
     ensureGuiApplication();
@@ -99,8 +77,7 @@ bool runRenderCommand(const std::vector<std::string>& args, const std::string& s
     QImageWriter writer(QString::fromStdString(out));
     if (!writer.write(image))
         throw InputError(out + ": cannot write image: " + writer.errorString().toStdString());
-    status = 0;
-    return true;
+    return 0;
 }
 
 }  // namespace stallscope

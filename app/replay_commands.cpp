@@ -1,13 +1,12 @@
-#include "app/replay_commands.h"
-
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <fstream>
 #include <iostream>
-#include <set>
 
+#include "app/commands.h"
 #include "core/errors.h"
 #include "core/kinds.h"
+#include "core/open_workspaces.h"
 #include "core/replay/codec.h"
 #include "core/replay/generate.h"
 #include "core/replay/jsonl_writer.h"
@@ -25,7 +24,7 @@ void printJson(const QJsonObject& object) {
     std::cout << QJsonDocument(object).toJson(QJsonDocument::Indented).toStdString();
 }
 
-// Splits `--opt value` pairs and flags out of args[1..].
+// What the replay commands take from their command line.
 struct ReplayArgs {
     std::vector<std::string> positional;
     std::vector<std::string> hoists;
@@ -35,33 +34,16 @@ struct ReplayArgs {
     std::string instructions, seed, limit;
 };
 
-ReplayArgs parse(const std::vector<std::string>& args) {
+ReplayArgs fromOptions(const cli::Options& o) {
     ReplayArgs a;
-    auto valueOf = [&](size_t& i) -> std::string {
-        if (i + 1 >= args.size()) throw InputError(args[i] + " needs a value");
-        return args[++i];
-    };
-    for (size_t i = 1; i < args.size(); ++i) {
-        const std::string& s = args[i];
-        if (s == "--json")
-            a.json = true;
-        else if (s == "--apply-suggestions")
-            a.applySuggestions = true;
-        else if (s == "--hoist")
-            a.hoists.push_back(valueOf(i));
-        else if (s == "--out")
-            a.out = valueOf(i);
-        else if (s == "--instructions")
-            a.instructions = valueOf(i);
-        else if (s == "--seed")
-            a.seed = valueOf(i);
-        else if (s == "--limit")
-            a.limit = valueOf(i);
-        else if (s.starts_with("--"))
-            throw InputError("unknown option " + s + " for '" + args[0] + "'");
-        else
-            a.positional.push_back(s);
-    }
+    a.positional = o.positional;
+    a.hoists = o.all("--hoist");
+    a.out = o.value("--out");
+    a.json = o.has("--json");
+    a.applySuggestions = o.has("--apply-suggestions");
+    a.instructions = o.value("--instructions");
+    a.seed = o.value("--seed");
+    a.limit = o.value("--limit");
     return a;
 }
 
@@ -205,25 +187,25 @@ int cmdConvert(const ReplayArgs& a) {
 
 }  // namespace
 
-bool runReplayCommand(const std::vector<std::string>& args, const std::string& store, int& status) {
-    const std::string& command = args.at(0);
-    static const std::set<std::string> known{"dma",    "suggest",  "whatif",
-                                             "dcache", "generate", "convert"};
-    if (!known.count(command)) return false;
-    const ReplayArgs a = parse(args);
-    if (command == "dma")
-        status = cmdDma(a, store);
-    else if (command == "suggest")
-        status = cmdSuggest(a, store);
-    else if (command == "whatif")
-        status = cmdWhatif(a, store);
-    else if (command == "dcache")
-        status = cmdDcache(a, store);
-    else if (command == "generate")
-        status = cmdGenerate(a);
-    else
-        status = cmdConvert(a);
-    return true;
+int runReplayDma(const cli::Options& o) {
+    return cmdDma(fromOptions(o), o.store);
+}
+int runReplaySuggest(const cli::Options& o) {
+    return cmdSuggest(fromOptions(o), o.store);
+}
+int runReplayWhatif(const cli::Options& o) {
+    return cmdWhatif(fromOptions(o), o.store);
+}
+int runDcache(const cli::Options& o) {
+    return cmdDcache(fromOptions(o), o.store);
+}
+int runGenerate(const cli::Options& o) {
+    return cmdGenerate(fromOptions(o));
+}
+int runConvert(const cli::Options& o) {
+    const ReplayArgs a = fromOptions(o);
+    if (a.positional.size() == 2) refuseOpenWorkspaceFile(a.positional[1], "write");
+    return cmdConvert(a);
 }
 
 }  // namespace stallscope

@@ -7,10 +7,11 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "core/compare/transfer_compare.h"
 #include "core/errors.h"
 #include "core/kinds.h"
-#include "core/trace/step_analysis.h"
-#include "core/transfers/transfers.h"
+#include "core/trace/step_registration.h"
+#include "core/transfers/transfers_registration.h"
 #include "core/workspace.h"
 
 namespace stallscope {
@@ -19,29 +20,6 @@ namespace {
 
 void printJson(const QJsonObject& object) {
     std::cout << QJsonDocument(object).toJson(QJsonDocument::Indented).toStdString();
-}
-
-struct TransferArgs {
-    std::vector<std::string> positional;
-    bool json = false;
-    std::string limit;
-};
-
-TransferArgs parseArgs(const std::vector<std::string>& args) {
-    TransferArgs a;
-    for (size_t i = 1; i < args.size(); ++i) {
-        if (args[i] == "--json") {
-            a.json = true;
-        } else if (args[i] == "--limit") {
-            if (i + 1 >= args.size()) throw InputError("--limit needs a value");
-            a.limit = args[++i];
-        } else if (args[i].starts_with("--")) {
-            throw InputError("unknown option " + args[i] + " for '" + args[0] + "'");
-        } else {
-            a.positional.push_back(args[i]);
-        }
-    }
-    return a;
 }
 
 transfers::Analysis analysisOf(Workspace& workspace, const std::string& name) {
@@ -82,33 +60,25 @@ QJsonObject traceSuggestions(Workspace& workspace, int64_t profileId,
 
 }  // namespace
 
-bool runTransferCommand(const std::vector<std::string>& args, const std::string& store,
-                        int& status) {
-    const std::string& command = args.at(0);
-    if (command != "dma" && command != "suggest" && command != "dma-compare") return false;
-    const TransferArgs a = parseArgs(args);
-    if (command == "dma-compare") {
-        if (a.positional.size() != 2)
-            throw InputError("dma-compare: give two trace profiles, A (before) and B (after)");
-        auto workspace = Workspace::openExisting(store);
-        const auto before = analysisOf(*workspace, a.positional[0]);
-        const auto after = analysisOf(*workspace, a.positional[1]);
-        printJson(transfers::compareJson(before, after));
-        status = 0;
-        return true;
-    }
-    // dma/suggest: only trace profiles here; anything else is the replay commands' to answer.
-    if (a.positional.size() != 1) return false;
-    auto workspace = Workspace::openExisting(store);
-    const ProfileInfo profile = workspace->resolveProfile(a.positional[0]);
-    if (profile.kind != kinds::kTrace) return false;
-    const auto analysis = transfers::ofProfile(*workspace, profile.id);
-    if (command == "dma")
-        transfers::writeDmaJson(analysis, std::cout);
-    else
-        printJson(traceSuggestions(*workspace, profile.id, analysis, a.limit));
-    status = 0;
-    return true;
+int runDmaCompare(const cli::Options& o) {
+    o.expect(2, "give two trace profiles, A (before) and B (after)");
+    auto workspace = Workspace::openExisting(o.store);
+    const auto before = analysisOf(*workspace, o.positional[0]);
+    const auto after = analysisOf(*workspace, o.positional[1]);
+    printJson(
+        compare::transferComparisonJson(compare::compareTransfers(before, after), before, after));
+    return 0;
+}
+
+int runTraceDma(const cli::Options&, Workspace& workspace, const ProfileInfo& profile) {
+    transfers::writeDmaJson(transfers::ofProfile(workspace, profile.id), std::cout);
+    return 0;
+}
+
+int runTraceSuggest(const cli::Options& o, Workspace& workspace, const ProfileInfo& profile) {
+    const auto analysis = transfers::ofProfile(workspace, profile.id);
+    printJson(traceSuggestions(workspace, profile.id, analysis, o.value("--limit")));
+    return 0;
 }
 
 }  // namespace stallscope
