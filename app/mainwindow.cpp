@@ -23,6 +23,7 @@
 #include "views/shell/status_line.h"
 #include "views/shell/welcome_page.h"
 #include "views/shell/workspace_dock.h"
+#include "views/trace/hosts_trace_panel.h"
 #include "views/trace/trace_view.h"
 
 // Resources of a static library are only linked in when something references them.
@@ -504,7 +505,7 @@ void MainWindow::resetLayout() {
 void MainWindow::adoptTraceView(QWidget* view) {
     auto* trace = qobject_cast<TraceView*>(view);
     if (!trace) return;
-    connect(trace, &TraceView::hostTimelineRequested, this,
+    connect(trace->panel<HostsTracePanel>(), &HostsTracePanel::hostTimelineRequested, this,
             [this](const QString& shard, qint64 profileId, const QString& host, const QString& step,
                    int stepIndex) {
                 if (!QFileInfo::exists(shard)) {
@@ -523,7 +524,7 @@ void MainWindow::adoptTraceView(QWidget* view) {
                         return shardView;
                     });
                 if (auto* shardView = qobject_cast<TraceView*>(page))
-                    shardView->revealHostStep(host, step, stepIndex);
+                    shardView->panel<HostsTracePanel>()->revealHostStep(host, step, stepIndex);
             });
 }
 

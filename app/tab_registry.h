@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "core/workspace.h"
-#include "views/common/view_kinds.h"
+#include "views/view_kinds.h"
 
 class QTabWidget;
 class QWidget;
@@ -16,7 +16,7 @@ namespace stallscope {
 
 // The central tabs and what each one shows: a profile's view (one tab per profile, found again by
 // its id) or a comparison of two profiles. Views come from the kinds table
-// (views/common/view_kinds.h) unless a factory is registered for the kind; a kind without a view
+// (views/view_kinds.h) unless a factory is registered for the kind; a kind without a view
 // opens as a summary page. A new profile list renames tabs whose profile was renamed and closes
 // those whose profile (or one of whose two profiles) is gone.
 class TabRegistry : public QObject {

@@ -44,6 +44,7 @@
 #include "views/shell/profile_summary.h"
 #include "views/shell/suggestions_dock.h"
 #include "views/shell/workspace_dock.h"
+#include "views/trace/hosts_trace_panel.h"
 #include "views/trace/trace_view.h"
 
 #include <fstream>
@@ -845,8 +846,8 @@ void TestGui::mergedRunHostOpensFromItsShard() {
     auto* merged = qobject_cast<TraceView*>(
         window->openProfile(*Workspace::open(workspacePath().toStdString())->profile(1)));
     QVERIFY(merged);
-    QTRY_VERIFY_WITH_TIMEOUT(merged->hostsAnalysis() != nullptr, 30000);
-    merged->showHostStep(2, 3);
+    QTRY_VERIFY_WITH_TIMEOUT(merged->panel<HostsTracePanel>()->result() != nullptr, 30000);
+    merged->panel<HostsTracePanel>()->showHostStep(2, 3);
     QTabWidget* tabs = window->tabs();
     QTRY_COMPARE(tabs->count(), 2);
     QCOMPARE(tabs->tabText(1), QString("rank 2 (shard)"));
@@ -854,8 +855,8 @@ void TestGui::mergedRunHostOpensFromItsShard() {
     auto* host = qobject_cast<TraceView*>(tabs->widget(1));
     QVERIFY(host);
     QCOMPARE(tabs->currentWidget(), host);
-    QTRY_VERIFY_WITH_TIMEOUT(host->hostsAnalysis() != nullptr, 30000);
-    const trace::HostsAnalysis& hosts = *host->hostsAnalysis();
+    QTRY_VERIFY_WITH_TIMEOUT(host->panel<HostsTracePanel>()->result() != nullptr, 30000);
+    const trace::HostsAnalysis& hosts = *host->panel<HostsTracePanel>()->result();
     QCOMPARE(hosts.hosts[0].host.name, std::string("rank 2"));
     const trace::HostStep& step = hosts.hosts[0].steps.at(3);
     QCOMPARE(step.name, std::string("ProfilerStep#3"));
@@ -864,7 +865,7 @@ void TestGui::mergedRunHostOpensFromItsShard() {
     QVERIFY(host->timeline()->window().start <= double(step.start) - origin);
     // Again: the same tab, focused.
     tabs->setCurrentIndex(0);
-    merged->showHostStep(2, 1);
+    merged->panel<HostsTracePanel>()->showHostStep(2, 1);
     QCOMPARE(tabs->count(), 2);
     QCOMPARE(tabs->currentWidget(), host);
 }

@@ -20,6 +20,7 @@
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 #include "views/trace/hosts_panel.h"
+#include "views/trace/hosts_trace_panel.h"
 #include "views/trace/trace_view.h"
 
 using namespace stallscope;
@@ -54,11 +55,11 @@ class TestHostsView : public QObject {
         TraceView view;
         view.resize(1400, 900);
         view.open(wsPath, id);
-        QTRY_VERIFY_WITH_TIMEOUT(view.hostsAnalysis() != nullptr, 30000);
-        const trace::HostsAnalysis& hosts = *view.hostsAnalysis();
+        QTRY_VERIFY_WITH_TIMEOUT(view.panel<HostsTracePanel>()->result() != nullptr, 30000);
+        const trace::HostsAnalysis& hosts = *view.panel<HostsTracePanel>()->result();
         QCOMPARE(hosts.hosts.size(), size_t(4));
         QCOMPARE(hosts.steps.size(), size_t(5));
-        HostsPanel* panel = view.hostsPanel();
+        HostsPanel* panel = view.panel<HostsTracePanel>()->hostsPanel();
         QVERIFY(panel);
         // The timeline heads each host and, inside it, each of its processes (indented).
         std::vector<const TimelineTrack*> headers;
@@ -172,11 +173,12 @@ class TestHostsView : public QObject {
         }
         TraceView view;
         view.resize(1400, 900);
-        QSignalSpy requested(&view, &TraceView::hostTimelineRequested);
+        QSignalSpy requested(view.panel<HostsTracePanel>(),
+                             &HostsTracePanel::hostTimelineRequested);
         view.open(mergedPath, merged);
-        QTRY_VERIFY_WITH_TIMEOUT(view.hostsAnalysis() != nullptr, 30000);
-        QCOMPARE(view.hostsAnalysis()->hosts.size(), size_t(4));
-        emit view.hostsPanel()->heatmap()->cellClicked(2, 3);
+        QTRY_VERIFY_WITH_TIMEOUT(view.panel<HostsTracePanel>()->result() != nullptr, 30000);
+        QCOMPARE(view.panel<HostsTracePanel>()->result()->hosts.size(), size_t(4));
+        emit view.panel<HostsTracePanel>()->hostsPanel()->heatmap()->cellClicked(2, 3);
         QCOMPARE(requested.count(), 1);
         const QList<QVariant> args = requested.first();
         QCOMPARE(args.at(0).toString(), QString::fromStdString(second));
@@ -186,9 +188,10 @@ class TestHostsView : public QObject {
         TraceView shardView;
         shardView.resize(1400, 900);
         shardView.open(args.at(0).toString().toStdString(), args.at(1).toLongLong());
-        shardView.revealHostStep(args.at(2).toString(), args.at(3).toString(), args.at(4).toInt());
-        QTRY_VERIFY_WITH_TIMEOUT(shardView.hostsAnalysis() != nullptr, 30000);
-        const trace::HostsAnalysis& hosts = *shardView.hostsAnalysis();
+        shardView.panel<HostsTracePanel>()->revealHostStep(
+            args.at(2).toString(), args.at(3).toString(), args.at(4).toInt());
+        QTRY_VERIFY_WITH_TIMEOUT(shardView.panel<HostsTracePanel>()->result() != nullptr, 30000);
+        const trace::HostsAnalysis& hosts = *shardView.panel<HostsTracePanel>()->result();
         QCOMPARE(hosts.hosts.size(), size_t(2));
         QCOMPARE(hosts.hosts[0].host.name, std::string("rank 2"));
         int step3 = -1;

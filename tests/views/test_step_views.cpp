@@ -25,9 +25,11 @@
 #include "views/trace/step_chart.h"
 #include "views/trace/step_tracks.h"
 #include "views/trace/steps_panel.h"
+#include "views/trace/steps_trace_panel.h"
 #include "views/trace/trace_compare_view.h"
 #include "views/trace/trace_view.h"
 #include "views/trace/transfer_tracks.h"
+#include "views/trace/transfers_trace_panel.h"
 
 using namespace stallscope;
 
@@ -217,12 +219,12 @@ class TestStepViews : public QObject {
         view.resize(1400, 900);
         QSignalSpy suggestions(&view, &TraceView::suggestionsReady);
         view.open(wsPath, id);
-        QTRY_VERIFY_WITH_TIMEOUT(view.stepAnalysis() != nullptr, 20000);
-        const trace::StepAnalysis& analysis = *view.stepAnalysis();
+        QTRY_VERIFY_WITH_TIMEOUT(view.panel<StepsTracePanel>()->result() != nullptr, 20000);
+        const trace::StepAnalysis& analysis = *view.panel<StepsTracePanel>()->result();
         QCOMPARE(analysis.steps.size(), size_t(3));
         // The picker lists the steps; choosing one zooms the timeline to it (3 % margin).
-        QCOMPARE(view.stepPicker()->count(), 4);
-        view.showStep(1);
+        QCOMPARE(view.panel<StepsTracePanel>()->stepPicker()->count(), 4);
+        view.panel<StepsTracePanel>()->showStep(1);
         const TimeRange window = view.timeline()->window();
         const double origin = double(view.source()->origin());
         QVERIFY(std::abs(window.start - (10e6 - origin - 0.3e6)) < 1);
@@ -230,7 +232,7 @@ class TestStepViews : public QObject {
         // The strip leads the timeline's tracks.
         QVERIFY(dynamic_cast<const StepStripTrack*>(view.timeline()->tracks().at(0).get()));
         // Steps tab: 3 rows; the input share of each step is 60 % (6 of 10 ms).
-        QCOMPARE(view.stepsPanel()->stepTable()->rowCount(), 3);
+        QCOMPARE(view.panel<StepsTracePanel>()->stepsPanel()->stepTable()->rowCount(), 3);
         const auto* b = steps::breakdownOf(analysis, 0, 0);
         QVERIFY(b);
         QCOMPARE(b->at(trace::StepCategory::Input), int64_t(6000000));
@@ -242,11 +244,16 @@ class TestStepViews : public QObject {
         QVERIFY(!items.isEmpty());
         QCOMPARE(items.at(0).kind, QString("input_bound"));
         QVERIFY(!items.at(0).canApply);
-        QVERIFY(view.stepsPanel()->recommendations()->item(0)->text().contains("DataLoader"));
+        QVERIFY(view.panel<StepsTracePanel>()
+                    ->stepsPanel()
+                    ->recommendations()
+                    ->item(0)
+                    ->text()
+                    .contains("DataLoader"));
         view.show();  // hidden widgets do not pass size changes on to their layouts
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         const int minimumWidth = view.minimumSizeHint().width();
-        view.showRecommendation(0);
+        view.panel<StepsTracePanel>()->showRecommendation(0);
         QCoreApplication::processEvents();  // the layouts take the new size hints
         // Its sentence goes to the status line, elided: the view asks for no more width.
         QCOMPARE(view.minimumSizeHint().width(), minimumWidth);
@@ -314,7 +321,7 @@ class TestStepViews : public QObject {
         TraceView view;
         view.open(wsPath, id);
         QTRY_VERIFY_WITH_TIMEOUT(view.overviewHtml().contains("No async transfer found"), 20000);
-        QVERIFY(view.transferAnalysis() == nullptr);
+        QVERIFY(view.panel<TransfersTracePanel>()->result() == nullptr);
         QVERIFY2(
             view.overviewHtml().contains("activity without runtime call 1, synchronous copies 1"),
             qPrintable(view.overviewHtml()));
@@ -332,29 +339,31 @@ class TestStepViews : public QObject {
         view.resize(1400, 900);
         QSignalSpy suggestions(&view, &TraceView::suggestionsReady);
         view.open(wsPath, id);
-        QTRY_VERIFY_WITH_TIMEOUT(view.transferAnalysis() && view.stepAnalysis(), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            view.panel<TransfersTracePanel>()->result() && view.panel<StepsTracePanel>()->result(),
+            60000);
         // 4 TPUs x 100 runs x 6 copies (tests/tools/xprof_transfers_reference.py).
-        QCOMPARE(view.transferAnalysis()->transfers.size(), size_t(2400));
+        QCOMPARE(view.panel<TransfersTracePanel>()->result()->transfers.size(), size_t(2400));
         int linkTracks = 0;
         for (const auto& track : view.timeline()->tracks())
             if (dynamic_cast<const TransferLinkTrack*>(track.get())) ++linkTracks;
         int links = 0;
-        for (const transfers::Link& l : view.transferAnalysis()->links)
+        for (const transfers::Link& l : view.panel<TransfersTracePanel>()->result()->links)
             if (l.transfers > 0) ++links;
         QVERIFY(links >= 4);
         QCOMPARE(linkTracks, links);
         QVERIFY(view.overviewHtml().contains("2,400 async transfers"));
         // Headline cards as a replay's: 304.26 s of the runs' 313.66 s stalled at the waits
         // (tests/tools/xprof_transfers_reference.py), the host link busiest.
-        QCOMPARE(view.transferCards()->placedCards().size(), size_t(6));
-        QVERIFY(view.transferCards()->isVisibleTo(&view));
+        QCOMPARE(view.panel<TransfersTracePanel>()->cards()->placedCards().size(), size_t(6));
+        QVERIFY(view.panel<TransfersTracePanel>()->cards()->isVisibleTo(&view));
         CardStrip strip;  // as drawn at 1200 px
-        strip.setCards(TraceView::transferCardsOf(*view.transferAnalysis()));
+        strip.setCards(TransfersTracePanel::cardsOf(*view.panel<TransfersTracePanel>()->result()));
         strip.resize(1200, strip.heightForWidth(1200));
         const std::vector<Card> cards = strip.placedCards();
         QCOMPARE(cards.size(), size_t(6));
         QCOMPARE(cards[1].title, QString("Stalled"));
-        const transfers::Analysis& ta = *view.transferAnalysis();
+        const transfers::Analysis& ta = *view.panel<TransfersTracePanel>()->result();
         QVERIFY(std::abs(double(ta.stallNs) / 1e9 - 304.26) < 0.01);
         QVERIFY(std::abs(double(ta.totalNs) / 1e9 - 313.66) < 0.01);
         QCOMPARE(cards[1].value, format::nanoseconds(double(ta.stallNs)));
@@ -372,7 +381,8 @@ class TestStepViews : public QObject {
             drawn.save(qEnvironmentVariable("STALLSCOPE_KEEP_RENDERS") + "/tpu-cards.png");
         // Copies hidden behind compute vs exposed, summed over steps and devices.
         int64_t copies = 0, hidden = 0;
-        for (const trace::DeviceStepBreakdown& b : view.stepAnalysis()->breakdown) {
+        for (const trace::DeviceStepBreakdown& b :
+             view.panel<StepsTracePanel>()->result()->breakdown) {
             copies += b.memcpyTotal;
             hidden += b.memcpyHidden;
         }
@@ -388,8 +398,10 @@ class TestStepViews : public QObject {
         const auto& selection = view.timeline()->selection();
         QVERIFY(selection);
         QVERIFY(dynamic_cast<const TransferLinkTrack*>(selection->track));
-        QCOMPARE(selection->item.id,
-                 int64_t(view.transferAnalysis()->suggestions.at(0).transfers.at(0)));
+        QCOMPARE(
+            selection->item.id,
+            int64_t(
+                view.panel<TransfersTracePanel>()->result()->suggestions.at(0).transfers.at(0)));
         // What is drawn: the selected transfer's bar on its link track is the transfer colour.
         view.timeline()->setAsynchronous(false);
         const QSize size = view.timeline()->viewport()->size();
@@ -398,7 +410,7 @@ class TestStepViews : public QObject {
         const auto* link = static_cast<const TransferLinkTrack*>(selection->track);
         const TimeMapping mapping = view.timeline()->mappingFor(size);
         const transfers::Transfer& t =
-            view.transferAnalysis()->transfers.at(size_t(selection->item.id));
+            view.panel<TransfersTracePanel>()->result()->transfers.at(size_t(selection->item.id));
         const double x =
             mapping.x(double((t.transferStart + t.complete) / 2 - view.source()->origin()));
         const QRectF row = link->rowRect(rect, link->rowOf(t.id));

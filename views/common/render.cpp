@@ -1,7 +1,7 @@
 #include "views/common/render.h"
 
 #include "core/errors.h"
-#include "views/common/view_kinds.h"
+#include "views/view_kinds.h"
 
 namespace stallscope {
 

@@ -37,7 +37,7 @@ struct RendererEntry {
     Renderer render;
 };
 
-// Every view `render` knows, from the kinds table (views/common/view_kinds.h).
+// Every view `render` knows, from the kinds table (views/view_kinds.h).
 const std::vector<RendererEntry>& renderers();
 QImage renderView(const std::string& view, const Workspace& workspace, const ProfileInfo& profile,
                   const RenderOptions& options);

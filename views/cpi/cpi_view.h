@@ -11,7 +11,7 @@
 #include "views/common/chart_kit.h"
 #include "views/common/chart_tables_frame.h"
 #include "views/common/render.h"
-#include "views/shell/suggestions_dock.h"
+#include "views/common/suggestion_item.h"
 
 class QComboBox;
 class QLabel;

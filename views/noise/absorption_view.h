@@ -17,7 +17,7 @@
 #include "views/common/async_job.h"
 #include "views/common/line_chart.h"
 #include "views/common/render.h"
-#include "views/shell/suggestions_dock.h"
+#include "views/common/suggestion_item.h"
 
 class QComboBox;
 class QLabel;

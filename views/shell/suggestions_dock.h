@@ -5,22 +5,14 @@
 #include <QWidget>
 #include <optional>
 
+#include "views/common/suggestion_item.h"
+
 class QLabel;
 class QListWidget;
 class QPushButton;
 class QStackedWidget;
 
 namespace stallscope {
-
-// One optimization suggestion as the dock lists it (see `stallscope suggest`).
-struct SuggestionItem {
-    QString kind;  // e.g. "hoist-dma"
-    QString text;  // one sentence for the user
-    double savingCycles = 0;
-    QList<qint64> dmas;     // DMA ids it moves
-    QString evidence;       // "stall_cycles=1523, backtail_cycles=2870, ..."
-    bool canApply = false;  // an edit Preview and Apply can re-simulate (replay suggestions)
-};
 
 // Suggestions for the current replay profile, best first as given.
 class SuggestionsDock : public QWidget {

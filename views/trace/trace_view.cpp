@@ -24,17 +24,12 @@
 #include <QtConcurrent>
 #include <algorithm>
 
-#include "core/trace/hosts_registration.h"
-#include "core/trace/step_registration.h"
-#include "core/transfers/transfers_registration.h"
+#include "core/analysis/cache.h"
+#include "core/analysis/registry.h"
 #include "views/common/format.h"
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 #include "views/shell/elided_label.h"
-#include "views/trace/hosts_panel.h"
-#include "views/trace/step_tracks.h"
-#include "views/trace/steps_panel.h"
-#include "views/trace/transfer_tracks.h"
 
 namespace stallscope {
 
@@ -71,24 +66,39 @@ TraceView::TraceView(QWidget* parent)
                       status_->setText(tr("No overview strip: %1").arg(error));
                   }),
       findJob_(this, [this](const QString& error) { status_->setText(error); }),
-      argsJob_(this,
-               [this](const QString& error) {
-                   details_->append(tr("Cannot read the arguments: %1").arg(error));
-               }),
-      stepsJob_(this,
-                [this](const QString& error) {
-                    stepsPanel_->showMessage(tr("No step analysis: %1").arg(error));
-                }),
-      transfersJob_(this,
-                    [this](const QString& error) {
-                        status_->setText(tr("No transfer analysis: %1").arg(error));
-                    }),
-      hostsJob_(this, [this](const QString& error) {
-          status_->setText(tr("No analysis across hosts: %1").arg(error));
+      argsJob_(this, [this](const QString& error) {
+          details_->append(tr("Cannot read the arguments: %1").arg(error));
       }) {
+    timeline_ = new TimelineView;
+    for (const TracePanelFactory& make : tracePanelFactories()) {
+        panels_.push_back(make(*this));
+        TracePanel* panel = panels_.back().get();
+        analysisJobs_.push_back(
+            std::make_unique<async::JobSlot>(this, [panel](const QString& error) {
+                panel->showMessage(tr("No %1 analysis: %2")
+                                       .arg(QString::fromUtf8(panel->analysis().data(),
+                                                              qsizetype(panel->analysis().size())),
+                                            error));
+            }));
+    }
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(buildFindBar());
+    auto* vertical = new QSplitter(Qt::Vertical);
+    auto* horizontal = new QSplitter(Qt::Horizontal);
+    horizontal->addWidget(buildTreePane());
+    horizontal->addWidget(timeline_);
+    horizontal->setStretchFactor(1, 1);
+    horizontal->setSizes({220, 900});
+    vertical->addWidget(horizontal);
+    vertical->addWidget(buildTabs());
+    vertical->setStretchFactor(0, 3);
+    vertical->setStretchFactor(1, 1);
+    layout->addWidget(vertical, 1);
+    connect(timeline_, &TimelineView::selectionChanged, this, &TraceView::showSelectionDetails);
+}
 
+QLayout* TraceView::buildFindBar() {
     auto* findBar = new QHBoxLayout;
     findEdit_ = new QLineEdit;
     findEdit_->setPlaceholderText(tr("Find slices by name"));
@@ -101,12 +111,8 @@ TraceView::TraceView(QWidget* parent)
     findBar->addWidget(previous);
     findBar->addWidget(next);
     findBar->addWidget(status_, 1);
-    stepPicker_ = new QComboBox;
-    stepPicker_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-    stepPicker_->setToolTip(tr("Zoom to a step ([ and ] go to the previous and next step)"));
-    stepPicker_->setEnabled(false);
-    stepPicker_->addItem(tr("Steps…"));
-    findBar->addWidget(stepPicker_);
+    for (const auto& panel : panels_)
+        for (QWidget* w : panel->findBarWidgets()) findBar->addWidget(w);
     findBar->addWidget(new QLabel(tr("Flows:")));
     flowDisplay_ = new QComboBox;
     flowDisplay_->addItem(tr("Selected slice"), int(FlowDisplay::Selected));
@@ -118,7 +124,6 @@ TraceView::TraceView(QWidget* parent)
     flowDisplay_->setCurrentIndex(
         std::clamp(QSettings().value(kFlowDisplayKey, 0).toInt(), 0, flowDisplay_->count() - 1));
     findBar->addWidget(flowDisplay_);
-    layout->addLayout(findBar);
     connect(flowDisplay_, &QComboBox::activated, this, [this](int index) {
         QSettings().setValue(kFlowDisplayKey, index);
         if (binding_) binding_->setFlowDisplay(FlowDisplay(flowDisplay_->itemData(index).toInt()));
@@ -127,9 +132,10 @@ TraceView::TraceView(QWidget* parent)
             [this] { findNext(findEdit_->text(), true); });
     connect(next, &QPushButton::clicked, this, [this] { findNext(findEdit_->text(), true); });
     connect(previous, &QPushButton::clicked, this, [this] { findNext(findEdit_->text(), false); });
+    return findBar;
+}
 
-    auto* vertical = new QSplitter(Qt::Vertical);
-    auto* horizontal = new QSplitter(Qt::Horizontal);
+QWidget* TraceView::buildTreePane() {
     auto* treePane = new QWidget;
     auto* treeLayout = new QVBoxLayout(treePane);
     treeLayout->setContentsMargins(0, 0, 0, 0);
@@ -181,12 +187,10 @@ TraceView::TraceView(QWidget* parent)
     connect(tree_, &QTreeWidget::itemCollapsed, this, [this] { applyTreeToTimeline(); });
     connect(tree_, &QTreeWidget::itemExpanded, this, [this] { applyTreeToTimeline(); });
 
-    timeline_ = new TimelineView;
-    horizontal->addWidget(treePane);
-    horizontal->addWidget(timeline_);
-    horizontal->setStretchFactor(1, 1);
-    horizontal->setSizes({220, 900});
+    return treePane;
+}
 
+QTabWidget* TraceView::buildTabs() {
     tabs_ = new QTabWidget;
     opModel_ = new QStandardItemModel(this);
     opModel_->setHorizontalHeaderLabels(
@@ -207,47 +211,32 @@ TraceView::TraceView(QWidget* parent)
     details_ = new QTextBrowser;
     overview_ = new QTextBrowser;
     overview_->setFrameShape(QFrame::NoFrame);
-    transferCards_ = new CardStrip;
-    transferCards_->hide();
     auto* overviewPage = new QWidget;
     auto* overviewLayout = new QVBoxLayout(overviewPage);
     overviewLayout->setContentsMargins(0, 0, 0, 0);
     overviewLayout->setSpacing(0);
-    overviewLayout->addWidget(transferCards_);
+    for (const auto& panel : panels_)
+        if (QWidget* header = panel->overviewHeader()) overviewLayout->addWidget(header);
     overviewLayout->addWidget(overview_, 1);
-    stepsPanel_ = new StepsPanel;
     tabs_->addTab(overviewPage, tr("Overview"));
-    tabs_->addTab(stepsPanel_, tr("Steps"));
     tabs_->addTab(opTable_, tr("Ops"));
     tabs_->addTab(details_, tr("Details"));
-    vertical->addWidget(horizontal);
-    vertical->addWidget(tabs_);
-    vertical->setStretchFactor(0, 3);
-    vertical->setStretchFactor(1, 1);
-    layout->addWidget(vertical, 1);
+    syncPanelTabs();
+    return tabs_;
+}
 
-    connect(timeline_, &TimelineView::selectionChanged, this, &TraceView::showSelectionDetails);
-    connect(stepPicker_, &QComboBox::activated, this, [this](int index) {
-        if (index > 0) showStep(index - 1);
-    });
-    for (const auto& [key, delta] :
-         {std::pair{Qt::Key_BracketLeft, -1}, std::pair{Qt::Key_BracketRight, 1}}) {
-        auto* shortcut = new QShortcut(QKeySequence(key), timeline_);
-        shortcut->setContext(Qt::WidgetWithChildrenShortcut);
-        connect(shortcut, &QShortcut::activated, this, [this, delta = delta] {
-            if (!steps_ || steps_->steps.empty()) return;
-            const int current = stepPicker_->currentIndex() - 1;
-            const int next =
-                std::clamp(current < 0 ? 0 : current + delta, 0, int(steps_->steps.size()) - 1);
-            showStep(next);
-        });
+// The panels' tabs after the overview, in the panels' order, for those that apply.
+void TraceView::syncPanelTabs() {
+    int at = 1;
+    for (const auto& panel : panels_) {
+        QWidget* widget = panel->widget();
+        if (panel->title().isEmpty() || !widget) continue;
+        const bool applies = panel->appliesTo(source_.get());
+        const int index = tabs_->indexOf(widget);
+        if (applies && index < 0) tabs_->insertTab(at, widget, panel->title());
+        if (!applies && index >= 0) tabs_->removeTab(index);
+        if (applies) ++at;
     }
-    connect(stepsPanel_, &StepsPanel::stepActivated, this, &TraceView::showStep);
-    connect(stepsPanel_, &StepsPanel::rangeActivated, this,
-            [this](int64_t start, int64_t end, int64_t) { showRange(start, end); });
-    connect(stepsPanel_, &StepsPanel::recommendationActivated, this,
-            &TraceView::showRecommendation);
-    connect(stepsPanel_, &StepsPanel::deviceChanged, this, &TraceView::setStepDevice);
 }
 
 TraceView::~TraceView() = default;
@@ -266,9 +255,7 @@ void TraceView::open(const std::string& workspacePath, int64_t profileId) {
             status_->clear();
             const TraceSourcePtr source = opened.source;
             setSource(std::move(opened.source), std::move(opened.ops));
-            loadSteps(workspacePath, profileId);
-            loadTransfers(workspacePath, profileId);
-            if (trace::isRunProfile(source_->metadata())) loadHosts(workspacePath, profileId);
+            loadAnalyses(workspacePath, profileId);
             // The minimap's density comes after the first frame, from its own worker.
             densityJob_.start(
                 [source] {
@@ -291,11 +278,8 @@ void TraceView::setSource(TraceSourcePtr source, std::vector<trace::OpStat> ops)
     binding_ = std::make_unique<TraceTimelineBinding>(*timeline_, source_, highlight_);
     binding_->setFlowDisplay(FlowDisplay(flowDisplay_->currentData().toInt()));
     // Analyses of another profile do not apply; open() loads this one's.
-    steps_.reset();
-    transfers_.reset();
-    hosts_.reset();
-    if (stepBoundaries_) timeline_->removeOverlay(stepBoundaries_.get());
-    stepBoundaries_.reset();
+    for (const auto& panel : panels_) panel->clear();
+    syncPanelTabs();
     buildTree();
     applyTreeToTimeline();
     timeline_->fitAll();
@@ -657,60 +641,13 @@ QString TraceView::overviewHtml() const {
                        .arg(format::nanoseconds(double(store.end() - store.start())))
                        .arg(store.start())
                        .arg(store.end());
-    // A multi-host run: how its clocks were aligned and which host is slow where.
-    if (hosts_ && !hosts_->hosts.empty()) {
-        const QJsonObject run = source_->metadata().value(trace::kRunMetadataKey).toObject();
-        html += tr("<h3>Run</h3><p>%n host(s), clocks aligned by %1", nullptr,
-                   int(hosts_->hosts.size()))
-                    .arg(htmlEscape(run.value("alignment").toString()));
-        const trace::Straggler* worst = nullptr;
-        for (const trace::Straggler& st : hosts_->stragglers)
-            if (!worst || st.excessPct > worst->excessPct) worst = &st;
-        if (worst)
-            html += tr("; slowest: %1 in %2, %3 over the step's median")
-                        .arg(htmlEscape(QString::fromStdString(worst->hostName)),
-                             htmlEscape(QString::fromStdString(worst->stepName)),
-                             format::signedPercent(worst->excessPct));
-        if (!hosts_->variableOps.empty())
-            html += tr("; the op varying most across hosts: %1")
-                        .arg(htmlEscape(QString::fromStdString(hosts_->variableOps.front().name)));
-        html += tr(" (Hosts tab)</p>");
-    }
-    // Steps first: where the time goes and what to change is what people open a trace for.
-    if (steps_) {
-        html += "<h3>Steps</h3><p>" + htmlEscape(stepOverviewText(*steps_)) + "</p>";
-        int64_t commTotal = 0, commHidden = 0, copyTotal = 0, copyHidden = 0;
-        for (const trace::DeviceStepBreakdown& b : steps_->breakdown) {
-            commTotal += b.communicationTotal;
-            commHidden += b.communicationHidden;
-            copyTotal += b.memcpyTotal;
-            copyHidden += b.memcpyHidden;
-        }
-        const auto overlap = [](const QString& what, int64_t total, int64_t hidden) {
-            return tr("<p>%1: %2 in all, %3 hidden behind compute (%4), %5 exposed</p>")
-                .arg(what, format::nanoseconds(double(total)), format::nanoseconds(double(hidden)),
-                     format::percentOf(double(hidden), double(total)),
-                     format::nanoseconds(double(total - hidden)));
-        };
-        if (commTotal > 0) html += overlap(tr("Communication"), commTotal, commHidden);
-        if (copyTotal > 0) html += overlap(tr("Memory copies"), copyTotal, copyHidden);
-        if (steps_->launchLatency.count > 0)
-            html += tr("<p>Kernel launch latency (launch → start): p50 %1, p95 %2 over %3 "
-                       "kernels</p>")
-                        .arg(format::nanoseconds(double(steps_->launchLatency.p50)),
-                             format::nanoseconds(double(steps_->launchLatency.p95)),
-                             format::count(double(steps_->launchLatency.count)));
-        if (!steps_->recommendations.empty()) {
-            html += "<h3>Recommendations</h3><ol>";
-            for (const trace::StepRecommendation& r : steps_->recommendations)
-                html += QStringLiteral("<li><b>%1</b> (up to %2 % of step time): %3</li>")
-                            .arg(htmlEscape(QString::fromStdString(r.kind)))
-                            .arg(r.sharePct, 0, 'f', r.sharePct < 10 ? 1 : 0)
-                            .arg(htmlEscape(QString::fromStdString(r.text)));
-            html += "</ol>";
-        }
-    }
-    html += transfersHtml();
+    // The panels' sections (the run, steps, transfers), in their overview order.
+    std::vector<const TracePanel*> sections;
+    for (const auto& panel : panels_) sections.push_back(panel.get());
+    std::stable_sort(sections.begin(), sections.end(), [](const auto* a, const auto* b) {
+        return a->overviewOrder() < b->overviewOrder();
+    });
+    for (const TracePanel* panel : sections) html += panel->overviewHtml();
     // Devices (XProf planes with a device type) and what the importer warned about.
     QString devices;
     for (const auto& p : source_->metadata().value("plane_details").toArray()) {
@@ -753,7 +690,7 @@ QString TraceView::overviewHtml() const {
     return html + "</table>";
 }
 
-// ---- steps -------------------------------------------------------------------------------------
+// ---- panels ------------------------------------------------------------------------------------
 
 std::unique_ptr<Workspace> openForAnalyses(const std::string& workspacePath) {
     try {
@@ -763,287 +700,65 @@ std::unique_ptr<Workspace> openForAnalyses(const std::string& workspacePath) {
     }
 }
 
-void TraceView::loadSteps(const std::string& workspacePath, int64_t profileId) {
-    stepsPanel_->showMessage(tr("Analysing steps…"));
-    // Stored with the profile after the first analysis: reopening reads it back.
-    stepsJob_.start(
-        [workspacePath, profileId] {
-            const std::unique_ptr<Workspace> workspace = openForAnalyses(workspacePath);
-            return std::make_shared<const trace::StepAnalysis>(
-                trace::loadOrAnalyzeSteps(*workspace, profileId));
-        },
-        [this](std::shared_ptr<const trace::StepAnalysis> analysis) {
-            setStepAnalysis(std::move(analysis));
-        });
+namespace {
+
+struct Loaded {
+    analysis::Result result;
+    std::string notice;
+};
+
+}  // namespace
+
+// Each applying panel's analysis, obtained through the cache on a worker of its own.
+void TraceView::loadAnalyses(const std::string& workspacePath, int64_t profileId) {
+    for (size_t i = 0; i < panels_.size(); ++i) {
+        TracePanel* panel = panels_[i].get();
+        if (!panel->appliesTo(source_.get())) continue;
+        const analysis::Definition* definition = analysis::find(panel->analysis());
+        if (!definition) continue;
+        panel->showMessage(tr("Analysing %1…")
+                               .arg(QString::fromUtf8(panel->analysis().data(),
+                                                      qsizetype(panel->analysis().size()))));
+        analysisJobs_[i]->start(
+            [workspacePath, profileId, definition] {
+                const std::unique_ptr<Workspace> workspace = openForAnalyses(workspacePath);
+                analysis::Obtained got = analysis::obtain(*workspace, profileId, *definition);
+                return Loaded{std::move(got.result), std::move(got.notice)};
+            },
+            [this, panel](Loaded loaded) {
+                if (!loaded.notice.empty()) status_->setText(QString::fromStdString(loaded.notice));
+                panel->setResult(loaded.result);
+            });
+    }
 }
 
-void TraceView::setStepAnalysis(std::shared_ptr<const trace::StepAnalysis> analysis) {
-    steps_ = std::move(analysis);
-    if (stepBoundaries_) timeline_->removeOverlay(stepBoundaries_.get());
-    stepBoundaries_.reset();
-    stepPicker_->clear();
-    stepPicker_->addItem(tr("Steps…"));
-    stepPicker_->setEnabled(steps_ && !steps_->steps.empty());
-    if (!steps_ || !source_) return;
-    for (const trace::Step& s : steps_->steps)
-        stepPicker_->addItem(tr("Step %1 · %2")
-                                 .arg(s.index)
-                                 .arg(format::nanoseconds(double(steps_->stepTime(s.index)))));
-    stepsPanel_->setAnalysis(steps_);
-    if (steps_->source != trace::StepSource::WholeTrace) {
-        stepBoundaries_ = std::make_shared<StepBoundaryOverlay>(steps_, source_->origin());
-        timeline_->addOverlay(stepBoundaries_);
+void TraceView::setAnalysis(std::string_view name, const analysis::Result& result) {
+    for (const auto& panel : panels_)
+        if (panel->analysis() == name) panel->setResult(result);
+}
+
+void TraceView::panelChanged() {
+    if (binding_ && source_) {
+        std::vector<std::shared_ptr<TimelineTrack>> leading;
+        for (const auto& panel : panels_)
+            for (auto& track : panel->leadingTracks()) leading.push_back(std::move(track));
+        binding_->setLeadingTracks(std::move(leading));
     }
-    setStepDevice(stepsPanel_->device());
-    overview_->setHtml(overviewHtml());
-    emit stepsReady();
+    refreshOverview();
     emit suggestionsReady(suggestionItems());
 }
 
-void TraceView::setStepDevice(int device) {
-    stepDevice_ = device;
-    updateLeadingTracks();
-}
-
-void TraceView::updateLeadingTracks() {
-    if (!binding_ || !source_) return;
-    std::vector<std::shared_ptr<TimelineTrack>> leading;
-    if (steps_ && !steps_->devices.empty())
-        leading.push_back(std::make_shared<StepStripTrack>(
-            steps_, source_->origin(),
-            std::clamp(stepDevice_, 0, int(steps_->devices.size()) - 1)));
-    if (transfers_)
-        for (auto& track : makeTransferTracks(transfers_, source_->origin()))
-            leading.push_back(std::move(track));
-    binding_->setLeadingTracks(std::move(leading));
-}
-
-void TraceView::loadTransfers(const std::string& workspacePath, int64_t profileId) {
-    // Derived at import for all but the largest XProf profiles; those derive here once.
-    transfersJob_.start(
-        [workspacePath, profileId] {
-            const std::unique_ptr<Workspace> workspace = openForAnalyses(workspacePath);
-            return std::make_shared<const transfers::Analysis>(
-                transfers::ofProfile(*workspace, profileId));
-        },
-        [this](std::shared_ptr<const transfers::Analysis> analysis) {
-            setTransferAnalysis(std::move(analysis));
-        });
-}
-
-void TraceView::setTransferAnalysis(std::shared_ptr<const transfers::Analysis> analysis) {
-    QStringList unmatched;
-    if (analysis)
-        for (const auto& [key, count] : analysis->unmatched)
-            unmatched << QString::fromStdString(key).replace('_', ' ') + " " +
-                             format::count(double(count));
-    transfersUnmatched_ = unmatched.join(", ");
-    transfers_ = analysis && !analysis->transfers.empty() ? std::move(analysis) : nullptr;
-    transferCards_->setCards(transfers_ ? transferCardsOf(*transfers_) : std::vector<Card>{});
-    updateLeadingTracks();
+void TraceView::refreshOverview() {
     overview_->setHtml(overviewHtml());
-    emit suggestionsReady(suggestionItems());
 }
 
-void TraceView::showTransfer(uint32_t id) {
-    if (!transfers_ || id >= transfers_->transfers.size() || !source_) return;
-    const transfers::Transfer& t = transfers_->transfers[id];
-    const int64_t end = std::max({t.complete, t.waitEnd, t.issue});
-    showRange(std::min(t.backtail, t.issue), end);
-    for (const auto& track : timeline_->tracks())
-        if (const auto* link = dynamic_cast<const TransferLinkTrack*>(track.get());
-            link && link->link() == t.link) {
-            TimelineItem item;
-            item.id = t.id;
-            item.start = double(t.issue - source_->origin());
-            item.end = double(end - source_->origin());
-            item.row = link->rowOf(t.id);
-            timeline_->select(link, item);
-        }
+void TraceView::setStatus(const QString& text) {
+    status_->setText(text);
 }
 
-void TraceView::loadHosts(const std::string& workspacePath, int64_t profileId) {
-    hostsJob_.start(
-        [workspacePath, profileId] {
-            const std::unique_ptr<Workspace> workspace = openForAnalyses(workspacePath);
-            return std::make_shared<const trace::HostsAnalysis>(
-                trace::loadOrAnalyzeHosts(*workspace, profileId));
-        },
-        [this](std::shared_ptr<const trace::HostsAnalysis> analysis) {
-            setHostsAnalysis(std::move(analysis));
-        });
-}
-
-void TraceView::setHostsAnalysis(std::shared_ptr<const trace::HostsAnalysis> analysis) {
-    hosts_ = std::move(analysis);
-    if (!hostsPanel_) {
-        hostsPanel_ = new HostsPanel;
-        tabs_->insertTab(2, hostsPanel_, tr("Hosts"));
-        connect(hostsPanel_, &HostsPanel::hostStepActivated, this, &TraceView::showHostStep);
-    }
-    hostsPanel_->setAnalysis(hosts_);
-    overview_->setHtml(overviewHtml());
-    applyPendingHostStep();
-}
-
-void TraceView::revealHostStep(const QString& host, const QString& step, int stepIndex) {
-    pendingHostStep_ = HostStepTarget{host, step, stepIndex};
-    applyPendingHostStep();
-}
-
-void TraceView::applyPendingHostStep() {
-    if (!pendingHostStep_ || !hosts_ || !source_) return;
-    const HostStepTarget target = *pendingHostStep_;
-    pendingHostStep_.reset();
-    int host = -1;
-    for (size_t h = 0; h < hosts_->hosts.size(); ++h)
-        if (QString::fromStdString(hosts_->hosts[h].host.name) == target.host) host = int(h);
-    int step = target.stepIndex;
-    for (size_t i = 0; i < hosts_->steps.size(); ++i)
-        if (hosts_->matchedByName && QString::fromStdString(hosts_->steps[i]) == target.step)
-            step = int(i);
-    if (tabs_->indexOf(hostsPanel_) >= 0) tabs_->setCurrentWidget(hostsPanel_);
-    showHostStep(host, step);
-}
-
-void TraceView::showHostStep(int host, int step) {
-    if (!hosts_ || host < 0 || size_t(host) >= hosts_->hosts.size() || step < 0 ||
-        size_t(step) >= hosts_->steps.size())
-        return;
-    const trace::RunHost& where = hosts_->hosts[size_t(host)].host;
-    if (where.track < 0 && !where.shard.empty()) {
-        emit hostTimelineRequested(QString::fromStdString(where.shard), where.shardProfile,
-                                   QString::fromStdString(where.name),
-                                   QString::fromStdString(hosts_->steps[size_t(step)]), step);
-        return;
-    }
-    const int index = hosts_->stepOfHost[size_t(step)][size_t(host)];
-    if (index < 0) return;
-    const trace::HostStep& s = hosts_->hosts[size_t(host)].steps[size_t(index)];
-    showRange(s.start, s.start + s.duration);
-    // The host's own tracks: its first shown track (the host track has no slices itself).
-    const int64_t hostTrack = hosts_->hosts[size_t(host)].host.track;
-    if (!binding_ || hostTrack < 0) return;
-    for (const int64_t id : shownTrackIds()) {
-        int64_t ancestor = id;
-        while (ancestor >= 0 && ancestor != hostTrack) {
-            const trace::TrackRow* row = source_->store().track(ancestor);
-            ancestor = row ? row->parent : -1;
-        }
-        if (ancestor == hostTrack) {
-            if (const TimelineTrack* track = binding_->trackFor(id))
-                timeline_->ensureTrackVisible(track);
-            break;
-        }
-    }
-}
-
-void TraceView::showSuggestion(int index) {
-    const int transferCount = transfers_ ? int(transfers_->suggestions.size()) : 0;
-    if (index < transferCount) {
-        const transfers::Suggestion& s = transfers_->suggestions[size_t(index)];
-        if (!s.transfers.empty()) showTransfer(s.transfers.front());
-        status_->setText(QString::fromStdString(s.text));
-        return;
-    }
-    showRecommendation(index - transferCount);
-}
-
-std::vector<Card> TraceView::transferCardsOf(const transfers::Analysis& a) {
-    int64_t slack = 0;
-    size_t late = 0;
-    for (const transfers::Transfer& t : a.transfers) {
-        slack += t.slack;
-        if (t.slack > 0) ++late;
-    }
-    const transfers::Link* busiest = nullptr;
-    for (const transfers::Link& l : a.links)
-        if (!busiest || l.busyNs > busiest->busyNs) busiest = &l;
-    const double total = double(a.totalNs), stall = double(a.stallNs);
-    std::vector<Card> cards{
-        {tr("Run time"), format::nanoseconds(total),
-         tr("%1 runs").arg(format::count(double(a.modules.size()))), QColor(60, 60, 60)},
-        {tr("Stalled"), format::nanoseconds(stall),
-         tr("%1 at waits").arg(format::percentOf(stall, total)), QColor(215, 60, 50)},
-        {tr("Base latency"), format::nanoseconds(double(a.baseStallNs)),
-         tr("%1 of stalls").arg(format::percentOf(double(a.baseStallNs), stall)),
-         QColor(250, 205, 110)},
-        {tr("Transfer"), format::nanoseconds(double(a.transferStallNs)),
-         tr("%1 of stalls").arg(format::percentOf(double(a.transferStallNs), stall)),
-         QColor(60, 120, 190)},
-        {tr("Slack"), format::nanoseconds(double(slack)),
-         late == 0 ? tr("no wait is late")
-                   : tr("%1 of %2 waits late")
-                         .arg(format::count(double(late)))
-                         .arg(format::count(double(a.transfers.size()))),
-         QColor(120, 170, 90)}};
-    // A link's busy share of the runs on its device (links are per device).
-    double deviceTime = 0;
-    if (busiest)
-        for (const transfers::ModuleRun& m : a.modules)
-            if (m.device == busiest->device) deviceTime += double(m.measuredNs());
-    if (busiest && busiest->busyNs > 0 && deviceTime > 0)
-        cards.push_back(
-            {tr("Busiest link"), format::percentOf(double(busiest->busyNs), deviceTime),
-             tr("%1 · %2 GB/s%3 · %4")
-                 .arg(QString::fromStdString(busiest->name))
-                 .arg(busiest->achievedBytesPerNs(), 0, 'f', 1)
-                 .arg(busiest->peakBytesPerNs > 0
-                          ? tr(" (%1 % of peak)").arg(100 * busiest->peakFraction(), 0, 'f', 0)
-                          : QString(),
-                      QString::fromStdString(busiest->device)),
-             QColor(60, 120, 190)});
-    return cards;
-}
-
-QString TraceView::transfersHtml() const {
-    const QString unmatched =
-        transfersUnmatched_.isEmpty()
-            ? QString()
-            : tr("<p>Not made into transfers (as <tt>dma --json</tt> counts them): %1</p>")
-                  .arg(htmlEscape(transfersUnmatched_));
-    if (!transfers_)
-        return unmatched.isEmpty()
-                   ? QString()
-                   : tr("<h3>Transfers</h3><p>No async transfer found.</p>") + unmatched;
-    const transfers::Analysis& a = *transfers_;
-    uint64_t bytes = 0;
-    int64_t slack = 0;
-    for (const transfers::Transfer& t : a.transfers) {
-        bytes += t.bytes;
-        slack += t.slack;
-    }
-    QString html =
-        tr("<h3>Transfers</h3><p>%1 async transfers (%2), %3 in %4 module runs; "
-           "stalled at the waits %5 of %6 (%7): base latency %8, transfer %9; "
-           "slack %10. Model error %11 % (re-simulating each run unchanged).</p>")
-            .arg(format::count(double(a.transfers.size())), QString::fromStdString(a.source),
-                 format::dataSize(int64_t(bytes)), format::count(double(a.modules.size())),
-                 format::nanoseconds(double(a.stallNs)), format::nanoseconds(double(a.totalNs)),
-                 format::percentOf(double(a.stallNs), double(a.totalNs)),
-                 format::nanoseconds(double(a.baseStallNs)),
-                 format::nanoseconds(double(a.transferStallNs)), format::nanoseconds(double(slack)))
-            .arg(a.modelErrorPct, 0, 'f', 1);
-    html +=
-        tr("<table><tr><th align=left>Link</th><th>Transfers</th><th>Bytes</th>"
-           "<th>Achieved</th><th>Peak</th><th>Busy</th></tr>");
-    for (const transfers::Link& l : a.links) {
-        if (l.transfers == 0) continue;
-        html += QStringLiteral(
-                    "<tr><td>%1 (%2)</td><td align=right>%3</td><td align=right>%4</td>"
-                    "<td align=right>%5 GB/s</td><td align=right>%6</td>"
-                    "<td align=right>%7</td></tr>")
-                    .arg(htmlEscape(QString::fromStdString(l.name)),
-                         htmlEscape(QString::fromStdString(l.device)),
-                         format::count(double(l.transfers)), format::dataSize(int64_t(l.bytes)))
-                    .arg(l.achievedBytesPerNs(), 0, 'f', 2)
-                    .arg(l.peakBytesPerNs > 0 ? tr("%1 GB/s (%2 %)")
-                                                    .arg(l.peakBytesPerNs, 0, 'f', 0)
-                                                    .arg(100 * l.peakFraction(), 0, 'f', 1)
-                                              : tr("not stated"))
-                    .arg(format::nanoseconds(double(l.busyNs)));
-    }
-    return html + "</table>" + unmatched;
+void TraceView::raisePanel(const QWidget* widget) {
+    for (int i = 0; i < tabs_->count(); ++i)
+        if (tabs_->widget(i) == widget) tabs_->setCurrentIndex(i);
 }
 
 void TraceView::showRange(int64_t start, int64_t end) {
@@ -1053,69 +768,33 @@ void TraceView::showRange(int64_t start, int64_t end) {
     timeline_->setWindow({from - margin, to + margin});
 }
 
-void TraceView::showStep(int index) {
-    if (!steps_ || index < 0 || size_t(index) >= steps_->steps.size()) return;
-    const trace::Step& s = steps_->steps[size_t(index)];
-    stepPicker_->setCurrentIndex(index + 1);
-    showRange(s.start, s.end);
-}
-
-void TraceView::showRecommendation(int index) {
-    if (!steps_ || index < 0 || size_t(index) >= steps_->recommendations.size()) return;
-    const trace::StepRecommendation& r = steps_->recommendations[size_t(index)];
-    if (r.end > r.start) showRange(r.start, r.end);
-    status_->setText(QString::fromStdString(r.text));
-}
-
+// Panels by suggestion order (transfer edits, re-simulated, before the step bounds).
 namespace {
-
-// A suggestion's evidence as "key=value" pairs: numbers to 6 digits, lists (a run's hosts)
-// by their first items and how many more.
-QString evidenceText(const QJsonObject& evidence) {
-    const auto valueText = [](const QJsonValue& v) -> QString {
-        if (v.isDouble()) return QString::number(v.toDouble(), 'g', 6);
-        if (!v.isArray()) return v.toVariant().toString();
-        const QJsonArray list = v.toArray();
-        QStringList items;
-        for (qsizetype i = 0; i < list.size() && i < 4; ++i)
-            items << (list[i].isDouble() ? QString::number(list[i].toDouble(), 'g', 6)
-                                         : list[i].toVariant().toString());
-        if (list.size() > 4) items << QObject::tr("%1 more").arg(list.size() - 4);
-        return "[" + items.join(QStringLiteral(", ")) + "]";
-    };
-    QStringList pairs;
-    for (auto it = evidence.begin(); it != evidence.end(); ++it)
-        pairs << QStringLiteral("%1=%2").arg(it.key(), valueText(it.value()));
-    return pairs.join(QStringLiteral(", "));
+std::vector<TracePanel*> bySuggestionOrder(const std::vector<std::unique_ptr<TracePanel>>& all) {
+    std::vector<TracePanel*> out;
+    for (const auto& p : all) out.push_back(p.get());
+    std::stable_sort(out.begin(), out.end(), [](const TracePanel* a, const TracePanel* b) {
+        return a->suggestionOrder() < b->suggestionOrder();
+    });
+    return out;
 }
-
 }  // namespace
 
 QList<SuggestionItem> TraceView::suggestionItems() const {
     QList<SuggestionItem> items;
-    if (transfers_)
-        for (const transfers::Suggestion& s : transfers_->suggestions) {
-            SuggestionItem item;
-            item.kind = QString::fromStdString(s.kind);
-            item.text =
-                tr("%1 (re-simulated: saves %2 over %3 runs)")
-                    .arg(QString::fromStdString(s.text), format::nanoseconds(double(s.savingNs)))
-                    .arg(s.runs);
-            for (uint32_t id : s.transfers) item.dmas.append(id);
-            item.evidence = evidenceText(s.evidence);
-            items.append(item);
-        }
-    if (!steps_) return items;
-    for (const trace::StepRecommendation& r : steps_->recommendations) {
-        SuggestionItem item;
-        item.kind = QString::fromStdString(r.kind);
-        item.text = tr("%1 (up to %2 % of step time)")
-                        .arg(QString::fromStdString(r.text))
-                        .arg(r.sharePct, 0, 'f', r.sharePct < 10 ? 1 : 0);
-        item.evidence = evidenceText(r.evidence);
-        items.append(item);
-    }
+    for (const TracePanel* panel : bySuggestionOrder(panels_)) items += panel->suggestions();
     return items;
+}
+
+void TraceView::showSuggestion(int index) {
+    for (TracePanel* panel : bySuggestionOrder(panels_)) {
+        const int count = int(panel->suggestions().size());
+        if (index < count) {
+            panel->showSuggestion(index);
+            return;
+        }
+        index -= count;
+    }
 }
 
 QWidget* createTraceView(const ProfileInfo& profile, const QString& workspacePath) {

@@ -12,13 +12,10 @@
 #include <optional>
 #include <vector>
 
-#include "core/trace/hosts.h"
-#include "core/trace/step_analysis.h"
-#include "core/transfers/transfers.h"
 #include "views/common/async_job.h"
-#include "views/common/cards.h"
 #include "views/common/render.h"
-#include "views/shell/suggestions_dock.h"
+#include "views/common/suggestion_item.h"
+#include "views/trace/trace_panel.h"
 #include "views/trace/trace_tracks.h"
 
 class QComboBox;
@@ -31,16 +28,14 @@ class QSortFilterProxyModel;
 class QTextBrowser;
 class QTabWidget;
 class QTreeWidgetItem;
+class QLayout;
 
 namespace stallscope {
 
-class HostsPanel;
-class StepBoundaryOverlay;
 class ElidedLabel;
-class StepsPanel;
 class TimelineView;
 
-class TraceView : public QWidget {
+class TraceView : public QWidget, public TracePanelHost {
     Q_OBJECT
   public:
     explicit TraceView(QWidget* parent = nullptr);
@@ -51,16 +46,10 @@ class TraceView : public QWidget {
     // Shows an already opened source (tests, compare view).
     void setSource(TraceSourcePtr source, std::vector<trace::OpStat> ops);
 
-    TimelineView* timeline() const { return timeline_; }
     QTreeWidget* trackTree() const { return tree_; }
     QTableView* opTable() const { return opTable_; }
     QStandardItemModel* opModel() const { return opModel_; }
-    const TraceSourcePtr& source() const { return source_; }
     QString overviewHtml() const;
-    // Headline cards over the overview when the profile has transfers (as a replay's: total,
-    // stalled at waits, base vs transfer, slack, the busiest link's busy share).
-    CardStrip* transferCards() const { return transferCards_; }
-    static std::vector<Card> transferCardsOf(const transfers::Analysis& analysis);
 
     // Track tree filter: shows tracks whose name (or whose process's name) contains `text`.
     void setTrackFilter(const QString& text);
@@ -76,62 +65,45 @@ class TraceView : public QWidget {
     // Pins a track (or a whole process) to the top of the timeline, in the order pinned.
     void setPinned(int64_t trackId, bool pinned);
     bool isPinned(int64_t trackId) const;
-    // Store track ids shown on the timeline, in order (headers excluded).
-    std::vector<int64_t> shownTrackIds() const;
     // The details panel's text (what a selection or a clicked process shows).
     QString detailsText() const;
 
-    // Steps: the breakdown (loaded after the profile, from the workspace or computed on a
-    // worker), the Steps tab, the strip and boundaries on the timeline, the step picker and the
-    // recommendations for the suggestions dock.
-    void setStepAnalysis(std::shared_ptr<const trace::StepAnalysis> analysis);
-    const std::shared_ptr<const trace::StepAnalysis>& stepAnalysis() const { return steps_; }
-    StepsPanel* stepsPanel() const { return stepsPanel_; }
-    QComboBox* stepPicker() const { return stepPicker_; }
-    // Zooms the timeline to step `index` (StepAnalysis::steps) with a margin.
-    void showStep(int index);
-    // Zooms to where recommendation `index` shows and selects its track when shown.
-    void showRecommendation(int index);
-    // Suggestion `index` as the dock lists them: transfer edits first, then step
-    // recommendations.
-    void showSuggestion(int index);
-    QList<SuggestionItem> suggestionItems() const;
-
-    // Async transfers (core/transfers: copies and collectives under the DMA model), stored with
-    // the profile at import: a track per link above the trace's tracks, figures in the
-    // overview, edits in the suggestions dock.
-    void setTransferAnalysis(std::shared_ptr<const transfers::Analysis> analysis);
-    const std::shared_ptr<const transfers::Analysis>& transferAnalysis() const {
-        return transfers_;
+    // The panels (trace_panel.cpp): each shows one registered analysis, loaded after the
+    // profile on a worker (stored with the profile after its first derivation).
+    const std::vector<std::unique_ptr<TracePanel>>& panels() const { return panels_; }
+    template <class P>
+    P* panel() const {
+        for (const auto& p : panels_)
+            if (auto* found = dynamic_cast<P*>(p.get())) return found;
+        return nullptr;
     }
-    // Zooms to a transfer's lifetime (issue to the end of its wait) and selects it.
-    void showTransfer(uint32_t id);
+    // Hands a result to the panels showing that analysis (what the worker does; tests too).
+    void setAnalysis(std::string_view name, const analysis::Result& result);
 
-    // Multi-host runs (core/trace/hosts.h): a Hosts tab with step time per host and step, the
-    // slowest host per step and the ops varying most across hosts.
-    void setHostsAnalysis(std::shared_ptr<const trace::HostsAnalysis> analysis);
-    const std::shared_ptr<const trace::HostsAnalysis>& hostsAnalysis() const { return hosts_; }
-    HostsPanel* hostsPanel() const { return hostsPanel_; }
-    // Zooms to `step` of `host` (HostsAnalysis indices) and scrolls the host's tracks into view.
-    // A merged run (hosts' timelines in shard workspaces) asks for the host's shard instead:
-    // hostTimelineRequested.
-    void showHostStep(int host, int step);
-    // showHostStep by host and step name (a step index when the names do not match), now or
-    // once the hosts are loaded: how a shard's view opens at the host and step clicked in the
-    // merged run.
-    void revealHostStep(const QString& host, const QString& step, int stepIndex);
+    // The suggestions dock's entries: every panel's, in suggestionOrder() order.
+    QList<SuggestionItem> suggestionItems() const;
+    void showSuggestion(int index);
+
+    // TracePanelHost.
+    TimelineView* timeline() const override { return timeline_; }
+    const TraceSourcePtr& source() const override { return source_; }
+    TraceTimelineBinding* binding() const override { return binding_.get(); }
+    void showRange(int64_t start, int64_t end) override;  // store ns, with a margin
+    void setStatus(const QString& text) override;
+    void raisePanel(const QWidget* widget) override;
+    void panelChanged() override;
+    // Store track ids shown on the timeline, in order (headers excluded).
+    std::vector<int64_t> shownTrackIds() const override;
 
   signals:
     void loaded();
     void foundSlice(bool found);
-    void stepsReady();
     void suggestionsReady(const QList<SuggestionItem>& suggestions);
-    // A merged run's host lives in a shard: open `profileId` of the workspace at `shardPath` and
-    // reveal `host`'s `step` there (revealHostStep).
-    void hostTimelineRequested(const QString& shardPath, qint64 profileId, const QString& host,
-                               const QString& step, int stepIndex);
 
   private:
+    QLayout* buildFindBar();
+    QWidget* buildTreePane();
+    QTabWidget* buildTabs();
     void buildTree();
     void applyTreeToTimeline();
     void fillOpTable(const std::vector<trace::OpStat>& ops);
@@ -141,13 +113,9 @@ class TraceView : public QWidget {
     void moveCurrent(int delta);
     void togglePinCurrent();
     void markPinned(QTreeWidgetItem* item, bool pinned);
-    void loadSteps(const std::string& workspacePath, int64_t profileId);
-    void showRange(int64_t start, int64_t end);  // store ns, with a margin
-    void setStepDevice(int device);
-    void loadTransfers(const std::string& workspacePath, int64_t profileId);
-    void loadHosts(const std::string& workspacePath, int64_t profileId);
-    void updateLeadingTracks();
-    QString transfersHtml() const;
+    void loadAnalyses(const std::string& workspacePath, int64_t profileId);
+    void refreshOverview();
+    void syncPanelTabs();
 
     TraceSourcePtr source_;
     std::vector<trace::OpStat> ops_;
@@ -164,34 +132,18 @@ class TraceView : public QWidget {
     QSortFilterProxyModel* opProxy_ = nullptr;
     QTextBrowser* details_ = nullptr;
     QTextBrowser* overview_ = nullptr;
-    CardStrip* transferCards_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     bool fillingTree_ = false;
     bool syncingOpTable_ = false;
     std::map<int64_t, QTreeWidgetItem*> treeItems_;
     std::vector<int64_t> pinned_;  // in pin order
-    std::shared_ptr<const trace::StepAnalysis> steps_;
-    std::shared_ptr<StepBoundaryOverlay> stepBoundaries_;
-    std::shared_ptr<const transfers::Analysis> transfers_;
-    // What the transfer analysis could not make into transfers ("done without start 2, ..."),
-    // kept when it found none: the overview says why there are none.
-    QString transfersUnmatched_;
-    std::shared_ptr<const trace::HostsAnalysis> hosts_;
-    struct HostStepTarget {
-        QString host, step;
-        int stepIndex = -1;
-    };
-    std::optional<HostStepTarget> pendingHostStep_;  // revealHostStep before the hosts loaded
-    void applyPendingHostStep();
-    HostsPanel* hostsPanel_ = nullptr;
-    int stepDevice_ = 0;
-    StepsPanel* stepsPanel_ = nullptr;
-    QComboBox* stepPicker_ = nullptr;
-    async::JobSlot openJob_, densityJob_, findJob_, argsJob_, stepsJob_, transfersJob_, hostsJob_;
+    std::vector<std::unique_ptr<TracePanel>> panels_;
+    async::JobSlot openJob_, densityJob_, findJob_, argsJob_;
+    std::vector<std::unique_ptr<async::JobSlot>> analysisJobs_;  // one per panel
 };
 
-// A worker's workspace for the profile analyses (steps, transfers, hosts): writable so a first
-// analysis is stored with the profile; read-only (computing without storing) when it cannot be.
+// A worker's workspace for the registered analyses: writable so a first derivation is stored
+// with the profile; read-only (deriving without storing) when it cannot be.
 std::unique_ptr<Workspace> openForAnalyses(const std::string& workspacePath);
 
 QWidget* createTraceView(const ProfileInfo& profile, const QString& workspacePath);

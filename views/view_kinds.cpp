@@ -1,4 +1,4 @@
-#include "views/common/view_kinds.h"
+#include "views/view_kinds.h"
 
 #include "core/kinds.h"
 #include "views/cpi/cpi_compare_view.h"

@@ -14,7 +14,7 @@
 
 #include "core/workspace.h"
 #include "views/common/render.h"
-#include "views/shell/suggestions_dock.h"
+#include "views/common/suggestion_item.h"
 
 class QObject;
 class QWidget;

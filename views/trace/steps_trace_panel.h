@@ -1,0 +1,59 @@
+#pragma once
+
+// The step analysis in the trace view: the Steps tab, a step picker in the find bar ([ and ]
+// step through), the step strip above the tracks and the step boundaries over them, the
+// overview's Steps section and the recommendations in the suggestions dock.
+
+#include <memory>
+
+#include "core/trace/step_analysis.h"
+#include "views/trace/trace_panel.h"
+
+class QComboBox;
+
+namespace stallscope {
+
+class StepBoundaryOverlay;
+class StepsPanel;
+
+class StepsTracePanel : public TracePanel {
+    Q_OBJECT
+  public:
+    explicit StepsTracePanel(TracePanelHost& host);
+    ~StepsTracePanel() override;
+
+    std::string_view analysis() const override { return "steps"; }
+    QString title() const override { return tr("Steps"); }
+    QWidget* widget() override;
+    QList<QWidget*> findBarWidgets() override;
+    QString overviewHtml() const override;
+    void setResult(const analysis::Result& result) override;
+    void showMessage(const QString& text) override;
+    void clear() override;
+    std::vector<std::shared_ptr<TimelineTrack>> leadingTracks() const override;
+    QList<SuggestionItem> suggestions() const override;
+    void showSuggestion(int index) override { showRecommendation(index); }
+
+    void setAnalysis(std::shared_ptr<const trace::StepAnalysis> analysis);
+    const std::shared_ptr<const trace::StepAnalysis>& result() const { return steps_; }
+    StepsPanel* stepsPanel() const { return panel_; }
+    QComboBox* stepPicker() const { return picker_; }
+    // Zooms the timeline to step `index` (StepAnalysis::steps) with a margin.
+    void showStep(int index);
+    // Zooms to where recommendation `index` shows.
+    void showRecommendation(int index);
+
+  signals:
+    void stepsReady();
+
+  private:
+    void setDevice(int device);
+
+    std::shared_ptr<const trace::StepAnalysis> steps_;
+    std::shared_ptr<StepBoundaryOverlay> boundaries_;
+    StepsPanel* panel_ = nullptr;
+    QComboBox* picker_ = nullptr;
+    int device_ = 0;
+};
+
+}  // namespace stallscope
