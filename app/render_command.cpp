@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/workspace.h"
 #include "views/common/render.h"
+#include "views/view_kinds.h"
 
 namespace stallscope {
 

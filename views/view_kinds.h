@@ -47,4 +47,11 @@ const std::vector<ViewKind>& viewKinds();
 // nullptr for a kind without views (its profiles open as a summary page).
 const ViewKind* findViewKind(std::string_view name);
 
+// Every view `render` knows, from the table.
+const std::vector<RendererEntry>& renderers();
+// Renders `view` of `profile`. Throws InputError when the view does not exist or does not apply
+// to the profile's kind.
+QImage renderView(const std::string& view, const Workspace& workspace, const ProfileInfo& profile,
+                  const RenderOptions& options);
+
 }  // namespace stallscope

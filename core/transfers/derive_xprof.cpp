@@ -348,6 +348,44 @@ struct PlaneBuffers {
     RunProgram program;
 };
 
+// The second pass: each run's program built from its ops again, then modelled and dropped.
+void modelRuns(Analysis& a, const TraceStore& store, const TrackSlices& ops,
+               const std::vector<const Parsed*>& parsed, const std::vector<size_t>& firstOp,
+               const std::vector<size_t>& endOp, RunProgram& program) {
+    detail::Modeller modeller(a);
+    for (uint32_t m = 0; m < a.modules.size(); ++m) {
+        const size_t first = firstOp[m], count = endOp[m] - first;
+        program.module = m;
+        program.steps.resize(count);
+        for (size_t i = 0; i < count; ++i) {
+            const SliceItem& op = ops[first + i].first;
+            Step& step = program.steps[i];
+            step.role = Role::Compute;
+            step.start = op.start;
+            step.end = op.end();
+            step.transfers.clear();
+            if (const Parsed* instruction = parsed[first + i]) {
+                step.name = instruction->instruction->name;
+                step.operands = instruction->operandNames;
+            } else {
+                step.name = store.text(op.name);
+                step.operands = {};
+            }
+        }
+        for (uint32_t id : a.modules[m].transfers) {
+            const Transfer& t = a.transfers[id];
+            program.steps[size_t(t.issueStep)].role = Role::Issue;
+            program.steps[size_t(t.issueStep)].transfers.push_back(id);
+            program.steps[size_t(t.waitStep)].role = Role::Wait;
+            program.steps[size_t(t.waitStep)].transfers.push_back(id);
+        }
+        modeller.backtails(program);
+        modeller.run(program);
+    }
+    // The merged analysis is summarized once, over all planes.
+    modeller.finish(false);
+}
+
 // The transfers of one plane, modelled. Two passes over its runs: the transfers first (the link
 // model is fitted to all of them), then each run's program on its own, built from its ops
 // again and dropped once simulated: a plane has millions of ops.
@@ -477,39 +515,7 @@ Analysis derivePlane(SharedStore& shared, const TrackRow& plane, const PlaneCont
         if (mayBeAsyncOp(ops[nextOp].first)) ++unmatched.outside;
     if (a.transfers.empty()) return a;
 
-    detail::Modeller modeller(a);
-    RunProgram& program = buffers.program;
-    for (uint32_t m = 0; m < a.modules.size(); ++m) {
-        const size_t first = firstOp[m], count = endOp[m] - first;
-        program.module = m;
-        program.steps.resize(count);
-        for (size_t i = 0; i < count; ++i) {
-            const SliceItem& op = ops[first + i].first;
-            Step& step = program.steps[i];
-            step.role = Role::Compute;
-            step.start = op.start;
-            step.end = op.end();
-            step.transfers.clear();
-            if (const Parsed* instruction = parsed[first + i]) {
-                step.name = instruction->instruction->name;
-                step.operands = instruction->operandNames;
-            } else {
-                step.name = store.text(op.name);
-                step.operands = {};
-            }
-        }
-        for (uint32_t id : a.modules[m].transfers) {
-            const Transfer& t = a.transfers[id];
-            program.steps[size_t(t.issueStep)].role = Role::Issue;
-            program.steps[size_t(t.issueStep)].transfers.push_back(id);
-            program.steps[size_t(t.waitStep)].role = Role::Wait;
-            program.steps[size_t(t.waitStep)].transfers.push_back(id);
-        }
-        modeller.backtails(program);
-        modeller.run(program);
-    }
-    // The merged analysis is summarized once, over all planes.
-    modeller.finish(false);
+    modelRuns(a, store, ops, parsed, firstOp, endOp, buffers.program);
     return a;
 }
 

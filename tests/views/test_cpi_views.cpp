@@ -19,6 +19,7 @@
 #include "views/cpi/cpi_view.h"
 #include "views/estimates/estimates_chart.h"
 #include "views/estimates/estimates_view.h"
+#include "views/view_kinds.h"
 
 using namespace stallscope;
 

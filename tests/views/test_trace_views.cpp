@@ -29,6 +29,7 @@
 #include "views/trace/trace_tracks.h"
 #include "views/trace/trace_view.h"
 #include "views/trace/transfer_compare.h"
+#include "views/view_kinds.h"
 
 using namespace stallscope;
 

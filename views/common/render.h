@@ -37,9 +37,6 @@ struct RendererEntry {
     Renderer render;
 };
 
-// Every view `render` knows, from the kinds table (views/view_kinds.h).
-const std::vector<RendererEntry>& renderers();
-QImage renderView(const std::string& view, const Workspace& workspace, const ProfileInfo& profile,
-                  const RenderOptions& options);
+// The renderers of every kind, and renderView() over them: views/view_kinds.h.
 
 }  // namespace stallscope

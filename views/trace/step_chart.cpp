@@ -99,6 +99,41 @@ int64_t durationOf(const trace::StepAnalysis& analysis, int step, int device) {
     return end - start;
 }
 
+namespace {
+
+// The series with their colours beside the chart (all of them and the step-time line), or
+// below it wrapped (`shown` only, at the boxes laid out in `below`).
+void paintLegend(QPainter& painter, QPointF origin, bool right, double width, double line,
+                 const std::vector<size_t>& shown, const std::vector<QRectF>& below) {
+    const auto& all = series();
+    if (right) {
+        double ly = origin.y();
+        const double lx = origin.x();
+        for (const Series& s : all) {
+            painter.fillRect(QRectF(lx, ly + 2, 12, line - 4), s.color);
+            painter.setPen(QColor(40, 40, 40));
+            painter.drawText(QRectF(lx + 16, ly, width, line), Qt::AlignLeft | Qt::AlignVCenter,
+                             s.label);
+            ly += line + 3;
+        }
+        painter.setPen(QPen(QColor(30, 30, 30), 1.6));
+        painter.drawLine(QPointF(lx, ly + line / 2), QPointF(lx + 12, ly + line / 2));
+        painter.setPen(QColor(40, 40, 40));
+        painter.drawText(QRectF(lx + 16, ly, width, line), Qt::AlignLeft | Qt::AlignVCenter,
+                         QObject::tr("Step time"));
+        return;
+    }
+    for (size_t i = 0; i < shown.size(); ++i) {
+        const QRectF box = below[i].translated(origin);
+        painter.fillRect(QRectF(box.left(), box.top() + 2, 12, line - 4), all[shown[i]].color);
+        painter.setPen(QColor(40, 40, 40));
+        painter.drawText(QRectF(box.left() + 18, box.top(), box.width() - 18, line),
+                         Qt::AlignLeft | Qt::AlignVCenter, all[shown[i]].label);
+    }
+}
+
+}  // namespace
+
 ChartLayout paintStepChart(QPainter& painter, const QRectF& area,
                            const trace::StepAnalysis& analysis, const ChartOptions& options) {
     ChartLayout layout;
@@ -237,31 +272,10 @@ ChartLayout paintStepChart(QPainter& painter, const QRectF& area,
     for (const QPointF& p : layout.line)
         if (slot >= 6) painter.drawEllipse(p, 2.2, 2.2);
 
-    // Legend.
-    if (legendRight) {
-        double ly = top;
-        for (const Series& s : all) {
-            painter.fillRect(QRectF(right + 16, ly + 2, 12, line - 4), s.color);
-            painter.setPen(QColor(40, 40, 40));
-            painter.drawText(QRectF(right + 32, ly, legendWidth, line),
-                             Qt::AlignLeft | Qt::AlignVCenter, s.label);
-            ly += line + 3;
-        }
-        painter.setPen(QPen(QColor(30, 30, 30), 1.6));
-        painter.drawLine(QPointF(right + 16, ly + line / 2), QPointF(right + 28, ly + line / 2));
-        painter.setPen(QColor(40, 40, 40));
-        painter.drawText(QRectF(right + 32, ly, legendWidth, line),
-                         Qt::AlignLeft | Qt::AlignVCenter, QObject::tr("Step time"));
-    } else {
-        const QPointF origin(area.left() + 8, area.bottom() - legendHeight + 2);
-        for (size_t i = 0; i < shown.size(); ++i) {
-            const QRectF box = below[i].translated(origin);
-            painter.fillRect(QRectF(box.left(), box.top() + 2, 12, line - 4), all[shown[i]].color);
-            painter.setPen(QColor(40, 40, 40));
-            painter.drawText(QRectF(box.left() + 18, box.top(), box.width() - 18, line),
-                             Qt::AlignLeft | Qt::AlignVCenter, all[shown[i]].label);
-        }
-    }
+    paintLegend(painter,
+                legendRight ? QPointF(right + 16, top)
+                            : QPointF(area.left() + 8, area.bottom() - legendHeight + 2),
+                legendRight, legendWidth, line, shown, below);
     painter.restore();
     return layout;
 }

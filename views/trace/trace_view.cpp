@@ -45,8 +45,6 @@ struct Opened {
     std::vector<trace::OpStat> ops;
 };
 
-constexpr size_t kOverviewBins = 1024;
-
 QStandardItem* numberItem(double sortValue, const QString& text) {
     return tablekit::standardCell(text, sortValue);
 }
@@ -690,167 +688,10 @@ QString TraceView::overviewHtml() const {
     return html + "</table>";
 }
 
-// ---- panels ------------------------------------------------------------------------------------
-
-std::unique_ptr<Workspace> openForAnalyses(const std::string& workspacePath) {
-    try {
-        return Workspace::open(workspacePath);  // stores a first analysis
-    } catch (const std::exception&) {
-        return Workspace::open(workspacePath, Workspace::Mode::ReadOnly);  // computes only
-    }
-}
-
-namespace {
-
-struct Loaded {
-    analysis::Result result;
-    std::string notice;
-};
-
-}  // namespace
-
-// Each applying panel's analysis, obtained through the cache on a worker of its own.
-void TraceView::loadAnalyses(const std::string& workspacePath, int64_t profileId) {
-    for (size_t i = 0; i < panels_.size(); ++i) {
-        TracePanel* panel = panels_[i].get();
-        if (!panel->appliesTo(source_.get())) continue;
-        const analysis::Definition* definition = analysis::find(panel->analysis());
-        if (!definition) continue;
-        panel->showMessage(tr("Analysing %1…")
-                               .arg(QString::fromUtf8(panel->analysis().data(),
-                                                      qsizetype(panel->analysis().size()))));
-        analysisJobs_[i]->start(
-            [workspacePath, profileId, definition] {
-                const std::unique_ptr<Workspace> workspace = openForAnalyses(workspacePath);
-                analysis::Obtained got = analysis::obtain(*workspace, profileId, *definition);
-                return Loaded{std::move(got.result), std::move(got.notice)};
-            },
-            [this, panel](Loaded loaded) {
-                if (!loaded.notice.empty()) status_->setText(QString::fromStdString(loaded.notice));
-                panel->setResult(loaded.result);
-            });
-    }
-}
-
-void TraceView::setAnalysis(std::string_view name, const analysis::Result& result) {
-    for (const auto& panel : panels_)
-        if (panel->analysis() == name) panel->setResult(result);
-}
-
-void TraceView::panelChanged() {
-    if (binding_ && source_) {
-        std::vector<std::shared_ptr<TimelineTrack>> leading;
-        for (const auto& panel : panels_)
-            for (auto& track : panel->leadingTracks()) leading.push_back(std::move(track));
-        binding_->setLeadingTracks(std::move(leading));
-    }
-    refreshOverview();
-    emit suggestionsReady(suggestionItems());
-}
-
-void TraceView::refreshOverview() {
-    overview_->setHtml(overviewHtml());
-}
-
-void TraceView::setStatus(const QString& text) {
-    status_->setText(text);
-}
-
-void TraceView::raisePanel(const QWidget* widget) {
-    for (int i = 0; i < tabs_->count(); ++i)
-        if (tabs_->widget(i) == widget) tabs_->setCurrentIndex(i);
-}
-
-void TraceView::showRange(int64_t start, int64_t end) {
-    if (!source_) return;
-    const double from = double(start - source_->origin()), to = double(end - source_->origin());
-    const double margin = std::max((to - from) * 0.03, 1.0);
-    timeline_->setWindow({from - margin, to + margin});
-}
-
-// Panels by suggestion order (transfer edits, re-simulated, before the step bounds).
-namespace {
-std::vector<TracePanel*> bySuggestionOrder(const std::vector<std::unique_ptr<TracePanel>>& all) {
-    std::vector<TracePanel*> out;
-    for (const auto& p : all) out.push_back(p.get());
-    std::stable_sort(out.begin(), out.end(), [](const TracePanel* a, const TracePanel* b) {
-        return a->suggestionOrder() < b->suggestionOrder();
-    });
-    return out;
-}
-}  // namespace
-
-QList<SuggestionItem> TraceView::suggestionItems() const {
-    QList<SuggestionItem> items;
-    for (const TracePanel* panel : bySuggestionOrder(panels_)) items += panel->suggestions();
-    return items;
-}
-
-void TraceView::showSuggestion(int index) {
-    for (TracePanel* panel : bySuggestionOrder(panels_)) {
-        const int count = int(panel->suggestions().size());
-        if (index < count) {
-            panel->showSuggestion(index);
-            return;
-        }
-        index -= count;
-    }
-}
-
 QWidget* createTraceView(const ProfileInfo& profile, const QString& workspacePath) {
     auto* view = new TraceView;
     view->open(workspacePath.toStdString(), profile.id);
     return view;
-}
-
-QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOptions& options) {
-    TimelineView view;
-    view.setAsynchronous(false);
-    TraceTimelineBinding binding(view, source);
-    binding.setFlowDisplay(FlowDisplay::All);  // an image has no selection to follow
-    binding.show(traceTracksInOrder(source->store()));
-    // The same minimap as the GUI's (here on the calling thread: this is the headless path).
-    view.setOverviewPainter(
-        densityOverview(source->query([](const trace::TraceStore& s) {
-            return trackBusyDensity(s, kOverviewBins);
-        }),
-                        TimeRange{0, double(source->store().end() - source->origin())}));
-    if (options.from && options.to)
-        view.setWindow({*options.from, *options.to});
-    else
-        view.fitAll();
-    const QSize size = options.sizeGiven ? options.size : view.fittedSize(options.size);
-    QImage image = view.renderImage(size);
-    // Tracks below the image: say how many, and how tall an image would show them all.
-    const TimelineView::Layout layout = view.layoutFor(size);
-    int y = layout.tracks.top(), cut = 0;
-    for (const auto& track : view.tracks()) {
-        if (y + track->height() > layout.tracks.bottom() + 1 && !track->isHeader()) ++cut;
-        y += track->height();
-    }
-    if (cut > 0) {
-        const int needed = view.fittedSize(QSize(size.width(), 1 << 20)).height();
-        QPainter painter(&image);
-        painter.fillRect(layout.legend, QColor(255, 236, 200));
-        painter.setPen(QColor(120, 60, 0));
-        QFont bold = painter.font();
-        bold.setBold(true);
-        painter.setFont(bold);
-        painter.drawText(layout.legend.adjusted(8, 0, -8, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                         QStringLiteral("▼ %1 more track%2 below; render with --size %3x%4 to "
-                                        "see all of them")
-                             .arg(cut)
-                             .arg(cut == 1 ? "" : "s")
-                             .arg(size.width())
-                             .arg(needed));
-    }
-    return image;
-}
-
-QImage renderTraceTimeline(const Workspace& workspace, const ProfileInfo& profile,
-                           const RenderOptions& options) {
-    return renderTraceTimelineImage(std::make_shared<TraceSource>(workspace.path(), profile.id),
-                                    options);
 }
 
 }  // namespace stallscope

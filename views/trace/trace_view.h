@@ -148,6 +148,9 @@ std::unique_ptr<Workspace> openForAnalyses(const std::string& workspacePath);
 
 QWidget* createTraceView(const ProfileInfo& profile, const QString& workspacePath);
 
+// Bins of the busy-density minimap over the whole trace.
+constexpr size_t kOverviewBins = 1024;
+
 // `render timeline` for trace profiles: every track with data over options.from/to (ns since the
 // profile's start; default: all).
 QImage renderTraceTimeline(const Workspace& workspace, const ProfileInfo& profile,
