@@ -62,14 +62,16 @@ uint64_t HostRecording::addArgsOver(uint64_t base, std::string_view own) {
 }
 
 void HostRecording::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name,
-                             uint64_t args, uint16_t startPs, uint16_t durPs, bool ended) {
-    events_.push({start, dur, args, name, track, startPs, durPs,
+                             uint64_t args, uint16_t startPs, uint16_t durPs, bool ended,
+                             uint64_t order) {
+    if (order == kOrderOfAdding) order = nextOrder_++;
+    events_.push({start, dur, args, order, name, track, startPs, durPs,
                   ended ? EventKind::Slice : EventKind::UnendedSlice});
     if (observer_) observer_(track, start, name);
 }
 
 void HostRecording::addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t args) {
-    events_.push({ts, 0, args, name, track, 0, 0, EventKind::Instant});
+    events_.push({ts, 0, args, nextOrder_++, name, track, 0, 0, EventKind::Instant});
 }
 
 void HostRecording::addCounter(uint32_t track, int64_t ts, double value) {
@@ -129,12 +131,14 @@ uint32_t HostRecording::replayInto(TraceWriter& writer,
     checkpoint();
 
     size_t done = 0;
+    // The host's places in its file, after those of the hosts replayed before it.
+    const uint64_t firstOrder = writer.reserveSliceOrders(nextOrder_);
     events_.forEach([&](const Event& e) {
         if (e.kind == EventKind::Instant)
             writer.addInstant(trackOf(e.track), e.start, nameOf[e.name], argsOf(e.args));
         else
             writer.addSlice(trackOf(e.track), e.start, e.dur, nameOf[e.name], argsOf(e.args),
-                            e.startPs, e.durPs, e.kind == EventKind::Slice);
+                            e.startPs, e.durPs, e.kind == EventKind::Slice, firstOrder + e.order);
         if (++done % kCheckpointEvery == 0) checkpoint();
     });
     samples_.forEach([&](const Sample& s) { writer.addCounter(trackOf(s.track), s.ts, s.value); });

@@ -32,7 +32,9 @@ class HostRecording final : public TraceSink {
     uint64_t addArgs(std::string_view json) override;
     uint64_t addArgsOver(uint64_t base, std::string_view own) override;
     void addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args = 0,
-                  uint16_t startPs = 0, uint16_t durPs = 0, bool ended = true) override;
+                  uint16_t startPs = 0, uint16_t durPs = 0, bool ended = true,
+                  uint64_t order = kOrderOfAdding) override;
+    uint64_t reserveSliceOrder() override { return nextOrder_++; }
     void addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t args = 0) override;
     void addCounter(uint32_t track, int64_t ts, double value) override;
     void addAggregate(uint32_t name, uint64_t occurrences, int64_t totalNs,
@@ -84,6 +86,7 @@ class HostRecording final : public TraceSink {
     struct Event {
         int64_t start, dur;
         uint64_t args;
+        uint64_t order;  // the slice's place in the host's file
         uint32_t name, track;
         uint16_t startPs, durPs;
         EventKind kind;
@@ -110,7 +113,8 @@ class HostRecording final : public TraceSink {
     std::vector<TrackSpec> tracks_;
     std::vector<std::string> args_;
     uint64_t argsCount_ = 0;
-    Blocks<Event> events_;  // slices and instants, in the order added
+    uint64_t nextOrder_ = 0;  // places in the host's file, made the writer's at replay
+    Blocks<Event> events_;    // slices and instants, in the order added
     Blocks<Sample> samples_;
     std::vector<Aggregate> aggregates_;
     Blocks<Flow> flows_;

@@ -42,10 +42,16 @@ class TraceSink {
     virtual uint64_t addArgsOver(uint64_t base, std::string_view own) = 0;
     // startPs/durPs: sub-ns remainders (0..999 ps) of the start and the duration. A slice that
     // never ended (ended = false) is drawn over `dur` (to the trace's end) but its unknown
-    // duration stays out of the statistics.
+    // duration stays out of the statistics. Slices with the same start and duration on a track
+    // nest in file order (the first is the parent, as Chrome and Perfetto read them): `order`
+    // is the slice's place in the file, kOrderOfAdding when it is added in file order; a slice
+    // added later than it began (a B/E pair, at its E) passes the order reserved when it began.
+    static constexpr uint64_t kOrderOfAdding = UINT64_MAX;
     virtual void addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name,
                           uint64_t args = 0, uint16_t startPs = 0, uint16_t durPs = 0,
-                          bool ended = true) = 0;
+                          bool ended = true, uint64_t order = kOrderOfAdding) = 0;
+    // The next place in the file, for a slice that will be added later.
+    virtual uint64_t reserveSliceOrder() = 0;
     virtual void addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t args = 0) = 0;
     virtual void addCounter(uint32_t track, int64_t ts, double value) = 0;
     // Occurrences of an op known only in aggregate (XProf num_occurrences): they add to the op's

@@ -108,7 +108,7 @@ void TraceWriter::storeArgsChunk(int64_t seq, const std::string& packed) {
 }
 
 void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args,
-                           uint16_t startPs, uint16_t durPs, bool ended) {
+                           uint16_t startPs, uint16_t durPs, bool ended, uint64_t order) {
     if (dur < 0) dur = durPs = 0;
     // Every end must fit int64 ns (with room for the ps rounding): a slice may not run past it.
     // (When INT64_MAX - 2 - start overflows, start is negative and every duration fits.)
@@ -122,7 +122,8 @@ void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t 
                       " after it was written");
     startPs = std::min<uint16_t>(startPs, 999);
     durPs = std::min<uint16_t>(durPs, 999);
-    slices_->push({start, dur, args, name, track, startPs, durPs, !ended});
+    if (order == kOrderOfAdding) order = nextOrder_++;
+    slices_->push({start, dur, args, order, name, track, startPs, durPs, !ended});
     ++slicesAdded_;
     if (observer_) observer_(track, start, name);
     TrackState& t = tracks_[track];
@@ -140,7 +141,7 @@ void TraceWriter::addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t
     if (tracks_[track].slicesWritten)
         throw Failure("trace writer: instant added to track " + std::to_string(track) +
                       " after it was written");
-    slices_->push({ts, -1, args, name, track, 0, 0, false});
+    slices_->push({ts, -1, args, nextOrder_++, name, track, 0, 0, false});
     TrackState& t = tracks_[track];
     ++t.instants;
     t.start = std::min(t.start, ts);

@@ -74,7 +74,15 @@ class TraceWriter final : public TraceSink {
     // never ended (ended = false) is drawn over `dur` (to the trace's end) but its unknown
     // duration stays out of the statistics.
     void addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t name, uint64_t args = 0,
-                  uint16_t startPs = 0, uint16_t durPs = 0, bool ended = true) override;
+                  uint16_t startPs = 0, uint16_t durPs = 0, bool ended = true,
+                  uint64_t order = kOrderOfAdding) override;
+    uint64_t reserveSliceOrder() override { return nextOrder_++; }
+    // `count` places at once (a host's recording replayed): the first of them.
+    uint64_t reserveSliceOrders(uint64_t count) {
+        const uint64_t first = nextOrder_;
+        nextOrder_ += count;
+        return first;
+    }
     void addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t args = 0) override;
     void addCounter(uint32_t track, int64_t ts, double value) override;
     // Occurrences of an op known only in aggregate (XProf num_occurrences): they add to the op's
@@ -116,6 +124,7 @@ class TraceWriter final : public TraceSink {
         int64_t start;
         int64_t dur;  // -1: instant
         uint64_t args;
+        uint64_t order;  // the place in the file: equal spans nest in it
         uint32_t name;
         uint32_t track;
         uint16_t startPs, durPs;  // sub-ns remainders
@@ -134,8 +143,7 @@ class TraceWriter final : public TraceSink {
             if (a.startPs != b.startPs) return a.startPs < b.startPs;
             if (a.dur != b.dur) return a.dur > b.dur;  // parents first, instants last
             if (a.durPs != b.durPs) return a.durPs > b.durPs;
-            if (a.name != b.name) return a.name < b.name;
-            return a.args < b.args;
+            return a.order < b.order;  // file order: the first is the parent
         }
     };
     struct SampleOrder {
@@ -190,6 +198,7 @@ class TraceWriter final : public TraceSink {
     std::unique_ptr<sql::Statement> argsInsert_;
     ArgsStore args_;
     uint64_t slicesAdded_ = 0, samplesAdded_ = 0;
+    uint64_t nextOrder_ = 0;  // the next slice's place in the file
     uint64_t overlapping_ = 0;
     size_t writeThreads_ = 1;
     SliceObserver observer_;

@@ -489,6 +489,47 @@ class TestTraceImporters : public QObject {
     // Chrome writes events per thread buffer, so an async end can come before its begin in the
     // file (catapult's multiple_input_latency: 544 of them). Async events pair in time order,
     // as catapult pairs them: that file now has catapult's 2 unmatched ends and 33 open slices.
+    // Slices with equal start and duration nest in file order, Chrome's and Perfetto's rule,
+    // not in string-table order (issue 34: a real Switch-Transformer trace had 88 module /
+    // _call_impl pairs inverted). "alpha" is interned first (an earlier thread), "zeta" comes
+    // first on thread 1: "zeta" is the parent. A B/E pair nests by its B, though its slice is
+    // only complete at its E.
+    void chromeEqualSpansNestInFileOrder() {
+        const QByteArray json = R"([
+{"ph":"X","name":"alpha","pid":1,"tid":9,"ts":100,"dur":1},
+{"ph":"X","name":"zeta","pid":1,"tid":1,"ts":0,"dur":10},
+{"ph":"X","name":"alpha","pid":1,"tid":1,"ts":0,"dur":10},
+{"ph":"X","name":"kernel","pid":1,"tid":1,"ts":2,"dur":3},
+{"ph":"B","name":"zz_outer","pid":1,"tid":2,"ts":0},
+{"ph":"B","name":"alpha","pid":1,"tid":2,"ts":0},
+{"ph":"E","pid":1,"tid":2,"ts":10},
+{"ph":"E","pid":1,"tid":2,"ts":10}
+])";
+        const Imported imp = importOne(*ws_, write(path("ties.json"), json));
+        TraceStore store(*ws_, imp.profile.id);
+        // (track holding `name`, depth) of every slice.
+        std::map<std::pair<std::string, std::string>, uint32_t> depthOf;  // (first name, name)
+        for (const trace::TrackRow& t : store.tracks()) {
+            auto slices = allSlices(store, t.id);
+            std::erase_if(slices, [](const auto& i) { return i.kind != trace::ItemKind::Slice; });
+            if (slices.size() < 2) continue;
+            std::sort(slices.begin(), slices.end(),
+                      [](const auto& a, const auto& b) { return a.depth < b.depth; });
+            const std::string first = store.text(slices.front().name);
+            for (const auto& s : slices) depthOf[{first, store.text(s.name)}] = s.depth;
+        }
+        QCOMPARE(depthOf.at({"zeta", "zeta"}), 0u);
+        QCOMPARE(depthOf.at({"zeta", "alpha"}), 1u);
+        QCOMPARE(depthOf.at({"zeta", "kernel"}), 2u);
+        QCOMPARE(depthOf.at({"zz_outer", "zz_outer"}), 0u);
+        QCOMPARE(depthOf.at({"zz_outer", "alpha"}), 1u);
+        // Self times follow: the outer slices are covered by their equal children.
+        for (const trace::OpStat& op : store.opStats()) {
+            if (op.name == "zeta" || op.name == "zz_outer") QCOMPARE(op.self, int64_t(0));
+            if (op.name == "alpha") QCOMPARE(op.self, int64_t(1000 + 7000 + 10000));
+        }
+    }
+
     void chromeAsyncEndBeforeItsBeginInTheFile() {
         const QByteArray json = R"([
 {"ph":"F","cat":"input","name":"Latency","id":"0x7","pid":1,"tid":2,"ts":30},
