@@ -104,7 +104,9 @@ struct DeviceStepBreakdown {
     // Communication and memcpy activity whatever overlaps it; hidden = while compute runs.
     int64_t communicationTotal = 0, communicationHidden = 0;
     int64_t memcpyTotal = 0, memcpyHidden = 0;
-    int64_t kernels = 0;  // device activities starting in the step
+    // Starting in the step: device activities (kernels, copies, memsets, collectives), and of
+    // them the compute kernels (what kernels_per_step and small_kernels count).
+    int64_t activities = 0, kernels = 0;
     int64_t at(StepCategory c) const { return ns[size_t(c)]; }
 };
 
@@ -145,7 +147,8 @@ struct StepRecommendation {
 struct StepAnalysis {
     // 4: zero-length kernels counted, ROCm/XProf copy names and copy streams, AMD GEMMs, no
     // device recommendations without a device.
-    static constexpr int kVersion = 4;  // of the analysis and its stored form
+    // 5: per step both device activities and compute kernels; deviceActivity.
+    static constexpr int kVersion = 5;  // of the analysis and its stored form
     StepSource source = StepSource::WholeTrace;
     std::string stepOp;  // the op of StepSource::StepOp / the module of XlaModules
     std::vector<StepDevice> devices;
@@ -157,6 +160,12 @@ struct StepAnalysis {
     LatencyStats launchLatency;  // launch call start -> kernel start, over linked kernels
     int64_t medianKernel = 0;    // median duration of compute activities, ns
     std::vector<StepRecommendation> recommendations;  // largest share first
+    // False for a trace without device activity (CPU only, a CUPTI range profile): its one
+    // "device" is a placeholder, whose breakdown is the host's idle causes, not a device's.
+    bool deviceActivity = true;
+    // What the breakdown cannot say, for the user ("no device activity: ...", "no durations:
+    // ..."); empty when nothing.
+    std::string note;
 
     static constexpr size_t kMaxGaps = 200;
     // A step's time: its longest device span (the slowest host's step in a multi-host run,

@@ -220,7 +220,7 @@ class TestStepAnalysis : public QObject {
         const StepAnalysis a = analyze(t.json());
         QCOMPARE(a.breakdown.size(), size_t(1));
         const DeviceStepBreakdown& b = a.breakdown[0];
-        QCOMPARE(b.kernels, int64_t(5));
+        QCOMPARE(b.activities, int64_t(5));
         QCOMPARE(b.at(StepCategory::Compute), us(22));
         QCOMPARE(b.gemm, us(20));
         QCOMPARE(b.at(StepCategory::Memset), us(4));
@@ -243,7 +243,7 @@ class TestStepAnalysis : public QObject {
         const StepAnalysis m = analyze(mtia.json());
         QCOMPARE(m.breakdown[0].at(StepCategory::Compute), us(30));
         QCOMPARE(m.breakdown[0].at(StepCategory::Memcpy), us(5));
-        QCOMPARE(m.breakdown[0].kernels, int64_t(2));
+        QCOMPARE(m.breakdown[0].activities, int64_t(2));
 
         // MTIA training (a public HTA sample): DMAs overlap on a stream and have no
         // correlation (not GPU annotations holding them), a "DMA_REQUEST" thread of the device
@@ -261,7 +261,7 @@ class TestStepAnalysis : public QObject {
         QCOMPARE(tr.breakdown.size(), size_t(1));
         QCOMPARE(tr.breakdown[0].at(StepCategory::Compute), us(20));
         QCOMPARE(tr.breakdown[0].at(StepCategory::Memcpy), us(25));
-        QCOMPARE(tr.breakdown[0].kernels, int64_t(4));
+        QCOMPARE(tr.breakdown[0].activities, int64_t(4));
         QCOMPARE(tr.launchLatency.count, uint64_t(1));
         QCOMPARE(tr.launchLatency.p50, us(8));
 
@@ -278,6 +278,40 @@ class TestStepAnalysis : public QObject {
     void initTestCase() {
         QVERIFY(dir_.isValid());
         ws_ = Workspace::open(dir_.filePath("ws.sqlite").toStdString());
+    }
+
+    // steps[].kernels are compute kernels, as kernels_per_step and small_kernels count them;
+    // steps[].activities every device activity (copies, memsets, collectives too) (issue 34).
+    void kernelsAreComputeKernelsActivitiesAreAll() {
+        const StepAnalysis a = analyze(everyCategory().json());
+        const DeviceStepBreakdown& b = a.breakdown.at(0);
+        QCOMPARE(b.activities, int64_t(8));  // 4 kernels, NCCL, 2 copies, a memset
+        QCOMPARE(b.kernels, int64_t(4));     // sgemm, flash, elementwise, vectorized
+        const QJsonObject step = toJson(a).value("steps").toArray().at(0).toObject();
+        QCOMPARE(step.value("kernels").toInt(), 4);
+        QCOMPARE(step.value("activities").toInt(), 8);
+        QVERIFY(toJson(a).value("device_activity").toBool());
+        QVERIFY(!toJson(a).contains("note"));
+    }
+
+    // A trace without device activity is not "91 % idle": the analysis says it has no device,
+    // in JSON, in the table and in the GUI's overview text (issue 34).
+    void hostOnlyTraceSaysSo() {
+        TraceBuilder t;
+        t.host("ProfilerStep#1", 0, 100);
+        t.host("aten::mm", 10, 40);
+        const StepAnalysis a = analyze(t.json());
+        QVERIFY(!a.deviceActivity);
+        QVERIFY(a.recommendations.empty());
+        const QJsonObject json = toJson(a);
+        QVERIFY(!json.value("device_activity").toBool(true));
+        QVERIFY(json.value("note").toString().startsWith("no device activity"));
+        const std::string table = stepsTable(a);
+        QVERIFY2(table.find("devices: 0") != std::string::npos, table.c_str());
+        QVERIFY2(table.find("no device activity") != std::string::npos, table.c_str());
+        // And it survives the stored form.
+        QVERIFY(!stepAnalysisFromJson(json).deviceActivity);
+        QCOMPARE(stepAnalysisFromJson(json).note, a.note);
     }
 
     void everyCategoryToTheNanosecond() {
@@ -310,7 +344,7 @@ class TestStepAnalysis : public QObject {
         QCOMPARE(b.communicationHidden, us(10));
         QCOMPARE(b.memcpyTotal, us(15));
         QCOMPARE(b.memcpyHidden, us(3));
-        QCOMPARE(b.kernels, int64_t(8));
+        QCOMPARE(b.activities, int64_t(8));
 
         // Host: DataLoader 10, the sync 11, two launches 1 each, nothing else.
         QCOMPARE(a.host.size(), size_t(1));
@@ -421,7 +455,7 @@ class TestStepAnalysis : public QObject {
         const DeviceStepBreakdown& b = a.breakdown.at(0);
         QCOMPARE(b.at(StepCategory::Compute), us(10));
         QCOMPARE(b.at(StepCategory::Idle), us(40));
-        QCOMPARE(b.kernels, int64_t(1));
+        QCOMPARE(b.activities, int64_t(1));
     }
 
     void stepsFromProfilerStepsAndStepOp() {
@@ -641,7 +675,7 @@ class TestStepAnalysis : public QObject {
         QCOMPARE(b.gemm, expected[8]);
         QCOMPARE(b.attention, expected[9]);
         QCOMPARE(b.otherCompute, expected[10]);
-        QCOMPARE(b.kernels, expected[11]);
+        QCOMPARE(b.activities, expected[11]);
         QCOMPARE(a.launchLatency.p50, expected[12]);
     }
 

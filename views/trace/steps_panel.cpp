@@ -66,6 +66,8 @@ QString stepOverviewText(const trace::StepAnalysis& a) {
                              double(*std::min_element(durations.begin(), durations.end()))),
                          format::nanoseconds(
                              double(*std::max_element(durations.begin(), durations.end()))));
+    // A host-only trace's breakdown is no device's: its idle is not the user's GPU sitting idle.
+    if (!a.note.empty()) return text + QStringLiteral(" · ") + QString::fromStdString(a.note);
     QStringList shares;
     for (size_t c = 0; c < trace::kStepCategoryCount; ++c) {
         const double pct = a.sharePct(trace::StepCategory(c));

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <queue>
 
+#include "core/trace/dialect.h"
 #include "core/trace/steps/internal.h"
 
 namespace stallscope::trace::steps {
@@ -171,8 +172,9 @@ void countActivities(const std::vector<Activity>& acts, const Step& step, Device
     const auto first = std::lower_bound(acts.begin(), acts.end(), step.start,
                                         [](const Activity& a, int64_t t) { return a.start < t; });
     for (auto it = first; it != acts.end() && it->start < step.end; ++it) {
-        ++b.kernels;
+        ++b.activities;
         if (!isCompute(it->cls)) continue;
+        ++b.kernels;
         const int64_t dur = it->end - it->start;
         ++found.computeKernels;
         found.computeTime += dur;
@@ -233,6 +235,15 @@ StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
     // A CPU-only trace, or one whose device lines hold no activity (a CUPTI range profile):
     // its idle causes still show, but nothing is recommended about a device it does not have.
     const bool anyDevice = !g.devices.empty();
+    r.deviceActivity = anyDevice;
+    if (!evidenceOf(store).has(Evidence::Durations))
+        r.note =
+            "no durations: the trace states what ran (sizes, op counts) but not how long; "
+            "there is no time to break down";
+    else if (!anyDevice)
+        r.note =
+            "no device activity: a host-only trace; the breakdown shows the host's idle "
+            "causes, and nothing is said of a device";
     if (!anyDevice) {
         g.devices.push_back({"(no device activity)", -1, {}});
         g.activities.emplace_back();

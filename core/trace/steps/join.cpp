@@ -55,6 +55,10 @@ StepAnalysis joinHosts(std::vector<StepAnalysis> hosts, const std::vector<RunHos
     StepAnalysis r;
     r.source = hosts.front().source;
     r.stepOp = hosts.front().stepOp;
+    for (const StepAnalysis& h : hosts) {
+        r.deviceActivity = r.deviceActivity && h.deviceActivity;
+        if (r.note.empty()) r.note = h.note;
+    }
     const std::vector<std::vector<int>> stepOf = matchHostSteps(hosts, r.steps);
     std::vector<int> firstDevice;
     for (size_t h = 0; h < hosts.size(); ++h) {

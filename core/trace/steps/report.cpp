@@ -42,6 +42,8 @@ QJsonObject toJson(const StepAnalysis& a) {
     QJsonObject o;
     o.insert("version", StepAnalysis::kVersion);
     o.insert("step_source", stepSourceName(a.source));
+    o.insert("device_activity", a.deviceActivity);
+    if (!a.note.empty()) o.insert("note", QString::fromStdString(a.note));
     if (!a.stepOp.empty()) o.insert("step_op", QString::fromStdString(a.stepOp));
     o.insert("categories", namesJson(kCategoryNames));
     o.insert("host_categories", namesJson(kHostCategoryNames));
@@ -83,6 +85,7 @@ QJsonObject toJson(const StepAnalysis& a) {
                          {"exposed", qint64(b.communicationTotal - b.communicationHidden)}}},
             {"memcpy_overlap",
              QJsonObject{{"total", qint64(b.memcpyTotal)}, {"hidden", qint64(b.memcpyHidden)}}},
+            {"activities", qint64(b.activities)},
             {"kernels", qint64(b.kernels)}};
         if (b.start != s.start || b.end != s.end) {  // a host's own step within a run's step
             e.insert("step_start", qint64(s.start));
@@ -189,6 +192,8 @@ StepAnalysis stepAnalysisFromJson(const QJsonObject& o) {
     if (num(o, "version") != StepAnalysis::kVersion)
         throw Failure("stored step analysis: another version");
     StepAnalysis a;
+    a.deviceActivity = o.value("device_activity").toBool(true);
+    a.note = o.value("note").toString().toStdString();
     const std::string source = o.value("step_source").toString().toStdString();
     for (StepSource s :
          {StepSource::StepOp, StepSource::ProfilerStep, StepSource::XlaSteps,
@@ -240,6 +245,7 @@ StepAnalysis stepAnalysisFromJson(const QJsonObject& o) {
         const QJsonObject mo = e.value("memcpy_overlap").toObject();
         b.memcpyTotal = num(mo, "total");
         b.memcpyHidden = num(mo, "hidden");
+        b.activities = num(e, "activities");
         b.kernels = num(e, "kernels");
         a.breakdown.push_back(b);
     }
@@ -314,7 +320,8 @@ std::string stepsTable(const StepAnalysis& a) {
     std::ostringstream out;
     out << "steps: " << a.steps.size() << " (" << stepSourceName(a.source);
     if (!a.stepOp.empty()) out << ": " << a.stepOp;
-    out << "), devices: " << a.devices.size() << "\n";
+    out << "), devices: " << (a.deviceActivity ? a.devices.size() : 0) << "\n";
+    if (!a.note.empty()) out << a.note << "\n";
     char line[512];
     // The device column fits the longest name (a run's devices carry their host), up to 48.
     int width = 18;
