@@ -263,6 +263,17 @@ void binLiveRuns(DcacheAnalysis& out, const std::vector<OccupiedRun>& liveRuns) 
     }
 }
 
+// Page-writes never read per (bin, bucket), counted in the bin of the write (the last bin for a
+// write at the end of the trace).
+void binWastedRuns(DcacheAnalysis& out, const std::vector<OccupiedRun>& wastedRuns) {
+    out.bucketWasted.assign(size_t(out.bins) * out.buckets, 0.0);
+    for (const OccupiedRun& run : wastedRuns) {
+        const uint64_t bin = std::min<uint64_t>(run.begin / out.binCycles, out.bins - 1);
+        for (uint32_t p = run.pageBegin; p < run.pageEnd; ++p)
+            out.bucketWasted[bin * out.buckets + p / out.bucketPages] += 1;
+    }
+}
+
 // Sweep the live runs through time: used pages and largest free run per constant interval,
 // averaged per bin and as lower time-weighted medians.
 void sweepFreeSpace(DcacheAnalysis& out, const std::vector<OccupiedRun>& liveRuns) {
@@ -345,6 +356,7 @@ DcacheAnalysis analyzeDcache(const InstructionStream& trace, const Simulation& s
     setGeometry(out, trace, sim, options);
     PageRuns runs = walkPages(trace, sim, out);
     binLiveRuns(out, runs.live);
+    binWastedRuns(out, runs.wasted);
     sweepFreeSpace(out, runs.live);
     indexOccupancy(out, std::move(runs));
     return out;
