@@ -173,6 +173,308 @@ std::vector<std::string> uniqueHostNames(const std::vector<std::string>& given,
     return out;
 }
 
+// A host file of a run: its provenance, what it says about its clock, and where its tracks went.
+struct RunHost {
+    std::string path, fileName, hash, compression, clockSource;
+    uint64_t size = 0;
+    uint32_t track = 0, trackEnd = 0;
+    int64_t firstPid = 0, offset = 0;
+    std::optional<int64_t> clockBase;
+    std::map<int64_t, int64_t> stepStarts;  // step key -> first start, own clock
+    QJsonObject metadata;
+};
+
+// A host as read, waiting to be replayed into the writer.
+struct ParsedHost {
+    std::unique_ptr<trace::HostRecording> recording;
+    std::function<void(trace::TraceSink&, QJsonObject&, int64_t)> renumberPids;
+    int64_t pidsUsed = 0;
+    std::string hostName;
+};
+
+// Hosts are read on worker threads, each into a recording of its own (the writer and the
+// workspace are not thread-safe); the importing thread takes the recordings in host order, so
+// the profile is the one a sequential import makes. At most `workers + 1` hosts are read or
+// waiting (their recordings are held in memory). The workers are stopped and joined when this
+// is destroyed, whatever the exit.
+class HostReaders {
+  public:
+    HostReaders(const Importer& importer, std::vector<RunHost>& hosts, size_t workers)
+        : importer_(importer),
+          hosts_(hosts),
+          inFlight_(workers + 1),
+          parsed_(hosts.size()),
+          hostFraction_(hosts.size()) {
+        try {
+            for (size_t w = 0; w < workers; ++w) threads_.emplace_back([this] { work(); });
+        } catch (...) {
+            stopAndJoin();
+            throw;
+        }
+    }
+    ~HostReaders() { stopAndJoin(); }
+    HostReaders(const HostReaders&) = delete;
+    HostReaders& operator=(const HostReaders&) = delete;
+
+    // Host h once it is read, reporting the reading's progress while waiting; rethrows the
+    // first error any host met.
+    std::unique_ptr<ParsedHost> take(size_t h, Progress& progress) {
+        std::unique_lock lock(mutex_);
+        while (!parsed_[h] && !firstError_) {
+            if (changed_.wait_for(lock, std::chrono::milliseconds(100)) ==
+                std::cv_status::timeout) {
+                lock.unlock();
+                reportReading(progress);
+                lock.lock();
+            }
+        }
+        if (firstError_) std::rethrow_exception(firstError_);
+        return std::move(parsed_[h]);
+    }
+    // The host last taken is replayed: a worker may read one more.
+    void replayed(Progress& progress) {
+        {
+            std::lock_guard lock(mutex_);
+            ++replayed_;
+        }
+        changed_.notify_all();
+        reportReading(progress);
+    }
+
+  private:
+    void reportReading(Progress& progress) {
+        const size_t hosts = hosts_.size();
+        double done = 0;
+        for (size_t h = 0; h < hosts; ++h)
+            done += h < replayed_ ? 1.0 : hostFraction_[h].load(std::memory_order_relaxed);
+        progress.report(0.85 * done / double(hosts), "reading hosts (" + std::to_string(replayed_) +
+                                                         "/" + std::to_string(hosts) + " done)");
+    }
+
+    std::unique_ptr<ParsedHost> read(size_t h) {
+        RunHost& host = hosts_[h];
+        auto recording = std::make_unique<trace::HostRecording>();
+        StepMarkers markers(*recording, host.stepStarts);
+        trace::TrackSpec spec;
+        spec.kind = trace::TrackKind::Process;
+        spec.name = hostStem(host.path);
+        spec.pid = "host " + std::to_string(h);
+        spec.sortIndex = int64_t(h);
+        const uint32_t hostTrack = recording->addTrack(std::move(spec));
+        InputFile input(host.path);
+        host.size = input.fileSize();
+        host.compression = compressionName(input.compression());
+        Progress hostProgress([&](double fraction, const std::string&) {
+            hostFraction_[h].store(fraction, std::memory_order_relaxed);
+            std::lock_guard lock(mutex_);
+            if (stop_) throw Cancelled();
+        });
+        HostImportContext ctx{*recording, input, hostProgress, hostTrack, 0};
+        importer_.readHost(ctx);
+        recording->setSliceObserver({});
+        char sink[1 << 16];
+        while (input.read(sink, sizeof sink) > 0) {
+        }
+        host.hash = input.contentHash();
+        host.clockBase = ctx.clockBaseNs;
+        host.clockSource = ctx.clockSource;
+        host.metadata = std::move(ctx.metadata);
+        auto out = std::make_unique<ParsedHost>();
+        out->recording = std::move(recording);
+        out->renumberPids = std::move(ctx.renumberPids);
+        out->pidsUsed = std::max<int64_t>(ctx.pidsUsed, 0);
+        out->hostName = std::move(ctx.hostName);
+        return out;
+    }
+
+    void work() {
+        for (;;) {
+            size_t h = 0;
+            {
+                std::unique_lock lock(mutex_);
+                changed_.wait(lock, [&] {
+                    return stop_ || nextToRead_ >= hosts_.size() ||
+                           nextToRead_ < replayed_ + inFlight_;
+                });
+                if (stop_ || nextToRead_ >= hosts_.size()) return;
+                h = nextToRead_++;
+            }
+            try {
+                std::unique_ptr<ParsedHost> result = read(h);
+                std::lock_guard lock(mutex_);
+                parsed_[h] = std::move(result);
+            } catch (...) {
+                std::lock_guard lock(mutex_);
+                if (!firstError_ && !stop_) firstError_ = std::current_exception();
+                stop_ = true;
+            }
+            changed_.notify_all();
+        }
+    }
+
+    void stopAndJoin() {
+        {
+            std::lock_guard lock(mutex_);
+            stop_ = true;
+        }
+        changed_.notify_all();
+        for (std::thread& t : threads_) t.join();
+        threads_.clear();
+    }
+
+    const Importer& importer_;
+    std::vector<RunHost>& hosts_;
+    const size_t inFlight_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<std::unique_ptr<ParsedHost>> parsed_;
+    std::vector<std::atomic<double>> hostFraction_;
+    size_t nextToRead_ = 0, replayed_ = 0;
+    bool stop_ = false;
+    std::exception_ptr firstError_;
+    std::vector<std::thread> threads_;
+};
+
+// Replays the hosts into `writer` in host order as they are read, each host's process ids after
+// the previous host's; returns the hosts' total file size.
+uint64_t replayHosts(HostReaders& readers, std::vector<RunHost>& hosts, trace::TraceWriter& writer,
+                     Progress& progress) {
+    uint64_t totalSize = 0;
+    int64_t nextPid = 0;
+    for (size_t h = 0; h < hosts.size(); ++h) {
+        std::unique_ptr<ParsedHost> host = readers.take(h, progress);
+        RunHost& info = hosts[h];
+        if (!host->hostName.empty()) host->recording->track(0).name = host->hostName;
+        if (host->renumberPids && nextPid != 0)
+            host->renumberPids(*host->recording, info.metadata, nextPid);
+        info.firstPid = nextPid;
+        nextPid += host->pidsUsed;
+        info.track = host->recording->replayInto(writer, [&] { progress.checkCancelled(); });
+        info.trackEnd = uint32_t(writer.trackCount());
+        totalSize += info.size;
+        host.reset();
+        readers.replayed(progress);
+    }
+    return totalSize;
+}
+
+// Names the host tracks, unique across the run.
+void nameHosts(const std::vector<RunHost>& hosts, trace::TraceWriter& writer) {
+    std::vector<std::string> given, paths;
+    for (const RunHost& host : hosts) {
+        given.push_back(writer.track(host.track).name);
+        paths.push_back(host.path);
+    }
+    const std::vector<std::string> names = uniqueHostNames(given, paths);
+    for (size_t h = 0; h < hosts.size(); ++h) writer.track(hosts[h].track).name = names[h];
+}
+
+// Clock alignment, first that applies: every host carries a clock base on a shared clock
+// (XProf profile_start_time, Kineto baseTimeNanoseconds); the first step every host ran
+// starts together; the hosts' own clocks. Sets each host's offset; returns what aligned them.
+std::string alignClocks(std::vector<RunHost>& hosts) {
+    std::string alignment = "none: the hosts' own clocks (no clock base or common step)";
+    const bool allBases = std::all_of(hosts.begin(), hosts.end(),
+                                      [](const RunHost& h) { return h.clockBase.has_value(); });
+    if (allBases) {
+        int64_t earliest = INT64_MAX;
+        for (const RunHost& host : hosts) earliest = std::min(earliest, *host.clockBase);
+        for (RunHost& host : hosts) host.offset = *host.clockBase - earliest;
+        alignment = hosts.front().clockSource;
+    } else if (hosts.size() > 1) {
+        std::optional<int64_t> common;
+        for (const auto& entry : hosts.front().stepStarts) {
+            const int64_t key = entry.first;
+            const bool everywhere = std::all_of(hosts.begin(), hosts.end(), [&](const RunHost& h) {
+                return h.stepStarts.count(key) > 0;
+            });
+            if (everywhere) {
+                common = key;
+                break;
+            }
+        }
+        if (common) {
+            const int64_t reference = hosts.front().stepStarts.at(*common);
+            for (RunHost& host : hosts) host.offset = reference - host.stepStarts.at(*common);
+            alignment = "first common step (" + std::to_string(*common) + ")";
+        }
+    }
+    return alignment;
+}
+
+// Provenance per host, plane details with the plane's host (process ids are unique across
+// the run, so views find a plane by its pid as in a one-host profile), the hosts' warnings
+// under their names, and the hosts' file hashes in order.
+QJsonArray hostEntries(std::vector<RunHost>& hosts, trace::TraceWriter& writer, QJsonArray& planes,
+                       QJsonArray& warnings, std::vector<std::string>& hashes) {
+    QJsonArray hostArray;
+    for (size_t h = 0; h < hosts.size(); ++h) {
+        RunHost& host = hosts[h];
+        hashes.push_back(host.hash);
+        const QString hostName = QString::fromStdString(writer.track(host.track).name);
+        for (const QJsonValue plane : host.metadata.value("plane_details").toArray()) {
+            QJsonObject p = plane.toObject();
+            p.insert("host", hostName);
+            planes.append(p);
+        }
+        host.metadata.remove("plane_details");
+        for (const QJsonValue w : host.metadata.value("warnings").toArray())
+            warnings.append(hostName + ": " + w.toString());
+        QJsonObject o{{"name", hostName},
+                      {"index", qint64(h)},
+                      {"track", qint64(host.track)},
+                      {"path", QString::fromStdString(fs::absolute(host.path).string())},
+                      {"size", qint64(host.size)},
+                      {"hash", QString::fromStdString(host.hash)},
+                      {"compression", QString::fromStdString(host.compression)},
+                      {"offset_ns", qint64(host.offset)},
+                      {"first_pid", qint64(host.firstPid)},
+                      {"import", host.metadata}};
+        if (host.clockBase) {
+            o.insert("clock_base_ns", QString::number(*host.clockBase));
+            o.insert("clock_source", QString::fromStdString(host.clockSource));
+        }
+        hostArray.append(o);
+    }
+    return hostArray;
+}
+
+// The run profile's metadata; `hashes` gets the hosts' file hashes in order.
+QJsonObject runMetadata(const Importer& importer, std::vector<RunHost>& hosts,
+                        trace::TraceWriter& writer, const trace::TraceSummary& summary,
+                        const std::string& alignment, const RunOptions& options,
+                        std::vector<std::string>& hashes) {
+    QJsonArray planes, warnings;
+    const QJsonArray hostArray = hostEntries(hosts, writer, planes, warnings, hashes);
+    QJsonObject meta;
+    meta.insert("format", QString::fromStdString(importer.format()));
+    if (!options.skipped.empty()) {
+        QJsonArray names;
+        for (const std::string& path : options.skipped)
+            names.append(QString::fromStdString(fs::path(path).filename().string()));
+        warnings.append(QString("%1 files of the directory left out: the profiler's own "
+                                "conversions of hosts whose XSpace is imported (%2)")
+                            .arg(qint64(options.skipped.size()))
+                            .arg(QString::fromStdString(someNames(options.skipped))));
+        meta.insert("skipped_files", names);
+    }
+    meta.insert(
+        trace::kRunMetadataKey,
+        QJsonObject{{"hosts", qint64(hosts.size())},
+                    {"alignment", QString::fromStdString(alignment)},
+                    {"source", QString::fromStdString(fs::absolute(options.source).string())}});
+    meta.insert("hosts", hostArray);
+    if (!planes.isEmpty()) {
+        meta.insert("plane_details", planes);
+        meta.insert("planes", qint64(planes.size()));
+    }
+    meta.insert("trace", trace::summaryJson(summary));
+    if (summary.unboundFlows > 0)
+        warnings.append(QString("%1 flows have an end with no slice to attach to")
+                            .arg(qint64(summary.unboundFlows)));
+    meta.insert("warnings", warnings);
+    return meta;
+}
 }  // namespace
 
 const Importer* detectFile(const std::string& path, const std::string& format) {
@@ -290,17 +592,7 @@ ImportedProfile importRun(Workspace& workspace, const std::vector<RunMember>& me
     info.sourcePath = fs::absolute(options.source).string();
     const int64_t id = workspace.insertProfile(info);
 
-    struct Host {
-        std::string path, fileName, hash, compression, clockSource;
-        uint64_t size = 0;
-        uint32_t track = 0, trackEnd = 0;
-        int64_t firstPid = 0, offset = 0;
-        std::optional<int64_t> clockBase;
-        std::map<int64_t, int64_t> stepStarts;  // step key -> first start, own clock
-        QJsonObject metadata;
-    };
-    std::vector<Host> hosts(members.size());
-    uint64_t totalSize = 0;
+    std::vector<RunHost> hosts(members.size());
     for (size_t h = 0; h < members.size(); ++h) {
         hosts[h].path = members[h].path;
         hosts[h].fileName = fs::path(hosts[h].path).filename().string();
@@ -309,252 +601,23 @@ ImportedProfile importRun(Workspace& workspace, const std::vector<RunMember>& me
                              ")");
     }
 
-    // Hosts are read on worker threads, each into a recording of its own (the writer and the
-    // workspace are not thread-safe); this thread replays the recordings into the writer in
-    // host order, so the profile is the one a sequential import makes. At most `inFlight`
-    // hosts are read or waiting (their recordings are held in memory).
     const size_t workers = std::min(importWorkers(), members.size());
-    const size_t inFlight = workers + 1;
-    struct Parsed {
-        std::unique_ptr<trace::HostRecording> recording;
-        std::function<void(trace::TraceSink&, QJsonObject&, int64_t)> renumberPids;
-        int64_t pidsUsed = 0;
-        std::string hostName;
-    };
-    std::mutex mutex;
-    std::condition_variable changed;
-    std::vector<std::unique_ptr<Parsed>> parsed(members.size());
-    std::vector<std::atomic<double>> hostFraction(members.size());
-    size_t nextToRead = 0, replayed = 0;
-    bool stop = false;
-    std::exception_ptr firstError;
-
-    auto readHost = [&](size_t h) {
-        Host& host = hosts[h];
-        auto recording = std::make_unique<trace::HostRecording>();
-        StepMarkers markers(*recording, host.stepStarts);
-        trace::TrackSpec spec;
-        spec.kind = trace::TrackKind::Process;
-        spec.name = hostStem(host.path);
-        spec.pid = "host " + std::to_string(h);
-        spec.sortIndex = int64_t(h);
-        const uint32_t hostTrack = recording->addTrack(std::move(spec));
-        InputFile input(host.path);
-        host.size = input.fileSize();
-        host.compression = compressionName(input.compression());
-        Progress hostProgress([&](double fraction, const std::string&) {
-            hostFraction[h].store(fraction, std::memory_order_relaxed);
-            std::lock_guard lock(mutex);
-            if (stop) throw Cancelled();
-        });
-        HostImportContext ctx{*recording, input, hostProgress, hostTrack, 0};
-        importer->readHost(ctx);
-        recording->setSliceObserver({});
-        char sink[1 << 16];
-        while (input.read(sink, sizeof sink) > 0) {
-        }
-        host.hash = input.contentHash();
-        host.clockBase = ctx.clockBaseNs;
-        host.clockSource = ctx.clockSource;
-        host.metadata = std::move(ctx.metadata);
-        auto out = std::make_unique<Parsed>();
-        out->recording = std::move(recording);
-        out->renumberPids = std::move(ctx.renumberPids);
-        out->pidsUsed = std::max<int64_t>(ctx.pidsUsed, 0);
-        out->hostName = std::move(ctx.hostName);
-        return out;
-    };
-    auto work = [&]() {
-        for (;;) {
-            size_t h = 0;
-            {
-                std::unique_lock lock(mutex);
-                changed.wait(lock, [&] {
-                    return stop || nextToRead >= members.size() || nextToRead < replayed + inFlight;
-                });
-                if (stop || nextToRead >= members.size()) return;
-                h = nextToRead++;
-            }
-            try {
-                std::unique_ptr<Parsed> result = readHost(h);
-                std::lock_guard lock(mutex);
-                parsed[h] = std::move(result);
-            } catch (...) {
-                std::lock_guard lock(mutex);
-                if (!firstError && !stop) firstError = std::current_exception();
-                stop = true;
-            }
-            changed.notify_all();
-        }
-    };
-    // Declared after what the workers use: on any exit, they are stopped and joined first.
-    struct Crew {
-        std::mutex& mutex;
-        std::condition_variable& changed;
-        bool& stop;
-        std::vector<std::thread> threads;
-        ~Crew() {
-            {
-                std::lock_guard lock(mutex);
-                stop = true;
-            }
-            changed.notify_all();
-            for (std::thread& t : threads) t.join();
-        }
-    } crew{mutex, changed, stop, {}};
-    for (size_t w = 0; w < workers; ++w) crew.threads.emplace_back(work);
-
-    auto reportReading = [&]() {
-        double done = 0;
-        for (size_t h = 0; h < members.size(); ++h)
-            done += h < replayed ? 1.0 : hostFraction[h].load(std::memory_order_relaxed);
-        progress.report(0.85 * done / double(members.size()),
-                        "reading hosts (" + std::to_string(replayed) + "/" +
-                            std::to_string(members.size()) + " done)");
-    };
+    HostReaders readers(*importer, hosts, workers);
     trace::TraceWriter writer(workspace, id);
     writer.setWriteThreads(workers);
-    int64_t nextPid = 0;
-    for (size_t h = 0; h < members.size(); ++h) {
-        std::unique_ptr<Parsed> host;
-        {
-            std::unique_lock lock(mutex);
-            while (!parsed[h] && !firstError) {
-                if (changed.wait_for(lock, std::chrono::milliseconds(100)) ==
-                    std::cv_status::timeout) {
-                    lock.unlock();
-                    reportReading();
-                    lock.lock();
-                }
-            }
-            if (firstError) std::rethrow_exception(firstError);
-            host = std::move(parsed[h]);
-        }
-        Host& info = hosts[h];
-        if (!host->hostName.empty()) host->recording->track(0).name = host->hostName;
-        if (host->renumberPids && nextPid != 0)
-            host->renumberPids(*host->recording, info.metadata, nextPid);
-        info.firstPid = nextPid;
-        nextPid += host->pidsUsed;
-        info.track = host->recording->replayInto(writer, [&] { progress.checkCancelled(); });
-        info.trackEnd = uint32_t(writer.trackCount());
-        totalSize += info.size;
-        host.reset();
-        {
-            std::lock_guard lock(mutex);
-            ++replayed;
-        }
-        changed.notify_all();
-        reportReading();
-    }
-
-    {
-        std::vector<std::string> given, paths;
-        for (const Host& host : hosts) {
-            given.push_back(writer.track(host.track).name);
-            paths.push_back(host.path);
-        }
-        const std::vector<std::string> names = uniqueHostNames(given, paths);
-        for (size_t h = 0; h < hosts.size(); ++h) writer.track(hosts[h].track).name = names[h];
-    }
-
-    // Clock alignment, first that applies: every host carries a clock base on a shared clock
-    // (XProf profile_start_time, Kineto baseTimeNanoseconds); the first step every host ran
-    // starts together; the hosts' own clocks.
-    std::string alignment = "none: the hosts' own clocks (no clock base or common step)";
-    const bool allBases = std::all_of(hosts.begin(), hosts.end(),
-                                      [](const Host& h) { return h.clockBase.has_value(); });
-    if (allBases) {
-        int64_t earliest = INT64_MAX;
-        for (const Host& host : hosts) earliest = std::min(earliest, *host.clockBase);
-        for (Host& host : hosts) host.offset = *host.clockBase - earliest;
-        alignment = hosts.front().clockSource;
-    } else if (hosts.size() > 1) {
-        std::optional<int64_t> common;
-        for (const auto& entry : hosts.front().stepStarts) {
-            const int64_t key = entry.first;
-            const bool everywhere = std::all_of(hosts.begin(), hosts.end(), [&](const Host& h) {
-                return h.stepStarts.count(key) > 0;
-            });
-            if (everywhere) {
-                common = key;
-                break;
-            }
-        }
-        if (common) {
-            const int64_t reference = hosts.front().stepStarts.at(*common);
-            for (Host& host : hosts) host.offset = reference - host.stepStarts.at(*common);
-            alignment = "first common step (" + std::to_string(*common) + ")";
-        }
-    }
-    for (const Host& host : hosts)
+    const uint64_t totalSize = replayHosts(readers, hosts, writer, progress);
+    nameHosts(hosts, writer);
+    const std::string alignment = alignClocks(hosts);
+    for (const RunHost& host : hosts)
         if (host.offset != 0)
             for (uint32_t t = host.track; t < host.trackEnd; ++t)
                 writer.setTimeOffset(t, host.offset);
 
     const trace::TraceSummary summary =
         writer.finish([&](double f) { progress.report(0.85 + 0.14 * f, "building timeline"); });
-
-    // Provenance per host, plane details with the plane's host (process ids are unique across
-    // the run, so views find a plane by its pid as in a one-host profile).
-    QJsonArray hostArray, planes, warnings;
     std::vector<std::string> hashes;
-    for (size_t h = 0; h < hosts.size(); ++h) {
-        Host& host = hosts[h];
-        hashes.push_back(host.hash);
-        const QString hostName = QString::fromStdString(writer.track(host.track).name);
-        for (const QJsonValue plane : host.metadata.value("plane_details").toArray()) {
-            QJsonObject p = plane.toObject();
-            p.insert("host", hostName);
-            planes.append(p);
-        }
-        host.metadata.remove("plane_details");
-        for (const QJsonValue w : host.metadata.value("warnings").toArray())
-            warnings.append(hostName + ": " + w.toString());
-        QJsonObject o{{"name", hostName},
-                      {"index", qint64(h)},
-                      {"track", qint64(host.track)},
-                      {"path", QString::fromStdString(fs::absolute(host.path).string())},
-                      {"size", qint64(host.size)},
-                      {"hash", QString::fromStdString(host.hash)},
-                      {"compression", QString::fromStdString(host.compression)},
-                      {"offset_ns", qint64(host.offset)},
-                      {"first_pid", qint64(host.firstPid)},
-                      {"import", host.metadata}};
-        if (host.clockBase) {
-            o.insert("clock_base_ns", QString::number(*host.clockBase));
-            o.insert("clock_source", QString::fromStdString(host.clockSource));
-        }
-        hostArray.append(o);
-    }
-
-    QJsonObject meta;
-    meta.insert("format", QString::fromStdString(importer->format()));
-    if (!options.skipped.empty()) {
-        QJsonArray names;
-        for (const std::string& path : options.skipped)
-            names.append(QString::fromStdString(fs::path(path).filename().string()));
-        warnings.append(QString("%1 files of the directory left out: the profiler's own "
-                                "conversions of hosts whose XSpace is imported (%2)")
-                            .arg(qint64(options.skipped.size()))
-                            .arg(QString::fromStdString(someNames(options.skipped))));
-        meta.insert("skipped_files", names);
-    }
-    meta.insert(
-        trace::kRunMetadataKey,
-        QJsonObject{{"hosts", qint64(hosts.size())},
-                    {"alignment", QString::fromStdString(alignment)},
-                    {"source", QString::fromStdString(fs::absolute(options.source).string())}});
-    meta.insert("hosts", hostArray);
-    if (!planes.isEmpty()) {
-        meta.insert("plane_details", planes);
-        meta.insert("planes", qint64(planes.size()));
-    }
-    meta.insert("trace", trace::summaryJson(summary));
-    if (summary.unboundFlows > 0)
-        warnings.append(QString("%1 flows have an end with no slice to attach to")
-                            .arg(qint64(summary.unboundFlows)));
-    meta.insert("warnings", warnings);
+    const QJsonObject meta =
+        runMetadata(*importer, hosts, writer, summary, alignment, options, hashes);
     sql::Statement update(workspace.db(),
                           "UPDATE profiles SET source_size = ?, source_hash = ?, metadata = ? "
                           "WHERE id = ?");

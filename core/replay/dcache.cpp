@@ -113,13 +113,9 @@ double lowerWeightedMedian(const std::vector<uint64_t>& weightByValue, uint32_t 
     return 100.0;
 }
 
-}  // namespace
-
-DcacheAnalysis analyzeDcache(const InstructionStream& trace, const Simulation& sim,
-                             const DcacheOptions& options) {
-    DcacheAnalysis out;
-    out.totalCycles = sim.totalCycles;
-    if (!trace.machine.dcache) return out;
+// The data-cache's pages, buckets and time bins.
+void setGeometry(DcacheAnalysis& out, const InstructionStream& trace, const Simulation& sim,
+                 const DcacheOptions& options) {
     const DcacheGeometry& geo = *trace.machine.dcache;
     out.present = true;
     out.space = geo.space;
@@ -130,46 +126,73 @@ DcacheAnalysis analyzeDcache(const InstructionStream& trace, const Simulation& s
     out.buckets = (out.pages + out.bucketPages - 1) / out.bucketPages;
     out.bins = std::max<uint32_t>(options.bins, 1);
     out.binCycles = std::max<uint64_t>(1, (sim.totalCycles + out.bins - 1) / out.bins);
+}
 
-    const uint32_t pages = out.pages;
-    std::vector<PageState> state(pages);
-    std::vector<OccupiedRun> liveRuns, wastedRuns;
-    RunCollector live(liveRuns), wasted(wastedRuns);
-    auto pageRange = [&](const Region& r, uint32_t& first, uint32_t& last) {
-        first = static_cast<uint32_t>(std::min<uint64_t>(r.address / out.pageBytes, pages));
-        last = static_cast<uint32_t>(
-            std::min<uint64_t>((r.end() + out.pageBytes - 1) / out.pageBytes, pages));
-    };
-    auto closePage = [&](uint32_t p) {
-        PageState& s = state[p];
-        if (s.state == 2) live.add(p, s.written, s.lastRead + 1);
-        if (s.state == 1) {
-            ++out.wastedPages;
-            wasted.add(p, s.written, s.written + 1);
-        }
-    };
-    auto write = [&](const Region& r, uint64_t at) {
+// What the page walk leaves: runs of consecutive pages with identical intervals.
+struct PageRuns {
+    std::vector<OccupiedRun> live;    // [write, last read + 1) of data that was read
+    std::vector<OccupiedRun> wasted;  // [write, write + 1) of page-writes never read
+};
+
+// Each page's state as the trace's reads and writes reach it in cycle order; a page's data is
+// closed (live or wasted) when it is overwritten or the trace ends. Counts page-writes and
+// wasted pages in the analysis.
+class PageWalk {
+  public:
+    explicit PageWalk(DcacheAnalysis& out) : out_(out), state_(out.pages) {}
+
+    void write(const Region& r, uint64_t at) {
         uint32_t first, last;
         pageRange(r, first, last);
         for (uint32_t p = first; p < last; ++p) {
             closePage(p);
-            state[p] = {at, at, 1};
-            ++out.pageWrites;
+            state_[p] = {at, at, 1};
+            ++out_.pageWrites;
         }
-        live.flush();
-        wasted.flush();
-    };
-    auto read = [&](const Region& r, uint64_t at) {
+        live_.flush();
+        wasted_.flush();
+    }
+    void read(const Region& r, uint64_t at) {
         uint32_t first, last;
         pageRange(r, first, last);
         for (uint32_t p = first; p < last; ++p) {
-            PageState& s = state[p];
+            PageState& s = state_[p];
             if (s.state == 0) s.written = 0;  // live-in data: present from the start
             s.state = 2;
             s.lastRead = std::max(s.lastRead, at);
         }
-    };
+    }
+    // Closes every page at the end of the trace.
+    PageRuns finish() {
+        for (uint32_t p = 0; p < out_.pages; ++p) closePage(p);
+        live_.flush();
+        wasted_.flush();
+        return std::move(runs_);
+    }
 
+  private:
+    void pageRange(const Region& r, uint32_t& first, uint32_t& last) const {
+        first = static_cast<uint32_t>(std::min<uint64_t>(r.address / out_.pageBytes, out_.pages));
+        last = static_cast<uint32_t>(
+            std::min<uint64_t>((r.end() + out_.pageBytes - 1) / out_.pageBytes, out_.pages));
+    }
+    void closePage(uint32_t p) {
+        PageState& s = state_[p];
+        if (s.state == 2) live_.add(p, s.written, s.lastRead + 1);
+        if (s.state == 1) {
+            ++out_.wastedPages;
+            wasted_.add(p, s.written, s.written + 1);
+        }
+    }
+    DcacheAnalysis& out_;
+    std::vector<PageState> state_;
+    PageRuns runs_;
+    RunCollector live_{runs_.live}, wasted_{runs_.wasted};
+};
+
+// Replays the trace's data-cache reads and writes in cycle order through a PageWalk.
+PageRuns walkPages(const InstructionStream& trace, const Simulation& sim, DcacheAnalysis& out) {
+    PageWalk walk(out);
     // DMAs write their destination when they complete, out of program order: keep a queue.
     using Pending = std::pair<uint64_t, uint32_t>;  // complete cycle, dma index
     std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
@@ -177,30 +200,30 @@ DcacheAnalysis analyzeDcache(const InstructionStream& trace, const Simulation& s
         const Instr& in = trace.instrs[i];
         const uint64_t now = sim.cycle[i];
         while (!pending.empty() && pending.top().first <= now) {
-            write(trace.dmas[pending.top().second].dst, pending.top().first);
+            walk.write(trace.dmas[pending.top().second].dst, pending.top().first);
             pending.pop();
         }
         for (const Region& r : trace.memRead(in))
-            if (r.space == geo.space) read(r, now);
+            if (r.space == out.space) walk.read(r, now);
         if (in.kind == InstrKind::DmaIssue) {
             const Dma& dma = trace.dmas[in.dma];
             const uint64_t complete = sim.dmas[in.dma].completeCycle;
-            if (dma.src.space == geo.space) read(dma.src, complete);
-            if (dma.dst.space == geo.space) pending.emplace(complete, in.dma);
+            if (dma.src.space == out.space) walk.read(dma.src, complete);
+            if (dma.dst.space == out.space) pending.emplace(complete, in.dma);
         }
         for (const Region& r : trace.memWritten(in))
-            if (r.space == geo.space) write(r, now);
+            if (r.space == out.space) walk.write(r, now);
     }
     while (!pending.empty()) {
-        write(trace.dmas[pending.top().second].dst, pending.top().first);
+        walk.write(trace.dmas[pending.top().second].dst, pending.top().first);
         pending.pop();
     }
-    for (uint32_t p = 0; p < pages; ++p) closePage(p);
-    live.flush();
-    wasted.flush();
+    return walk.finish();
+}
 
-    // Heatmap: integrate each live run over (bucket x bin), full bins through a difference array.
-    const uint64_t total = sim.totalCycles;
+// Heatmap: integrate each live run over (bucket x bin), full bins through a difference array.
+void binLiveRuns(DcacheAnalysis& out, const std::vector<OccupiedRun>& liveRuns) {
+    const uint64_t total = out.totalCycles;
     const uint32_t bins = out.bins, buckets = out.buckets;
     out.bucketUsed.assign(size_t(bins) * buckets, 0.0);
     std::vector<double> fullDiff(size_t(bins + 1) * buckets, 0.0);
@@ -238,8 +261,24 @@ DcacheAnalysis analyzeDcache(const InstructionStream& trace, const Simulation& s
             cell = len ? cell / double(len) : 0.0;
         }
     }
+}
 
-    // Sweep the live runs through time: used pages and largest free run per constant interval.
+// Page-writes never read per (bin, bucket), counted in the bin of the write (the last bin for a
+// write at the end of the trace).
+void binWastedRuns(DcacheAnalysis& out, const std::vector<OccupiedRun>& wastedRuns) {
+    out.bucketWasted.assign(size_t(out.bins) * out.buckets, 0.0);
+    for (const OccupiedRun& run : wastedRuns) {
+        const uint64_t bin = std::min<uint64_t>(run.begin / out.binCycles, out.bins - 1);
+        for (uint32_t p = run.pageBegin; p < run.pageEnd; ++p)
+            out.bucketWasted[bin * out.buckets + p / out.bucketPages] += 1;
+    }
+}
+
+// Sweep the live runs through time: used pages and largest free run per constant interval,
+// averaged per bin and as lower time-weighted medians.
+void sweepFreeSpace(DcacheAnalysis& out, const std::vector<OccupiedRun>& liveRuns) {
+    const uint64_t total = out.totalCycles;
+    const uint32_t pages = out.pages, bins = out.bins;
     struct Event {
         uint64_t at;
         int32_t delta;
@@ -291,10 +330,12 @@ DcacheAnalysis analyzeDcache(const InstructionStream& trace, const Simulation& s
     }
     out.medianUnusedPct = lowerWeightedMedian(unusedWeight, pages);
     out.medianLargestFreePct = lowerWeightedMedian(freeRunWeight, pages);
+}
 
-    // Occupancy index for free-region queries: live and wasted runs.
-    out.runs = std::move(liveRuns);
-    out.runs.insert(out.runs.end(), wastedRuns.begin(), wastedRuns.end());
+// Occupancy index for free-region queries: live and wasted runs.
+void indexOccupancy(DcacheAnalysis& out, PageRuns runs) {
+    out.runs = std::move(runs.live);
+    out.runs.insert(out.runs.end(), runs.wasted.begin(), runs.wasted.end());
     std::sort(out.runs.begin(), out.runs.end(),
               [](const OccupiedRun& a, const OccupiedRun& b) { return a.begin < b.begin; });
     size_t size = 1;
@@ -303,6 +344,21 @@ DcacheAnalysis analyzeDcache(const InstructionStream& trace, const Simulation& s
     for (size_t k = 0; k < out.runs.size(); ++k) out.maxEndTree[size + k] = out.runs[k].end;
     for (size_t k = size - 1; k >= 1; --k)
         out.maxEndTree[k] = std::max(out.maxEndTree[2 * k], out.maxEndTree[2 * k + 1]);
+}
+
+}  // namespace
+
+DcacheAnalysis analyzeDcache(const InstructionStream& trace, const Simulation& sim,
+                             const DcacheOptions& options) {
+    DcacheAnalysis out;
+    out.totalCycles = sim.totalCycles;
+    if (!trace.machine.dcache) return out;
+    setGeometry(out, trace, sim, options);
+    PageRuns runs = walkPages(trace, sim, out);
+    binLiveRuns(out, runs.live);
+    binWastedRuns(out, runs.wasted);
+    sweepFreeSpace(out, runs.live);
+    indexOccupancy(out, std::move(runs));
     return out;
 }
 

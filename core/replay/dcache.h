@@ -43,6 +43,8 @@ struct DcacheAnalysis {
     double medianLargestFreePct = 100;
     uint64_t pageWrites = 0;
     uint64_t wastedPages = 0;  // page-writes never read
+    // Page-writes never read per bucket per bin (the bin of the write), bins x buckets row-major.
+    std::vector<double> bucketWasted;
 
     // Region queries (cycles inclusive). Addresses are byte addresses in the data-cache space.
     bool isFree(uint64_t address, uint64_t bytes, uint64_t from, uint64_t to) const;

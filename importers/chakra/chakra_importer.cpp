@@ -174,25 +174,16 @@ std::string versionFromSchema(const std::string& schema) {
     return at == std::string::npos ? schema : schema.substr(at + 7);
 }
 
-// Reads one rank's file onto `track`.
-RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress* progress,
-                    int rank) {
-    RankResult result;
-    FrameReader frames(in);
-    std::string_view frame;
-    if (!frames.next(frame)) throw InputError(in.path() + ": empty Chakra ET file");
+// The GlobalMetadata message: the trace's version (from its schema attribute when it has none)
+// and its attributes.
+void readGlobalMetadata(std::string_view frame, const std::string& path, RankResult& result) {
     std::string_view version;
     std::vector<chakra_wire::Attribute> attributes;
-    // Traces from before GlobalMetadata (2023) start with their first Node.
-    const bool firstIsNode = !chakra_wire::isGlobalMetadata(frame);
-    if (!firstIsNode) {
-        try {
-            chakra_wire::parseGlobalMetadata(frame, version, attributes);
-        } catch (const chakra_wire::Malformed&) {
-            throw InputError(atOffset(in.path(), 0, "Chakra ET: malformed GlobalMetadata"));
-        }
+    try {
+        chakra_wire::parseGlobalMetadata(frame, version, attributes);
+    } catch (const chakra_wire::Malformed&) {
+        throw InputError(atOffset(path, 0, "Chakra ET: malformed GlobalMetadata"));
     }
-    result.hasGlobalMetadata = !firstIsNode;
     result.version = std::string(version);
     for (const chakra_wire::Attribute& a : attributes) {
         if (a.name == "schema" && a.value == chakra_wire::kStringVal)
@@ -207,22 +198,120 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
     }
     if (result.version.empty() && !result.schema.empty())
         result.version = versionFromSchema(result.schema);
+}
 
+// Node type names by type value, each looked up once (NodeType_Name is a descriptor lookup).
+class TypeNames {
+  public:
+    const std::string& of(int32_t type) {
+        if (type < 0 || size_t(type) >= names_.size())
+            return chakra::NodeType_Name(chakra::NodeType(type));
+        if (!names_[size_t(type)])
+            names_[size_t(type)] = &chakra::NodeType_Name(chakra::NodeType(type));
+        return *names_[size_t(type)];
+    }
+
+  private:
+    std::vector<const std::string*> names_ = std::vector<const std::string*>(16, nullptr);
+};
+
+// Where comm_type's and comm_size's values sit in a node's args (the last of each wins).
+struct CommValues {
+    size_t typeAt = 0, typeEnd = 0, sizeAt = 0, sizeEnd = 0;
+};
+
+// A node's args as a JSON object: its type, id and attributes.
+CommValues nodeArgs(const chakra_wire::Node& node, const std::string& typeName, bool collective,
+                    std::string& args) {
+    CommValues comm;
+    args.assign("{\"type\":");
+    appendString(args, typeName);
+    args += ",\"id\":";
+    char digits[24];
+    args.append(digits, std::to_chars(digits, digits + sizeof digits, node.id).ptr);
+    for (const chakra_wire::Attribute& a : node.attributes) {
+        args.push_back(',');
+        appendString(args, a.name);
+        args.push_back(':');
+        const size_t valueAt = args.size();
+        int64_t number = 0;
+        // Only collectives have a collective type; send/recv nodes carry their own
+        // number in comm_type, kept as it is.
+        if (collective && a.name == "comm_type" && a.integer(number) &&
+            chakra::CollectiveCommType_IsValid(int(number)))
+            appendString(args, chakra::CollectiveCommType_Name(chakra::CollectiveCommType(number)));
+        else
+            appendAttributeJson(args, a);
+        if (a.name == "comm_type") {
+            comm.typeAt = valueAt;
+            comm.typeEnd = args.size();
+        } else if (a.name == "comm_size") {
+            comm.sizeAt = valueAt;
+            comm.sizeEnd = args.size();
+        }
+    }
+    args.push_back('}');
+    return comm;
+}
+
+// A collective node as the profile metadata lists it.
+QJsonObject collectiveJson(const chakra_wire::Node& node, int rank, const std::string& args,
+                           const CommValues& comm) {
+    const auto json = [&](size_t from, size_t to) {
+        return from == to ? QJsonValue()
+                          : QJsonDocument::fromJson(
+                                QByteArray::fromStdString("[" + args.substr(from, to - from) + "]"))
+                                .array()
+                                .at(0);
+    };
+    return QJsonObject{{"rank", rank},
+                       {"node", qint64(node.id)},
+                       {"name", QString::fromUtf8(node.name.data(), qsizetype(node.name.size()))},
+                       {"comm_type", json(comm.typeAt, comm.typeEnd)},
+                       {"comm_size", json(comm.sizeAt, comm.sizeEnd)}};
+}
+
+// A rank's nodes as read, with their dependency ids as one flat list.
+struct RankNodes {
     std::vector<NodeRecord> nodes;
     std::vector<uint64_t> depIds;
-    bool anyStart = false;
+    bool anyStart = false;  // whether any node has a start time
+};
+
+// Adds the node (read at `at`, its name and args stored in `writer`) to `rank`.
+void addNode(const chakra_wire::Node& node, const std::string& typeName, const std::string& args,
+             TraceWriter& writer, const std::string& path, uint64_t at, RankNodes& rank) {
+    NodeRecord r;
+    r.id = node.id;
+    r.name = writer.intern(node.name.empty() ? std::string_view(typeName) : node.name);
+    r.args = writer.addArgs(args);
+    // Microseconds to ns within int64 (±292 years): a larger time is no time a trace holds.
+    constexpr uint64_t kMaxMicros = uint64_t(INT64_MAX / 1000 / 2);
+    if (node.startMicros > kMaxMicros || node.durationMicros > kMaxMicros)
+        throw InputError(atOffset(path, static_cast<long long>(at),
+                                  "Chakra ET: node " + std::to_string(node.id) +
+                                      " has a start or duration beyond 146 years"));
+    r.start = int64_t(node.startMicros) * 1000;
+    r.dur = int64_t(node.durationMicros) * 1000;
+    rank.anyStart = rank.anyStart || node.startMicros != 0;
+    std::vector<uint64_t>& depIds = rank.depIds;
+    r.firstDep = depIds.size();
+    depIds.insert(depIds.end(), node.dataDeps.begin(), node.dataDeps.end());
+    r.dataDeps = uint32_t(depIds.size() - r.firstDep);
+    depIds.insert(depIds.end(), node.ctrlDeps.begin(), node.ctrlDeps.end());
+    r.deps = uint32_t(depIds.size() - r.firstDep);
+    rank.nodes.push_back(r);
+}
+
+// Reads the rank's Nodes, `frame` the first of them when firstIsNode; counts them by type and
+// lists the collectives in `result`.
+RankNodes readNodes(FrameReader& frames, std::string_view frame, bool firstIsNode, InputFile& in,
+                    TraceWriter& writer, Progress* progress, int rank, RankResult& result) {
+    RankNodes read;
     chakra_wire::Node node;
     std::string args;
-    // Node type names and counts by type value (NodeType_Name is a descriptor lookup).
-    std::vector<const std::string*> typeNames(16, nullptr);
+    TypeNames typeNames;
     std::map<int32_t, uint64_t> typeCounts;
-    const auto typeNameOf = [&](int32_t type) -> const std::string& {
-        if (type < 0 || size_t(type) >= typeNames.size())
-            return chakra::NodeType_Name(chakra::NodeType(type));
-        if (!typeNames[size_t(type)])
-            typeNames[size_t(type)] = &chakra::NodeType_Name(chakra::NodeType(type));
-        return *typeNames[size_t(type)];
-    };
     bool pendingFirst = firstIsNode;  // the first frame, already read, is a Node
     for (;;) {
         const uint64_t at = pendingFirst ? 0 : frames.offset();
@@ -234,140 +323,93 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
             throw InputError(atOffset(in.path(), static_cast<long long>(at),
                                       "Chakra ET: malformed Node message"));
         }
-        const std::string& typeName = typeNameOf(node.type);
+        const std::string& typeName = typeNames.of(node.type);
         const bool collective = node.type == chakra::COMM_COLL_NODE;
-        args.assign("{\"type\":");
-        appendString(args, typeName);
-        args += ",\"id\":";
-        char digits[24];
-        args.append(digits, std::to_chars(digits, digits + sizeof digits, node.id).ptr);
-        // Where comm_type's and comm_size's values sit in `args` (the last of each wins).
-        size_t commTypeAt = 0, commTypeEnd = 0, commSizeAt = 0, commSizeEnd = 0;
-        for (const chakra_wire::Attribute& a : node.attributes) {
-            args.push_back(',');
-            appendString(args, a.name);
-            args.push_back(':');
-            const size_t valueAt = args.size();
-            int64_t number = 0;
-            // Only collectives have a collective type; send/recv nodes carry their own
-            // number in comm_type, kept as it is.
-            if (collective && a.name == "comm_type" && a.integer(number) &&
-                chakra::CollectiveCommType_IsValid(int(number)))
-                appendString(args,
-                             chakra::CollectiveCommType_Name(chakra::CollectiveCommType(number)));
-            else
-                appendAttributeJson(args, a);
-            if (a.name == "comm_type") {
-                commTypeAt = valueAt;
-                commTypeEnd = args.size();
-            } else if (a.name == "comm_size") {
-                commSizeAt = valueAt;
-                commSizeEnd = args.size();
-            }
-        }
-        args.push_back('}');
+        const CommValues comm = nodeArgs(node, typeName, collective, args);
         ++typeCounts[node.type];
-        if (collective) {
-            const auto json = [&](size_t from, size_t to) {
-                return from == to
-                           ? QJsonValue()
-                           : QJsonDocument::fromJson(QByteArray::fromStdString(
-                                                         "[" + args.substr(from, to - from) + "]"))
-                                 .array()
-                                 .at(0);
-            };
-            result.collectives.append(QJsonObject{
-                {"rank", rank},
-                {"node", qint64(node.id)},
-                {"name", QString::fromUtf8(node.name.data(), qsizetype(node.name.size()))},
-                {"comm_type", json(commTypeAt, commTypeEnd)},
-                {"comm_size", json(commSizeAt, commSizeEnd)}});
-        }
-        NodeRecord r;
-        r.id = node.id;
-        r.name = writer.intern(node.name.empty() ? std::string_view(typeName) : node.name);
-        r.args = writer.addArgs(args);
-        // Microseconds to ns within int64 (±292 years): a larger time is no time a trace holds.
-        constexpr uint64_t kMaxMicros = uint64_t(INT64_MAX / 1000 / 2);
-        if (node.startMicros > kMaxMicros || node.durationMicros > kMaxMicros)
-            throw InputError(atOffset(in.path(), static_cast<long long>(at),
-                                      "Chakra ET: node " + std::to_string(node.id) +
-                                          " has a start or duration beyond 146 years"));
-        r.start = int64_t(node.startMicros) * 1000;
-        r.dur = int64_t(node.durationMicros) * 1000;
-        anyStart = anyStart || node.startMicros != 0;
-        r.firstDep = depIds.size();
-        depIds.insert(depIds.end(), node.dataDeps.begin(), node.dataDeps.end());
-        r.dataDeps = uint32_t(depIds.size() - r.firstDep);
-        depIds.insert(depIds.end(), node.ctrlDeps.begin(), node.ctrlDeps.end());
-        r.deps = uint32_t(depIds.size() - r.firstDep);
-        nodes.push_back(r);
-        if (progress && (nodes.size() & 0xffff) == 0)
+        if (collective) result.collectives.append(collectiveJson(node, rank, args, comm));
+        addNode(node, typeName, args, writer, in.path(), at, read);
+        if (progress && (read.nodes.size() & 0xffff) == 0)
             progress->report(in.fraction(), "reading nodes");
     }
-    for (const auto& [type, count] : typeCounts) result.types[typeNameOf(type)] += count;
-    result.nodes = nodes.size();
-    const NodeIndex index(nodes);
-    // Positions of each node's dependencies, NodeIndex::kNone when missing.
-    std::vector<size_t> depPositions(depIds.size());
-    for (size_t k = 0; k < depIds.size(); ++k) depPositions[k] = index.find(depIds[k]);
-    std::vector<uint64_t>().swap(depIds);
+    for (const auto& [type, count] : typeCounts) result.types[typeNames.of(type)] += count;
+    return read;
+}
 
-    if (!anyStart) {
-        // ASAP: a node starts when the last of its dependencies ends (iterative, in dependency
-        // order; missing dependencies are ignored). A cycle (real traces have them: an op and
-        // its kernel depending on each other) would leave its nodes and all that follow them
-        // unplaced: when nothing is ready, the first pending node in file order goes, after
-        // its dependencies placed so far, and is counted.
-        result.scheduled = true;
-        // Dependents of each node as one flat list (offsets per node), in node order.
-        std::vector<int> pending(nodes.size(), 0);
-        std::vector<size_t> dependentsBegin(nodes.size() + 1, 0);
-        for (size_t i = 0; i < nodes.size(); ++i) {
-            nodes[i].start = 0;
-            for (uint32_t k = 0; k < nodes[i].deps; ++k) {
-                const size_t d = depPositions[nodes[i].firstDep + k];
-                // A node listing itself (383 do in a public PyTorch ET) waits for nothing.
-                if (d == NodeIndex::kNone || d == i) continue;
-                ++pending[i];
-                ++dependentsBegin[d + 1];
-            }
-        }
-        for (size_t i = 0; i < nodes.size(); ++i) dependentsBegin[i + 1] += dependentsBegin[i];
-        std::vector<size_t> dependents(dependentsBegin.back());
-        {
-            std::vector<size_t> fill(dependentsBegin.begin(), dependentsBegin.end() - 1);
-            for (size_t i = 0; i < nodes.size(); ++i)
-                for (uint32_t k = 0; k < nodes[i].deps; ++k) {
-                    const size_t d = depPositions[nodes[i].firstDep + k];
-                    if (d != NodeIndex::kNone && d != i) dependents[fill[d]++] = i;
-                }
-        }
-        std::vector<size_t> ready;
-        for (size_t i = 0; i < nodes.size(); ++i)
-            if (pending[i] == 0) ready.push_back(i);
-        size_t firstPending = 0;
-        std::vector<bool> placed(nodes.size(), false);  // a placed node's start stays
-        for (;;) {
-            if (ready.empty()) {
-                while (firstPending < nodes.size() && pending[firstPending] <= 0) ++firstPending;
-                if (firstPending == nodes.size()) break;
-                pending[firstPending] = 0;
-                ready.push_back(firstPending);
-                ++result.cycleBreaks;
-            }
-            const size_t i = ready.back();
-            ready.pop_back();
-            placed[i] = true;
-            const int64_t end = nodes[i].start + nodes[i].dur;
-            for (size_t k = dependentsBegin[i]; k < dependentsBegin[i + 1]; ++k) {
-                const size_t j = dependents[k];
-                if (placed[j]) continue;  // on a cycle, placed already
-                nodes[j].start = std::max(nodes[j].start, end);
-                if (pending[j] > 0 && --pending[j] == 0) ready.push_back(j);
-            }
+// Dependents of each node as one flat list (offsets per node), in node order, and how many
+// dependencies each node waits for.
+struct Dependents {
+    std::vector<int> pending;
+    std::vector<size_t> begin;  // node i's dependents: list[begin[i]] to list[begin[i + 1]]
+    std::vector<size_t> list;
+};
+
+Dependents dependentsOf(const std::vector<NodeRecord>& nodes,
+                        const std::vector<size_t>& depPositions) {
+    Dependents out;
+    out.pending.assign(nodes.size(), 0);
+    out.begin.assign(nodes.size() + 1, 0);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        for (uint32_t k = 0; k < nodes[i].deps; ++k) {
+            const size_t d = depPositions[nodes[i].firstDep + k];
+            // A node listing itself (383 do in a public PyTorch ET) waits for nothing.
+            if (d == NodeIndex::kNone || d == i) continue;
+            ++out.pending[i];
+            ++out.begin[d + 1];
         }
     }
+    for (size_t i = 0; i < nodes.size(); ++i) out.begin[i + 1] += out.begin[i];
+    out.list.resize(out.begin.back());
+    std::vector<size_t> fill(out.begin.begin(), out.begin.end() - 1);
+    for (size_t i = 0; i < nodes.size(); ++i)
+        for (uint32_t k = 0; k < nodes[i].deps; ++k) {
+            const size_t d = depPositions[nodes[i].firstDep + k];
+            if (d != NodeIndex::kNone && d != i) out.list[fill[d]++] = i;
+        }
+    return out;
+}
+
+// ASAP: a node starts when the last of its dependencies ends (iterative, in dependency order;
+// missing dependencies are ignored). A cycle (real traces have them: an op and its kernel
+// depending on each other) would leave its nodes and all that follow them unplaced: when
+// nothing is ready, the first pending node in file order goes, after its dependencies placed so
+// far, and is counted. Returns the count.
+uint64_t scheduleAsap(std::vector<NodeRecord>& nodes, const std::vector<size_t>& depPositions) {
+    for (NodeRecord& r : nodes) r.start = 0;
+    Dependents dependents = dependentsOf(nodes, depPositions);
+    std::vector<int>& pending = dependents.pending;
+    std::vector<size_t> ready;
+    for (size_t i = 0; i < nodes.size(); ++i)
+        if (pending[i] == 0) ready.push_back(i);
+    uint64_t cycleBreaks = 0;
+    size_t firstPending = 0;
+    std::vector<bool> placed(nodes.size(), false);  // a placed node's start stays
+    for (;;) {
+        if (ready.empty()) {
+            while (firstPending < nodes.size() && pending[firstPending] <= 0) ++firstPending;
+            if (firstPending == nodes.size()) break;
+            pending[firstPending] = 0;
+            ready.push_back(firstPending);
+            ++cycleBreaks;
+        }
+        const size_t i = ready.back();
+        ready.pop_back();
+        placed[i] = true;
+        const int64_t end = nodes[i].start + nodes[i].dur;
+        for (size_t k = dependents.begin[i]; k < dependents.begin[i + 1]; ++k) {
+            const size_t j = dependents.list[k];
+            if (placed[j]) continue;  // on a cycle, placed already
+            nodes[j].start = std::max(nodes[j].start, end);
+            if (pending[j] > 0 && --pending[j] == 0) ready.push_back(j);
+        }
+    }
+    return cycleBreaks;
+}
+
+// The nodes as slices on `track`, their dependencies as flows; counts the dependencies found
+// and missing in `result`.
+void writeNodes(const std::vector<NodeRecord>& nodes, const std::vector<size_t>& depPositions,
+                TraceWriter& writer, uint32_t track, RankResult& result) {
     for (const NodeRecord& r : nodes) writer.addSlice(track, r.start, r.dur, r.name, r.args);
     const uint32_t dataName = writer.intern("data dependency");
     const uint32_t ctrlName = writer.intern("control dependency");
@@ -386,6 +428,34 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
                            k < r.dataDeps ? dataName : ctrlName);
         }
     }
+}
+
+// Reads one rank's file onto `track`.
+RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress* progress,
+                    int rank) {
+    RankResult result;
+    FrameReader frames(in);
+    std::string_view frame;
+    if (!frames.next(frame)) throw InputError(in.path() + ": empty Chakra ET file");
+    // Traces from before GlobalMetadata (2023) start with their first Node.
+    const bool firstIsNode = !chakra_wire::isGlobalMetadata(frame);
+    if (!firstIsNode) readGlobalMetadata(frame, in.path(), result);
+    result.hasGlobalMetadata = !firstIsNode;
+
+    RankNodes read = readNodes(frames, frame, firstIsNode, in, writer, progress, rank, result);
+    std::vector<NodeRecord>& nodes = read.nodes;
+    result.nodes = nodes.size();
+    const NodeIndex index(nodes);
+    // Positions of each node's dependencies, NodeIndex::kNone when missing.
+    std::vector<size_t> depPositions(read.depIds.size());
+    for (size_t k = 0; k < read.depIds.size(); ++k) depPositions[k] = index.find(read.depIds[k]);
+    std::vector<uint64_t>().swap(read.depIds);
+
+    if (!read.anyStart) {
+        result.scheduled = true;
+        result.cycleBreaks = scheduleAsap(nodes, depPositions);
+    }
+    writeNodes(nodes, depPositions, writer, track, result);
     return result;
 }
 

@@ -144,6 +144,247 @@ std::vector<double> readConfigValues(const std::filesystem::path& cfg, std::stri
     return {};
 }
 
+// core -> stat -> value at a snapshot, or their difference (absent rows are zero).
+using CoreStats = std::map<int64_t, std::map<std::string, double>>;
+
+double statOf(const CoreStats& snapshot, int64_t core, const std::string& stat) {
+    const auto c = snapshot.find(core);
+    if (c == snapshot.end()) return 0.0;
+    const auto it = c->second.find(stat);
+    return it == c->second.end() ? 0.0 : it->second;
+}
+
+// A per-core configuration value: the last one given serves the cores after it.
+double perCore(const std::vector<double>& values, int64_t core) {
+    return values[std::min<size_t>(static_cast<size_t>(core), values.size() - 1)];
+}
+
+// The two snapshots that bound the interval (roi-begin/roi-end, else start/stop), per core.
+struct Snapshots {
+    std::string beginName = "roi-begin", endName = "roi-end";
+    std::set<std::string> registered;  // every stat Sniper registered, zero or not
+    CoreStats atBegin, atEnd, diff;
+};
+
+Snapshots readSnapshots(sqlite3* db, const std::string& path) {
+    Snapshots s;
+    std::map<std::string, int64_t> prefixes;
+    {
+        sql::Statement st(db, "SELECT prefixid, prefixname FROM prefixes");
+        while (st.step()) prefixes[st.text(1)] = st.int64(0);
+    }
+    if (!prefixes.count(s.beginName) || !prefixes.count(s.endName)) {
+        s.beginName = "start";
+        s.endName = "stop";
+    }
+    if (!prefixes.count(s.beginName) || !prefixes.count(s.endName))
+        throw InputError(atOffset(path, 0,
+                                  "no roi-begin/roi-end (or start/stop) snapshots in "
+                                  "table 'prefixes'"));
+    std::map<int64_t, std::string> names;
+    {
+        sql::Statement st(db, "SELECT nameid, objectname, metricname FROM names");
+        while (st.step()) {
+            names[st.int64(0)] = st.text(1) + "." + st.text(2);
+            s.registered.insert(names[st.int64(0)]);
+        }
+    }
+    {
+        sql::Statement st(db,
+                          "SELECT prefixid, nameid, core, value FROM `values` "
+                          "WHERE prefixid IN (?, ?)");
+        st.bind(1, prefixes[s.beginName]).bind(2, prefixes[s.endName]);
+        const int64_t endId = prefixes[s.endName];
+        while (st.step()) {
+            const auto name = names.find(st.int64(1));
+            if (name == names.end()) continue;
+            auto& snapshot = st.int64(0) == endId ? s.atEnd : s.atBegin;
+            snapshot[st.int64(2)][name->second] += st.real(3);
+        }
+    }
+    for (const auto& [core, stats] : s.atEnd)
+        for (const auto& [stat, value] : stats) s.diff[core][stat] += value;
+    for (const auto& [core, stats] : s.atBegin)
+        for (const auto& [stat, value] : stats) s.diff[core][stat] -= value;
+    return s;
+}
+
+// The interval as every core sees it, and the figures across cores its stacks need.
+struct Interval {
+    double time0Begin = 0, time0End = 0;  // fs
+    bool globalElapsed = false;           // each core's elapsed time is the interval's global time
+    double maxTime = 0;                   // fs, of the slowest core
+    double instructionSum = 0;
+};
+
+Interval intervalOf(const Snapshots& s) {
+    Interval interval;
+    // When the interval begins (cpistack_data.py via sniper_lib): the global barrier time at
+    // the first snapshot, else the latest core's time; each core's time runs from there.
+    if (s.registered.count("barrier.global_time")) {
+        interval.time0Begin = statOf(s.atBegin, 0, "barrier.global_time");
+    } else {
+        for (const auto& [core, stats] : s.diff)
+            interval.time0Begin = std::max(
+                interval.time0Begin, statOf(s.atBegin, core, "performance_model.elapsed_time"));
+    }
+    // And when it ends. sniper_lib (whose figures sim.out prints as each core's Cycles and
+    // IPC) gives every core the interval's global time as its elapsed time: a core that
+    // started late or ran ahead would otherwise count time outside the interval (a public
+    // 2-core run: 545,621 cycles for core 1 against sim.out's 257,911).
+    if (s.registered.count("barrier.global_time")) {
+        interval.time0End = statOf(s.atEnd, 0, "barrier.global_time");
+    } else {
+        for (const auto& [core, stats] : s.diff)
+            interval.time0End = std::max(interval.time0End,
+                                         statOf(s.atEnd, core, "performance_model.elapsed_time"));
+    }
+    interval.globalElapsed = s.registered.count("performance_model.idle_elapsed_time") > 0;
+    for (const auto& [core, stats] : s.diff)
+        interval.maxTime =
+            std::max(interval.maxTime,
+                     statOf(s.atEnd, core, "performance_model.elapsed_time") - interval.time0Begin);
+    for (const auto& [core, stats] : s.diff)
+        interval.instructionSum += statOf(s.diff, core, "performance_model.instruction_count");
+    return interval;
+}
+
+// A core's CPI components in cycles, keyed like cpistack_data.py (the stat after ".cpi").
+using Components = std::map<std::string, double>;
+
+double componentOf(const Components& data, const char* key) {
+    const auto it = data.find(key);
+    return it == data.end() ? 0.0 : it->second;
+}
+
+Components cpiComponents(const std::map<std::string, double>& stats, double fsToCycles) {
+    Components data;
+    for (const auto& [stat, value] : stats) {
+        const auto dot = stat.find(".cpi");
+        if (dot == std::string::npos || stat.starts_with("thread.") ||
+            stat == "performance_model.cpiFastforwardTime")
+            continue;
+        data[stat.substr(dot + 4)] += value * fsToCycles;
+    }
+    return data;
+}
+
+// What older Sniper versions reported differently, as cpistack_data.py repairs it.
+void repairOldVersions(Components& data, const Snapshots& s, int64_t core, double fsToCycles) {
+    const auto value = [&](const char* key) { return componentOf(data, key); };
+    // A bug of old iGraphite copied SyncPthreadBarrier into SyncMemAccess.
+    if (value("SyncMemAccess") == value("SyncPthreadBarrier")) data.erase("SyncMemAccess");
+    // Old versions did not report StartTime: it is the idle time no sync explains.
+    if (!s.registered.count("performance_model.cpiStartTime") &&
+        s.registered.count("performance_model.idle_elapsed_time"))
+        data["StartTime"] =
+            statOf(s.diff, core, "performance_model.idle_elapsed_time") * fsToCycles -
+            value("SyncFutex") - value("SyncPthreadMutex") - value("SyncPthreadCond") -
+            value("SyncPthreadBarrier") - value("Recv");
+}
+
+// Base beyond the ideal instructions / dispatch width is split over the critical-path
+// contributors in proportion to their cpContr counters; false when the core has none (or the
+// dispatch width is unknown).
+bool splitBaseByCriticalPath(Components& data, const std::map<std::string, double>& stats,
+                             const CoreStats& diff, int64_t core, double instructions,
+                             const std::vector<double>& dispatchWidths) {
+    bool hasCpContr = false;
+    for (const auto& [stat, v] : stats)
+        if (stat.starts_with("interval_timer.cpContr_")) hasCpContr = true;
+    if (!hasCpContr || dispatchWidths.empty()) return false;
+    const double baseBest = instructions / perCore(dispatchWidths, core);
+    const double baseAct = componentOf(data, "Base");
+    const double scale = (baseAct - baseBest) / (baseAct != 0 ? baseAct : 1);
+    for (const auto& [counter, component] : criticalPathComponents()) {
+        const double share = statOf(diff, core, counter) / 1e6 * scale;
+        data["Base"] -= share;
+        data[component] += share;
+    }
+    return true;
+}
+
+// Cycles dispatch stopped for the dispatch width (a cycle count, not fs) move from Base.
+void moveDispatchWidth(Components& data, const std::map<std::string, double>& stats) {
+    for (const auto& [stat, v] : stats)
+        if (stat.starts_with("interval_timer.detailed-cpiBase-") &&
+            stat.find("DispatchWidth") != std::string::npos &&
+            stat.find("DispatchRate") == std::string::npos) {
+            data["Base"] -= v;
+            data["Issue"] += v;
+        }
+}
+
+// A sync wait that began before the interval counts cycles from before it: taken off the
+// waits in proportion.
+void trimWaitsBeforeInterval(Components& data, double coreBegin, double time0Begin,
+                             double fsToCycles) {
+    if (!(coreBegin < time0Begin)) return;
+    const double extra = (time0Begin - coreBegin) * fsToCycles;
+    double syncTotal = 0;
+    for (const auto& [key, v] : data)
+        if ((key.starts_with("Sync") || key == "StartTime") && v > extra) syncTotal += v;
+    if (syncTotal > 0)
+        for (auto& [key, v] : data)
+            if ((key.starts_with("Sync") || key == "StartTime") && v > extra)
+                v -= extra * v / syncTotal;
+}
+
+// The configuration from the sim.cfg beside the file.
+struct Config {
+    std::vector<double> frequencies;  // GHz, per core
+    std::vector<double> dispatchWidths;
+};
+
+// What the cores' stacks add up to, for the profile metadata.
+struct Totals {
+    int64_t cores = 0;
+    double worstOveraccount = 0;
+    bool criticalPath = false;
+};
+
+// One core's stack and metrics into `sink`; false for a core with nothing in the interval.
+bool addCore(CpiSink& sink, int64_t core, const std::map<std::string, double>& stats,
+             const Snapshots& s, const Interval& interval, const Config& config, Totals& totals) {
+    const double fsToCycles = perCore(config.frequencies, core) * 1e-6;  // fs * GHz * 1e-6
+    Components data = cpiComponents(stats, fsToCycles);
+    const double coreElapsed = statOf(s.diff, core, "performance_model.elapsed_time");
+    if (data.empty() && coreElapsed == 0) return false;
+    const double elapsed =
+        (interval.globalElapsed ? interval.time0End - interval.time0Begin : coreElapsed) *
+        fsToCycles;
+    repairOldVersions(data, s, core, fsToCycles);
+    const double instructions = interval.instructionSum > 0
+                                    ? statOf(s.diff, core, "performance_model.instruction_count")
+                                    : statOf(s.diff, core, "core.instructions");
+    if (splitBaseByCriticalPath(data, stats, s.diff, core, instructions, config.dispatchWidths))
+        totals.criticalPath = true;
+    moveDispatchWidth(data, stats);
+    trimWaitsBeforeInterval(data, statOf(s.atBegin, core, "performance_model.elapsed_time"),
+                            interval.time0Begin, fsToCycles);
+    std::map<std::string, double> stack;
+    double accounted = 0;
+    for (const auto& [key, cycles] : data) {
+        stack[cpistackItem(key)] += cycles;
+        accounted += cycles;
+    }
+    // Imbalance: the slowest core's time this core did not account for.
+    const double imbalance = interval.maxTime * fsToCycles - accounted;
+    if (imbalance > 0.5) stack["imbalance-end"] += imbalance;
+    totals.worstOveraccount = std::max(totals.worstOveraccount, -imbalance);
+
+    const std::string kernel = "core " + std::to_string(core);
+    for (const auto& [item, cycles] : stack)
+        if (std::abs(cycles) > 1e-9) sink.stack(kernel, kSource, "", item, cycles);
+    for (const auto& [stat, v] : stats)
+        sink.metric(kernel, kSource, stat, stat.find("time") != std::string::npos ? "fs" : "", v);
+    sink.metric(kernel, kSource, "frequency_ghz", "GHz", perCore(config.frequencies, core));
+    sink.metric(kernel, kSource, "cycles", "cycle", elapsed);
+    if (instructions > 0) sink.metric(kernel, kSource, "cpi", "", elapsed / instructions);
+    ++totals.cores;
+    return true;
+}
+
 struct Database {
     sqlite3* db = nullptr;
     ~Database() { sqlite3_close(db); }
@@ -194,209 +435,44 @@ class SniperStatsImporter final : public Importer {
 
   private:
     static void read(ImportContext& ctx, sqlite3* db, const std::string& path) {
-        std::map<std::string, int64_t> prefixes;
-        {
-            sql::Statement st(db, "SELECT prefixid, prefixname FROM prefixes");
-            while (st.step()) prefixes[st.text(1)] = st.int64(0);
-        }
-        std::string beginName = "roi-begin", endName = "roi-end";
-        if (!prefixes.count(beginName) || !prefixes.count(endName)) {
-            beginName = "start";
-            endName = "stop";
-        }
-        if (!prefixes.count(beginName) || !prefixes.count(endName))
-            throw InputError(atOffset(path, 0,
-                                      "no roi-begin/roi-end (or start/stop) snapshots in "
-                                      "table 'prefixes'"));
-        std::map<int64_t, std::string> names;
-        std::set<std::string> registered;  // every stat Sniper registered, zero or not
-        {
-            sql::Statement st(db, "SELECT nameid, objectname, metricname FROM names");
-            while (st.step()) {
-                names[st.int64(0)] = st.text(1) + "." + st.text(2);
-                registered.insert(names[st.int64(0)]);
-            }
-        }
-        // core -> stat -> value at each snapshot (absent rows are zero).
-        std::map<int64_t, std::map<std::string, double>> atBegin, atEnd;
-        {
-            sql::Statement st(db,
-                              "SELECT prefixid, nameid, core, value FROM `values` "
-                              "WHERE prefixid IN (?, ?)");
-            st.bind(1, prefixes[beginName]).bind(2, prefixes[endName]);
-            const int64_t endId = prefixes[endName];
-            while (st.step()) {
-                const auto name = names.find(st.int64(1));
-                if (name == names.end()) continue;
-                auto& snapshot = st.int64(0) == endId ? atEnd : atBegin;
-                snapshot[st.int64(2)][name->second] += st.real(3);
-            }
-        }
-        std::map<int64_t, std::map<std::string, double>> diff;
-        for (const auto& [core, stats] : atEnd)
-            for (const auto& [stat, value] : stats) diff[core][stat] += value;
-        for (const auto& [core, stats] : atBegin)
-            for (const auto& [stat, value] : stats) diff[core][stat] -= value;
+        const Snapshots snapshots = readSnapshots(db, path);
         ctx.progress.report(0.5, "reading Sniper statistics");
 
         const auto cfg = std::filesystem::path(path).parent_path() / "sim.cfg";
-        std::vector<double> frequencies = readConfigValues(cfg, "perf_model/core", "frequency");
-        const std::vector<double> dispatchWidths =
+        Config config;
+        config.frequencies = readConfigValues(cfg, "perf_model/core", "frequency");
+        config.dispatchWidths =
             readConfigValues(cfg, "perf_model/core/interval_timer", "dispatch_width");
-        QJsonObject meta{{"snapshots", QString::fromStdString(beginName + " .. " + endName)}};
-        if (frequencies.empty()) {
-            frequencies = {1.0};
+        QJsonObject meta{{"snapshots", QString::fromStdString(snapshots.beginName + " .. " +
+                                                              snapshots.endName)}};
+        if (config.frequencies.empty()) {
+            config.frequencies = {1.0};
             meta.insert("notice",
                         "No sim.cfg with perf_model/core/frequency beside the file: "
                         "cycles assume 1 GHz (they equal nanoseconds).");
         } else {
-            meta.insert("frequency_ghz", frequencies.front());
+            meta.insert("frequency_ghz", config.frequencies.front());
         }
-        auto perCore = [](const std::vector<double>& values, int64_t core) {
-            return values[std::min<size_t>(static_cast<size_t>(core), values.size() - 1)];
-        };
-        auto get = [](const std::map<int64_t, std::map<std::string, double>>& snapshot,
-                      int64_t core, const std::string& stat) {
-            const auto c = snapshot.find(core);
-            if (c == snapshot.end()) return 0.0;
-            const auto it = c->second.find(stat);
-            return it == c->second.end() ? 0.0 : it->second;
-        };
-
-        // When the interval begins (cpistack_data.py via sniper_lib): the global barrier time at
-        // the first snapshot, else the latest core's time; each core's time runs from there.
-        double time0Begin = 0;
-        if (registered.count("barrier.global_time")) {
-            time0Begin = get(atBegin, 0, "barrier.global_time");
-        } else {
-            for (const auto& [core, stats] : diff)
-                time0Begin =
-                    std::max(time0Begin, get(atBegin, core, "performance_model.elapsed_time"));
-        }
-        // And when it ends. sniper_lib (whose figures sim.out prints as each core's Cycles and
-        // IPC) gives every core the interval's global time as its elapsed time: a core that
-        // started late or ran ahead would otherwise count time outside the interval (a public
-        // 2-core run: 545,621 cycles for core 1 against sim.out's 257,911).
-        double time0End = 0;
-        if (registered.count("barrier.global_time")) {
-            time0End = get(atEnd, 0, "barrier.global_time");
-        } else {
-            for (const auto& [core, stats] : diff)
-                time0End = std::max(time0End, get(atEnd, core, "performance_model.elapsed_time"));
-        }
-        const bool globalElapsed = registered.count("performance_model.idle_elapsed_time") > 0;
-        double maxTime = 0;  // fs
-        for (const auto& [core, stats] : diff)
-            maxTime =
-                std::max(maxTime, get(atEnd, core, "performance_model.elapsed_time") - time0Begin);
-        double instructionSum = 0;
-        for (const auto& [core, stats] : diff)
-            instructionSum += get(diff, core, "performance_model.instruction_count");
+        const Interval interval = intervalOf(snapshots);
 
         CpiSink sink(ctx.workspace.db(), ctx.profileId);
-        int64_t cores = 0;
-        double worstOveraccount = 0;
-        bool criticalPath = false;
-        for (const auto& [core, stats] : diff) {
-            const double fsToCycles = perCore(frequencies, core) * 1e-6;  // fs * GHz * 1e-6
-            // Components in cycles, keyed like cpistack_data.py (the stat after ".cpi").
-            std::map<std::string, double> data;
-            for (const auto& [stat, value] : stats) {
-                const auto dot = stat.find(".cpi");
-                if (dot == std::string::npos || stat.starts_with("thread.") ||
-                    stat == "performance_model.cpiFastforwardTime")
-                    continue;
-                data[stat.substr(dot + 4)] += value * fsToCycles;
-            }
-            const double coreElapsed = get(diff, core, "performance_model.elapsed_time");
-            if (data.empty() && coreElapsed == 0) continue;
-            const double elapsed =
-                (globalElapsed ? time0End - time0Begin : coreElapsed) * fsToCycles;
-            auto value = [&](const char* key) {
-                const auto it = data.find(key);
-                return it == data.end() ? 0.0 : it->second;
-            };
-            // A bug of old iGraphite copied SyncPthreadBarrier into SyncMemAccess.
-            if (value("SyncMemAccess") == value("SyncPthreadBarrier")) data.erase("SyncMemAccess");
-            // Old versions did not report StartTime: it is the idle time no sync explains.
-            if (!registered.count("performance_model.cpiStartTime") &&
-                registered.count("performance_model.idle_elapsed_time"))
-                data["StartTime"] =
-                    get(diff, core, "performance_model.idle_elapsed_time") * fsToCycles -
-                    value("SyncFutex") - value("SyncPthreadMutex") - value("SyncPthreadCond") -
-                    value("SyncPthreadBarrier") - value("Recv");
-            // Base beyond the ideal instructions / dispatch width is split over the
-            // critical-path contributors in proportion to their cpContr counters.
-            const double instructions = instructionSum > 0
-                                            ? get(diff, core, "performance_model.instruction_count")
-                                            : get(diff, core, "core.instructions");
-            bool hasCpContr = false;
-            for (const auto& [stat, v] : stats)
-                if (stat.starts_with("interval_timer.cpContr_")) hasCpContr = true;
-            if (hasCpContr && !dispatchWidths.empty()) {
-                criticalPath = true;
-                const double baseBest = instructions / perCore(dispatchWidths, core);
-                const double baseAct = value("Base");
-                const double scale = (baseAct - baseBest) / (baseAct != 0 ? baseAct : 1);
-                for (const auto& [counter, component] : criticalPathComponents()) {
-                    const double share = get(diff, core, counter) / 1e6 * scale;
-                    data["Base"] -= share;
-                    data[component] += share;
-                }
-            }
-            // Cycles dispatch stopped for the dispatch width (a cycle count, not fs).
-            for (const auto& [stat, v] : stats)
-                if (stat.starts_with("interval_timer.detailed-cpiBase-") &&
-                    stat.find("DispatchWidth") != std::string::npos &&
-                    stat.find("DispatchRate") == std::string::npos) {
-                    data["Base"] -= v;
-                    data["Issue"] += v;
-                }
-            // A sync wait that began before the interval counts cycles from before it.
-            const double coreBegin = get(atBegin, core, "performance_model.elapsed_time");
-            if (coreBegin < time0Begin) {
-                const double extra = (time0Begin - coreBegin) * fsToCycles;
-                double syncTotal = 0;
-                for (const auto& [key, v] : data)
-                    if ((key.starts_with("Sync") || key == "StartTime") && v > extra)
-                        syncTotal += v;
-                if (syncTotal > 0)
-                    for (auto& [key, v] : data)
-                        if ((key.starts_with("Sync") || key == "StartTime") && v > extra)
-                            v -= extra * v / syncTotal;
-            }
-            std::map<std::string, double> stack;
-            double accounted = 0;
-            for (const auto& [key, cycles] : data) {
-                stack[cpistackItem(key)] += cycles;
-                accounted += cycles;
-            }
-            // Imbalance: the slowest core's time this core did not account for.
-            const double imbalance = maxTime * fsToCycles - accounted;
-            if (imbalance > 0.5) stack["imbalance-end"] += imbalance;
-            worstOveraccount = std::max(worstOveraccount, -imbalance);
-
-            const std::string kernel = "core " + std::to_string(core);
-            for (const auto& [item, cycles] : stack)
-                if (std::abs(cycles) > 1e-9) sink.stack(kernel, kSource, "", item, cycles);
-            for (const auto& [stat, v] : stats)
-                sink.metric(kernel, kSource, stat,
-                            stat.find("time") != std::string::npos ? "fs" : "", v);
-            sink.metric(kernel, kSource, "frequency_ghz", "GHz", perCore(frequencies, core));
-            sink.metric(kernel, kSource, "cycles", "cycle", elapsed);
-            if (instructions > 0) sink.metric(kernel, kSource, "cpi", "", elapsed / instructions);
-            ++cores;
-        }
+        Totals totals;
+        for (const auto& [core, stats] : snapshots.diff)
+            addCore(sink, core, stats, snapshots, interval, config, totals);
         sink.finish();
-        if (cores == 0)
-            throw InputError(atOffset(
-                path, 0, "no per-core statistics between " + beginName + " and " + endName));
-        meta.insert("cores", static_cast<qint64>(cores));
-        meta.insert("grouping", criticalPath ? "Sniper cpistack (critical-path split of base by "
-                                               "interval_timer.cpContr_*, no collapse)"
-                                             : "Sniper cpistack (no collapse)");
-        if (!dispatchWidths.empty()) meta.insert("dispatch_width", dispatchWidths.front());
-        if (worstOveraccount > 0.5) meta.insert("overaccounted_cycles", worstOveraccount);
+        if (totals.cores == 0)
+            throw InputError(atOffset(path, 0,
+                                      "no per-core statistics between " + snapshots.beginName +
+                                          " and " + snapshots.endName));
+        meta.insert("cores", static_cast<qint64>(totals.cores));
+        meta.insert("grouping", totals.criticalPath
+                                    ? "Sniper cpistack (critical-path split of base by "
+                                      "interval_timer.cpContr_*, no collapse)"
+                                    : "Sniper cpistack (no collapse)");
+        if (!config.dispatchWidths.empty())
+            meta.insert("dispatch_width", config.dispatchWidths.front());
+        if (totals.worstOveraccount > 0.5)
+            meta.insert("overaccounted_cycles", totals.worstOveraccount);
         ctx.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
     }
 };

@@ -732,6 +732,40 @@ class TestReplayEngine : public QObject {
         QCOMPARE(report["heatmap"].toArray().size(), 2);
     }
 
+    void wastedPagesPerBucketAndBin() {
+        // 4 pages of 512 B, buckets of 2 pages. Pages 0,1 written at 0; page 0 again at 10 (its
+        // data of cycle 0 never read); page 1 read at 11; pages 2,3 written at 12; page 3 again
+        // at 32. Never read: page 0 of cycle 0 and of 10, page 2 of 12, page 3 of 12 and of 32.
+        const InstructionStream t = Build(2048, 2)
+                                        .op("vst", 1, {}, {}, {}, {{"dcache", 0, 1024}}, "vpu")
+                                        .op("nop", 9)
+                                        .op("vst", 1, {}, {}, {}, {{"dcache", 0, 512}}, "vpu")
+                                        .op("vld", 1, {}, {}, {{"dcache", 512, 512}}, {}, "vpu")
+                                        .op("vst", 1, {}, {}, {}, {{"dcache", 1024, 1024}}, "vpu")
+                                        .op("nop", 19)
+                                        .op("vst", 1, {}, {}, {}, {{"dcache", 1536, 512}}, "vpu")
+                                        .finish();
+        const Simulation sim = simulate(t);
+        QCOMPARE(sim.totalCycles, 33ull);
+        const DcacheAnalysis d = analyzeDcache(t, sim, DcacheOptions{2});
+        QCOMPARE(d.binCycles, 17ull);
+        QCOMPARE(d.pageWrites, 6ull);
+        QCOMPARE(d.wastedPages, 5ull);
+        // Counted in the bin of the write: bin 0 holds cycles 0..16, bin 1 cycles 17..32.
+        QCOMPARE(d.bucketWasted, (std::vector<double>{2, 2, 0, 1}));
+        const DcacheAnalysis one = analyzeDcache(t, sim, DcacheOptions{1});
+        QCOMPARE(one.bucketWasted, (std::vector<double>{2, 3}));
+        // One cycle a bin: each write in its own cycle's bin.
+        const DcacheAnalysis fine = analyzeDcache(t, sim, DcacheOptions{512});
+        QCOMPARE(fine.binCycles, 1ull);
+        std::vector<double> expected(512 * 2, 0.0);
+        expected[0 * 2 + 0] = 1;
+        expected[10 * 2 + 0] = 1;
+        expected[12 * 2 + 1] = 2;
+        expected[32 * 2 + 1] = 1;
+        QCOMPARE(fine.bucketWasted, expected);
+    }
+
     void dmaReportKeys() {
         const InstructionStream t = chainTrace();
         const Analysis a = analyze(t);

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <queue>
 #include <set>
 
 #include "core/errors.h"
@@ -171,68 +170,6 @@ void buildMinimap(ReplayDocument& doc) {
     std::sort(doc.completions.begin(), doc.completions.end());
 }
 
-// Page-writes never read, binned like the heatmap. Follows the data-cache analysis's page
-// liveness rules (writes at completion for DMAs, reads of sources at completion).
-void buildWasted(ReplayDocument& doc) {
-    const auto& dc = doc.analysis.dcache;
-    if (!dc.present || dc.bins == 0) return;
-    const auto& trace = doc.trace;
-    const auto& sim = doc.analysis.sim;
-    doc.wastedPages.assign(size_t(dc.bins) * dc.buckets, 0.0);
-    struct Page {
-        uint64_t written = 0;
-        uint8_t state = 0;  // 0 empty, 1 written unread, 2 read
-    };
-    std::vector<Page> pages(dc.pages);
-    const auto close = [&](uint32_t p) {
-        if (pages[p].state != 1) return;
-        const uint64_t bin = std::min<uint64_t>(pages[p].written / dc.binCycles, dc.bins - 1);
-        doc.wastedPages[bin * dc.buckets + p / dc.bucketPages] += 1;
-    };
-    const auto range = [&](const replay::Region& r) {
-        const uint32_t first =
-            static_cast<uint32_t>(std::min<uint64_t>(r.address / dc.pageBytes, dc.pages));
-        const uint32_t last = static_cast<uint32_t>(
-            std::min<uint64_t>((r.end() + dc.pageBytes - 1) / dc.pageBytes, dc.pages));
-        return std::pair{first, last};
-    };
-    const auto write = [&](const replay::Region& r, uint64_t at) {
-        const auto [first, last] = range(r);
-        for (uint32_t p = first; p < last; ++p) {
-            close(p);
-            pages[p] = {at, 1};
-        }
-    };
-    const auto read = [&](const replay::Region& r) {
-        const auto [first, last] = range(r);
-        for (uint32_t p = first; p < last; ++p) pages[p].state = 2;
-    };
-    using Pending = std::pair<uint64_t, uint32_t>;
-    std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
-    for (size_t i = 0; i < trace.instrs.size(); ++i) {
-        const auto& in = trace.instrs[i];
-        const uint64_t now = sim.cycle[i];
-        while (!pending.empty() && pending.top().first <= now) {
-            write(trace.dmas[pending.top().second].dst, pending.top().first);
-            pending.pop();
-        }
-        for (const auto& r : trace.memRead(in))
-            if (r.space == dc.space) read(r);
-        if (in.kind == InstrKind::DmaIssue) {
-            const auto& dma = trace.dmas[in.dma];
-            if (dma.src.space == dc.space) read(dma.src);
-            if (dma.dst.space == dc.space) pending.emplace(sim.dmas[in.dma].completeCycle, in.dma);
-        }
-        for (const auto& r : trace.memWritten(in))
-            if (r.space == dc.space) write(r, now);
-    }
-    while (!pending.empty()) {
-        write(trace.dmas[pending.top().second].dst, pending.top().first);
-        pending.pop();
-    }
-    for (uint32_t p = 0; p < dc.pages; ++p) close(p);
-}
-
 QString cacheKey(const QString& path, const ProfileInfo& profile) {
     return path + QLatin1Char('\n') + QString::number(profile.id) + QLatin1Char('\n') +
            QString::fromStdString(profile.importedAt);
@@ -276,7 +213,7 @@ ReplayDocumentPtr buildReplayDocument(replay::InstructionStream trace,
     buildOpRuns(*doc);
     buildUnits(*doc);
     buildMinimap(*doc);
-    buildWasted(*doc);
+    doc->wastedPages = doc->analysis.dcache.bucketWasted;
     return doc;
 }
 

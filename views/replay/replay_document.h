@@ -57,7 +57,8 @@ struct ReplayDocument {
     std::vector<double> completions;   // DMA completion cycles, sorted
     std::vector<double> stallDensity;  // stall cycles per minimap bin
 
-    // Data-cache pages written and never read, per (bin, bucket) like the heatmap.
+    // Data-cache pages written and never read, per (bin, bucket) like the heatmap: the
+    // data-cache analysis's bucketWasted.
     std::vector<double> wastedPages;
 
     double totalCycles() const { return static_cast<double>(analysis.sim.totalCycles); }
