@@ -25,6 +25,7 @@
 #include "core/errors.h"
 #include "core/kinds.h"
 #include "core/sqlite.h"
+#include "core/trace/dialect.h"
 #include "core/trace/host_recording.h"
 #include "core/trace/hosts.h"
 #include "core/trace/hosts_registration.h"
@@ -439,6 +440,19 @@ QJsonArray hostEntries(std::vector<RunHost>& hosts, trace::TraceWriter& writer, 
     return hostArray;
 }
 
+// The dialect of a run of hosts, each host's import metadata in its entry's "import": the first
+// host's dialect and the evidence every host carries.
+void copyDialect(const QJsonArray& hostArray, QJsonObject& meta) {
+    if (hostArray.isEmpty()) return;
+    const QJsonObject first = hostArray.first().toObject().value("import").toObject();
+    if (!first.contains("dialect")) return;
+    trace::EvidenceSet evidence = trace::evidenceOf(first);
+    for (const QJsonValue host : hostArray)
+        evidence = trace::EvidenceSet(
+            evidence.bits() & trace::evidenceOf(host.toObject().value("import").toObject()).bits());
+    trace::recordDialect(meta, trace::dialectOf(first), evidence);
+}
+
 // The run profile's metadata; `hashes` gets the hosts' file hashes in order.
 QJsonObject runMetadata(const Importer& importer, std::vector<RunHost>& hosts,
                         trace::TraceWriter& writer, const trace::TraceSummary& summary,
@@ -448,6 +462,8 @@ QJsonObject runMetadata(const Importer& importer, std::vector<RunHost>& hosts,
     const QJsonArray hostArray = hostEntries(hosts, writer, planes, warnings, hashes);
     QJsonObject meta;
     meta.insert("format", QString::fromStdString(importer.format()));
+    // A run is of its hosts' dialect (one format), with the evidence they all carry.
+    copyDialect(hostArray, meta);
     if (!options.skipped.empty()) {
         QJsonArray names;
         for (const std::string& path : options.skipped)
@@ -640,6 +656,7 @@ ImportedProfile mergeShards(Workspace& workspace, const std::vector<std::string>
     };
     std::vector<Source> sources;
     std::string format;
+    QJsonObject dialectOfShards;  // the first shard's dialect and evidence
     for (size_t i = 0; i < shards.size(); ++i) {
         const std::string shardPath = fs::absolute(shards[i]).lexically_normal().string();
         if (shardPath == fs::absolute(workspace.path()).lexically_normal().string())
@@ -655,7 +672,12 @@ ImportedProfile mergeShards(Workspace& workspace, const std::vector<std::string>
                 throw InputError(shards[i] + ": profile " + p.name +
                                  " is itself a merge; merge the shards it came from");
             const QString shardFormat = meta.value("format").toString();
-            if (format.empty()) format = shardFormat.toStdString();
+            if (format.empty()) {
+                format = shardFormat.toStdString();
+                if (meta.contains("dialect"))
+                    trace::recordDialect(dialectOfShards, trace::dialectOf(meta),
+                                         trace::evidenceOf(meta));
+            }
             if (shardFormat.toStdString() != format)
                 throw InputError(shards[i] + ": profile " + p.name + " is " +
                                  shardFormat.toStdString() + ", the other shards " + format +
@@ -725,7 +747,7 @@ ImportedProfile mergeShards(Workspace& workspace, const std::vector<std::string>
     }
     for (const std::string& shard : shards)
         shardArray.append(QString::fromStdString(fs::absolute(shard).string()));
-    QJsonObject meta;
+    QJsonObject meta = dialectOfShards;
     meta.insert("format", QString::fromStdString(format));
     meta.insert(
         trace::kRunMetadataKey,

@@ -16,6 +16,7 @@
 
 #include "core/errors.h"
 #include "core/json_escape.h"
+#include "core/trace/dialect.h"
 #include "core/trace/trace_store.h"
 #include "core/trace/trace_writer.h"
 #include "et_def.pb.h"
@@ -157,6 +158,7 @@ class NodeIndex {
 
 struct RankResult {
     uint64_t nodes = 0, dependencies = 0, missingDependencies = 0;
+    uint64_t timedNodes = 0;  // with a duration (generators may state only sizes and op counts)
     // Scheduling only: nodes on a dependency cycle, started once every node outside it that
     // could go had gone (the cycle broken at its first node in file order).
     uint64_t cycleBreaks = 0;
@@ -168,10 +170,11 @@ struct RankResult {
     QJsonArray collectives;
 };
 
-// "1.0.2-chakra.0.0.4" (the schema attribute of traces without a version) -> "0.0.4".
+// "1.0.2-chakra.0.0.4" (the schema attribute of traces without a version) -> "0.0.4"; a schema
+// that names no Chakra version ("symbolic_tensor_network") gives none.
 std::string versionFromSchema(const std::string& schema) {
     const auto at = schema.find("chakra.");
-    return at == std::string::npos ? schema : schema.substr(at + 7);
+    return at == std::string::npos ? std::string() : schema.substr(at + 7);
 }
 
 // The GlobalMetadata message: the trace's version (from its schema attribute when it has none)
@@ -445,6 +448,7 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
     RankNodes read = readNodes(frames, frame, firstIsNode, in, writer, progress, rank, result);
     std::vector<NodeRecord>& nodes = read.nodes;
     result.nodes = nodes.size();
+    for (const NodeRecord& r : nodes) result.timedNodes += r.dur > 0 ? 1 : 0;
     const NodeIndex index(nodes);
     // Positions of each node's dependencies, NodeIndex::kNone when missing.
     std::vector<size_t> depPositions(read.depIds.size());
@@ -514,6 +518,7 @@ class ChakraImporter : public Importer {
         QJsonObject types;
         std::map<std::string, uint64_t> typeCounts;
         uint64_t nodes = 0, dependencies = 0, missing = 0, withoutMetadata = 0, cycleBreaks = 0;
+        uint64_t timed = 0;
         bool scheduled = false;
         std::string version, schema;
         QJsonObject globalAttributes;
@@ -535,6 +540,7 @@ class ChakraImporter : public Importer {
                 ctx.progress.report(0.6 * double(i + 1) / double(files.size()), "reading ranks");
             }
             nodes += result.nodes;
+            timed += result.timedNodes;
             dependencies += result.dependencies;
             missing += result.missingDependencies;
             cycleBreaks += result.cycleBreaks;
@@ -555,7 +561,12 @@ class ChakraImporter : public Importer {
             [&](double f) { ctx.progress.report(0.6 + 0.4 * f, "building timeline"); });
         for (const auto& [t, n] : typeCounts) types.insert(QString::fromStdString(t), qint64(n));
         QJsonObject meta;
-        meta.insert("chakra_version", QString::fromStdString(version));
+        // Durations are evidence of their own: without them the timeline has no length.
+        trace::EvidenceSet evidence = trace::defaultEvidence(trace::Dialect::Chakra);
+        if (timed == 0) evidence.remove(trace::Evidence::Durations);
+        trace::recordDialect(meta, trace::Dialect::Chakra, evidence);
+        meta.insert("timed_nodes", qint64(timed));
+        if (!version.empty()) meta.insert("chakra_version", QString::fromStdString(version));
         if (!schema.empty()) meta.insert("chakra_schema", QString::fromStdString(schema));
         if (!globalAttributes.isEmpty()) meta.insert("global_metadata", globalAttributes);
         meta.insert("ranks", ranks);
@@ -572,6 +583,12 @@ class ChakraImporter : public Importer {
         meta.insert("trace", trace::summaryJson(summary));
         meta.insert("ranks_without_global_metadata", qint64(withoutMetadata));
         QJsonArray warnings;
+        if (timed == 0 && nodes > 0)
+            warnings.append(QString("no durations: none of the %1 nodes states a duration (only "
+                                    "what it computes or moves: op counts, tensor and message "
+                                    "sizes), so the timeline has no length and steps, transfers "
+                                    "and what-ifs have no times")
+                                .arg(qint64(nodes)));
         if (withoutMetadata > 0)
             warnings.append(QString("%1 of %2 rank files have no GlobalMetadata record (written "
                                     "before Chakra had one); their first message is a node")

@@ -98,7 +98,8 @@ void ChromeTraceBuilder::asyncBegin(const RawEvent& ev, bool legacy, uint64_t ar
     } else {
         track = stack.front().track;
     }
-    stack.push_back({ev.tsNs, writer_.intern(ev.name), args, track, ev.tsPs});
+    stack.push_back(
+        {ev.tsNs, writer_.intern(ev.name), args, track, ev.tsPs, writer_.reserveSliceOrder()});
 }
 
 void ChromeTraceBuilder::asyncEnd(const RawEvent& ev, bool legacy) {

@@ -25,8 +25,36 @@ bool parseInt(std::string_view text, int64_t& out) {
     return true;
 }
 
+namespace {
+
+// Categories only the PyTorch profiler writes (Kineto: GPU activities, runtime calls, ops).
+bool isKinetoCategory(std::string_view cat) {
+    static constexpr std::string_view kCategories[] = {"kernel",
+                                                       "gpu_memcpy",
+                                                       "gpu_memset",
+                                                       "cuda_runtime",
+                                                       "cuda_driver",
+                                                       "cpu_op",
+                                                       "python_function",
+                                                       "user_annotation",
+                                                       "ac2g",
+                                                       "cuda_sync",
+                                                       "gpu_user_annotation",
+                                                       "cuda_profiler_range",
+                                                       "mtia_ccp_events",
+                                                       "Kernel",
+                                                       "Runtime",
+                                                       "Memcpy"};
+    for (std::string_view c : kCategories)
+        if (cat == c) return true;
+    return false;
+}
+
+}  // namespace
+
 void ChromeTraceBuilder::add(const RawEvent& ev) {
     ++events_;
+    if (!kineto_ && !ev.cat.empty()) kineto_ = isKinetoCategory(ev.cat);
     repairedValues_ += ev.repairs;
     const char phase = ev.ph.size() == 1 ? ev.ph[0] : '\0';
     ++phases_[std::string(ev.ph)];
@@ -89,14 +117,14 @@ QJsonObject ChromeTraceBuilder::finish() {
     for (auto& [track, stack] : open_) {
         for (const OpenSlice& o : stack) {
             writer_.addSlice(track, o.start, span(o.start, o.startPs, lastTs_, 0).first, o.name,
-                             o.args, o.startPs, 0, false);
+                             o.args, o.startPs, 0, false, o.order);
             ++unterminated_;
         }
     }
     for (auto& [key, stack] : async_) {
         for (const OpenSlice& o : stack) {
             writer_.addSlice(o.track, o.start, span(o.start, o.startPs, lastTs_, 0).first, o.name,
-                             o.args, o.startPs, 0, false);
+                             o.args, o.startPs, 0, false, o.order);
             ++unterminated_;
         }
     }
@@ -215,14 +243,15 @@ void ChromeTraceBuilder::complete(const RawEvent& ev) {
 
 void ChromeTraceBuilder::begin(const RawEvent& ev) {
     const uint32_t track = thread(ev.pid, ev.tid);
-    open_[track].push_back({ev.tsNs, writer_.intern(ev.name), argsOf(ev), track, ev.tsPs});
+    open_[track].push_back({ev.tsNs, writer_.intern(ev.name), argsOf(ev), track, ev.tsPs,
+                            writer_.reserveSliceOrder()});
     flowV2(ev, track);
 }
 
 void ChromeTraceBuilder::addClosed(uint32_t track, const OpenSlice& o, const RawEvent& ev,
                                    uint64_t args) {
     const auto [dur, durPs] = span(o.start, o.startPs, ev.tsNs, ev.tsPs);
-    writer_.addSlice(track, o.start, dur, o.name, args, o.startPs, durPs);
+    writer_.addSlice(track, o.start, dur, o.name, args, o.startPs, durPs, true, o.order);
 }
 
 std::pair<int64_t, uint16_t> ChromeTraceBuilder::span(int64_t ns, uint16_t ps, int64_t endNs,

@@ -31,6 +31,8 @@ class ChromeTraceBuilder {
     void add(const RawEvent& ev);
     // Closes what the file left open and returns the importer's observations.
     QJsonObject finish();
+    // Whether an event of the PyTorch profiler's (Kineto's) own categories was read.
+    bool sawKinetoCategory() const { return kineto_; }
 
   private:
     struct OpenSlice {
@@ -39,6 +41,9 @@ class ChromeTraceBuilder {
         uint64_t args;
         uint32_t track;
         uint16_t startPs;
+        // Its place in the file, reserved at its begin: equal spans nest in file order though
+        // the slice is added at its end.
+        uint64_t order;
     };
     struct Process {
         uint32_t track;
@@ -155,6 +160,7 @@ class ChromeTraceBuilder {
     std::map<std::string, uint64_t> phases_, ignored_;
     int64_t firstTs_ = 0, lastTs_ = INT64_MIN;
     bool haveTs_ = false;
+    bool kineto_ = false;  // an event of a category only the PyTorch profiler writes
 };
 
 }  // namespace stallscope::chrome

@@ -8,6 +8,7 @@
 #include <QJsonObject>
 
 #include "core/errors.h"
+#include "core/trace/dialect.h"
 #include "core/trace/trace_store.h"
 #include "core/trace/trace_writer.h"
 #include "importers/chrome/chrome_builder.h"
@@ -192,6 +193,13 @@ class ChromeJsonImporter : public Importer {
         if (n == 0) throw InputError(input.path() + ": no trace events (not a Chrome trace?)");
         if (topLevel) *topLevel = reader.topLevel();
         QJsonObject meta = builder.finish();
+        // What the trace is: the PyTorch profiler's by its categories or its top-level members.
+        bool kineto = builder.sawKinetoCategory();
+        for (const auto& [key, value] : reader.topLevel())
+            kineto = kineto || key == "schemaVersion" || key == "deviceProperties" ||
+                     key == "distributedInfo";
+        const trace::Dialect dialect = kineto ? trace::Dialect::Kineto : trace::Dialect::Chrome;
+        trace::recordDialect(meta, dialect, trace::defaultEvidence(dialect));
 
         if (!reader.displayTimeUnit().empty())
             meta.insert("display_time_unit", QString::fromStdString(reader.displayTimeUnit()));

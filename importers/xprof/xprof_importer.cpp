@@ -12,6 +12,7 @@
 
 #include "core/errors.h"
 #include "core/import_buffers.h"
+#include "core/trace/dialect.h"
 #include "core/trace/trace_store.h"
 #include "core/trace/trace_writer.h"
 #include "importers/import_service.h"
@@ -158,6 +159,8 @@ class XSpaceImporter : public Importer {
             aggregated.append(o);
         }
         QJsonObject& meta = result.meta;
+        trace::recordDialect(meta, trace::Dialect::Xla,
+                             trace::defaultEvidence(trace::Dialect::Xla));
         meta.insert("planes", qint64(result.planes));
         meta.insert("plane_details", planeInfo);
         meta.insert("lines", qint64(planes.lines));
