@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/schema.h"
+
 namespace stallscope {
 
 struct ProfileInfo {
@@ -27,7 +29,7 @@ struct ProfileInfo {
 class Workspace {
   public:
     enum class Mode { ReadWrite, ReadOnly };
-    static constexpr int kSchemaVersion = 5;
+    static constexpr int kSchemaVersion = schema::kVersion;
     static constexpr int kApplicationId = 0x53534350;  // "SSCP"
 
     // Opens or creates. Throws InputError (file is not a workspace, schema newer than ours,
