@@ -136,181 +136,231 @@ double CurveFit::model(double k) const {
     return t0 + transientSlope * (start - knee) + tailSlope * (k - start);
 }
 
-CurveFit fitCurve(const std::vector<std::pair<double, double>>& samples,
-                  const FitOptions& options) {
-    if (samples.empty()) throw InputError("a noise curve without runs");
-    CurveFit fit;
-    fit.points = pointsFrom(samples);
-    auto& points = fit.points;
-    const size_t n = points.size();
-    if (n < 3) {
-        fitTwoPoints(fit, options);
-        return fit;
-    }
+namespace {
 
-    // Normalized coordinates: k onto [0, 1], runtimes relative to the typical median.
-    const double k0 = points.front().k, span = points.back().k - k0;
+// One curve as the segmented regression sees it: k mapped onto [0, 1] (x), runtimes relative to
+// the typical median (y), the noise and weight of each median, and the candidate breakpoints.
+struct Regression {
+    double k0 = 0, span = 0, ref = 1;
+    std::vector<double> x, y, weight;
+    NoiseModel noise;
+    std::vector<Breakpoint> grid;
+    size_t stride = 1;
+    TransientLimits limits;
+
+    // The measured k at position u.
+    double k(double u) const { return k0 + u * span; }
+    // 1 / SE^2 of each median, its standard error scaled by the dispersion.
+    void weigh() {
+        for (size_t i = 0; i < x.size(); ++i)
+            weight[i] = 1 / (noise.dispersion * noise.dispersion * noise.se[i] * noise.se[i]);
+    }
+};
+
+Regression regressionOf(const std::vector<CurvePoint>& points, const FitOptions& options) {
+    const size_t n = points.size();
+    Regression r;
+    r.k0 = points.front().k;
+    r.span = points.back().k - r.k0;
     std::vector<double> medians;
     for (const CurvePoint& p : points) medians.push_back(p.median);
     const double typical = median(medians);
-    const double ref = typical > 0 ? typical : 1.0;
-    std::vector<double> x(n), y(n), weight(n);
+    r.ref = typical > 0 ? typical : 1.0;
+    r.x.resize(n);
+    r.y.resize(n);
+    r.weight.resize(n);
     for (size_t i = 0; i < n; ++i) {
-        x[i] = (points[i].k - k0) / span;
-        y[i] = points[i].median / ref;
+        r.x[i] = (points[i].k - r.k0) / r.span;
+        r.y[i] = points[i].median / r.ref;
     }
-    NoiseModel noise = noiseModel(points, x, y);
-    size_t stride = 1;
-    const std::vector<Breakpoint> grid = breakpointGrid(x, &stride);
-    const TransientLimits limits{options.minTransientRatio, options.maxTransientRatio};
-    auto setWeights = [&] {
-        for (size_t i = 0; i < n; ++i)
-            weight[i] = 1 / (noise.dispersion * noise.dispersion * noise.se[i] * noise.se[i]);
-    };
-    setWeights();
+    r.noise = noiseModel(points, r.x, r.y);
+    r.grid = breakpointGrid(r.x, &r.stride);
+    r.limits = {options.minTransientRatio, options.maxTransientRatio};
+    r.weigh();
+    return r;
+}
 
-    // Flat, plateau + rise, plateau + transient + rise, each trimmed of outlying medians, then
-    // the penalized choice: the trimmed cost plus ln(n) per parameter. A rise must also lift the
-    // model by minRelativeRise by the last k, or it is no degradation at all.
-    const double penalty = options.penaltyPerParameter * std::log(double(n));
-    const double modelPenalty[3] = {0, 2 * penalty, 2 * penalty * (1 + options.transientPenalty)};
+// The prefix sums over the medians a fit used.
+Sums sumsOfUsed(const Regression& r, const std::vector<char>& used) {
+    std::vector<double> w(r.x.size());
+    for (size_t i = 0; i < w.size(); ++i) w[i] = used[i] ? r.weight[i] : 0.0;
+    Sums sums;
+    sums.build(r.x, r.y, w);
+    return sums;
+}
+
+// Flat, plateau + rise, plateau + transient + rise, each trimmed of outlying medians, and the
+// penalized choice among them: the trimmed cost plus ln(n) per parameter.
+struct ModelChoice {
     TrimmedFit fits[3];
-    double criterion[3], plateauNoise[3];
+    double criterion[3] = {}, plateauNoise[3] = {};
+    double penalty[3] = {};  // what each model's parameters cost
     int chosen = 0;
-    auto fitModels = [&] {
-        chosen = 0;
-        for (int m = 0; m < 3; ++m) {
-            fits[m] = trimmedFit(m + 1, x, y, weight, grid, options.outlierCutoff, limits);
-            criterion[m] = fits[m].cost + modelPenalty[m];
-            // The run-to-run noise of the plateau (of every k for the flat fit); with one run
-            // per k, the medians' own scatter about the model.
-            size_t plateau = n;
-            if (m > 0) {
-                plateau = 0;
-                while (plateau < n && x[plateau] <= fits[m].fit.u1 + 1e-12) ++plateau;
-            }
-            plateauNoise[m] = noise.repeats
-                                  ? relativeSpread(points, 0, std::max<size_t>(1, plateau))
-                                  : noise.dispersion;
-            if (m > 0 && fits[m].fit.segments != 0) {
-                const double rise = fits[m].fit.at(1.0) - fits[m].fit.t0;
-                if (!(rise > options.minRelativeRise * fits[m].fit.t0)) criterion[m] = INFINITY;
-            }
-            if (criterion[m] < criterion[chosen]) chosen = m;
+
+    const TrimmedFit& best() const { return fits[chosen]; }
+};
+
+// A rise must also lift the model by minRelativeRise by the last k, or it is no degradation at
+// all.
+ModelChoice chooseModel(const Regression& r, const std::vector<CurvePoint>& points,
+                        const FitOptions& options) {
+    const size_t n = r.x.size();
+    ModelChoice models;
+    const double penalty = options.penaltyPerParameter * std::log(double(n));
+    models.penalty[1] = 2 * penalty;
+    models.penalty[2] = 2 * penalty * (1 + options.transientPenalty);
+    for (int m = 0; m < 3; ++m) {
+        TrimmedFit& fit = models.fits[m];
+        fit = trimmedFit(m + 1, r.x, r.y, r.weight, r.grid, options.outlierCutoff, r.limits);
+        models.criterion[m] = fit.cost + models.penalty[m];
+        // The run-to-run noise of the plateau (of every k for the flat fit); with one run per k,
+        // the medians' own scatter about the model.
+        size_t plateau = n;
+        if (m > 0) {
+            plateau = 0;
+            while (plateau < n && r.x[plateau] <= fit.fit.u1 + 1e-12) ++plateau;
         }
-    };
-    fitModels();
-    // The scatter of the medians about the chosen model (robust, corrected for its parameters)
-    // replaces the first guess from second differences, and the models are fitted again with it.
-    if (fits[chosen].fit.segments != 0 && n >= 8) {
-        const double parameters = 1 + 2 * chosen;
-        std::vector<double> z;
-        for (size_t i = 0; i < n; ++i)
-            z.push_back(std::abs(y[i] - fits[chosen].fit.at(x[i])) * std::sqrt(weight[i]));
-        const double scatter =
-            noise.dispersion * 1.4826 * median(z) * std::sqrt(double(n) / (double(n) - parameters));
-        const double dispersion = noise.repeats ? std::max(1.0, scatter) : std::max(scatter, 1e-5);
-        if (std::abs(dispersion - noise.dispersion) > 1e-9 * noise.dispersion) {
-            noise.dispersion = dispersion;
-            setWeights();
-            fitModels();
+        models.plateauNoise[m] = r.noise.repeats
+                                     ? relativeSpread(points, 0, std::max<size_t>(1, plateau))
+                                     : r.noise.dispersion;
+        if (m > 0 && fit.fit.segments != 0) {
+            const double rise = fit.fit.at(1.0) - fit.fit.t0;
+            if (!(rise > options.minRelativeRise * fit.fit.t0)) models.criterion[m] = INFINITY;
         }
+        if (models.criterion[m] < models.criterion[models.chosen]) models.chosen = m;
     }
-    fit.dispersion = noise.dispersion;
-    TrimmedFit& best = fits[chosen];
-    // On a strided grid, the breakpoints found are refined among every measured k around them,
-    // and the intervals read from that finer grid.
-    std::vector<Breakpoint> fine = grid;
-    if (stride > 1 && chosen > 0) {
-        // Trimmed again: medians next to the true knee sat off the coarse fit.
-        fine = refinedGrid(x, grid, stride, {best.fit.u1, best.fit.u2});
-        TrimmedFit refined =
-            trimmedFit(chosen + 1, x, y, weight, fine, options.outlierCutoff, limits);
-        if (refined.fit.segments != 0 && refined.cost <= best.cost) {
-            best = std::move(refined);
-            criterion[chosen] = best.cost + modelPenalty[chosen];
-        }
+    return models;
+}
+
+// The scatter of the medians about the chosen model (robust, corrected for its parameters)
+// replaces the first guess from second differences. True when that changed the weights: the
+// models are then fitted again.
+bool rescaleNoise(Regression& r, const ModelChoice& models) {
+    const size_t n = r.x.size();
+    const Segmented& fit = models.best().fit;
+    if (fit.segments == 0 || n < 8) return false;
+    const double parameters = 1 + 2 * models.chosen;
+    std::vector<double> z;
+    for (size_t i = 0; i < n; ++i)
+        z.push_back(std::abs(r.y[i] - fit.at(r.x[i])) * std::sqrt(r.weight[i]));
+    const double scatter =
+        r.noise.dispersion * 1.4826 * median(z) * std::sqrt(double(n) / (double(n) - parameters));
+    const double dispersion = r.noise.repeats ? std::max(1.0, scatter) : std::max(scatter, 1e-5);
+    if (!(std::abs(dispersion - r.noise.dispersion) > 1e-9 * r.noise.dispersion)) return false;
+    r.noise.dispersion = dispersion;
+    r.weigh();
+    return true;
+}
+
+// On a strided grid, the breakpoints found are refined among every measured k around them, and
+// the intervals read from that finer grid (returned; the grid itself when not strided).
+std::vector<Breakpoint> refineBreakpoints(const Regression& r, ModelChoice& models,
+                                          const FitOptions& options) {
+    const int chosen = models.chosen;
+    if (r.stride <= 1 || chosen == 0) return r.grid;
+    TrimmedFit& best = models.fits[chosen];
+    // Trimmed again: medians next to the true knee sat off the coarse fit.
+    std::vector<Breakpoint> fine = refinedGrid(r.x, r.grid, r.stride, {best.fit.u1, best.fit.u2});
+    TrimmedFit refined =
+        trimmedFit(chosen + 1, r.x, r.y, r.weight, fine, options.outlierCutoff, r.limits);
+    if (refined.fit.segments != 0 && refined.cost <= best.cost) {
+        best = std::move(refined);
+        models.criterion[chosen] = best.cost + models.penalty[chosen];
     }
-    const Segmented& f = best.fit;
-    fit.relativeNoise = plateauNoise[chosen];
-    fit.threshold = thresholdFor(points, fit.relativeNoise, options);
-    fit.t0 = f.t0 * ref;
-    for (size_t i = 0; i < n; ++i) {
-        points[i].outlier = !best.used[i];
-        fit.outliers += points[i].outlier;
+    return fine;
+}
+
+// The plateau, its noise and the medians the chosen model left out.
+void recordChosenModel(CurveFit& fit, const Regression& r, const ModelChoice& models,
+                       const FitOptions& options) {
+    const TrimmedFit& best = models.best();
+    fit.dispersion = r.noise.dispersion;
+    fit.relativeNoise = models.plateauNoise[models.chosen];
+    fit.threshold = thresholdFor(fit.points, fit.relativeNoise, options);
+    fit.t0 = best.fit.t0 * r.ref;
+    for (size_t i = 0; i < fit.points.size(); ++i) {
+        fit.points[i].outlier = !best.used[i];
+        fit.outliers += fit.points[i].outlier;
     }
-    // The interval's chi^2 grows like an F(1, n - 5) quantile when the scatter was estimated
-    // from the medians themselves.
-    const double interval = options.intervalChi2 * (1 + 2.5 / double(std::max<size_t>(n, 6) - 5));
+}
+
+// The chi^2 an interval spans: it grows like an F(1, n - 5) quantile when the scatter was
+// estimated from the medians themselves.
+double intervalChi2(const FitOptions& options, size_t n) {
+    return options.intervalChi2 * (1 + 2.5 / double(std::max<size_t>(n, 6) - 5));
+}
+
+// Flat: absorbed everything tested. A knee still counts as possible when its best fit is within
+// the noise of the flat one (penalties included); then k1 is "at least" that.
+void readPossibleKnee(CurveFit& fit, const Regression& r, const ModelChoice& models,
+                      double interval) {
+    const auto& points = fit.points;
     const double lastK = points.back().k;
+    fit.k1 = fit.knee = fit.kneeLow = fit.kneeHigh = lastK;
+    fit.k1Low = lastK;
+    const int m = models.criterion[2] < models.criterion[1] ? 2 : 1;
+    if (!(models.criterion[m] <= models.criterion[0] + interval)) return;
+    std::vector<double> byKnee;
+    searchFit(sumsOfUsed(r, models.fits[m].used), m + 1, r.grid, r.limits, &byKnee);
+    const TrimmedFit& knee = models.fits[m];
+    const double trimmed = knee.cost - knee.fit.rss;  // cutoff^2 per trimmed median
+    const auto range =
+        hull(r.grid, byKnee, models.criterion[0] + interval - trimmed - models.penalty[m]);
+    if (!range) return;
+    fit.kneeLow = snapped(points, r.k(range->first));
+    fit.k1Low = lastAtOrBefore(points, fit.kneeLow);
+    fit.uncertain = fit.k1Low < lastK;
+    if (fit.uncertain)
+        fit.note = "no clear degradation, but a knee from k=" + kText(fit.k1Low) +
+                   " on is within the noise";
+}
 
-    if (chosen == 0) {
-        // Flat: absorbed everything tested. A knee still counts as possible when its best fit is
-        // within the noise of the flat one (penalties included); then k1 is "at least" that.
-        fit.k1 = fit.knee = fit.kneeLow = fit.kneeHigh = lastK;
-        fit.k1Low = lastK;
-        const int m = criterion[2] < criterion[1] ? 2 : 1;
-        if (criterion[m] <= criterion[0] + interval) {
-            std::vector<double> w(n), byKnee;
-            for (size_t i = 0; i < n; ++i) w[i] = fits[m].used[i] ? weight[i] : 0.0;
-            Sums sums;
-            sums.build(x, y, w);
-            searchFit(sums, m + 1, grid, limits, &byKnee);
-            const double trimmed = fits[m].cost - fits[m].fit.rss;  // cutoff^2 per trimmed median
-            const auto range =
-                hull(grid, byKnee, criterion[0] + interval - trimmed - modelPenalty[m]);
-            if (range) {
-                fit.kneeLow = snapped(points, k0 + range->first * span);
-                fit.k1Low = lastAtOrBefore(points, fit.kneeLow);
-                fit.uncertain = fit.k1Low < lastK;
-                if (fit.uncertain)
-                    fit.note = "no clear degradation, but a knee from k=" + kText(fit.k1Low) +
-                               " on is within the noise";
-            }
-        }
-        return fit;
-    }
-
+// The fitted breakpoints and slopes in measured k.
+void placeBreakpoints(CurveFit& fit, const Regression& r, const Segmented& f) {
     fit.degraded = true;
     fit.segments = f.segments;
-    fit.knee = k0 + f.u1 * span;
-    fit.k1 = lastAtOrBefore(points, fit.knee);
-    fit.saturationStart = k0 + f.u2 * span;
-    fit.transientSlope = (f.segments == 3 ? f.a : f.b) * ref / span;
-    fit.tailSlope = f.b * ref / span;
+    fit.knee = r.k(f.u1);
+    fit.k1 = lastAtOrBefore(fit.points, fit.knee);
+    fit.saturationStart = r.k(f.u2);
+    fit.transientSlope = (f.segments == 3 ? f.a : f.b) * r.ref / r.span;
+    fit.tailSlope = f.b * r.ref / r.span;
+}
 
-    // Intervals: the breakpoints whose best fit on the same medians is within the interval's
-    // chi^2 of the best one. The profiles range over three segments whatever number was chosen
-    // (two segments are their limit): a two-segment knee sits inside a transient the penalty did
-    // not pay for, and its interval must reach the transient's start.
-    {
-        std::vector<double> w(n), byKnee, byEnd;
-        for (size_t i = 0; i < n; ++i) w[i] = best.used[i] ? weight[i] : 0.0;
-        Sums sums;
-        sums.build(x, y, w);
-        const Segmented again = searchFit(sums, 3, fine, limits, &byKnee, &byEnd);
-        const double limit = std::min(again.rss, f.rss) + interval;
-        const auto knees = hull(fine, byKnee, limit);
-        const auto ends = hull(fine, byEnd, limit);
-        const double u1Low = knees ? std::min(knees->first, f.u1) : f.u1;
-        const double u1High = knees ? std::max(knees->second, f.u1) : f.u1;
-        const double u2Low = ends ? std::min(ends->first, f.u2) : f.u2;
-        const double u2High = ends ? std::max(ends->second, f.u2) : f.u2;
-        fit.kneeLow = snapped(points, k0 + u1Low * span);
-        fit.kneeHigh = snapped(points, k0 + u1High * span);
-        fit.saturationLow = snapped(points, k0 + u2Low * span);
-        fit.saturationHigh = snapped(points, k0 + u2High * span);
-        fit.k1Low = lastAtOrBefore(points, fit.kneeLow);
-        fit.k1High = lastAtOrBefore(points, fit.kneeHigh);
-        fit.k2Low = lastAtOrBefore(points, fit.saturationLow);
-        fit.k2High = lastAtOrBefore(points, fit.saturationHigh);
-    }
+// Intervals: the breakpoints whose best fit on the same medians is within the interval's chi^2
+// of the best one. The profiles range over three segments whatever number was chosen (two
+// segments are their limit): a two-segment knee sits inside a transient the penalty did not pay
+// for, and its interval must reach the transient's start.
+void readIntervals(CurveFit& fit, const Regression& r, const TrimmedFit& best,
+                   const std::vector<Breakpoint>& fine, double interval) {
+    const auto& points = fit.points;
+    const Segmented& f = best.fit;
+    std::vector<double> byKnee, byEnd;
+    const Segmented again = searchFit(sumsOfUsed(r, best.used), 3, fine, r.limits, &byKnee, &byEnd);
+    const double limit = std::min(again.rss, f.rss) + interval;
+    const auto knees = hull(fine, byKnee, limit);
+    const auto ends = hull(fine, byEnd, limit);
+    const double u1Low = knees ? std::min(knees->first, f.u1) : f.u1;
+    const double u1High = knees ? std::max(knees->second, f.u1) : f.u1;
+    const double u2Low = ends ? std::min(ends->first, f.u2) : f.u2;
+    const double u2High = ends ? std::max(ends->second, f.u2) : f.u2;
+    fit.kneeLow = snapped(points, r.k(u1Low));
+    fit.kneeHigh = snapped(points, r.k(u1High));
+    fit.saturationLow = snapped(points, r.k(u2Low));
+    fit.saturationHigh = snapped(points, r.k(u2High));
+    fit.k1Low = lastAtOrBefore(points, fit.kneeLow);
+    fit.k1High = lastAtOrBefore(points, fit.kneeHigh);
+    fit.k2Low = lastAtOrBefore(points, fit.saturationLow);
+    fit.k2High = lastAtOrBefore(points, fit.saturationHigh);
+}
 
-    // Saturation: the fitted line after the second breakpoint; k2, like k1, is the last measured
-    // k at or before its breakpoint ("after k2 patterns the code is saturated"). It needs
-    // minSaturationPoints medians from k2 on that sit on the line (within the noise of the
-    // degraded medians, never closer than the degradation threshold asks; a long tail may hold an
-    // isolated outlier) and a line rising beyond the noise.
+// Saturation: the fitted line after the second breakpoint; k2, like k1, is the last measured k
+// at or before its breakpoint ("after k2 patterns the code is saturated"). It needs
+// minSaturationPoints medians from k2 on that sit on the line (within the noise of the degraded
+// medians, never closer than the degradation threshold asks; a long tail may hold an isolated
+// outlier) and a line rising beyond the noise.
+void readSaturation(CurveFit& fit, const FitOptions& options) {
+    const auto& points = fit.points;
+    const size_t n = points.size();
     const size_t firstDegraded = indexOf(points, fit.knee + 1e-9 * (1 + std::abs(fit.knee)));
     fit.lineTolerance = std::max(
         fit.threshold, thresholdFor(points, relativeSpread(points, firstDegraded, n), options));
@@ -326,7 +376,7 @@ CurveFit fitCurve(const std::vector<std::pair<double, double>>& samples,
     for (size_t i = begin; i < n; ++i) inLine += onLine(points[i]);
     const size_t minPoints = size_t(std::max(2, options.minSaturationPoints));
     const size_t tolerated = tail > minPoints ? std::max<size_t>(1, tail / 5) : 0;
-    const double rise = fit.tailSlope * (lastK - start);
+    const double rise = fit.tailSlope * (points.back().k - start);
     if (inLine >= minPoints && tail - inLine <= tolerated && rise > fit.threshold * fit.t0) {
         fit.k2 = points[begin].k;
         fit.k2Low = std::min(*fit.k2Low, *fit.k2);
@@ -337,11 +387,16 @@ CurveFit fitCurve(const std::vector<std::pair<double, double>>& samples,
         fit.k2Low.reset();
         fit.k2High.reset();
     }
+}
 
-    // Can the knee be placed? Not when a flat curve fits within the noise, when the interval
-    // spans more than maxKneeSteps measured steps, or with too few noise quantities.
+// Can the knee be placed? Not when a flat curve fits within the noise, when the interval spans
+// more than maxKneeSteps measured steps, or with too few noise quantities.
+void judgeKneePlacement(CurveFit& fit, const ModelChoice& models, double interval,
+                        const FitOptions& options) {
+    const auto& points = fit.points;
+    const size_t n = points.size();
     const size_t steps = indexOf(points, *fit.k1High) - indexOf(points, fit.k1Low);
-    if (criterion[0] <= criterion[chosen] + interval) {
+    if (models.criterion[0] <= models.criterion[models.chosen] + interval) {
         fit.k1High.reset();
         fit.uncertain = true;
         fit.note = "degradation is within the noise of a flat curve";
@@ -353,6 +408,33 @@ CurveFit fitCurve(const std::vector<std::pair<double, double>>& samples,
         fit.uncertain = true;
         fit.note = "only " + std::to_string(n) + " noise quantities: too coarse to place the knee";
     }
+}
+
+}  // namespace
+
+CurveFit fitCurve(const std::vector<std::pair<double, double>>& samples,
+                  const FitOptions& options) {
+    if (samples.empty()) throw InputError("a noise curve without runs");
+    CurveFit fit;
+    fit.points = pointsFrom(samples);
+    if (fit.points.size() < 3) {
+        fitTwoPoints(fit, options);
+        return fit;
+    }
+    Regression regression = regressionOf(fit.points, options);
+    ModelChoice models = chooseModel(regression, fit.points, options);
+    if (rescaleNoise(regression, models)) models = chooseModel(regression, fit.points, options);
+    const std::vector<Breakpoint> fine = refineBreakpoints(regression, models, options);
+    recordChosenModel(fit, regression, models, options);
+    const double interval = intervalChi2(options, fit.points.size());
+    if (models.chosen == 0) {
+        readPossibleKnee(fit, regression, models, interval);
+        return fit;
+    }
+    placeBreakpoints(fit, regression, models.best().fit);
+    readIntervals(fit, regression, models.best(), fine, interval);
+    readSaturation(fit, options);
+    judgeKneePlacement(fit, models, interval, options);
     return fit;
 }
 
