@@ -8,9 +8,9 @@
 
 #include "core/cpi/cpi.h"
 #include "core/workspace.h"
-#include "views/common/chart_kit.h"
 #include "views/common/chart_tables_frame.h"
 #include "views/common/render.h"
+#include "views/cpi/cpi_charts.h"
 #include "views/shell/suggestions_dock.h"
 
 class QComboBox;
