@@ -8,8 +8,8 @@
 
 #include "app/commands.h"
 #include "core/cpi/cpi.h"
-#include "core/cpi/estimates.h"
 #include "core/errors.h"
+#include "core/estimates/estimates.h"
 #include "core/kinds.h"
 #include "core/workspace.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/cpi/cpi.h"
-#include "core/cpi/estimates.h"
+#include "core/estimates/estimates.h"
 #include "core/noise/absorption.h"
 
 namespace stallscope {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/open_workspaces.h"
+#include "core/schema.h"
 
 namespace stallscope {
 
@@ -29,7 +30,7 @@ struct ProfileInfo {
 class Workspace {
   public:
     enum class Mode { ReadWrite, ReadOnly };
-    static constexpr int kSchemaVersion = 6;
+    static constexpr int kSchemaVersion = schema::kVersion;
     static constexpr int kApplicationId = 0x53534350;  // "SSCP"
 
     // Opens or creates. Throws InputError (file is not a workspace, schema newer than ours,

@@ -7,7 +7,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "core/cpi/metric_store.h"
+#include "core/kernel_metric_sets.h"
 #include "core/sqlite.h"
 #include "core/workspace.h"
 

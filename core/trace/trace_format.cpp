@@ -8,32 +8,6 @@
 
 namespace stallscope::trace {
 
-uint64_t ByteReader::varint() {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (p_ >= end_) throw Failure("trace chunk: truncated varint");
-        const uint8_t b = uint8_t(*p_++);
-        v |= uint64_t(b & 0x7f) << shift;
-        if (!(b & 0x80)) return v;
-    }
-    throw Failure("trace chunk: varint too long");
-}
-
-double ByteReader::real() {
-    if (end_ - p_ < 8) throw Failure("trace chunk: truncated double");
-    double v;
-    std::memcpy(&v, p_, 8);
-    p_ += 8;
-    return v;
-}
-
-std::string_view ByteReader::take(uint64_t n) {
-    if (uint64_t(end_ - p_) < n) throw Failure("trace chunk: truncated bytes");
-    std::string_view v(p_, size_t(n));
-    p_ += n;
-    return v;
-}
-
 // Per item: zigzag(start - previous start), dur, name, depth, count * 4 + kind, then the args id
 // for slices and instants. Starts are nearly sorted, so the deltas stay short. A slice with a
 // sub-ns remainder is stored with kind 3 (kPreciseSlice) and its startPs and durPs follow the

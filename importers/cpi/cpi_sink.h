@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/cpi/metric_store.h"
+#include "core/kernel_metric_sets.h"
 #include "core/sqlite.h"
 
 namespace stallscope {
@@ -31,7 +31,7 @@ class CpiSink {
   private:
     int64_t profileId_;
     sql::Statement stack_;
-    cpi::MetricSetWriter metrics_;
+    MetricSetWriter metrics_;
     int64_t stackRows_ = 0;
 };
 

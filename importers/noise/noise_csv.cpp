@@ -133,41 +133,189 @@ class NoiseCsvImporter final : public Importer {
     void run(ImportContext& ctx) const override;
 };
 
-void NoiseCsvImporter::run(ImportContext& ctx) const {
-    const std::string& path = ctx.input.path();
-    LineReader lines(ctx.input);
-    std::string_view line;
-    std::string record;
-    std::vector<std::string> fields;
-
-    // Reads the next non-blank record (joining lines inside quotes); false at the end.
-    long long recordLine = 0;
-    auto nextRecord = [&]() -> bool {
-        while (lines.next(line)) {
-            recordLine = lines.lineNumber();
-            if (trimmed(line).empty()) continue;
-            record.assign(line);
-            while (!splitRecord(record, fields)) {
-                if (!lines.next(line))
-                    throw InputError(atLine(path, recordLine, "unterminated quoted field"));
-                record += '\n';
-                record.append(line);
+// The records of one file: non-blank lines, a quoted field joining the lines it spans.
+class RecordReader {
+  public:
+    RecordReader(InputFile& input, const std::string& path) : lines_(input), path_(path) {}
+    // Reads the next record into fields(); false at the end.
+    bool next() {
+        while (lines_.next(line_)) {
+            recordLine_ = lines_.lineNumber();
+            if (trimmed(line_).empty()) continue;
+            record_.assign(line_);
+            while (!splitRecord(record_, fields_)) {
+                if (!lines_.next(line_))
+                    throw InputError(atLine(path_, recordLine_, "unterminated quoted field"));
+                record_ += '\n';
+                record_.append(line_);
             }
             return true;
         }
         return false;
-    };
+    }
+    const std::vector<std::string>& fields() const { return fields_; }
+    // The line the last record starts on (the last line read, at the end).
+    long long line() const { return recordLine_; }
 
-    if (!nextRecord()) throw InputError(atLine(path, 1, "empty file: a header row is required"));
-    const Columns cols = parseHeader(fields);
+  private:
+    LineReader lines_;
+    const std::string& path_;
+    std::string_view line_;
+    std::string record_;
+    std::vector<std::string> fields_;
+    long long recordLine_ = 0;
+};
+
+void requireColumns(const Columns& cols, const std::string& path, long long line) {
     for (auto [column, name] :
          {std::pair{cols.region, "region"}, std::pair{cols.mode, "mode"}, std::pair{cols.k, "k"}})
         if (column < 0)
             throw InputError(
-                atLine(path, recordLine, std::string("missing required column '") + name + "'"));
+                atLine(path, line, std::string("missing required column '") + name + "'"));
     if (cols.time() < 0)
-        throw InputError(
-            atLine(path, recordLine, "missing required column 'time_ns' (or 'cycles')"));
+        throw InputError(atLine(path, line, "missing required column 'time_ns' (or 'cycles')"));
+}
+
+// The fields of one record by column; a failure names the record's line.
+struct RowFields {
+    const std::vector<std::string>& fields;
+    const Columns& cols;
+    const std::string& path;
+    long long line;
+
+    [[noreturn]] void fail(const std::string& what) const {
+        throw InputError(atLine(path, line, what));
+    }
+    std::string_view field(int column) const {
+        return column >= 0 && size_t(column) < fields.size() ? trimmed(fields[column])
+                                                             : std::string_view();
+    }
+    std::string_view required(int column, const char* name) const {
+        if (size_t(column) >= fields.size())
+            fail(std::string("missing required column '") + name + "' (row has " +
+                 std::to_string(fields.size()) + " of " + std::to_string(cols.count) + " fields)");
+        const std::string_view v = field(column);
+        if (v.empty()) fail(std::string("empty required field '") + name + "'");
+        return v;
+    }
+    std::optional<double> number(int column, const char* name) const {
+        const std::string_view v = field(column);
+        if (v.empty()) return std::nullopt;
+        const auto value = parseDouble(v);
+        if (!value) fail(std::string(name) + " '" + std::string(v) + "' is not a number");
+        return value;
+    }
+};
+
+// One run as a row of noise_runs.
+struct NoiseRow {
+    std::string machine, region, mode;
+    double k = 0, time = 0;
+    std::optional<double> rep, body, payload, overhead, cores, perf;
+    QJsonObject params, extra;
+};
+
+NoiseRow parseRow(const RowFields& row, const std::string& timeName,
+                  std::set<std::string>& paramNames) {
+    const Columns& cols = row.cols;
+    NoiseRow r;
+    r.region = std::string(row.required(cols.region, "region"));
+    r.mode = std::string(row.required(cols.mode, "mode"));
+    row.required(cols.k, "k");
+    r.k = *row.number(cols.k, "k");
+    if (r.k < 0) row.fail("k must not be negative (got " + std::string(row.field(cols.k)) + ")");
+    row.required(cols.time(), timeName.c_str());
+    r.time = *row.number(cols.time(), timeName.c_str());
+    if (r.time < 0)
+        row.fail(timeName + " must not be negative (got " + std::string(row.field(cols.time())) +
+                 ")");
+    r.rep = row.number(cols.rep, "rep");
+    r.body = row.number(cols.body, "body_instr");
+    r.payload = row.number(cols.payload, "payload_instr");
+    r.overhead = row.number(cols.overhead, "overhead_instr");
+    r.cores = row.number(cols.cores, "cores");
+    r.perf = row.number(cols.perf, "perf");
+    if (r.body && *r.body <= 0) row.fail("body_instr must be positive");
+
+    for (const auto& [column, name] : cols.params) {
+        const std::string_view v = row.field(column);
+        if (v.empty()) continue;
+        const QString key = QString::fromStdString(name);
+        if (const auto value = parseDouble(v))
+            r.params.insert(key, *value);
+        else
+            r.params.insert(key, QString::fromUtf8(v.data(), static_cast<qsizetype>(v.size())));
+        paramNames.insert(name);
+    }
+    for (const auto& [column, name] : cols.extra) {
+        const std::string_view v = row.field(column);
+        if (!v.empty())
+            r.extra.insert(QString::fromStdString(name),
+                           QString::fromUtf8(v.data(), static_cast<qsizetype>(v.size())));
+    }
+    if (cols.timeNs >= 0 && cols.cycles >= 0 && !row.field(cols.cycles).empty())
+        r.extra.insert("cycles", QString::fromUtf8(row.field(cols.cycles).data(),
+                                                   qsizetype(row.field(cols.cycles).size())));
+    r.machine = std::string(row.field(cols.machine));
+    return r;
+}
+
+void insertRun(sql::Statement& insert, int64_t profileId, const RowFields& row, const NoiseRow& r,
+               const std::string& timeUnit) {
+    insert.bind(1, profileId).bind(2, static_cast<int64_t>(row.line));
+    insert.bind(3, r.machine).bind(4, r.region).bind(5, r.mode).bind(6, r.k).bind(7, r.time);
+    insert.bind(8, timeUnit);
+    auto bindOptional = [&](int index, const std::optional<double>& v, bool integer) {
+        if (!v)
+            insert.bindNull(index);
+        else if (integer) {
+            const auto whole = integralIfInRange<int64_t>(std::round(*v));
+            if (!whole) row.fail("a repeat number beyond 2^63");
+            insert.bind(index, *whole);
+        } else
+            insert.bind(index, *v);
+    };
+    bindOptional(9, r.rep, true);
+    bindOptional(10, r.body, false);
+    bindOptional(11, r.payload, false);
+    bindOptional(12, r.overhead, false);
+    bindOptional(13, r.cores, true);
+    bindOptional(14, r.perf, false);
+    insert.bind(15, compactJson(r.params)).bind(16, compactJson(r.extra));
+    insert.exec();
+}
+
+// What the profile's metadata says of its runs.
+struct RunSummary {
+    long long rows = 0;
+    std::set<std::string> machines, regions, modes, paramNames;
+};
+
+std::string noiseMetadata(const RunSummary& runs, const Columns& cols,
+                          const std::string& timeUnit) {
+    auto list = [](const std::set<std::string>& values) {
+        QStringList out;
+        for (const auto& v : values) out << QString::fromStdString(v);
+        return QJsonValue::fromVariant(out);
+    };
+    QJsonObject meta{{"runs", runs.rows},
+                     {"machines", list(runs.machines)},
+                     {"regions", list(runs.regions)},
+                     {"modes", list(runs.modes)},
+                     {"params", list(runs.paramNames)},
+                     {"time_unit", QString::fromStdString(timeUnit)}};
+    QStringList extraColumns;
+    for (const auto& [column, name] : cols.extra) extraColumns << QString::fromStdString(name);
+    meta.insert("extra_columns", QJsonValue::fromVariant(extraColumns));
+    return compactJson(meta);
+}
+
+void NoiseCsvImporter::run(ImportContext& ctx) const {
+    const std::string& path = ctx.input.path();
+    RecordReader records(ctx.input, path);
+    if (!records.next()) throw InputError(atLine(path, 1, "empty file: a header row is required"));
+    const Columns cols = parseHeader(records.fields());
+    requireColumns(cols, path, records.line());
     const std::string timeUnit = cols.timeNs >= 0 ? "ns" : "cycles";
     const std::string timeName = cols.timeNs >= 0 ? "time_ns" : "cycles";
 
@@ -176,115 +324,19 @@ void NoiseCsvImporter::run(ImportContext& ctx) const {
                           "time, time_unit, rep, body_instr, payload_instr, overhead_instr, "
                           "cores, perf, params, extra) "
                           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    std::set<std::string> machines, regions, modes, paramNames;
-    long long rows = 0;
-    while (nextRecord()) {
-        const long long lineNo = recordLine;
-        auto fail = [&](const std::string& what) { throw InputError(atLine(path, lineNo, what)); };
-        auto field = [&](int column) -> std::string_view {
-            return column >= 0 && size_t(column) < fields.size() ? trimmed(fields[column])
-                                                                 : std::string_view();
-        };
-        auto required = [&](int column, const char* name) {
-            if (size_t(column) >= fields.size())
-                fail(std::string("missing required column '") + name + "' (row has " +
-                     std::to_string(fields.size()) + " of " + std::to_string(cols.count) +
-                     " fields)");
-            const std::string_view v = field(column);
-            if (v.empty()) fail(std::string("empty required field '") + name + "'");
-            return v;
-        };
-        auto number = [&](int column, const char* name) -> std::optional<double> {
-            const std::string_view v = field(column);
-            if (v.empty()) return std::nullopt;
-            const auto value = parseDouble(v);
-            if (!value) fail(std::string(name) + " '" + std::string(v) + "' is not a number");
-            return value;
-        };
-
-        const std::string region(required(cols.region, "region"));
-        const std::string mode(required(cols.mode, "mode"));
-        required(cols.k, "k");
-        const double k = *number(cols.k, "k");
-        if (k < 0) fail("k must not be negative (got " + std::string(field(cols.k)) + ")");
-        required(cols.time(), timeName.c_str());
-        const double time = *number(cols.time(), timeName.c_str());
-        if (time < 0)
-            fail(timeName + " must not be negative (got " + std::string(field(cols.time())) + ")");
-        const auto rep = number(cols.rep, "rep");
-        const auto body = number(cols.body, "body_instr");
-        const auto payload = number(cols.payload, "payload_instr");
-        const auto overhead = number(cols.overhead, "overhead_instr");
-        const auto cores = number(cols.cores, "cores");
-        const auto perf = number(cols.perf, "perf");
-        if (body && *body <= 0) fail("body_instr must be positive");
-
-        QJsonObject params, extra;
-        for (const auto& [column, name] : cols.params) {
-            const std::string_view v = field(column);
-            if (v.empty()) continue;
-            const QString key = QString::fromStdString(name);
-            if (const auto value = parseDouble(v))
-                params.insert(key, *value);
-            else
-                params.insert(key, QString::fromUtf8(v.data(), static_cast<qsizetype>(v.size())));
-            paramNames.insert(name);
-        }
-        for (const auto& [column, name] : cols.extra) {
-            const std::string_view v = field(column);
-            if (!v.empty())
-                extra.insert(QString::fromStdString(name),
-                             QString::fromUtf8(v.data(), static_cast<qsizetype>(v.size())));
-        }
-        if (cols.timeNs >= 0 && cols.cycles >= 0 && !field(cols.cycles).empty())
-            extra.insert("cycles", QString::fromUtf8(field(cols.cycles).data(),
-                                                     qsizetype(field(cols.cycles).size())));
-
-        const std::string machine(field(cols.machine));
-        insert.bind(1, ctx.profileId).bind(2, static_cast<int64_t>(lineNo));
-        insert.bind(3, machine).bind(4, region).bind(5, mode).bind(6, k).bind(7, time);
-        insert.bind(8, timeUnit);
-        auto bindOptional = [&](int index, const std::optional<double>& v, bool integer) {
-            if (!v)
-                insert.bindNull(index);
-            else if (integer) {
-                const auto whole = integralIfInRange<int64_t>(std::round(*v));
-                if (!whole) throw InputError(atLine(path, lineNo, "a repeat number beyond 2^63"));
-                insert.bind(index, *whole);
-            } else
-                insert.bind(index, *v);
-        };
-        bindOptional(9, rep, true);
-        bindOptional(10, body, false);
-        bindOptional(11, payload, false);
-        bindOptional(12, overhead, false);
-        bindOptional(13, cores, true);
-        bindOptional(14, perf, false);
-        insert.bind(15, compactJson(params)).bind(16, compactJson(extra));
-        insert.exec();
-
-        machines.insert(machine);
-        regions.insert(region);
-        modes.insert(mode);
-        if ((++rows & 0xFFF) == 0) ctx.progress.report(ctx.input.fraction(), "reading noise runs");
+    RunSummary runs;
+    while (records.next()) {
+        const RowFields row{records.fields(), cols, path, records.line()};
+        const NoiseRow r = parseRow(row, timeName, runs.paramNames);
+        insertRun(insert, ctx.profileId, row, r, timeUnit);
+        runs.machines.insert(r.machine);
+        runs.regions.insert(r.region);
+        runs.modes.insert(r.mode);
+        if ((++runs.rows & 0xFFF) == 0)
+            ctx.progress.report(ctx.input.fraction(), "reading noise runs");
     }
-    if (rows == 0) throw InputError(atLine(path, recordLine, "no runs after the header"));
-
-    auto list = [](const std::set<std::string>& values) {
-        QStringList out;
-        for (const auto& v : values) out << QString::fromStdString(v);
-        return QJsonValue::fromVariant(out);
-    };
-    QJsonObject meta{{"runs", rows},
-                     {"machines", list(machines)},
-                     {"regions", list(regions)},
-                     {"modes", list(modes)},
-                     {"params", list(paramNames)},
-                     {"time_unit", QString::fromStdString(timeUnit)}};
-    QStringList extraColumns;
-    for (const auto& [column, name] : cols.extra) extraColumns << QString::fromStdString(name);
-    meta.insert("extra_columns", QJsonValue::fromVariant(extraColumns));
-    ctx.metadataJson = compactJson(meta);
+    if (runs.rows == 0) throw InputError(atLine(path, records.line(), "no runs after the header"));
+    ctx.metadataJson = noiseMetadata(runs, cols, timeUnit);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "views/common/format.h"
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
+#include "views/cpi/cpi_charts.h"
 #include "views/cpi/cpi_compare_view.h"
 #include "views/noise/noise_compare_view.h"
 #include "views/replay/replay_compare_view.h"

@@ -21,7 +21,7 @@
 #include "core/workspace.h"
 #include "importers/import_service.h"
 #include "tests/benchmarks/bench_usage.h"
-#include "views/common/chart_kit.h"
+#include "views/cpi/cpi_charts.h"
 
 using namespace stallscope;
 using bench::peakRssMb;

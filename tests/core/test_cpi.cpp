@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "core/cpi/cpi.h"
-#include "core/cpi/estimates.h"
+#include "core/estimates/estimates.h"
 
 using namespace stallscope;
 

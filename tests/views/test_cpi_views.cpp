@@ -16,6 +16,7 @@
 #include "core/workspace.h"
 #include "importers/import_service.h"
 #include "views/common/chart_kit.h"
+#include "views/cpi/cpi_charts.h"
 #include "views/cpi/cpi_view.h"
 #include "views/estimates/estimates_chart.h"
 #include "views/estimates/estimates_view.h"

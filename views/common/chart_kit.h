@@ -5,81 +5,31 @@
 #include <QRectF>
 #include <QString>
 #include <functional>
-#include <unordered_map>
 #include <vector>
-
-#include "core/cpi/cpi.h"
 
 class QWidget;
 
 namespace stallscope::charts {
 
-// Custom-painted charts shared by the CPI and estimates views, the headless renderer and the
-// PNG/SVG export: one paint function per chart, drawing into any QPainter.
+// The kit for custom-painted charts (the CPI, estimates, steps and hosts charts, the headless
+// renderer and the PNG/SVG export): one paint function per chart, drawing into any QPainter.
+// Kind-neutral: a kind's own charts live in its views/ folder (CPI stacks in views/cpi/).
 
-// The colour of a GSI class (Base green, Idle grey, Ctrl purple, Sync magenta, MemData blue,
-// MemStruct teal, ComData amber, ComStruct red); a raw category alone gets its class colour.
-QColor categoryColor(const std::string& category);
-
-// Colours for the categories of one chart: the hue is the category's GSI class, and the
-// categories of one class that appear together get shades spread evenly from light to dark (in
-// stacking order), so no two of them look alike (lg_throttle vs mio_throttle, W25..W32). The
-// chart, its legend and its tables use the same palette.
-using Palette = std::unordered_map<std::string, QColor>;
-Palette categoryPalette(const std::vector<std::string>& categories);
+// The kit's colours: text, secondary text, grid lines, axes and alternate bands.
+namespace ink {
+inline const QColor kText(0x30, 0x30, 0x30);
+inline const QColor kMuted(0x70, 0x70, 0x70);
+inline const QColor kGrid(0xe4, 0xe4, 0xe4);
+inline const QColor kAxis(0x90, 0x90, 0x90);
+inline const QColor kBand(0xf4, 0xf6, 0xf9);
+}  // namespace ink
 
 // Distinct colours for series (models, estimators) by position.
 QColor seriesColor(int index);
 
-// A kernel name short enough for a label that keeps what tells kernels apart: the launch id
-// ("#3 "), the function name and the last template arguments, without the return type, e.g.
-// "#0 enable_if<!T7, void>::type kernel<int, …, float>>(T13)" -> "#0 kernel<int, …, float>(T13)".
-QString shortKernelName(const std::string& kernel);
-
 // Labels with what they all share at the start or end replaced by "…" (when that is long), so
 // the part that tells them apart stays visible; `common` gets the shared part.
 std::vector<QString> distinctLabels(const std::vector<QString>& labels, QString* common);
-
-struct StackChartOptions {
-    bool normalized = false;  // each bar as 100%
-    QString title;
-    QString notice;      // a line under the title (e.g. why some kernels have no stack)
-    int maxKernels = 0;  // 0: as many as stay readable at this size (top by cycles)
-};
-
-// A drawn bar segment, for hover and tests.
-struct StackSegment {
-    QRectF rect;
-    int stack = 0;  // index into CpiData::stacks
-    std::string category;
-    double cycles = 0;
-    double share = 0;  // of the bar's total, 0..1
-    QColor color;
-};
-
-// What paintStackChart drew, for tests and the widget's status.
-struct StackChartLayout {
-    std::vector<std::string> kernels;  // drawn kernels, left to right
-    int hiddenKernels = 0;             // kernels left out (the note names how many)
-    double barWidth = 0;
-};
-
-// Stacked bars: one group per kernel (kernels of one group together, each group marked under
-// the axis), one bar per source (hw first and set apart, then each model), totals on the bars,
-// a legend of the categories on the right. When the kernels do not fit readably, the costliest
-// ones (by the hw total, else the first source) are drawn and a note says how many are left out.
-StackChartLayout paintStackChart(QPainter& painter, const QRectF& area, const cpi::CpiData& data,
-                                 const StackChartOptions& options,
-                                 std::vector<StackSegment>* segments = nullptr);
-
-// MAPE per model: one group of bars for all kernels and one per kernel group (AMALI Figs. 10-11).
-void paintMapeChart(QPainter& painter, const QRectF& area, const cpi::MapeReport& mape,
-                    const std::vector<std::string>& models);
-
-// Kernel x metric table for profiles without stacks: metrics as rows (name, unit), kernels as
-// columns, as many as fit, with a note of what is left out.
-void paintMetricTable(QPainter& painter, const QRectF& area, const cpi::MetricTable& table,
-                      const QString& title);
 
 // Starts a chart in `area`: saves the painter (the chart restores it), clears the area to white
 // and sets the chart's font at `pointSize`, which it returns.
@@ -87,6 +37,16 @@ QFont beginChart(QPainter& painter, const QRectF& area, double pointSize);
 
 // A centred message where a chart has nothing to draw.
 void paintMessage(QPainter& painter, const QRectF& area, const QString& text);
+
+// The chart's title, bold, at the top left of `area` (elided to its width).
+void drawTitle(QPainter& painter, const QRectF& area, const QString& text);
+
+// A y axis from 0 to `max` left of `plot` with grid lines across it, ticks labelled as numbers
+// or percentages, and the axis lines along the plot's left and bottom.
+void drawYAxis(QPainter& painter, const QRectF& plot, double max, bool percent);
+
+// The y axis title, turned upright, centred on (x, centreY).
+void drawYTitle(QPainter& painter, double x, double centreY, const QString& text);
 
 // Writes `paint` as SVG (size in pixels). Returns false when the file cannot be written.
 bool writeSvg(const QString& path, const QSize& size, const QString& title,

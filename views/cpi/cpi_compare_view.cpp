@@ -18,10 +18,10 @@
 #include "core/errors.h"
 #include "views/common/table_kit.h"
 
-#include "views/common/chart_kit.h"
 #include "views/common/export.h"
 #include "views/common/format.h"
 #include "views/common/view_widgets.h"
+#include "views/cpi/cpi_charts.h"
 
 namespace stallscope {
 

@@ -8,10 +8,10 @@
 
 #include "core/cpi/cpi.h"
 #include "core/workspace.h"
-#include "views/common/chart_kit.h"
 #include "views/common/chart_tables_frame.h"
 #include "views/common/render.h"
 #include "views/common/suggestion_item.h"
+#include "views/cpi/cpi_charts.h"
 
 class QComboBox;
 class QLabel;

@@ -4,7 +4,7 @@
 #include <QRectF>
 #include <vector>
 
-#include "core/cpi/estimates.h"
+#include "core/estimates/estimates.h"
 
 namespace stallscope::charts {
 

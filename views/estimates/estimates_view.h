@@ -4,7 +4,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "core/cpi/estimates.h"
+#include "core/estimates/estimates.h"
 #include "core/workspace.h"
 #include "views/common/chart_tables_frame.h"
 #include "views/common/render.h"

@@ -1,4 +1,4 @@
-#include "core/cpi/estimates.h"
+#include "core/estimates/estimates.h"
 
 #include <QJsonArray>
 #include <cmath>

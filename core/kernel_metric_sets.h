@@ -1,5 +1,8 @@
 #pragma once
 
+// The packed layout of the kernel metric tables, part of the workspace schema (core/schema.cpp
+// repacks older rows into it): kind-neutral, so the schema does not depend on core/cpi/.
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -7,16 +10,16 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/byte_codec.h"
 #include "core/sqlite.h"
-#include "core/trace/trace_format.h"
 
-namespace stallscope::cpi {
+namespace stallscope {
 
-// Kernel metrics are stored one row per (kernel, source) run of metrics (kernel_metric_sets),
-// the metrics packed into a blob that refers to a per-profile dictionary of (name, unit) pairs
-// (kernel_metric_names). An Nsight Compute export repeats the same hundred metric names for
-// every kernel: one SQL row per metric made a 100 MB CSV a 1.2 GB workspace and most of the
-// import time was SQLite's per-row work.
+// Kernel metrics (of CPI profiles) are stored one row per (kernel, source) run of metrics
+// (kernel_metric_sets), the metrics packed into a blob that refers to a per-profile dictionary of
+// (name, unit) pairs (kernel_metric_names). An Nsight Compute export repeats the same hundred
+// metric names for every kernel: one SQL row per metric made a 100 MB CSV a 1.2 GB workspace and
+// most of the import time was SQLite's per-row work.
 //
 // Blob: per metric, varint(name id), a flags byte (1: value follows, 2: text follows, 4: the
 // value is a whole number), the value as a zigzag varint (whole) or 8 bytes, the text as
@@ -43,7 +46,7 @@ class MetricSetWriter {
     int64_t setMetrics_ = 0;
     int64_t sets_ = 0;
     int64_t metrics_ = 0;
-    trace::ByteWriter blob_;
+    ByteWriter blob_;
 };
 
 // One stored metric, as handed to forEachKernelMetric (views valid during the call).
@@ -60,8 +63,4 @@ struct StoredMetric {
 void forEachKernelMetric(sqlite3* db, int64_t profileId,
                          const std::function<void(const StoredMetric&)>& visit);
 
-// Schema 4 -> 5: moves the rows of the old one-row-per-metric kernel_metrics table into sets,
-// profile by profile in row order, and drops it. Runs inside the migration's transaction.
-void convertKernelMetricRowsToSets(sqlite3* db);
-
-}  // namespace stallscope::cpi
+}  // namespace stallscope

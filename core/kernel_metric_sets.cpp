@@ -1,11 +1,11 @@
-#include "core/cpi/metric_store.h"
+#include "core/kernel_metric_sets.h"
 
 #include <cmath>
 #include <vector>
 
 #include "core/errors.h"
 
-namespace stallscope::cpi {
+namespace stallscope {
 
 namespace {
 
@@ -103,7 +103,7 @@ void forEachKernelMetric(sqlite3* db, int64_t profileId,
     while (st.step()) {
         kernel = st.text(0);
         source = st.text(1);
-        trace::ByteReader reader(st.blob(2));
+        ByteReader reader(st.blob(2));
         while (!reader.atEnd()) {
             const uint64_t id = reader.varint();
             if (id >= names.size())
@@ -121,29 +121,4 @@ void forEachKernelMetric(sqlite3* db, int64_t profileId,
     }
 }
 
-void convertKernelMetricRowsToSets(sqlite3* db) {
-    {
-        sql::Statement rows(db,
-                            "SELECT profile_id, kernel, source, name, unit, value, text "
-                            "FROM kernel_metrics ORDER BY profile_id, rowid");
-        std::optional<MetricSetWriter> writer;
-        int64_t profile = -1;
-        while (rows.step()) {
-            if (!writer || rows.int64(0) != profile) {
-                if (writer) writer->finish();
-                profile = rows.int64(0);
-                writer.emplace(db, profile);
-            }
-            std::optional<double> value;
-            if (!rows.isNull(5)) value = rows.real(5);
-            std::optional<std::string> text;
-            if (!rows.isNull(6)) text = rows.text(6);
-            writer->add(rows.text(1), rows.text(2), rows.text(3), rows.text(4), value,
-                        text ? std::optional<std::string_view>(*text) : std::nullopt);
-        }
-        if (writer) writer->finish();
-    }
-    sql::exec(db, "DROP TABLE kernel_metrics");
-}
-
-}  // namespace stallscope::cpi
+}  // namespace stallscope
