@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include "core/analysis/cache.h"
 #include "core/errors.h"
@@ -90,6 +91,9 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
     };
     std::vector<Run> runs;
     std::vector<std::string> files;
+    // A directory that is one result (a Sniper output directory: sim.stats.sqlite3 beside its
+    // sim.cfg and sim.out) is its one profile file, named after the directory.
+    std::map<std::string, std::string> directoryNames;
     for (const std::string& path : request.files) {
         if (!std::filesystem::is_directory(path)) {
             files.push_back(path);
@@ -101,6 +105,15 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
         if (!members.front().importer->readsHosts() &&
             !members.front().importer->companions(members.front().path).empty()) {
             for (const RunMember& m : members) files.push_back(m.path);
+            continue;
+        }
+        if (members.size() == 1 && !members.front().importer->readsHosts()) {
+            files.push_back(members.front().path);
+            directoryNames[members.front().path] =
+                std::filesystem::path(path).lexically_normal().filename().string();
+            if (directoryNames[members.front().path].empty())  // "results/" names "results"
+                directoryNames[members.front().path] =
+                    std::filesystem::path(path).lexically_normal().parent_path().filename();
             continue;
         }
         if (!members.front().importer->readsHosts())
@@ -162,8 +175,11 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
         const Importer* importer = forced ? forced : detectImporter(sniff);
 
         ProfileInfo info;
-        std::string base = request.name.empty() ? baseName(path) : request.name;
-        if (!request.name.empty() && files.size() + runs.size() > 1) base += " " + baseName(path);
+        const auto directory = directoryNames.find(path);
+        const std::string own =
+            directory != directoryNames.end() ? directory->second : baseName(path);
+        std::string base = request.name.empty() ? own : request.name;
+        if (!request.name.empty() && files.size() + runs.size() > 1) base += " " + own;
         info.name = workspace.uniqueName(base);
         info.kind = importer->kind();
         info.sourcePath = std::filesystem::absolute(path).string();

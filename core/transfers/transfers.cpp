@@ -147,7 +147,20 @@ Analysis derive(const trace::TraceStore& store) {
         case Path::None:
             break;
     }
-    return {};
+    // Say why there are none rather than print an empty analysis.
+    Analysis none;
+    const trace::EvidenceSet evidence = trace::evidenceOf(store);
+    if (!evidence.has(trace::Evidence::Durations))
+        none.note =
+            "no durations: the trace states what ran (sizes, op counts) but not when or "
+            "how long; there are no transfer times";
+    else if (evidence.has(trace::Evidence::NodeGraph))
+        none.note =
+            "Chakra traces hold collectives as nodes with sizes, not as issued and "
+            "awaited transfers: none are derived";
+    else
+        none.note = "the trace has neither XLA async op pairs nor runtime copy calls";
+    return none;
 }
 
 namespace {
@@ -264,6 +277,7 @@ QJsonObject dmaSummaryJson(const Analysis& a) {
     root["transfer_stall_cycles"] = qint64(a.transferStallNs);
     root["model_error_pct"] = a.modelErrorPct;
     root["median_run_error_pct"] = a.medianRunErrorPct;
+    if (!a.note.empty()) root["note"] = qs(a.note);
     QJsonArray links;
     for (const Link& link : a.links) links.append(linkJson(link));
     root["links"] = links;
@@ -368,6 +382,7 @@ constexpr char kMagic[4] = {'S', 'S', 'T', 'X'};
 // size): an older analysis is derived again on its first request instead of shown stale.
 // 3: the same layout (stop 27: multi-host runs' correlations per host, XProf GPU runtime
 // copies, per-copy-cost link fits).
+// 4: the analysis's note at the end (why a trace has no transfers, when it is known).
 constexpr uint8_t kVersion = uint8_t(kEncodingVersion);
 
 using trace::ByteReader;
@@ -477,6 +492,7 @@ void writeSummary(const Analysis& a, ByteWriter& w) {
     for (int64_t v : {a.totalNs, a.stallNs, a.baseStallNs, a.transferStallNs}) w.zigzag(v);
     w.real(a.modelErrorPct);
     w.real(a.medianRunErrorPct);
+    putString(w, a.note);
 }
 
 // Transfers to encode where they are: a run of them, and what their link and run indices
@@ -730,6 +746,7 @@ Analysis decode(std::string_view bytes) {
     for (int64_t* v : {&a.totalNs, &a.stallNs, &a.baseStallNs, &a.transferStallNs}) *v = r.zigzag();
     a.modelErrorPct = r.real();
     a.medianRunErrorPct = r.real();
+    a.note = getString(r);
     return a;
 }
 

@@ -179,6 +179,8 @@ struct Analysis {
     // |sum simulated - sum measured| / sum measured over those runs, in %, and the median of
     // the per-run errors' magnitude.
     double modelErrorPct = 0, medianRunErrorPct = 0;
+    // Why the trace has no transfers, when that is known ("no durations: ..."); else empty.
+    std::string note;
 };
 
 // ---- Derivation input: a module run as a sequence of ops (not stored) ----
@@ -253,7 +255,7 @@ std::string programOf(const std::string& runName);
 
 // ---- Stored form ----
 // "SSTX", the encoding version, then zstd frames of varint-packed records.
-constexpr int kEncodingVersion = 3;
+constexpr int kEncodingVersion = 4;
 std::string encode(const Analysis& analysis);
 Analysis decode(std::string_view bytes);  // throws Failure on a foreign or newer format
 // What an import stores: derive() and encode() at once (the same bytes as encode(derive())),

@@ -159,6 +159,9 @@ class NodeIndex {
 struct RankResult {
     uint64_t nodes = 0, dependencies = 0, missingDependencies = 0;
     uint64_t timedNodes = 0;  // with a duration (generators may state only sizes and op counts)
+    // Collectives without a duration (ASTRA-sim inputs leave communication to the simulator),
+    // and the bytes they state.
+    uint64_t untimedCollectives = 0, untimedCollectiveBytes = 0;
     // Scheduling only: nodes on a dependency cycle, started once every node outside it that
     // could go had gone (the cycle broken at its first node in file order).
     uint64_t cycleBreaks = 0;
@@ -330,7 +333,15 @@ RankNodes readNodes(FrameReader& frames, std::string_view frame, bool firstIsNod
         const bool collective = node.type == chakra::COMM_COLL_NODE;
         const CommValues comm = nodeArgs(node, typeName, collective, args);
         ++typeCounts[node.type];
-        if (collective) result.collectives.append(collectiveJson(node, rank, args, comm));
+        if (collective) {
+            const QJsonObject entry = collectiveJson(node, rank, args, comm);
+            if (node.durationMicros == 0) {
+                ++result.untimedCollectives;
+                result.untimedCollectiveBytes +=
+                    uint64_t(std::max<qint64>(0, entry.value("comm_size").toInteger()));
+            }
+            result.collectives.append(entry);
+        }
         addNode(node, typeName, args, writer, in.path(), at, read);
         if (progress && (read.nodes.size() & 0xffff) == 0)
             progress->report(in.fraction(), "reading nodes");
@@ -518,7 +529,7 @@ class ChakraImporter : public Importer {
         QJsonObject types;
         std::map<std::string, uint64_t> typeCounts;
         uint64_t nodes = 0, dependencies = 0, missing = 0, withoutMetadata = 0, cycleBreaks = 0;
-        uint64_t timed = 0;
+        uint64_t timed = 0, untimedCollectives = 0, untimedCollectiveBytes = 0;
         bool scheduled = false;
         std::string version, schema;
         QJsonObject globalAttributes;
@@ -541,6 +552,8 @@ class ChakraImporter : public Importer {
             }
             nodes += result.nodes;
             timed += result.timedNodes;
+            untimedCollectives += result.untimedCollectives;
+            untimedCollectiveBytes += result.untimedCollectiveBytes;
             dependencies += result.dependencies;
             missing += result.missingDependencies;
             cycleBreaks += result.cycleBreaks;
@@ -566,6 +579,9 @@ class ChakraImporter : public Importer {
         if (timed == 0) evidence.remove(trace::Evidence::Durations);
         trace::recordDialect(meta, trace::Dialect::Chakra, evidence);
         meta.insert("timed_nodes", qint64(timed));
+        meta.insert("untimed", QJsonObject{{"nodes", qint64(nodes - timed)},
+                                           {"collectives", qint64(untimedCollectives)},
+                                           {"collective_bytes", qint64(untimedCollectiveBytes)}});
         if (!version.empty()) meta.insert("chakra_version", QString::fromStdString(version));
         if (!schema.empty()) meta.insert("chakra_schema", QString::fromStdString(schema));
         if (!globalAttributes.isEmpty()) meta.insert("global_metadata", globalAttributes);
@@ -589,6 +605,12 @@ class ChakraImporter : public Importer {
                                     "sizes), so the timeline has no length and steps, transfers "
                                     "and what-ifs have no times")
                                 .arg(qint64(nodes)));
+        if (timed > 0 && untimedCollectives > 0)
+            warnings.append(QString("no durations for %1 collectives (%2 bytes in all): they "
+                                    "take no time on the timeline, and communication is not in "
+                                    "the steps' breakdown")
+                                .arg(qint64(untimedCollectives))
+                                .arg(qint64(untimedCollectiveBytes)));
         if (withoutMetadata > 0)
             warnings.append(QString("%1 of %2 rank files have no GlobalMetadata record (written "
                                     "before Chakra had one); their first message is a node")

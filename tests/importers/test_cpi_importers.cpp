@@ -1,5 +1,6 @@
 // CPI-stack and estimate importers: the real samples in ../shared/samples, hand-written files for
 // each format quirk, line-numbered errors and rollback.
+#include <QDir>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -261,6 +262,32 @@ class TestCpiImporters : public QObject {
         // not the core's own elapsed time, which also counts time outside the ROI on cores that
         // start late or run ahead: a public 2-core run had core 1 at 545,621 against 257,911).
         QCOMPARE(metric(p.id, "core 0", "cycles").value(), 25651976.0);
+    }
+
+    // A directory that is one result (a Sniper output directory: sim.stats.sqlite3 beside its
+    // sim.cfg and sim.out, the unit Sniper's own tools take) imports as that result, named
+    // after the directory; it was refused ("import the files themselves") (issue 34). The rule
+    // is any directory holding one profile file: a hand-written noise result shows it.
+    void directoryHoldingOneResultIsThatResult() {
+        QDir(dir_.path()).mkpath("probe-run-7");
+        write(dir_.path() + "/probe-run-7/runs.csv",
+              "region,mode,k,time_ns\nloop,fp_add64,0,100\nloop,fp_add64,1,101\n");
+        write(dir_.path() + "/probe-run-7/README.txt", "how the probe was run\n");
+        const auto noise = importOne(dir_.path() + "/probe-run-7/");
+        QCOMPARE(noise.kind, std::string("noise"));
+        QCOMPARE(noise.name, std::string("probe-run-7"));
+
+        const QString stats = sample("sniper/sim.stats.sqlite3");
+        if (!QFile::exists(stats)) QSKIP("../shared/samples/sniper is absent");
+        const QString result = dir_.path() + "/gcc-1core";
+        QDir(dir_.path()).mkpath("gcc-1core");
+        for (const char* name : {"sim.stats.sqlite3", "sim.cfg", "sim.out"})
+            QVERIFY(QFile::copy(sample(QString("sniper/") + name), result + "/" + name));
+        const auto p = importOne(result);
+        QCOMPARE(p.kind, std::string("cpi"));
+        QCOMPARE(p.name, std::string("gcc-1core"));
+        QCOMPARE(metadata(p.id).value("frequency_ghz").toDouble(), 2.66);  // its sim.cfg read
+        QCOMPARE(metric(p.id, "core 0", "cycles").value(), 25651976.0);    // = its sim.out
     }
 
     // ---- hand-written quirks ----------------------------------------------------------------

@@ -18,7 +18,9 @@
 #include "core/errors.h"
 #include "core/import_buffers.h"
 #include "core/sqlite.h"
+#include "core/trace/step_analysis.h"
 #include "core/trace/trace_store.h"
+#include "core/transfers/transfers.h"
 #include "core/workspace.h"
 #include "importers/chrome/chrome_json.h"
 #include "importers/import_service.h"
@@ -39,6 +41,25 @@ QByteArray chakraNode(int id, char name, int dep, int durationMicros) {
     if (dep >= 0) node += QByteArray("\x22\x01") + char(dep);
     node += QByteArray("\x38") + char(durationMicros);
     return QByteArray(1, char(node.size())) + node;
+}
+
+// A framed Chakra message (its varint length first), and a Node of the current schema: id (1),
+// name (2), type (3: COMP 4, COMM_COLL 7), duration_micros (7, when > 0), attributes (10).
+std::string chakraFrame(const std::string& message) {
+    std::string out;
+    fixtures::wire::varint(out, message.size());
+    return out + message;
+}
+std::string chakraAttr(const std::string& name, int valueField, uint64_t value) {
+    using namespace fixtures::wire;
+    return bytesField(10, bytesField(1, name) + intField(valueField, value));
+}
+std::string chakraNodeOf(uint64_t id, const std::string& name, uint64_t type,
+                         uint64_t durationMicros, const std::string& attrs) {
+    using namespace fixtures::wire;
+    std::string node = intField(1, id) + bytesField(2, name) + intField(3, type);
+    if (durationMicros > 0) node += intField(7, durationMicros);
+    return chakraFrame(node + attrs);
 }
 #pragma GCC diagnostic ignored "-Wunused-function"
 
@@ -1049,6 +1070,40 @@ class TestTraceImporters : public QObject {
             });
         QVERIFY(flow != store.flows().end());
         QCOMPARE(flow->toDepth, 1);
+    }
+
+    // A generator's Chakra trace states op counts and sizes, no durations: the import, the
+    // steps and the transfers say so instead of a 0 ns breakdown, and a GlobalMetadata whose
+    // schema names no Chakra version shows no version (issue 34). With timed compute but
+    // untimed collectives (ASTRA-sim inputs), communication's absence is said too.
+    void chakraWithoutDurationsSaysSo() {
+        using namespace fixtures::wire;
+        const std::string meta = chakraFrame(
+            bytesField(2, bytesField(1, "schema") + bytesField(29, "symbolic_tensor_network")));
+        const std::string untimed =
+            meta + chakraNodeOf(1, "mm", 4, 0, chakraAttr("num_ops", 9, 2013425664)) +
+            chakraNodeOf(2, "ag", 7, 0,
+                         chakraAttr("comm_type", 9, 2) + chakraAttr("comm_size", 13, 1048576));
+        const Imported imp =
+            importOne(*ws_, write(path("stg.0.et"), QByteArray::fromStdString(untimed)));
+        QVERIFY(!imp.meta.contains("chakra_version"));
+        QCOMPARE(imp.meta.value("chakra_schema").toString(), QString("symbolic_tensor_network"));
+        QVERIFY(!imp.meta.value("evidence").toArray().contains("durations"));
+        QVERIFY(imp.meta.value("warnings").toArray().at(0).toString().startsWith("no durations"));
+        TraceStore store(*ws_, imp.profile.id);
+        QVERIFY(trace::analyzeSteps(store).note.starts_with("no durations"));
+        QVERIFY(transfers::derive(store).note.starts_with("no durations"));
+
+        const std::string partlyTimed =
+            meta + chakraNodeOf(1, "mm", 4, 5, chakraAttr("num_ops", 9, 2013425664)) +
+            chakraNodeOf(2, "ag", 7, 0,
+                         chakraAttr("comm_type", 9, 2) + chakraAttr("comm_size", 13, 1048576));
+        const Imported partly =
+            importOne(*ws_, write(path("astra.0.et"), QByteArray::fromStdString(partlyTimed)));
+        QVERIFY(partly.meta.value("evidence").toArray().contains("durations"));
+        TraceStore partlyStore(*ws_, partly.profile.id);
+        const std::string note = trace::analyzeSteps(partlyStore).note;
+        QVERIFY2(note.starts_with("no durations for 1 collectives (1048576 bytes)"), note.c_str());
     }
 
     void chakraWithoutGlobalMetadata() {

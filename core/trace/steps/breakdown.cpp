@@ -240,6 +240,11 @@ StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
         r.note =
             "no durations: the trace states what ran (sizes, op counts) but not how long; "
             "there is no time to break down";
+    else if (const QJsonObject untimed = store.metadata().value("untimed").toObject();
+             untimed.value("collectives").toInteger() > 0)
+        r.note = "no durations for " + std::to_string(untimed.value("collectives").toInteger()) +
+                 " collectives (" + std::to_string(untimed.value("collective_bytes").toInteger()) +
+                 " bytes): they take no time here, so communication is not in the breakdown";
     else if (!anyDevice)
         r.note =
             "no device activity: a host-only trace; the breakdown shows the host's idle "
