@@ -71,6 +71,17 @@ const Importer* detectImporter(const Sniff& sniff) {
     return best;
 }
 
+namespace {
+
+// "results/" names "results".
+std::string directoryName(const std::string& path) {
+    const std::filesystem::path normal = std::filesystem::path(path).lexically_normal();
+    return normal.filename().empty() ? normal.parent_path().filename().string()
+                                     : normal.filename().string();
+}
+
+}  // namespace
+
 std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportRequest& request,
                                          Progress& progress) {
     if (request.files.empty()) throw InputError("import: no files given");
@@ -109,11 +120,7 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
         }
         if (members.size() == 1 && !members.front().importer->readsHosts()) {
             files.push_back(members.front().path);
-            directoryNames[members.front().path] =
-                std::filesystem::path(path).lexically_normal().filename().string();
-            if (directoryNames[members.front().path].empty())  // "results/" names "results"
-                directoryNames[members.front().path] =
-                    std::filesystem::path(path).lexically_normal().parent_path().filename();
+            directoryNames[members.front().path] = directoryName(path);
             continue;
         }
         if (!members.front().importer->readsHosts())

@@ -131,7 +131,8 @@ class TestCli : public QObject {
                                         << "unknown format";
         QTest::newRow("missing") << "missing"
                                  << "cannot open";
-        // A directory is a multi-host run: its replay files cannot be hosts.
+        // A directory of several results is a multi-host run: replay files cannot be hosts
+        // (a directory holding one result is that result).
         QTest::newRow("directory") << "directory"
                                    << "replay-jsonl files cannot be the hosts of a run";
         QTest::newRow("bad line") << "badline"
@@ -145,7 +146,12 @@ class TestCli : public QObject {
         QString path = dir_.path() + "/input-" + kind;
         if (kind == "empty") write(path, "");
         if (kind == "unknown") write(path, "just some words\n");
-        if (kind == "directory") path = dir_.path();
+        if (kind == "directory") {
+            QDir(dir_.path()).mkpath("two-replays");
+            path = dir_.path() + "/two-replays";
+            write(path + "/a.jsonl", kTrace);
+            write(path + "/b.jsonl", kTrace);
+        }
         if (kind == "badline") {
             QByteArray body = QByteArray(kTrace).split('\n').mid(0, 2).join('\n');
             write(path, body + "\n" +
