@@ -25,6 +25,9 @@ int runConvert(const cli::Options& o);
 int runTraceDma(const cli::Options& o, Workspace& workspace, const ProfileInfo& profile);
 int runTraceSuggest(const cli::Options& o, Workspace& workspace, const ProfileInfo& profile);
 int runDmaCompare(const cli::Options& o);
+// The step graph (graph_commands.cpp).
+int runCriticalPath(const cli::Options& o);
+int runTraceWhatif(const cli::Options& o, Workspace& workspace, const ProfileInfo& profile);
 int runSteps(const cli::Options& o);
 int runHosts(const cli::Options& o);
 int runMerge(const cli::Options& o);

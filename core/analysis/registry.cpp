@@ -1,5 +1,6 @@
 #include "core/analysis/registry.h"
 
+#include "core/graph/critical_path.h"
 #include "core/trace/hosts_registration.h"
 #include "core/trace/step_registration.h"
 #include "core/transfers/transfers_registration.h"
@@ -12,6 +13,7 @@ const std::vector<const Definition*>& registry() {
         &transfers::transfersAnalysis(),
         &trace::stepsAnalysis(),
         &trace::hostsAnalysis(),
+        &graph::criticalPathAnalysis(),
     };
     return all;
 }

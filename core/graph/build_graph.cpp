@@ -1,0 +1,103 @@
+#include "core/graph/build_internal.h"
+#include "core/trace/dialect.h"
+
+namespace stallscope::graph {
+
+const char* kindName(NodeKind kind) {
+    switch (kind) {
+        case NodeKind::Host:
+            return "host";
+        case NodeKind::Input:
+            return "input";
+        case NodeKind::Launch:
+            return "launch";
+        case NodeKind::Runtime:
+            return "runtime";
+        case NodeKind::Sync:
+            return "sync";
+        case NodeKind::Kernel:
+            return "kernel";
+        case NodeKind::Copy:
+            return "copy";
+        case NodeKind::Collective:
+            return "collective";
+        case NodeKind::Wait:
+            return "wait";
+        case NodeKind::Woken:
+            return "woken";
+    }
+    return "host";
+}
+
+namespace build {
+
+KinetoBuilder::KinetoBuilder(const trace::TraceStore& store)
+    : store_(store), args_(store), hosts_(store) {}
+
+Graph KinetoBuilder::build() {
+    classifyTracks();
+    for (const trace::TrackRow* track : hostTracks_) tileHostLane(*track);
+    const size_t hostLanes = g_.lanes.size();
+    std::vector<std::vector<Activity>> activities(deviceTracks_.size());
+    for (size_t l = 0; l < deviceTracks_.size(); ++l)
+        readDeviceLane(*deviceTracks_[l], activities[l]);
+    if (deviceTracks_.empty()) {
+        g_.why =
+            "no device activity: a host-only trace has no launches, kernels or syncs to follow";
+        return std::move(g_);
+    }
+    // No host thread made runtime calls (XProf GPU profiles without the CUPTI API plane): the
+    // streams alone, each in its order with its measured gaps.
+    const bool deviceOnly = hostLanes == 0;
+    if (deviceOnly)
+        g_.note =
+            "no runtime calls on the host: each stream keeps its measured gaps (a kernel "
+            "made faster does not bring later launches earlier)";
+    else
+        bindLaunches(activities);
+    size_t bound = 0;
+    for (const auto& lane : activities)
+        for (const Activity& a : lane) bound += a.call >= 0 ? 1 : 0;
+    if (!deviceOnly && bound == 0) {
+        g_.why =
+            "no correlation ids or launch flows: no kernel or copy can be bound to the call "
+            "that launched it";
+        return std::move(g_);
+    }
+    addDeviceLanes(activities);
+    g_.laneBegin.assign(g_.lanes.size() + 1, uint32_t(g_.nodes.size()));
+    for (uint32_t i = uint32_t(g_.nodes.size()); i-- > 0;) g_.laneBegin[g_.nodes[i].lane] = i;
+    anchorUnbound();
+    for (uint32_t l = 0; l < g_.lanes.size(); ++l) {
+        g_.hosts = std::max(g_.hosts, g_.lanes[l].host + 1);
+        if (g_.lanes[l].device) setLatencies(l);
+    }
+    addSyncWaits();
+    linkHandoffs();
+    matchCollectives();
+    findSteps();
+    if (g_.steps.empty()) g_.why = "no step to simulate: no lane holds a whole step";
+    return std::move(g_);
+}
+
+}  // namespace build
+
+Graph buildGraph(const trace::TraceStore& store) {
+    const trace::EvidenceSet evidence = trace::evidenceOf(store);
+    if (!evidence.has(trace::Evidence::Durations)) {
+        Graph g;
+        g.why =
+            "no durations: the trace states what ran but not how long; there is no time to "
+            "follow";
+        return g;
+    }
+    if (evidence.has(trace::Evidence::XlaOpLines)) return buildXlaGraph(store);
+    if (evidence.has(trace::Evidence::ChromeThreads)) return build::KinetoBuilder(store).build();
+    Graph g;
+    g.why = evidence.has(trace::Evidence::NodeGraph)
+                ? "Chakra traces: their nodes' dependencies are not yet read into a step graph"
+                : "the trace has neither Chrome-style threads nor XLA op lines";
+    return g;
+}
+
+}  // namespace stallscope::graph

@@ -1,0 +1,265 @@
+#include "core/graph/critical_path.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <algorithm>
+#include <map>
+
+#include "core/errors.h"
+#include "core/trace/trace_format.h"
+#include "core/trace/trace_store.h"
+
+namespace stallscope::graph {
+
+namespace {
+
+const char* segmentKind(NodeKind kind) {
+    switch (kind) {
+        case NodeKind::Host:
+        case NodeKind::Runtime:
+        case NodeKind::Woken:
+            return "host";
+        case NodeKind::Input:
+            return "input";
+        case NodeKind::Launch:
+            return "launch";
+        case NodeKind::Sync:
+        case NodeKind::Wait:
+            return "sync";
+        case NodeKind::Kernel:
+            return "kernel";
+        case NodeKind::Copy:
+            return "copy";
+        case NodeKind::Collective:
+            return "collective";
+    }
+    return "host";
+}
+
+size_t kindIndex(const std::string& kind) {
+    for (size_t k = 0; k < kPathKinds.size(); ++k)
+        if (kind == kPathKinds[k]) return k;
+    return kPathKinds.size() - 1;
+}
+
+// Walks one step back from its end; segments are clipped to the step and never overlap.
+class PathWalker {
+  public:
+    PathWalker(const Graph& g, const trace::TraceStore& store, const std::vector<Timed>& t,
+               const StepWindow& step)
+        : g_(g),
+          store_(store),
+          t_(t),
+          stepStart_(t[step.first].start - step.lead),
+          cursor_(t[step.last].end + step.tail) {
+        path_.name = step.name;
+        path_.host = step.host;
+        path_.duration = cursor_ - stepStart_;
+        if (step.tail > 0)
+            add("idle", "after the step's last host work", t[step.last].end, cursor_,
+                g.lanes[step.lane]);
+        walk(step.last);
+        if (cursor_ > stepStart_) add("idle", "", stepStart_, cursor_, g.lanes[step.lane]);
+        std::reverse(path_.segments.begin(), path_.segments.end());
+    }
+    StepPath take() { return std::move(path_); }
+
+  private:
+    std::string nameOf(uint32_t node) const {
+        return g_.nodes[node].name == kNone ? std::string() : store_.text(g_.nodes[node].name);
+    }
+    const Lane& laneOf(uint32_t node) const { return g_.lanes[g_.nodes[node].lane]; }
+
+    // The segment [from, to) clipped to what is left of the step; the cursor moves back to it.
+    void add(const char* kind, std::string name, int64_t from, int64_t to, const Lane& lane) {
+        to = std::min(to, cursor_);
+        from = std::max(from, stepStart_);
+        if (to <= from) return;
+        path_.segments.push_back({kind, std::move(name), from, to - from, lane.track, lane.host});
+        cursor_ = from;
+    }
+
+    void walk(uint32_t node) {
+        bool atEnd = true;
+        while (cursor_ > stepStart_) {
+            const Timed& me = t_[node];
+            if (atEnd) {
+                if (me.endBy == Bound::Waited && g_.nodes[node].kind == NodeKind::Woken) {
+                    add("host", "woken after " + laneOf(me.by).name, t_[me.by].end, me.end,
+                        laneOf(node));
+                    node = me.by;
+                    continue;
+                }
+                if (me.endBy == Bound::Waited) {
+                    add("sync", "returns after " + nameOf(me.by), t_[me.by].end, me.end,
+                        laneOf(node));
+                    node = me.by;
+                    continue;
+                }
+                if (me.endBy == Bound::Partner) {
+                    const std::string rank = g_.hosts > 1
+                                                 ? "rank " + std::to_string(laneOf(me.by).host)
+                                                 : std::string("another rank");
+                    add("collective", nameOf(node) + ": waited for " + rank, t_[me.by].start,
+                        me.end, laneOf(node));
+                    node = me.by;
+                    atEnd = false;
+                    continue;
+                }
+                add(segmentKind(g_.nodes[node].kind), nameOf(node), me.start, me.end, laneOf(node));
+                atEnd = false;
+                continue;
+            }
+            if (me.startBy == Bound::Lane) {
+                const uint32_t prev = node - 1;
+                add(laneOf(node).device ? "idle" : "host", "", t_[prev].end, me.start,
+                    laneOf(node));
+                node = prev;
+                atEnd = true;
+            } else if (me.startBy == Bound::Trigger) {
+                const uint32_t trigger = g_.nodes[node].trigger;
+                // A device activity anchored to another stream's: that one was running.
+                if (laneOf(trigger).device)
+                    add(segmentKind(g_.nodes[trigger].kind), nameOf(trigger), t_[trigger].start,
+                        me.start, laneOf(trigger));
+                else
+                    add("launch", "launch of " + nameOf(node), t_[trigger].start, me.start,
+                        laneOf(node));
+                node = trigger;
+            } else {
+                add("idle", "", stepStart_, me.start, laneOf(node));
+                return;
+            }
+        }
+    }
+
+    const Graph& g_;
+    const trace::TraceStore& store_;
+    const std::vector<Timed>& t_;
+    const int64_t stepStart_;
+    int64_t cursor_;
+    StepPath path_;
+};
+
+}  // namespace
+
+CriticalPath criticalPath(const Graph& g, const trace::TraceStore& store,
+                          const std::vector<Timed>& t) {
+    CriticalPath out;
+    out.why = g.why;
+    out.note = g.note;
+    // In a run, each step's path starts at the host slowest in it.
+    std::map<std::string, size_t> slowest;
+    std::vector<std::string> order;
+    for (size_t i = 0; i < g.steps.size(); ++i) {
+        const auto [it, fresh] = slowest.try_emplace(g.steps[i].name, i);
+        if (fresh)
+            order.push_back(g.steps[i].name);
+        else if (stepLength(g.steps[i], t) > stepLength(g.steps[it->second], t))
+            it->second = i;
+    }
+    for (const std::string& name : order) {
+        StepPath path = PathWalker(g, store, t, g.steps[slowest[name]]).take();
+        for (const PathSegment& s : path.segments) out.byKind[kindIndex(s.kind)] += s.dur;
+        out.steps.push_back(std::move(path));
+    }
+    return out;
+}
+
+CriticalPath criticalPathOf(const trace::TraceStore& store) {
+    const Graph g = buildGraph(store);
+    if (!g.why.empty()) {
+        CriticalPath none;
+        none.why = g.why;
+        return none;
+    }
+    const Simulator sim(g);
+    return criticalPath(g, store, sim.run(Lengths::of(g)));
+}
+
+QJsonObject criticalPathJson(const CriticalPath& p) {
+    QJsonArray steps;
+    for (const StepPath& s : p.steps) {
+        QJsonArray segments;
+        for (const PathSegment& seg : s.segments)
+            segments.append(QJsonObject{{"kind", QString::fromStdString(seg.kind)},
+                                        {"name", QString::fromStdString(seg.name)},
+                                        {"start_ns", qint64(seg.start)},
+                                        {"dur_ns", qint64(seg.dur)},
+                                        {"track", qint64(seg.track)},
+                                        {"host", seg.host}});
+        steps.append(QJsonObject{{"name", QString::fromStdString(s.name)},
+                                 {"host", s.host},
+                                 {"duration_ns", qint64(s.duration)},
+                                 {"segments", segments}});
+    }
+    QJsonObject byKind;
+    for (size_t k = 0; k < kPathKinds.size(); ++k)
+        byKind.insert(kPathKinds[k], qint64(p.byKind[k]));
+    QJsonObject out{{"steps", steps}, {"by_kind", byKind}, {"version", CriticalPath::kVersion}};
+    if (!p.why.empty()) out.insert("why", QString::fromStdString(p.why));
+    if (!p.note.empty()) out.insert("note", QString::fromStdString(p.note));
+    return out;
+}
+
+CriticalPath criticalPathFromJson(const QJsonObject& o) {
+    if (!o.value("steps").isArray() || !o.value("by_kind").isObject())
+        throw Failure("stored critical path: malformed");
+    CriticalPath p;
+    p.why = o.value("why").toString().toStdString();
+    p.note = o.value("note").toString().toStdString();
+    for (const QJsonValue v : o.value("steps").toArray()) {
+        const QJsonObject s = v.toObject();
+        StepPath path{s.value("name").toString().toStdString(),
+                      s.value("host").toInt(),
+                      s.value("duration_ns").toInteger(),
+                      {}};
+        for (const QJsonValue sv : s.value("segments").toArray()) {
+            const QJsonObject seg = sv.toObject();
+            path.segments.push_back({seg.value("kind").toString().toStdString(),
+                                     seg.value("name").toString().toStdString(),
+                                     seg.value("start_ns").toInteger(),
+                                     seg.value("dur_ns").toInteger(),
+                                     seg.value("track").toInteger(), seg.value("host").toInt()});
+        }
+        p.steps.push_back(std::move(path));
+    }
+    const QJsonObject byKind = o.value("by_kind").toObject();
+    for (size_t k = 0; k < kPathKinds.size(); ++k)
+        p.byKind[k] = byKind.value(kPathKinds[k]).toInteger();
+    return p;
+}
+
+std::string_view CriticalPathAnalysis::reads() const {
+    return "the step graph: host threads' ops and runtime calls, device streams' activities "
+           "bound to their launches, syncs, collectives across ranks (or XLA ops and their "
+           "transfers), and the steps";
+}
+
+bool CriticalPathAnalysis::appliesTo(const trace::TraceStore&) const {
+    return true;  // a trace without a graph gets an empty path that says why
+}
+
+std::string CriticalPathAnalysis::encodeResult(const CriticalPath& result) const {
+    const QByteArray json = QJsonDocument(criticalPathJson(result)).toJson(QJsonDocument::Compact);
+    std::string packed;
+    trace::packChunk(std::string_view(json.constData(), size_t(json.size())), packed);
+    return packed;
+}
+
+CriticalPath CriticalPathAnalysis::decodeResult(std::string_view payload) const {
+    const std::string raw = trace::unpackChunk(payload);
+    QJsonParseError error{};
+    const QJsonDocument doc =
+        QJsonDocument::fromJson(QByteArray(raw.data(), qsizetype(raw.size())), &error);
+    if (error.error != QJsonParseError::NoError || !doc.isObject())
+        throw Failure("stored critical path: not JSON");
+    return criticalPathFromJson(doc.object());
+}
+
+const CriticalPathAnalysis& criticalPathAnalysis() {
+    static const CriticalPathAnalysis instance;
+    return instance;
+}
+
+}  // namespace stallscope::graph

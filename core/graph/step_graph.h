@@ -1,0 +1,103 @@
+#pragma once
+
+// The whole step of a real trace as a dependency graph (issue 30), after Daydream (USENIX ATC
+// 2020): host threads in program order (ops, runtime calls, the input pipeline), launch ->
+// kernel or copy by flow or correlation, stream order, host syncs waiting for the device work
+// launched before them, collectives matched across the ranks of a run (the last to arrive
+// decides), XLA device ops in their order with their async copies. Every latency is measured
+// from the trace, so simulating the graph unchanged reproduces every measured time; an edit
+// (edits.h) changes durations and the simulation (simulate.h) says what follows.
+//
+// Nodes are intervals of a lane (a host thread or a device stream). A node starts at the latest
+// of: the end of its lane's previous node plus `gap`, and its trigger's start plus `delay` (a
+// kernel after its launch call). It ends at the latest of: its start plus `own`, the end of
+// each node it waits for plus `returnNs` (a sync), and the last start of its collective's
+// members plus `own` (a collective ends when the last rank arrived and the transfer ran).
+// A host thread's idle time that ends just after another thread of its host went idle is a
+// handoff (the autograd thread woken by backward(), the main thread by its end): a Woken node
+// waiting for the other thread's last work.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stallscope::trace {
+class TraceStore;
+}
+
+namespace stallscope::graph {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+enum class NodeKind : uint8_t {
+    Host,        // host work between runtime calls (ops, Python)
+    Input,       // the input pipeline (DataLoader) on a host thread
+    Launch,      // a runtime call that put work on the device
+    Runtime,     // another runtime call (allocation, event record, ...)
+    Sync,        // a host synchronisation (stream/device/event sync, blocking copy, .item())
+    Kernel,      // device compute
+    Copy,        // device memory copy or memset
+    Collective,  // device communication
+    Wait,        // an XLA async op's done: waits for its transfer
+    Woken,       // a host thread idle until another thread handed it work (autograd's)
+};
+const char* kindName(NodeKind kind);
+
+struct Node {
+    int64_t start = 0, end = 0;  // measured, ns
+    int64_t own = 0;             // its own length (the part edits scale)
+    int64_t gap = 0;             // after the previous node of its lane
+    int64_t delay = 0;           // after its trigger's start
+    int64_t returnNs = 0;        // after the last node it waits for ends
+    uint32_t lane = 0;
+    uint32_t name = kNone;                    // the trace's string id
+    uint32_t trigger = kNone;                 // the node whose start lets it start (its launch)
+    uint32_t waitsBegin = 0, waitsCount = 0;  // into Graph::waits
+    uint32_t group = kNone;                   // its collective group (Graph::groups)
+    NodeKind kind = NodeKind::Host;
+};
+
+struct Lane {
+    int64_t track = -1;  // the store's track
+    int host = 0;        // its host in a multi-host run (0 otherwise)
+    bool device = false;
+    std::string name;
+};
+
+// A step: the nodes of one lane it covers (a host thread's, cut at the step's bounds).
+struct StepWindow {
+    std::string name;
+    int host = 0;
+    uint32_t lane = 0;
+    uint32_t first = 0, last = 0;  // node indices (inclusive), in the lane's order
+    int64_t start = 0, end = 0;    // measured
+    int64_t lead = 0, tail = 0;    // measured time before `first` / after `last` in the step
+};
+
+struct Graph {
+    std::vector<Lane> lanes;
+    std::vector<Node> nodes;          // each lane's nodes contiguous, in lane order
+    std::vector<uint32_t> laneBegin;  // per lane: its first node (plus one past the end)
+    std::vector<uint32_t> waits;
+    std::vector<std::vector<uint32_t>> groups;  // collective members, one per rank
+    std::vector<StepWindow> steps;
+    // Why the graph could not be built ("no correlation ids: ..."); empty when it was.
+    std::string why;
+    // What the graph leaves out though it could be built (device streams without their host).
+    std::string note;
+    // What the build could not bind (activities without a launch, syncs that waited for
+    // nothing known, collectives without a partner on every rank), for the report.
+    uint64_t unboundActivities = 0, unmatchedCollectives = 0;
+    int hosts = 1;
+    uint32_t laneOf(uint32_t node) const { return nodes[node].lane; }
+    bool firstInLane(uint32_t node) const { return laneBegin[nodes[node].lane] == node; }
+};
+
+// The graph of a trace (Kineto-style Chrome threads or XLA op lines; a multi-host run's hosts
+// each with their lanes). Graph::why says when it cannot be built.
+Graph buildGraph(const trace::TraceStore& store);
+// The graph of an XProf profile: each device's XLA ops in order, their async copies and
+// collectives (from the transfers analysis) as nodes that the matching done waits for.
+Graph buildXlaGraph(const trace::TraceStore& store);
+
+}  // namespace stallscope::graph

@@ -1,0 +1,123 @@
+#include "core/graph/whatif.h"
+
+#include <QJsonArray>
+#include <algorithm>
+#include <map>
+#include <ostream>
+
+#include "core/json_escape.h"
+#include "core/trace/trace_store.h"
+
+namespace stallscope::graph {
+
+namespace {
+
+std::string quoted(std::string_view text) {
+    std::string out;
+    json::appendString(out, text);
+    return out;
+}
+
+int64_t nearestRankMedian(std::vector<int64_t> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[(v.size() + 1) / 2 - 1];
+}
+
+}  // namespace
+
+WhatifResult compareSchedules(const Graph& g, const std::vector<Timed>& unchanged,
+                              const std::vector<Timed>& predicted, const Edits& edits) {
+    WhatifResult r;
+    r.why = g.why;
+    r.note = g.note;
+    r.applied = edits.describe();
+    // A run's step is its slowest host's (steps matched by name), in first-seen order.
+    std::map<std::string, size_t> index;
+    for (const StepWindow& s : g.steps) {
+        const auto [it, fresh] = index.try_emplace(s.name, r.steps.size());
+        if (fresh) r.steps.push_back({s.name, 0, 0, 0});
+        WhatifStep& step = r.steps[it->second];
+        step.measured = std::max(step.measured, s.end - s.start);
+        step.simulated = std::max(step.simulated, stepLength(s, unchanged));
+        step.predicted = std::max(step.predicted, stepLength(s, predicted));
+    }
+    std::vector<int64_t> measured, simulated, predictedLengths;
+    for (const WhatifStep& s : r.steps) {
+        measured.push_back(s.measured);
+        simulated.push_back(s.simulated);
+        predictedLengths.push_back(s.predicted);
+    }
+    r.measuredMedian = nearestRankMedian(measured);
+    r.simulatedMedian = nearestRankMedian(simulated);
+    r.predictedMedian = nearestRankMedian(predictedLengths);
+    r.modelErrorPct = r.measuredMedian > 0 ? 100.0 * double(r.simulatedMedian - r.measuredMedian) /
+                                                 double(r.measuredMedian)
+                                           : 0.0;
+    return r;
+}
+
+WhatifResult whatif(const trace::TraceStore& store, const Edits& edits, Graph* graphOut,
+                    std::vector<Timed>* predictedOut) {
+    Graph g = buildGraph(store);
+    if (!g.why.empty()) {
+        WhatifResult none;
+        none.why = g.why;
+        none.applied = edits.describe();
+        return none;
+    }
+    const Simulator sim(g);
+    const std::vector<Timed> unchanged = sim.run(Lengths::of(g));
+    std::vector<Timed> predicted = edits.empty() ? unchanged : sim.run(applyEdits(g, store, edits));
+    WhatifResult r = compareSchedules(g, unchanged, predicted, edits);
+    if (predictedOut) *predictedOut = std::move(predicted);
+    if (graphOut) *graphOut = std::move(g);
+    return r;
+}
+
+QJsonObject whatifJson(const WhatifResult& r) {
+    QJsonArray steps, applied;
+    for (const WhatifStep& s : r.steps)
+        steps.append(QJsonObject{{"name", QString::fromStdString(s.name)},
+                                 {"measured_ns", qint64(s.measured)},
+                                 {"simulated_ns", qint64(s.simulated)},
+                                 {"predicted_ns", qint64(s.predicted)}});
+    for (const std::string& a : r.applied) applied.append(QString::fromStdString(a));
+    QJsonObject out{{"measured_step_ns", qint64(r.measuredMedian)},
+                    {"simulated_step_ns", qint64(r.simulatedMedian)},
+                    {"predicted_step_ns", qint64(r.predictedMedian)},
+                    {"model_error_pct", r.modelErrorPct},
+                    {"steps", steps},
+                    {"applied", applied}};
+    if (!r.why.empty()) out.insert("why", QString::fromStdString(r.why));
+    if (!r.note.empty()) out.insert("note", QString::fromStdString(r.note));
+    return out;
+}
+
+void writePredictedTrace(const Graph& g, const trace::TraceStore& store,
+                         const std::vector<Timed>& t, std::ostream& out) {
+    out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+    bool first = true;
+    auto comma = [&] {
+        if (!first) out << ",\n";
+        first = false;
+    };
+    for (uint32_t l = 0; l < g.lanes.size(); ++l) {
+        comma();
+        out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << g.lanes[l].host
+            << ",\"tid\":" << l << ",\"args\":{\"name\":" << quoted(g.lanes[l].name) << "}}";
+    }
+    char ts[64];
+    for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+        const Node& n = g.nodes[i];
+        const std::string name = n.name == kNone ? kindName(n.kind) : store.text(n.name);
+        comma();
+        std::snprintf(ts, sizeof ts, "\"ts\":%.3f,\"dur\":%.3f", double(t[i].start) / 1000.0,
+                      double(t[i].end - t[i].start) / 1000.0);
+        out << "{\"ph\":\"X\",\"name\":" << quoted(name) << ",\"cat\":\"" << kindName(n.kind)
+            << "\",\"pid\":" << g.lanes[n.lane].host << ",\"tid\":" << n.lane << "," << ts << "}";
+    }
+    out << "\n]}\n";
+}
+
+}  // namespace stallscope::graph

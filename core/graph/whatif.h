@@ -1,0 +1,50 @@
+#pragma once
+
+// What-if on a real trace: the step graph simulated unchanged (against the measured steps: the
+// model's error) and with edits (the prediction), step by step; in a run, a step is its slowest
+// host's. Medians are nearest-rank over the steps.
+
+#include <QJsonObject>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "core/graph/edits.h"
+
+namespace stallscope::graph {
+
+struct WhatifStep {
+    std::string name;
+    int64_t measured = 0, simulated = 0, predicted = 0;
+};
+
+struct WhatifResult {
+    std::vector<WhatifStep> steps;
+    int64_t measuredMedian = 0, simulatedMedian = 0, predictedMedian = 0;
+    double modelErrorPct = 0;
+    std::vector<std::string> applied;
+    std::string why;   // when there is no graph
+    std::string note;  // what the graph leaves out (Graph::note)
+};
+
+// Steps of `graph` measured, simulated unchanged (`unchanged`) and predicted (`predicted`).
+WhatifResult compareSchedules(const Graph& graph, const std::vector<Timed>& unchanged,
+                              const std::vector<Timed>& predicted, const Edits& edits);
+
+// The whole what-if of a trace; `graph`/`predicted` receive the graph and its predicted
+// schedule (for the predicted trace) when given.
+WhatifResult whatif(const trace::TraceStore& store, const Edits& edits, Graph* graph = nullptr,
+                    std::vector<Timed>* predicted = nullptr);
+
+// `whatif --json` of a trace profile: {"measured_step_ns","simulated_step_ns",
+// "predicted_step_ns","model_error_pct","steps":[{"name","measured_ns","simulated_ns",
+// "predicted_ns"}],"applied":[...]}.
+QJsonObject whatifJson(const WhatifResult& result);
+
+// The predicted schedule as Chrome trace JSON: a process per host, a thread per lane, every
+// node an X event (µs) named as in the trace.
+void writePredictedTrace(const Graph& graph, const trace::TraceStore& store,
+                         const std::vector<Timed>& timed, std::ostream& out);
+
+}  // namespace stallscope::graph

@@ -1,0 +1,376 @@
+// The step graph, its simulation, critical path and edits (issue 30): hand-written traces whose
+// every nanosecond is known, the reasons a graph cannot be built, pairs generated from a
+// ground-truth model written apart from the graph (tests/tools/gen_whatif_pair.py: the change
+// made in the model must be what the edit predicts, within 2 %), the command line's binding
+// keys, and the real samples (re-simulated unchanged within 2 % of every step).
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+
+#include "core/graph/critical_path.h"
+#include "core/graph/step_graph.h"
+#include "core/graph/whatif.h"
+#include "core/trace/trace_store.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
+
+using namespace stallscope;
+using namespace stallscope::graph;
+
+namespace {
+
+// A Kineto-style trace written event by event (times in µs).
+class Events {
+  public:
+    Events() {
+        meta("thread_name", 1, 1, "thread 1 (python)");
+        meta("thread_name", 1, 2, "thread 2 (autograd)");
+        meta("process_name", 0, 0, "GPU 0");
+        meta("thread_name", 0, 7, "stream 7");
+    }
+    Events& host(const QString& name, double ts, double dur, int tid = 1,
+                 const QString& cat = "cpu_op") {
+        add(QJsonObject{{"ph", "X"},
+                        {"cat", cat},
+                        {"name", name},
+                        {"pid", 1},
+                        {"tid", tid},
+                        {"ts", ts},
+                        {"dur", dur}});
+        return *this;
+    }
+    // A kernel launched by a cudaLaunchKernel [launched, launched + 1) on thread `tid`, bound by
+    // correlation (0: neither the call nor the kernel carries one).
+    Events& kernel(const QString& name, double launched, double ts, double dur, int tid = 1,
+                   bool correlated = true) {
+        const int id = correlated ? ++correlation_ : 0;
+        QJsonObject callArgs, kernelArgs{{"device", 0}, {"stream", 7}};
+        if (correlated) {
+            callArgs.insert("correlation", id);
+            kernelArgs.insert("correlation", id);
+        }
+        add(QJsonObject{{"ph", "X"},
+                        {"cat", "cuda_runtime"},
+                        {"name", "cudaLaunchKernel"},
+                        {"pid", 1},
+                        {"tid", tid},
+                        {"ts", launched},
+                        {"dur", 1},
+                        {"args", callArgs}});
+        add(QJsonObject{{"ph", "X"},
+                        {"cat", "kernel"},
+                        {"name", name},
+                        {"pid", 0},
+                        {"tid", 7},
+                        {"ts", ts},
+                        {"dur", dur},
+                        {"args", kernelArgs}});
+        return *this;
+    }
+    std::string json() const {
+        return QJsonDocument(QJsonObject{{"traceEvents", events_}}).toJson().toStdString();
+    }
+
+  private:
+    void add(const QJsonObject& e) { events_.append(e); }
+    void meta(const char* what, int pid, int tid, const QString& value) {
+        add(QJsonObject{{"ph", "M"},
+                        {"name", what},
+                        {"pid", pid},
+                        {"tid", tid},
+                        {"args", QJsonObject{{"name", value}}}});
+    }
+    QJsonArray events_;
+    int correlation_ = 0;
+};
+
+// One step of 211 µs: gemm_a [5, 105) and elementwise [106, 206) launched at 0 and 2, then a
+// cudaDeviceSynchronize [3, 210) returning 4 µs after the stream drained.
+Events syncedStep() {
+    Events e;
+    e.host("ProfilerStep#1", 0, 211, 1, "user_annotation");
+    e.kernel("gemm_a", 0, 5, 100).kernel("elementwise", 2, 106, 100);
+    e.host("cudaDeviceSynchronize", 3, 207, 1, "cuda_runtime");
+    return e;
+}
+
+int64_t us(double v) {
+    return int64_t(v * 1000);
+}
+
+struct Run {
+    int status = -1;
+    QJsonObject json;
+    QString err;
+};
+
+Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(STALLSCOPE_BINARY, args);
+    if (!p.waitForFinished(300000)) qFatal("stallscope did not finish");
+    return {p.exitCode(), QJsonDocument::fromJson(p.readAllStandardOutput()).object(),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+QString sample(const char* relative) {
+    return QDir(STALLSCOPE_SHARED_DIR).filePath(QString("samples/") + relative);
+}
+
+}  // namespace
+
+class TestGraph : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    std::unique_ptr<Workspace> ws_;
+    int files_ = 0;
+
+    int64_t import(const std::string& json) {
+        const std::string path = dir_.filePath(QString("t%1.json").arg(++files_)).toStdString();
+        std::ofstream(path) << json;
+        Progress progress;
+        return importFiles(*ws_, ImportRequest{{path}, {}, {}}, progress).at(0).id;
+    }
+
+  private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        ws_ = Workspace::open(dir_.filePath("ws.sqlite").toStdString());
+    }
+
+    void unchangedReproducesAndAKernelEditShiftsWhatFollows() {
+        const trace::TraceStore store(*ws_, import(syncedStep().json()));
+        const WhatifResult same = whatif(store, Edits{});
+        QVERIFY2(same.why.empty(), same.why.c_str());
+        QCOMPARE(same.steps.size(), size_t(1));
+        QCOMPARE(same.steps[0].measured, us(211));
+        QCOMPARE(same.steps[0].simulated, us(211));
+        // gemm_a twice as fast: elementwise follows it 1 µs later, the sync returns 4 µs after.
+        Edits faster;
+        faster.kernelSpeedups.push_back(parseSpeedup("gemm*=2", "--kernel-speedup"));
+        const WhatifResult edited = whatif(store, faster);
+        QCOMPARE(edited.steps[0].predicted, us(161));
+        QCOMPARE(edited.predictedMedian, us(161));
+        QCOMPARE(edited.modelErrorPct, 0.0);
+        // Removing the sync: the host's step ends when its calls do (the last at 3 + 0 own).
+        Edits noSync;
+        noSync.removeSyncs = {"cudaDeviceSynchronize"};
+        QVERIFY(whatif(store, noSync).steps[0].predicted < us(10));
+    }
+
+    void criticalPathTilesTheStep() {
+        const trace::TraceStore store(*ws_, import(syncedStep().json()));
+        const CriticalPath path = criticalPathOf(store);
+        QCOMPARE(path.steps.size(), size_t(1));
+        const StepPath& step = path.steps[0];
+        int64_t sum = 0;
+        for (const PathSegment& s : step.segments) sum += s.dur;
+        QCOMPARE(sum, us(211));
+        QCOMPARE(step.duration, us(211));
+        // launch [0, 5), gemm_a, 1 µs of stream gap (idle), elementwise, the sync's 4 µs return,
+        // and 1 µs of the host thread under no op after the sync before the step's end.
+        const auto kind = [&](const char* k) {
+            for (size_t i = 0; i < kPathKinds.size(); ++i)
+                if (std::string(kPathKinds[i]) == k) return path.byKind[i];
+            return int64_t(-1);
+        };
+        QCOMPARE(kind("kernel"), us(200));
+        QCOMPARE(kind("launch"), us(5));
+        QCOMPARE(kind("sync"), us(4));
+        QCOMPARE(kind("idle"), us(1));
+        QCOMPARE(kind("host"), us(1));
+        QCOMPARE(step.segments.front().kind, std::string("launch"));
+        QCOMPARE(step.segments.front().name, std::string("launch of gemm_a"));
+    }
+
+    // The autograd thread woken by the main thread's backward() and waking it when done: a
+    // faster backward kernel brings the main thread's optimizer launch, and the step, earlier.
+    void threadsHandOffWork() {
+        Events e;
+        e.host("ProfilerStep#1", 0, 300, 1, "user_annotation");
+        e.host("aten::linear", 0, 10).kernel("fwd_gemm", 5, 10, 50);
+        // Main sleeps from 10; the autograd thread wakes at 70 and launches bwd_gemm at 75.
+        e.host("MmBackward0", 70, 20, 2).kernel("bwd_gemm", 75, 80, 200, 2);
+        // The autograd thread sleeps from 90 (until its next backward at 380); main wakes at
+        // 150, launches sgd (queued behind bwd_gemm) and syncs until 4 µs after the stream
+        // drained at 290.
+        e.host("MmBackward0", 380, 5, 2);
+        e.host("Optimizer.step", 150, 10).kernel("sgd", 152, 280, 10);
+        e.host("cudaDeviceSynchronize", 160, 134, 1, "cuda_runtime");
+        const trace::TraceStore store(*ws_, import(e.json()));
+        const Graph g = buildGraph(store);
+        QVERIFY2(g.why.empty(), g.why.c_str());
+        int woken = 0;
+        for (const Node& n : g.nodes) woken += n.kind == NodeKind::Woken ? 1 : 0;
+        QCOMPARE(woken, 2);
+        QCOMPARE(whatif(store, Edits{}).steps[0].simulated, us(300));
+        // bwd_gemm 2x: sgd runs at 180 (its launch at 152 + the 5 µs launches took), the sync
+        // returns at 194: 100 µs less.
+        Edits faster;
+        faster.kernelSpeedups.push_back({"bwd_*", 2.0});
+        QCOMPARE(whatif(store, faster).steps[0].predicted, us(200));
+    }
+
+    void graphsThatCannotBeBuiltSayWhy() {
+        Events cpuOnly;
+        cpuOnly.host("ProfilerStep#1", 0, 100, 1, "user_annotation").host("aten::mm", 0, 50);
+        const trace::TraceStore a(*ws_, import(cpuOnly.json()));
+        QVERIFY(whatif(a, Edits{}).why.starts_with("no device activity"));
+        QVERIFY(criticalPathOf(a).why.starts_with("no device activity"));
+
+        Events uncorrelated;
+        uncorrelated.host("ProfilerStep#1", 0, 100, 1, "user_annotation");
+        uncorrelated.kernel("gemm", 0, 5, 50, 1, false);
+        const trace::TraceStore b(*ws_, import(uncorrelated.json()));
+        QVERIFY(whatif(b, Edits{}).why.starts_with("no correlation ids or launch flows"));
+    }
+
+    void chakraWithoutDurationsSaysSo() {
+        const QString dir = sample("real/chakra_stg");
+        if (!QDir(dir).exists()) QSKIP("../shared/samples/real/chakra_stg is absent");
+        const QStringList files = QDir(dir).entryList({"*.et"}, QDir::Files);
+        QVERIFY(!files.isEmpty());
+        Progress progress;
+        const int64_t id =
+            importFiles(*ws_, ImportRequest{{QDir(dir).filePath(files[0]).toStdString()}, {}, {}},
+                        progress)
+                .at(0)
+                .id;
+        const trace::TraceStore store(*ws_, id);
+        QVERIFY(whatif(store, Edits{}).why.starts_with("no durations"));
+    }
+
+    // Generated before/after pairs: the edit's prediction against the model's after.
+    void generatedPairsPredictTheChange_data() {
+        QTest::addColumn<QString>("change");
+        QTest::addColumn<int>("ranks");
+        QTest::addColumn<int>("seed");
+        QTest::newRow("no input wait") << "no-input-wait" << 1 << 11;
+        QTest::newRow("gemm 2x") << "kernel-speedup=*sgemm*=2" << 1 << 12;
+        QTest::newRow("cuda graphs") << "launch-overhead=1000" << 1 << 13;
+        QTest::newRow("comm 2x, 2 ranks") << "comm-speedup=2" << 2 << 14;
+        QTest::newRow("slow rank, 4 ranks") << "rank-like-median" << 4 << 15;
+    }
+    void generatedPairsPredictTheChange() {
+        QFETCH(QString, change);
+        QFETCH(int, ranks);
+        QFETCH(int, seed);
+        const QString out = dir_.filePath(QString("pair-%1").arg(seed));
+        QProcess gen;
+        gen.start("python3", {STALLSCOPE_GEN_WHATIF, out, "--change", change, "--ranks",
+                              QString::number(ranks), "--seed", QString::number(seed)});
+        QVERIFY(gen.waitForFinished(120000));
+        QCOMPARE(gen.exitCode(), 0);
+        QFile expectedFile(out + "/expected.json");
+        QVERIFY(expectedFile.open(QIODevice::ReadOnly));
+        const QJsonObject expected = QJsonDocument::fromJson(expectedFile.readAll()).object();
+        const QString store = out + "/ws.sqlite";
+        const QString suffix = ranks == 1 ? ".pt.trace.json" : "";
+        QCOMPARE(
+            cli({"--store", store, "import", "--name", "before", out + "/before" + suffix}).status,
+            0);
+        QStringList args{"--store", store, "whatif", "before", "--json"};
+        for (const QJsonValue v : expected.value("whatif_args").toArray()) args << v.toString();
+        const Run r = cli(args);
+        QCOMPARE(r.status, 0);
+        QVERIFY2(!r.json.contains("why"), qPrintable(r.json.value("why").toString()));
+        // The trace as recorded: measured as the model ran it, and reproduced.
+        QCOMPARE(r.json.value("measured_step_ns").toInteger(),
+                 expected.value("before_step_ns").toInteger());
+        QCOMPARE(r.json.value("simulated_step_ns").toInteger(),
+                 expected.value("before_step_ns").toInteger());
+        const double after = expected.value("after_step_ns").toDouble();
+        const double predicted = r.json.value("predicted_step_ns").toDouble();
+        QVERIFY2(std::abs(predicted - after) / after < 0.02,
+                 qPrintable(QString("predicted %1 ns, the model's after %2 ns")
+                                .arg(predicted, 0, 'f', 0)
+                                .arg(after, 0, 'f', 0)));
+        // The change mattered: the after differs from the before by more than the tolerance.
+        QVERIFY(std::abs(after - expected.value("before_step_ns").toDouble()) / after > 0.02 ||
+                change == "launch-overhead=1000");
+    }
+
+    void commandLineKeysAreTheContract() {
+        const QString path = dir_.filePath("cli.json");
+        std::ofstream(path.toStdString()) << syncedStep().json();
+        const QString store = dir_.filePath("cli.sqlite");
+        QCOMPARE(cli({"--store", store, "import", "--name", "synced", path}).status, 0);
+        const Run cp = cli({"--store", store, "critical-path", "synced", "--json"});
+        QCOMPARE(cp.status, 0);
+        const QJsonObject byKind = cp.json.value("by_kind").toObject();
+        QCOMPARE(byKind.keys().size(), 8);
+        for (const char* k : kPathKinds) QVERIFY2(byKind.contains(k), k);
+        const QJsonObject step = cp.json.value("steps").toArray().at(0).toObject();
+        QCOMPARE(step.value("duration_ns").toInteger(), us(211));
+        for (const char* key : {"kind", "name", "start_ns", "dur_ns", "track"})
+            QVERIFY2(step.value("segments").toArray().at(0).toObject().contains(key), key);
+
+        const QString predicted = dir_.filePath("predicted.json");
+        const Run w = cli({"--store", store, "whatif", "synced", "--kernel-speedup", "gemm_a=2",
+                           "--out", predicted, "--json"});
+        QCOMPARE(w.status, 0);
+        for (const char* key : {"measured_step_ns", "simulated_step_ns", "predicted_step_ns",
+                                "model_error_pct", "steps"})
+            QVERIFY2(w.json.contains(key), key);
+        QCOMPARE(w.json.value("predicted_step_ns").toInteger(), us(161));
+        // The predicted trace imports as a trace, gemm_a 50 µs long in it.
+        QCOMPARE(cli({"--store", store, "import", "--name", "predicted", predicted}).status, 0);
+        const Run info = cli({"--store", store, "info", "predicted", "--json"});
+        bool found = false;
+        for (const QJsonValue op : info.json.value("top_ops").toArray())
+            if (op.toObject().value("name").toString() == "gemm_a") {
+                QCOMPARE(op.toObject().value("total").toInteger(), us(50));
+                found = true;
+            }
+        QVERIFY(found);
+        // Bad edits are usage errors naming the option.
+        const Run bad = cli({"--store", store, "whatif", "synced", "--kernel-speedup", "x"});
+        QCOMPARE(bad.status, 2);
+        QVERIFY(bad.err.contains("--kernel-speedup"));
+    }
+
+    // Every step of the real samples re-simulated unchanged within 2 % (the model: exactly), and
+    // every critical path tiling its step.
+    void realSamplesReproduce_data() {
+        QTest::addColumn<QString>("file");
+        for (const char* f : {"kineto/before_fix_trace.json", "real/hta_alexnet_trace.json.gz",
+                              "real/tl_b200_eager.json.gz", "real/tl_h100_qwen.json.gz",
+                              "xprof/tpu_inference_2.xplane.pb", "xprof/GPU-multi-worker"})
+            QTest::newRow(f) << sample(f);
+    }
+    void realSamplesReproduce() {
+        QFETCH(QString, file);
+        if (!QFileInfo::exists(file)) QSKIP("../shared samples are absent");
+        // A store of its own: the profile is the first.
+        const QString store = dir_.filePath(QString("real-%1.sqlite").arg(++files_));
+        QCOMPARE(cli({"--store", store, "import", file}).status, 0);
+        const QString id = "1";
+        const Run w = cli({"--store", store, "whatif", id, "--json"});
+        QCOMPARE(w.status, 0);
+        QVERIFY2(!w.json.contains("why"), qPrintable(w.json.value("why").toString()));
+        const QJsonArray steps = w.json.value("steps").toArray();
+        QVERIFY(!steps.isEmpty());
+        for (const QJsonValue v : steps) {
+            const double measured = v.toObject().value("measured_ns").toDouble();
+            const double simulated = v.toObject().value("simulated_ns").toDouble();
+            QVERIFY(measured > 0);
+            QVERIFY2(std::abs(simulated - measured) / measured < 0.02,
+                     qPrintable(v.toObject().value("name").toString()));
+        }
+        const Run cp = cli({"--store", store, "critical-path", id, "--json"});
+        QCOMPARE(cp.status, 0);
+        for (const QJsonValue v : cp.json.value("steps").toArray()) {
+            qint64 sum = 0;
+            for (const QJsonValue s : v.toObject().value("segments").toArray())
+                sum += s.toObject().value("dur_ns").toInteger();
+            QCOMPARE(sum, v.toObject().value("duration_ns").toInteger());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGraph)
+#include "test_graph.moc"
