@@ -7,8 +7,10 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "core/analysis/cache.h"
 #include "core/compare/transfer_compare.h"
 #include "core/errors.h"
+#include "core/graph/critical_path.h"
 #include "core/kinds.h"
 #include "core/trace/step_registration.h"
 #include "core/transfers/transfers_registration.h"
@@ -30,18 +32,41 @@ transfers::Analysis analysisOf(Workspace& workspace, const std::string& name) {
     return transfers::ofProfile(workspace, profile.id);
 }
 
+// The step recommendations, each with its re-simulated saving on the step graph beside the
+// bound it states ("simulated_saving_ns", "simulated_edit"), the largest saving first; those no
+// edit expresses after them in their own order.
+QJsonArray stepSuggestions(Workspace& workspace, int64_t profileId) {
+    const auto path = analysis::get(workspace, profileId, graph::criticalPathAnalysis());
+    std::vector<std::pair<int64_t, QJsonObject>> ranked;
+    for (const QJsonValue& v :
+         trace::stepSuggestionsJson(trace::loadOrAnalyzeSteps(workspace, profileId))
+             .value("suggestions")
+             .toArray()) {
+        QJsonObject step = v.toObject();
+        int64_t saving = INT64_MIN;
+        for (const graph::StepSaving& s : path->savings)
+            if (QString::fromStdString(s.kind) == step.value("kind").toString()) {
+                saving = s.saving();
+                step.insert("simulated_saving_ns", qint64(saving));
+                step.insert("simulated_step_ns", qint64(s.predicted));
+                step.insert("simulated_edit", QString::fromStdString(s.edit));
+            }
+        ranked.emplace_back(saving, step);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    QJsonArray out;
+    for (const auto& [saving, step] : ranked) out.append(step);
+    return out;
+}
+
 // `suggest` on a trace: the transfer edits first (their savings are re-simulated predictions),
-// then the step recommendations (each the most of the step time it could recover: a bound, so
-// they are not ranked against predictions).
+// then the step recommendations by their re-simulated saving.
 QJsonObject traceSuggestions(Workspace& workspace, int64_t profileId,
                              const transfers::Analysis& analysis, const std::string& limit) {
     QJsonObject report = transfers::suggestJson(analysis);
     QJsonArray all = report.value("suggestions").toArray();
-    for (const QJsonValue& step :
-         trace::stepSuggestionsJson(trace::loadOrAnalyzeSteps(workspace, profileId))
-             .value("suggestions")
-             .toArray())
-        all.append(step);
+    for (const QJsonValue& step : stepSuggestions(workspace, profileId)) all.append(step);
     report.insert("suggestions", all);
     if (!limit.empty()) {
         qsizetype keep = 0;

@@ -19,9 +19,11 @@ struct Registry {
     std::map<FileId, int> open;  // workspace file -> connections open on it
 };
 
+// Never destroyed: a workspace held by another static object may close during exit, after
+// a function-local registry would already be gone.
 Registry& registry() {
-    static Registry instance;
-    return instance;
+    static Registry* const instance = new Registry;
+    return *instance;
 }
 
 bool fileId(const std::string& path, FileId& id) {

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <map>
 
+#include "core/analysis/cache.h"
 #include "core/errors.h"
+#include "core/trace/step_registration.h"
 #include "core/trace/trace_format.h"
 #include "core/trace/trace_store.h"
 
@@ -174,7 +176,12 @@ CriticalPath criticalPathOf(const trace::TraceStore& store) {
         return none;
     }
     const Simulator sim(g);
-    return criticalPath(g, store, sim.run(Lengths::of(g)));
+    const std::vector<Timed> unchanged = sim.run(Lengths::of(g));
+    CriticalPath path = criticalPath(g, store, unchanged);
+    if (const auto steps =
+            analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis()))
+        path.savings = simulateRecommendations(g, store, unchanged, *steps);
+    return path;
 }
 
 QJsonObject criticalPathJson(const CriticalPath& p) {
@@ -196,7 +203,17 @@ QJsonObject criticalPathJson(const CriticalPath& p) {
     QJsonObject byKind;
     for (size_t k = 0; k < kPathKinds.size(); ++k)
         byKind.insert(kPathKinds[k], qint64(p.byKind[k]));
-    QJsonObject out{{"steps", steps}, {"by_kind", byKind}, {"version", CriticalPath::kVersion}};
+    QJsonArray savings;
+    for (const StepSaving& s : p.savings)
+        savings.append(QJsonObject{{"kind", QString::fromStdString(s.kind)},
+                                   {"edit", QString::fromStdString(s.edit)},
+                                   {"measured_ns", qint64(s.measured)},
+                                   {"predicted_ns", qint64(s.predicted)},
+                                   {"saving_ns", qint64(s.saving())}});
+    QJsonObject out{{"steps", steps},
+                    {"by_kind", byKind},
+                    {"savings", savings},
+                    {"version", CriticalPath::kVersion}};
     if (!p.why.empty()) out.insert("why", QString::fromStdString(p.why));
     if (!p.note.empty()) out.insert("note", QString::fromStdString(p.note));
     return out;
@@ -223,6 +240,12 @@ CriticalPath criticalPathFromJson(const QJsonObject& o) {
                                      seg.value("track").toInteger(), seg.value("host").toInt()});
         }
         p.steps.push_back(std::move(path));
+    }
+    for (const QJsonValue v : o.value("savings").toArray()) {
+        const QJsonObject s = v.toObject();
+        p.savings.push_back(
+            {s.value("kind").toString().toStdString(), s.value("edit").toString().toStdString(),
+             s.value("measured_ns").toInteger(), s.value("predicted_ns").toInteger()});
     }
     const QJsonObject byKind = o.value("by_kind").toObject();
     for (size_t k = 0; k < kPathKinds.size(); ++k)

@@ -14,6 +14,7 @@
 
 #include "core/analysis/analysis.h"
 #include "core/graph/simulate.h"
+#include "core/graph/step_savings.h"
 
 namespace stallscope::trace {
 class TraceStore;
@@ -41,11 +42,13 @@ struct StepPath {
 };
 
 struct CriticalPath {
-    static constexpr int kVersion = 1;
+    static constexpr int kVersion = 2;
     std::vector<StepPath> steps;
     std::array<int64_t, kPathKinds.size()> byKind{};
     std::string why;   // when there is no graph ("no correlation ids: ...")
     std::string note;  // what the graph leaves out (Graph::note)
+    // The step recommendations re-simulated (step_savings.h).
+    std::vector<StepSaving> savings;
 };
 
 // The path of every step (in a run, of the host slowest in each step) in a schedule `timed`
@@ -56,7 +59,8 @@ CriticalPath criticalPath(const Graph& graph, const trace::TraceStore& store,
 CriticalPath criticalPathOf(const trace::TraceStore& store);
 
 // `critical-path --json`: {"steps":[{"name","duration_ns","segments":[{"kind","name",
-// "start_ns","dur_ns","track"}]}],"by_kind":{...}} (and "why" when there is no graph).
+// "start_ns","dur_ns","track"}]}],"by_kind":{...},"savings":[{"kind","edit","measured_ns",
+// "predicted_ns","saving_ns"}]} (and "why" when there is no graph).
 QJsonObject criticalPathJson(const CriticalPath& path);
 CriticalPath criticalPathFromJson(const QJsonObject& json);  // throws Failure when malformed
 

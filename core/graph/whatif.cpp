@@ -24,6 +24,33 @@ int64_t nearestRankMedian(std::vector<int64_t> v) {
     return v[(v.size() + 1) / 2 - 1];
 }
 
+// Per step window, its busiest device lane's work in `timed`: the device nodes launched from
+// the window's host while the step ran (any thread of it: autograd launches the backward).
+std::vector<int64_t> deviceBusy(const Graph& g, const std::vector<Timed>& timed) {
+    std::map<int, std::vector<std::pair<int64_t, size_t>>> windowsByHost;  // by measured start
+    for (size_t w = 0; w < g.steps.size(); ++w)
+        windowsByHost[g.steps[w].host].emplace_back(g.steps[w].start, w);
+    for (auto& [host, windows] : windowsByHost) std::sort(windows.begin(), windows.end());
+    std::map<std::pair<size_t, uint32_t>, int64_t> busy;  // (window, lane) -> ns
+    for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+        const Node& n = g.nodes[i];
+        if (!g.lanes[n.lane].device || n.trigger == kNone) continue;
+        const Node& launch = g.nodes[n.trigger];
+        const auto host = windowsByHost.find(g.lanes[launch.lane].host);
+        if (host == windowsByHost.end()) continue;
+        const auto& windows = host->second;
+        auto it = std::upper_bound(windows.begin(), windows.end(),
+                                   std::pair<int64_t, size_t>{launch.start, SIZE_MAX});
+        if (it == windows.begin()) continue;
+        const size_t w = std::prev(it)->second;
+        if (launch.start >= g.steps[w].end) continue;
+        busy[{w, n.lane}] += timed[i].end - timed[i].start;
+    }
+    std::vector<int64_t> out(g.steps.size(), 0);
+    for (const auto& [key, ns] : busy) out[key.first] = std::max(out[key.first], ns);
+    return out;
+}
+
 }  // namespace
 
 WhatifResult compareSchedules(const Graph& g, const std::vector<Timed>& unchanged,
@@ -33,14 +60,22 @@ WhatifResult compareSchedules(const Graph& g, const std::vector<Timed>& unchange
     r.note = g.note;
     r.applied = edits.describe();
     // A run's step is its slowest host's (steps matched by name), in first-seen order.
+    // A step of the repeated loop cannot be shorter than the device work it launches: an edit
+    // freeing the host (no syncs, no input wait) would otherwise leave that work to spill past
+    // the step. The floor never lifts a step above its unchanged length, so no edit is exact.
+    const std::vector<int64_t> busy = deviceBusy(g, predicted);
     std::map<std::string, size_t> index;
-    for (const StepWindow& s : g.steps) {
+    for (size_t w = 0; w < g.steps.size(); ++w) {
+        const StepWindow& s = g.steps[w];
         const auto [it, fresh] = index.try_emplace(s.name, r.steps.size());
-        if (fresh) r.steps.push_back({s.name, 0, 0, 0});
+        if (fresh) r.steps.push_back({s.name, 0, 0, 0, 0});
         WhatifStep& step = r.steps[it->second];
+        const int64_t simulated = stepLength(s, unchanged);
         step.measured = std::max(step.measured, s.end - s.start);
-        step.simulated = std::max(step.simulated, stepLength(s, unchanged));
-        step.predicted = std::max(step.predicted, stepLength(s, predicted));
+        step.simulated = std::max(step.simulated, simulated);
+        step.deviceBusy = std::max(step.deviceBusy, busy[w]);
+        step.predicted = std::max(step.predicted,
+                                  std::max(stepLength(s, predicted), std::min(simulated, busy[w])));
     }
     std::vector<int64_t> measured, simulated, predictedLengths;
     for (const WhatifStep& s : r.steps) {
@@ -81,7 +116,8 @@ QJsonObject whatifJson(const WhatifResult& r) {
         steps.append(QJsonObject{{"name", QString::fromStdString(s.name)},
                                  {"measured_ns", qint64(s.measured)},
                                  {"simulated_ns", qint64(s.simulated)},
-                                 {"predicted_ns", qint64(s.predicted)}});
+                                 {"predicted_ns", qint64(s.predicted)},
+                                 {"device_busy_ns", qint64(s.deviceBusy)}});
     for (const std::string& a : r.applied) applied.append(QString::fromStdString(a));
     QJsonObject out{{"measured_step_ns", qint64(r.measuredMedian)},
                     {"simulated_step_ns", qint64(r.simulatedMedian)},

@@ -17,6 +17,9 @@ namespace stallscope::graph {
 struct WhatifStep {
     std::string name;
     int64_t measured = 0, simulated = 0, predicted = 0;
+    // Its busiest device stream's predicted work, launched in the step: the predicted step's
+    // floor (a loop's step waits for its device work, if not in this step then in a later one).
+    int64_t deviceBusy = 0;
 };
 
 struct WhatifResult {
@@ -39,7 +42,7 @@ WhatifResult whatif(const trace::TraceStore& store, const Edits& edits, Graph* g
 
 // `whatif --json` of a trace profile: {"measured_step_ns","simulated_step_ns",
 // "predicted_step_ns","model_error_pct","steps":[{"name","measured_ns","simulated_ns",
-// "predicted_ns"}],"applied":[...]}.
+// "predicted_ns","device_busy_ns"}],"applied":[...]}.
 QJsonObject whatifJson(const WhatifResult& result);
 
 // The predicted schedule as Chrome trace JSON: a process per host, a thread per lane, every

@@ -156,10 +156,29 @@ class TestGraph : public QObject {
         QCOMPARE(edited.steps[0].predicted, us(161));
         QCOMPARE(edited.predictedMedian, us(161));
         QCOMPARE(edited.modelErrorPct, 0.0);
-        // Removing the sync: the host's step ends when its calls do (the last at 3 + 0 own).
+        // Removing the sync frees the host (its calls end at 4 µs), but a step of the loop still
+        // waits for the 200 µs its stream runs: the device floor.
         Edits noSync;
         noSync.removeSyncs = {"cudaDeviceSynchronize"};
-        QVERIFY(whatif(store, noSync).steps[0].predicted < us(10));
+        const WhatifResult unsynced = whatif(store, noSync);
+        QCOMPARE(unsynced.steps[0].deviceBusy, us(200));
+        QCOMPARE(unsynced.steps[0].predicted, us(200));
+    }
+
+    void recommendationsAreResimulated() {
+        // The step analysis recommends dropping the sync (sync_stall); the critical path carries
+        // that edit re-simulated: 211 µs measured, 200 µs predicted.
+        const trace::TraceStore store(*ws_, import(syncedStep().json()));
+        const CriticalPath path = criticalPathOf(store);
+        QCOMPARE(path.savings.size(), size_t(1));
+        QCOMPARE(path.savings[0].kind, std::string("sync_stall"));
+        QCOMPARE(path.savings[0].measured, us(211));
+        QCOMPARE(path.savings[0].predicted, us(200));
+        QCOMPARE(path.savings[0].saving(), us(11));
+        const CriticalPath decoded = criticalPathFromJson(criticalPathJson(path));
+        QCOMPARE(decoded.savings.size(), size_t(1));
+        QCOMPARE(decoded.savings[0].edit, path.savings[0].edit);
+        QCOMPARE(decoded.savings[0].predicted, us(200));
     }
 
     void criticalPathTilesTheStep() {
@@ -308,6 +327,18 @@ class TestGraph : public QObject {
         QCOMPARE(step.value("duration_ns").toInteger(), us(211));
         for (const char* key : {"kind", "name", "start_ns", "dur_ns", "track"})
             QVERIFY2(step.value("segments").toArray().at(0).toObject().contains(key), key);
+
+        // `suggest` shows the step recommendation with its re-simulated saving.
+        const Run suggest = cli({"--store", store, "suggest", "synced", "--json"});
+        QCOMPARE(suggest.status, 0);
+        bool sync = false;
+        for (const QJsonValue v : suggest.json.value("suggestions").toArray())
+            if (v.toObject().value("kind").toString() == "sync_stall") {
+                QCOMPARE(v.toObject().value("simulated_saving_ns").toInteger(), us(11));
+                QCOMPARE(v.toObject().value("simulated_step_ns").toInteger(), us(200));
+                sync = true;
+            }
+        QVERIFY(sync);
 
         const QString predicted = dir_.filePath("predicted.json");
         const Run w = cli({"--store", store, "whatif", "synced", "--kernel-speedup", "gemm_a=2",

@@ -1,0 +1,41 @@
+#include "core/graph/step_savings.h"
+
+#include "core/graph/whatif.h"
+#include "core/trace/step_analysis.h"
+
+namespace stallscope::graph {
+
+bool editForRecommendation(const std::string& kind, Edits& edits) {
+    if (kind == "input_bound") {
+        edits.noInputWait = true;
+    } else if (kind == "sync_stall") {
+        edits.removeSyncs = {"*"};
+    } else if (kind == "launch_bound" || kind == "small_kernels") {
+        edits.launchOverheadNs = 1000;
+    } else if (kind == "exposed_communication") {
+        edits.commSpeedup = 2;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+std::vector<StepSaving> simulateRecommendations(const Graph& g, const trace::TraceStore& store,
+                                                const std::vector<Timed>& unchanged,
+                                                const trace::StepAnalysis& steps) {
+    std::vector<StepSaving> out;
+    if (!g.why.empty()) return out;
+    const Simulator sim(g);
+    for (const trace::StepRecommendation& rec : steps.recommendations) {
+        Edits edits;
+        if (!editForRecommendation(rec.kind, edits)) continue;
+        const WhatifResult r =
+            compareSchedules(g, unchanged, sim.run(applyEdits(g, store, edits)), edits);
+        const std::vector<std::string> described = edits.describe();
+        out.push_back({rec.kind, described.empty() ? std::string() : described.front(),
+                       r.measuredMedian, r.predictedMedian});
+    }
+    return out;
+}
+
+}  // namespace stallscope::graph
