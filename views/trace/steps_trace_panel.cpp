@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/analysis/analysis.h"
+#include "core/graph/critical_path.h"
 #include "views/common/format.h"
 #include "views/common/timeline_view.h"
 #include "views/trace/step_tracks.h"
@@ -16,6 +17,15 @@ namespace {
 
 QString htmlEscape(const QString& s) {
     return s.toHtmlEscaped();
+}
+
+// "; re-simulated: 60.3 ms a step (34 %) with no input wait", beside the bound.
+QString resimulatedText(const graph::StepSaving* s) {
+    if (!s) return {};
+    return QObject::tr("; re-simulated: %1 a step (%2) with %3")
+        .arg(format::nanoseconds(double(s->saving())),
+             format::percentOf(double(s->saving()), double(std::max<int64_t>(s->measured, 1))),
+             QString::fromStdString(s->edit));
 }
 
 }  // namespace
@@ -72,7 +82,38 @@ void StepsTracePanel::showMessage(const QString& text) {
     panel_->showMessage(text);
 }
 
+void StepsTracePanel::otherResult(std::string_view name, const analysis::Result& result) {
+    if (name != "critical_path") return;
+    const auto path = std::static_pointer_cast<const graph::CriticalPath>(result);
+    savings_ = path ? path->savings : std::vector<graph::StepSaving>{};
+    if (steps_) host_.panelChanged();
+}
+
+const graph::StepSaving* StepsTracePanel::savingOf(const trace::StepRecommendation& r) const {
+    for (const graph::StepSaving& s : savings_)
+        if (s.kind == r.kind) return &s;
+    return nullptr;
+}
+
+std::vector<int> StepsTracePanel::byResimulatedSaving() const {
+    std::vector<int> order;
+    if (!steps_) return order;
+    for (size_t i = 0; i < steps_->recommendations.size(); ++i) order.push_back(int(i));
+    const auto key = [this](int i) {
+        const graph::StepSaving* s = savingOf(steps_->recommendations[size_t(i)]);
+        return s ? s->saving() : INT64_MIN;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return key(a) > key(b); });
+    return order;
+}
+
+void StepsTracePanel::showSuggestion(int index) {
+    const std::vector<int> order = byResimulatedSaving();
+    if (index >= 0 && size_t(index) < order.size()) showRecommendation(order[size_t(index)]);
+}
+
 void StepsTracePanel::clear() {
+    savings_.clear();
     if (boundaries_) host_.timeline()->removeOverlay(boundaries_.get());
     boundaries_.reset();
     steps_.reset();
@@ -153,11 +194,14 @@ QString StepsTracePanel::overviewHtml() const {
                          format::count(double(steps_->launchLatency.count)));
     if (!steps_->recommendations.empty()) {
         html += "<h3>Recommendations</h3><ol>";
-        for (const trace::StepRecommendation& r : steps_->recommendations)
-            html += QStringLiteral("<li><b>%1</b> (up to %2 % of step time): %3</li>")
+        for (const int i : byResimulatedSaving()) {
+            const trace::StepRecommendation& r = steps_->recommendations[size_t(i)];
+            html += QStringLiteral("<li><b>%1</b> (up to %2 % of step time%3): %4</li>")
                         .arg(htmlEscape(QString::fromStdString(r.kind)))
                         .arg(r.sharePct, 0, 'f', r.sharePct < 10 ? 1 : 0)
+                        .arg(resimulatedText(savingOf(r)))
                         .arg(htmlEscape(QString::fromStdString(r.text)));
+        }
         html += "</ol>";
     }
     return html;
@@ -166,12 +210,14 @@ QString StepsTracePanel::overviewHtml() const {
 QList<SuggestionItem> StepsTracePanel::suggestions() const {
     QList<SuggestionItem> items;
     if (!steps_) return items;
-    for (const trace::StepRecommendation& r : steps_->recommendations) {
+    for (const int i : byResimulatedSaving()) {
+        const trace::StepRecommendation& r = steps_->recommendations[size_t(i)];
         SuggestionItem item;
         item.kind = QString::fromStdString(r.kind);
-        item.text = tr("%1 (up to %2 % of step time)")
+        item.text = tr("%1 (up to %2 % of step time%3)")
                         .arg(QString::fromStdString(r.text))
-                        .arg(r.sharePct, 0, 'f', r.sharePct < 10 ? 1 : 0);
+                        .arg(r.sharePct, 0, 'f', r.sharePct < 10 ? 1 : 0)
+                        .arg(resimulatedText(savingOf(r)));
         item.evidence = evidenceText(r.evidence);
         items.append(item);
     }

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "core/graph/step_savings.h"
 #include "core/trace/step_analysis.h"
 #include "views/trace/trace_panel.h"
 
@@ -32,7 +33,9 @@ class StepsTracePanel : public TracePanel {
     void clear() override;
     std::vector<std::shared_ptr<TimelineTrack>> leadingTracks() const override;
     QList<SuggestionItem> suggestions() const override;
-    void showSuggestion(int index) override { showRecommendation(index); }
+    // Recommendations by their re-simulated saving (the critical path's), largest first.
+    void showSuggestion(int index) override;
+    void otherResult(std::string_view name, const analysis::Result& result) override;
 
     void setAnalysis(std::shared_ptr<const trace::StepAnalysis> analysis);
     const std::shared_ptr<const trace::StepAnalysis>& result() const { return steps_; }
@@ -48,12 +51,17 @@ class StepsTracePanel : public TracePanel {
 
   private:
     void setDevice(int device);
+    // The recommendation's re-simulated saving, if an edit expresses it.
+    const graph::StepSaving* savingOf(const trace::StepRecommendation& r) const;
+    // Recommendation indices by re-simulated saving (those without one after, in order).
+    std::vector<int> byResimulatedSaving() const;
 
     std::shared_ptr<const trace::StepAnalysis> steps_;
     std::shared_ptr<StepBoundaryOverlay> boundaries_;
     StepsPanel* panel_ = nullptr;
     QComboBox* picker_ = nullptr;
     int device_ = 0;
+    std::vector<graph::StepSaving> savings_;
 };
 
 }  // namespace stallscope

@@ -2,6 +2,7 @@
 
 #include <QJsonArray>
 
+#include "views/trace/critical_path_trace_panel.h"
 #include "views/trace/hosts_trace_panel.h"
 #include "views/trace/steps_trace_panel.h"
 #include "views/trace/trace_panel.h"
@@ -21,6 +22,7 @@ std::unique_ptr<TracePanel> make(TracePanelHost& host) {
 const std::vector<TracePanelFactory>& tracePanelFactories() {
     static const std::vector<TracePanelFactory> all{
         make<StepsTracePanel>,
+        make<CriticalPathTracePanel>,
         make<HostsTracePanel>,
         make<TransfersTracePanel>,
     };

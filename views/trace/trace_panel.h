@@ -66,6 +66,9 @@ class TracePanel : public QObject {
     virtual int overviewOrder() const { return 0; }
 
     virtual void setResult(const analysis::Result& result) = 0;
+    // Another panel's result arrived (the steps take their recommendations' re-simulated
+    // savings from the critical path).
+    virtual void otherResult(std::string_view, const analysis::Result&) {}
     // Loading, or why there is no result.
     virtual void showMessage(const QString& text) { host_.setStatus(text); }
     // Another profile was opened: forget the result.

@@ -48,7 +48,7 @@ void TraceView::loadAnalyses(const std::string& workspacePath, int64_t profileId
             },
             [this, panel](Loaded loaded) {
                 if (!loaded.notice.empty()) status_->setText(QString::fromStdString(loaded.notice));
-                panel->setResult(loaded.result);
+                setAnalysis(panel->analysis(), loaded.result);
             });
     }
 }
@@ -56,6 +56,8 @@ void TraceView::loadAnalyses(const std::string& workspacePath, int64_t profileId
 void TraceView::setAnalysis(std::string_view name, const analysis::Result& result) {
     for (const auto& panel : panels_)
         if (panel->analysis() == name) panel->setResult(result);
+    for (const auto& panel : panels_)
+        if (panel->analysis() != name) panel->otherResult(name, result);
 }
 
 void TraceView::panelChanged() {

@@ -1,0 +1,169 @@
+// The Critical path tab and its timeline strip: three synced steps of 211 µs (gemm_a and
+// elementwise, 100 µs each on stream 7, then a cudaDeviceSynchronize returning 4 µs after the
+// stream drains). The path's kernels colour the strip kernel-green; C hides strip and outlines;
+// the tab lists the step's segments and the sync recommendation re-simulated (211 -> 200 µs:
+// the stream's work is the floor), which the suggestions dock carries beside its bound. A
+// CPU-only trace says why it has no graph.
+
+#include <QCheckBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+
+#include "core/workspace.h"
+#include "importers/import_service.h"
+#include "views/common/table_kit.h"
+#include "views/common/timeline_view.h"
+#include "views/trace/critical_path_trace_panel.h"
+#include "views/trace/critical_path_tracks.h"
+#include "views/trace/step_tracks.h"
+#include "views/trace/trace_view.h"
+
+using namespace stallscope;
+
+namespace {
+
+QJsonObject slice(const char* cat, const QString& name, int pid, int tid, double ts, double dur,
+                  const QJsonObject& args = {}) {
+    return {{"ph", "X"},  {"cat", cat}, {"name", name}, {"pid", pid},
+            {"tid", tid}, {"ts", ts},   {"dur", dur},   {"args", args}};
+}
+
+// Steps at 0, 300 and 600 µs; with `device` false, host ops only (no graph).
+std::string syncedSteps(bool device) {
+    QJsonArray events;
+    int correlation = 0;
+    for (int k = 0; k < 3; ++k) {
+        const double t = 300.0 * k;
+        events.append(
+            slice("user_annotation", QString("ProfilerStep#%1").arg(k + 1), 1, 1, t, 211));
+        if (!device) {
+            events.append(slice("cpu_op", "aten::mm", 1, 1, t + 1, 200));
+            continue;
+        }
+        for (const auto& [name, launched, start] :
+             {std::tuple{"gemm_a", 0.0, 5.0}, std::tuple{"elementwise", 2.0, 106.0}}) {
+            const QJsonObject args{{"correlation", ++correlation}};
+            events.append(slice("cuda_runtime", "cudaLaunchKernel", 1, 1, t + launched, 1, args));
+            events.append(
+                slice("kernel", name, 0, 7, t + start, 100,
+                      QJsonObject{{"correlation", correlation}, {"stream", 7}, {"device", 0}}));
+        }
+        events.append(slice("cuda_runtime", "cudaDeviceSynchronize", 1, 1, t + 3, 207));
+    }
+    return QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString();
+}
+
+bool near(QColor a, QColor b) {
+    return std::abs(a.red() - b.red()) <= 3 && std::abs(a.green() - b.green()) <= 3 &&
+           std::abs(a.blue() - b.blue()) <= 3;
+}
+
+const CriticalPathStripTrack* pathStrip(const TimelineView* timeline) {
+    for (const auto& track : timeline->tracks())
+        if (auto* strip = dynamic_cast<const CriticalPathStripTrack*>(track.get())) return strip;
+    return nullptr;
+}
+
+}  // namespace
+
+class TestCriticalPathView : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+    int64_t importTrace(const QString& name, const std::string& json) {
+        const std::string path = dir_.filePath(name + ".json").toStdString();
+        std::ofstream(path) << json;
+        auto ws = Workspace::open(dir_.filePath("ws.sqlite").toStdString());
+        Progress progress;
+        return importFiles(*ws, ImportRequest{{path}, {}, {}}, progress).at(0).id;
+    }
+
+  private slots:
+    void pathOnTimelineAndInTab() {
+        const int64_t id = importTrace("synced", syncedSteps(true));
+        TraceView view;
+        view.resize(1280, 800);
+        QSignalSpy suggestions(&view, &TraceView::suggestionsReady);
+        view.open(dir_.filePath("ws.sqlite").toStdString(), id);
+        auto* panel = view.panel<CriticalPathTracePanel>();
+        QTRY_VERIFY_WITH_TIMEOUT(panel->result() != nullptr, 30000);
+        const graph::CriticalPath& path = *panel->result();
+        QCOMPARE(path.steps.size(), size_t(3));
+        QCOMPARE(path.steps[0].duration, int64_t(211000));
+
+        // The strip follows the steps' strip, above the trace's tracks.
+        QVERIFY(dynamic_cast<const StepStripTrack*>(view.timeline()->tracks().at(0).get()));
+        const CriticalPathStripTrack* strip = pathStrip(view.timeline());
+        QVERIFY(strip == view.timeline()->tracks().at(1).get());
+
+        // Drawn: mid-gemm_a of step 2 (its path runs through the kernels) is kernel-green on the
+        // strip; the outlines change the kernel's own stream track.
+        view.showRange(300000, 511000);
+        view.timeline()->setAsynchronous(false);
+        const QSize size = view.timeline()->viewport()->size();
+        const QImage shown = view.timeline()->renderImage(size);
+        const TimeMapping mapping = view.timeline()->mappingFor(size);
+        const double origin = double(view.source()->origin());
+        const int x = int(mapping.x(300000 + 55000 - origin));
+        const QRect stripRect = view.timeline()->trackRect(strip, size);
+        QVERIFY(near(shown.pixelColor(x, stripRect.center().y()), pathview::kindColor("kernel")));
+
+        // C hides the strip and the outlines.
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.timeline()->setFocus();
+        QTest::keyClick(view.timeline(), Qt::Key_C);
+        QVERIFY(!panel->shownOnTimeline());
+        QVERIFY(pathStrip(view.timeline()) == nullptr);
+        const QImage hidden = view.timeline()->renderImage(size);
+        int changed = 0;
+        for (int y = 0; y < size.height(); ++y)
+            if (shown.pixelColor(x, y) != hidden.pixelColor(x, y)) ++changed;
+        QVERIFY2(changed > StepStripTrack::kHeight, qPrintable(QString::number(changed)));
+        QTest::keyClick(view.timeline(), Qt::Key_C);
+        QVERIFY(panel->shownOnTimeline() && pathStrip(view.timeline()));
+
+        // The tab: step 1's segments sum to its 211 µs; a row zooms the timeline to it.
+        QTableWidget* segments = panel->segmentTable();
+        QCOMPARE(segments->rowCount(), int(path.steps[0].segments.size()));
+        double sum = 0;
+        for (int r = 0; r < segments->rowCount(); ++r)
+            sum += segments->item(r, 3)->data(tablekit::kSortRole).toDouble();
+        QCOMPARE(sum, 211000.0);
+        const graph::PathSegment& first = path.steps[0].segments.front();
+        panel->showSegment(0);
+        QVERIFY(view.timeline()->window().contains(double(first.start) - origin));
+        // The sync recommendation re-simulated: 211 -> 200 µs.
+        QTableWidget* savings = panel->savingTable();
+        QCOMPARE(savings->rowCount(), 1);
+        QCOMPARE(savings->item(0, 0)->text(), QString("sync_stall"));
+        QCOMPARE(savings->item(0, 4)->data(tablekit::kSortRole).toDouble(), 11000.0);
+        // The dock carries the re-simulated saving beside the bound.
+        bool resimulated = false;
+        for (const SuggestionItem& item : view.suggestionItems())
+            if (item.kind == "sync_stall") resimulated = item.text.contains("re-simulated: 11");
+        QVERIFY(resimulated);
+    }
+
+    void traceWithoutGraphSaysWhy() {
+        const int64_t id = importTrace("cpu", syncedSteps(false));
+        TraceView view;
+        view.resize(1280, 800);
+        view.open(dir_.filePath("ws.sqlite").toStdString(), id);
+        auto* panel = view.panel<CriticalPathTracePanel>();
+        QTRY_VERIFY_WITH_TIMEOUT(panel->result() != nullptr, 30000);
+        QVERIFY(!panel->result()->why.empty());
+        QVERIFY(pathStrip(view.timeline()) == nullptr);
+        QVERIFY(view.overviewHtml().contains("No step graph"));
+    }
+};
+
+QTEST_MAIN(TestCriticalPathView)
+#include "test_critical_path_view.moc"
