@@ -114,6 +114,13 @@ const std::vector<Command>& commands() {
           {"--op", "NAME"},
           {"--align-op", "NAME"}},
          runRender},
+        {"query",
+         "[--json | --csv] SQL",
+         "one read-only SQL statement over Perfetto-style tables of every profile (profile, "
+         "track, thread, process, slice, counter, args, flow, step, step_breakdown, "
+         "critical_path, noise_run, cpi_stack, estimate; docs/sql.md); writes are refused",
+         {kJson, {"--csv", ""}},
+         runQuery},
         {"absorption",
          "PROFILE [--json]",
          "noise absorption per region/mode, classification",

@@ -38,5 +38,7 @@ int runCpi(const cli::Options& o);
 int runEstimates(const cli::Options& o);
 int runCompare(const cli::Options& o);
 int runRender(const cli::Options& o);
+// SQL over the workspace (query_command.cpp).
+int runQuery(const cli::Options& o);
 
 }  // namespace stallscope

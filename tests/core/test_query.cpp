@@ -1,0 +1,253 @@
+// SQL over the workspace (core/query): golden queries over a small fixture whose every figure
+// is known (tests/core/query/golden.sql), the command line's formats and refusals (the
+// workspace file unchanged after them), and on every trace sample in ../shared the tables'
+// figures equal to what `info` and `steps` give.
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cstdio>
+
+#include "core/analysis/cache.h"
+#include "core/query/tables.h"
+#include "core/trace/step_registration.h"
+#include "core/trace/trace_store.h"
+#include "core/workspace.h"
+#include "importers/import_service.h"
+
+using namespace stallscope;
+
+namespace {
+
+const QString kQueryDir = QStringLiteral(STALLSCOPE_SOURCE_DIR "/tests/core/query");
+
+struct Golden {
+    QString title, sql;
+    QStringList expected;
+};
+
+std::vector<Golden> readGolden() {
+    QFile file(kQueryDir + "/golden.sql");
+    if (!file.open(QIODevice::ReadOnly)) qFatal("golden.sql is missing");
+    std::vector<Golden> cases;
+    // A header up to the first blank line; then cases: "-- title", SQL, "-- expect", rows,
+    // "-- end".
+    enum { Header, Outside, Sql, Expect } state = Header;
+    for (const QString& line : QString::fromUtf8(file.readAll()).split('\n')) {
+        if (state == Header) {
+            if (line.trimmed().isEmpty()) state = Outside;
+        } else if (state == Outside && line.startsWith("-- ")) {
+            cases.push_back({line.mid(3), {}, {}});
+            state = Sql;
+        } else if (state == Sql && line == "-- expect") {
+            state = Expect;
+        } else if (state == Sql) {
+            cases.back().sql += line + ' ';
+        } else if (state == Expect && line == "-- end") {
+            state = Outside;
+        } else if (state == Expect) {
+            cases.back().expected << line;
+        }
+    }
+    return cases;
+}
+
+QString csvOf(const query::Value& v) {
+    switch (v.type) {
+        case query::Value::Type::Integer:
+            return QString::number(v.integer);
+        case query::Value::Type::Real:
+            return QString::number(v.real, 'g', 15);
+        case query::Value::Type::Text:
+            return QString::fromStdString(v.text);
+        default:
+            return {};
+    }
+}
+
+QStringList rowsOf(Workspace& ws, const QString& sql) {
+    QStringList out;
+    query::run(
+        ws, sql.toStdString(),
+        [&](const std::vector<std::string>& columns) {
+            QStringList names;
+            for (const std::string& c : columns) names << QString::fromStdString(c);
+            out << names.join(',');
+        },
+        [&](const std::vector<query::Value>& row) {
+            QStringList cells;
+            for (const query::Value& v : row) cells << csvOf(v);
+            out << cells.join(',');
+        });
+    return out;
+}
+
+int64_t single(Workspace& ws, const QString& sql) {
+    const QStringList rows = rowsOf(ws, sql);
+    if (rows.size() != 2) qFatal("%s: expected one row", qPrintable(sql));
+    return rows[1].toLongLong();
+}
+
+struct Run {
+    int status = -1;
+    QByteArray out;
+    QString err;
+};
+
+Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(STALLSCOPE_BINARY, args);
+    if (!p.waitForFinished(120000)) qFatal("stallscope did not finish");
+    return {p.exitCode(), p.readAllStandardOutput(), QString::fromUtf8(p.readAllStandardError())};
+}
+
+QByteArray fileHash(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256);
+}
+
+}  // namespace
+
+class TestQuery : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    QString fixtureStore_;
+
+  private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        fixtureStore_ = dir_.filePath("fixture.sqlite");
+        auto ws = Workspace::open(fixtureStore_.toStdString());
+        Progress progress;
+        importFiles(*ws, ImportRequest{{(kQueryDir + "/fixture.json").toStdString()}, {}, {}},
+                    progress);
+    }
+
+    void goldenQueries_data() {
+        QTest::addColumn<QString>("sql");
+        QTest::addColumn<QStringList>("expected");
+        for (const Golden& g : readGolden())
+            QTest::newRow(qPrintable(g.title)) << g.sql << g.expected;
+    }
+
+    void goldenQueries() {
+        QFETCH(QString, sql);
+        QFETCH(QStringList, expected);
+        QVERIFY(!expected.isEmpty());
+        auto ws = Workspace::open(fixtureStore_.toStdString(), Workspace::Mode::ReadOnly);
+        QCOMPARE(rowsOf(*ws, sql), expected);
+    }
+
+    void commandLineReadsOnly() {
+        const QByteArray before = fileHash(fixtureStore_);
+        // --json: columns and rows, values typed.
+        const Run json =
+            cli({"--store", fixtureStore_, "query", "--json",
+                 "SELECT name, dur, NULL AS nothing_here FROM slice WHERE name = 'leaf'"});
+        QCOMPARE(json.status, 0);
+        const QJsonObject o = QJsonDocument::fromJson(json.out).object();
+        QCOMPARE(o.value("columns").toArray(), (QJsonArray{"name", "dur", "nothing_here"}));
+        QCOMPARE(o.value("rows").toArray(), (QJsonArray{QJsonArray{"leaf", 5000, QJsonValue()}}));
+        // --csv quotes what needs it.
+        const Run csv = cli(
+            {"--store", fixtureStore_, "query", "--csv", "SELECT 'a,b' AS x, 'say \"hi\"' AS y"});
+        QCOMPARE(csv.status, 0);
+        QCOMPARE(csv.out, QByteArray("x,y\n\"a,b\",\"say \"\"hi\"\"\"\n"));
+        // Writes, settings and attachments are refused as read-only; bad SQL says where.
+        for (const char* write :
+             {"DELETE FROM profiles", "UPDATE profiles SET name = 'x'", "DROP TABLE profiles",
+              "PRAGMA user_version = 7", "CREATE TABLE t(x)", "ATTACH 'other.db' AS o",
+              "INSERT INTO profiles(name, kind, imported_at) VALUES ('x', 'trace', 'now')"}) {
+            const Run refused = cli({"--store", fixtureStore_, "query", write});
+            QCOMPARE(refused.status, 2);
+            QVERIFY2(refused.err.contains("read-only"), qPrintable(refused.err));
+        }
+        const Run bad = cli({"--store", fixtureStore_, "query", "SELECT name FROM slice WHER x"});
+        QCOMPARE(bad.status, 2);
+        QVERIFY2(bad.err.contains("syntax error") && bad.err.contains("at byte 28"),
+                 qPrintable(bad.err));
+        const Run two = cli({"--store", fixtureStore_, "query", "SELECT 1; DELETE FROM profiles"});
+        QCOMPARE(two.status, 2);
+        QVERIFY(two.err.contains("one statement"));
+        const Run args = cli({"--store", fixtureStore_, "query", "SELECT * FROM args"});
+        QCOMPARE(args.status, 2);
+        QVERIFY(args.err.contains("arg_set_id"));
+        // Reading pragmas pass.
+        QCOMPARE(cli({"--store", fixtureStore_, "query", "PRAGMA table_info(slice)"}).status, 0);
+        QCOMPARE(fileHash(fixtureStore_), before);  // nothing changed the workspace
+    }
+
+    // Each trace sample: slices, per-op figures and steps as info and steps give them.
+    void tablesAgreeWithInfoOnSamples() {
+        const QDir samples(QStringLiteral(STALLSCOPE_SHARED_DIR "/samples"));
+        if (!samples.exists()) QSKIP("../shared/samples is absent");
+        const QStringList files{"kineto/before_fix_trace.json",   "kineto/after_fix_trace.json",
+                                "chrome/simple_trace.json",       "chrome/x_event_trace.json",
+                                "chrome/flow_simple.json",        "chrome/nestable_async.json",
+                                "real/hta_alexnet_trace.json.gz", "real/tl_b200_eager.json.gz",
+                                "real/tl_h100_qwen.json.gz"};
+        std::vector<std::string> paths;
+        for (const QString& f : files) paths.push_back(samples.filePath(f).toStdString());
+        for (const QFileInfo& f : QDir(samples.filePath("xprof")).entryInfoList(QDir::Files))
+            paths.push_back(f.filePath().toStdString());
+        const std::string store = dir_.filePath("samples.sqlite").toStdString();
+        auto ws = Workspace::open(store);
+        for (const std::string& path : paths) {
+            Progress progress;
+            const auto imported = importFiles(*ws, ImportRequest{{path}, {}, {}}, progress);
+            const int64_t id = imported.at(0).id;
+            const trace::TraceStore traceStore(*ws, id);
+            const QJsonObject info = traceStore.infoJson(1000000);
+            const QString p = QString::number(id);
+            QCOMPARE(single(*ws, "SELECT count(*) FROM slice WHERE profile_id = " + p),
+                     info.value("slices").toInteger() + info.value("instants").toInteger());
+            QCOMPARE(single(*ws, "SELECT count(*) FROM counter WHERE profile_id = " + p),
+                     info.value("counters").toInteger());
+            QCOMPARE(single(*ws, "SELECT count(*) FROM flow WHERE profile_id = " + p),
+                     info.value("flows").toInteger());
+            // Per op: count and total of the ended slices (XProf ops known only in aggregate
+            // have no slices to count).
+            std::map<QString, std::pair<int64_t, int64_t>> ops;
+            for (const QString& row :
+                 rowsOf(*ws,
+                        "SELECT name, count(*), sum(dur) + (sum(dur_ps) + 500) / 1000 FROM slice "
+                        "WHERE profile_id = " +
+                            p + " AND dur >= 0 AND instant = 0 GROUP BY name")
+                     .mid(1)) {
+                const int comma2 = int(row.lastIndexOf(',')),
+                          comma1 = int(row.lastIndexOf(',', comma2 - 1));
+                ops[row.left(comma1)] = {row.mid(comma1 + 1, comma2 - comma1 - 1).toLongLong(),
+                                         row.mid(comma2 + 1).toLongLong()};
+            }
+            for (const QJsonValue v : info.value("top_ops").toArray()) {
+                const QJsonObject op = v.toObject();
+                if (op.contains("aggregated") || op.value("name").toString().contains(','))
+                    continue;
+                const auto found = ops.find(op.value("name").toString());
+                QVERIFY2(found != ops.end(), qPrintable(op.value("name").toString()));
+                QCOMPARE(found->second.first, op.value("count").toInteger());
+                QCOMPARE(found->second.second, op.value("total").toInteger());
+            }
+            // Steps as the step analysis has them.
+            const auto steps = analysis::read(*ws, id, trace::stepsAnalysis());
+            QVERIFY(steps);
+            QCOMPARE(single(*ws, "SELECT count(*) FROM step WHERE profile_id = " + p),
+                     int64_t(steps->steps.size()));
+            int64_t total = 0;
+            for (const trace::Step& s : steps->steps) total += steps->stepTime(s.index);
+            QCOMPARE(
+                single(*ws, "SELECT coalesce(sum(step_time), 0) FROM step WHERE profile_id = " + p),
+                total);
+        }
+    }
+};
+
+QTEST_MAIN(TestQuery)
+#include "test_query.moc"
