@@ -19,6 +19,7 @@
 #include "app/import_runner.h"
 #include "views/common/async_job.h"
 #include "views/common/file_dialogs.h"
+#include "views/query/query_view.h"
 #include "views/shell/details_dock.h"
 #include "views/shell/status_line.h"
 #include "views/shell/welcome_page.h"
@@ -141,13 +142,21 @@ void MainWindow::createActions() {
     resetLayoutAction_->setStatusTip(tr("Put the docks and the toolbar back where they started"));
     connect(resetLayoutAction_, &QAction::triggered, this, &MainWindow::resetLayout);
 
+    queryAction_ = new QAction(tr("&Query (SQL)"), this);
+    queryAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    queryAction_->setStatusTip(
+        tr("Ask the workspace in SQL: slices, steps, flows, critical "
+           "paths of every profile (read-only)"));
+    connect(queryAction_, &QAction::triggered, this, [this] { openQuery(); });
+
     aboutAction_ = new QAction(tr("&About Stallscope"), this);
     aboutAction_->setMenuRole(QAction::AboutRole);
     connect(aboutAction_, &QAction::triggered, this,
             [this] { QMessageBox::about(this, tr("About Stallscope"), aboutText()); });
 
     // Window-wide shortcuts keep working while a dock has focus.
-    for (QAction* action : {importAction_, closeTabAction_, quitAction_, fullScreenAction_})
+    for (QAction* action :
+         {importAction_, closeTabAction_, quitAction_, fullScreenAction_, queryAction_})
         addAction(action);
 }
 
@@ -201,6 +210,8 @@ void MainWindow::createDocks() {
     for (QDockWidget* dock : {workspaceDockWidget_, detailsDockWidget_, suggestionsDockWidget_})
         view->addAction(dock->toggleViewAction());
     view->addAction(toolBar_->toggleViewAction());
+    view->addSeparator();
+    view->addAction(queryAction_);
     view->addSeparator();
     view->addAction(fullScreenAction_);
     view->addAction(resetLayoutAction_);
@@ -498,6 +509,30 @@ void MainWindow::resetLayout() {
     resizeDocks({workspaceDockWidget_, detailsDockWidget_},
                 {kWorkspaceDockWidth, kDetailsDockWidth}, Qt::Horizontal);
     resizeDocks({suggestionsDockWidget_}, {kSuggestionsDockHeight}, Qt::Vertical);
+}
+
+// One Query tab per workspace; a row naming a time opens its profile at that time.
+QWidget* MainWindow::openQuery() {
+    const QString path = workspacePath_;
+    return tabRegistry_->openForeign(
+        "query:" + path, tr("Query"), tr("SQL over %1 (read-only)").arg(path), [this, path] {
+            auto* query = new QueryView(path);
+            connect(query, &QueryView::timeRequested, this,
+                    [this](qint64 profileId, qint64 start, qint64 end) {
+                        const std::optional<ProfileInfo> profile =
+                            workspaceDock_->profile(profileId);
+                        if (!profile) {
+                            setStatus(tr("No profile %1 in this workspace (give profile_id "
+                                         "with ts and dur)")
+                                          .arg(profileId),
+                                      true);
+                            return;
+                        }
+                        if (auto* trace = qobject_cast<TraceView*>(openProfile(*profile)))
+                            trace->showRange(start, end);
+                    });
+            return query;
+        });
 }
 
 // A merged run's host opens from its shard workspace, in a tab of its own, at the step clicked;

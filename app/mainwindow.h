@@ -127,6 +127,8 @@ class MainWindow : public QMainWindow {
 
   private:
     void adoptTraceView(QWidget* view);
+    // The workspace's Query tab (views/query/query_view.h), opened or focused.
+    QWidget* openQuery();
     void createActions();
     void createMenus();
     void createDocks();
@@ -182,6 +184,7 @@ class MainWindow : public QMainWindow {
     QAction* fullScreenAction_ = nullptr;
     QAction* resetLayoutAction_ = nullptr;
     QAction* aboutAction_ = nullptr;
+    QAction* queryAction_ = nullptr;
 };
 
 }  // namespace stallscope
