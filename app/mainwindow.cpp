@@ -17,6 +17,7 @@
 #include <QToolBar>
 
 #include "app/import_runner.h"
+#include "importers/import_service.h"
 #include "views/common/async_job.h"
 #include "views/common/file_dialogs.h"
 #include "views/query/query_view.h"
@@ -24,8 +25,10 @@
 #include "views/shell/status_line.h"
 #include "views/shell/welcome_page.h"
 #include "views/shell/workspace_dock.h"
+#include "views/trace/critical_path_trace_panel.h"
 #include "views/trace/hosts_trace_panel.h"
 #include "views/trace/trace_view.h"
+#include "views/trace/whatif_box.h"
 
 // Resources of a static library are only linked in when something references them.
 static void initStallscopeResources() {
@@ -535,11 +538,49 @@ QWidget* MainWindow::openQuery() {
         });
 }
 
+// A what-if's predicted trace is imported like any file (one transaction, on a worker), marked
+// as derived from its trace, and compared with it on request.
+void MainWindow::adoptWhatif(WhatifBox* box) {
+    connect(box, &WhatifBox::saveRequested, this,
+            [this, box](const QString& file, const QString& name, qint64 parentId) {
+                if (!workspaceWritable_) {
+                    box->saveFailed(
+                        tr("This workspace is read-only; the predicted trace cannot "
+                           "be saved."));
+                    return;
+                }
+                auto savedId = std::make_shared<int64_t>(-1);
+                const QString description = tr("Saved “%1”").arg(name);
+                workspaceTasks_->edit(
+                    description, [file = file.toStdString(), name = name.toStdString(), parentId,
+                                  savedId](Workspace& workspace) {
+                        Progress progress;
+                        const auto imported = stallscope::importFiles(
+                            workspace, ImportRequest{{file}, name, "chrome-json"}, progress);
+                        workspace.setParentProfile(imported.at(0).id, parentId);
+                        *savedId = imported.at(0).id;
+                    });
+                connect(
+                    workspaceTasks_, &WorkspaceTasks::edited, box,
+                    [this, box, savedId, description, name](const QString& message, bool failed) {
+                        if (failed)
+                            box->saveFailed(message);
+                        else if (message == description && *savedId >= 0) {
+                            selectAfterReload_ = *savedId;
+                            box->setSaved(*savedId, name);
+                        }
+                    },
+                    Qt::SingleShotConnection);
+            });
+    connect(box, &WhatifBox::compareRequested, suggestionFlow_, &SuggestionFlow::compareWithParent);
+}
+
 // A merged run's host opens from its shard workspace, in a tab of its own, at the step clicked;
 // that view's hosts open further shards the same way.
 void MainWindow::adoptTraceView(QWidget* view) {
     auto* trace = qobject_cast<TraceView*>(view);
     if (!trace) return;
+    adoptWhatif(trace->panel<CriticalPathTracePanel>()->whatif());
     connect(trace->panel<HostsTracePanel>(), &HostsTracePanel::hostTimelineRequested, this,
             [this](const QString& shard, qint64 profileId, const QString& host, const QString& step,
                    int stepIndex) {

@@ -27,6 +27,7 @@ class QTreeWidget;
 namespace stallscope {
 
 class DetailsDock;
+class WhatifBox;
 class ImportRunner;
 class ReplayProfileTab;
 
@@ -127,6 +128,7 @@ class MainWindow : public QMainWindow {
 
   private:
     void adoptTraceView(QWidget* view);
+    void adoptWhatif(WhatifBox* box);
     // The workspace's Query tab (views/query/query_view.h), opened or focused.
     QWidget* openQuery();
     void createActions();

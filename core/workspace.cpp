@@ -300,6 +300,12 @@ void Workspace::renameProfile(int64_t id, const std::string& newName) {
     st.exec();
 }
 
+void Workspace::setParentProfile(int64_t id, int64_t parent) {
+    sql::Statement st(db_, "UPDATE profiles SET parent_id = ? WHERE id = ?");
+    st.bind(1, parent).bind(2, id);
+    st.exec();
+}
+
 void Workspace::deleteProfile(int64_t id) {
     sql::Transaction tx(db_);
     sql::Statement st(db_, "DELETE FROM profiles WHERE id = ?");

@@ -71,6 +71,8 @@ class Workspace {
     int64_t insertProfile(const ProfileInfo& info);
     void renameProfile(int64_t id, const std::string& newName);
     void deleteProfile(int64_t id);
+    // Marks `id` as derived from `parent` (a what-if's predicted trace, an applied suggestion).
+    void setParentProfile(int64_t id, int64_t parent);
 
     // Chunked binary payloads of a profile (e.g. the compressed replay trace).
     void appendBlob(int64_t profileId, const std::string& stream, int64_t seq, const void* data,

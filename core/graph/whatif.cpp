@@ -153,6 +153,17 @@ void writePredictedTrace(const Graph& g, const trace::TraceStore& store,
         out << "{\"ph\":\"X\",\"name\":" << quoted(name) << ",\"cat\":\"" << kindName(n.kind)
             << "\",\"pid\":" << g.lanes[n.lane].host << ",\"tid\":" << n.lane << "," << ts << "}";
     }
+    // The steps' markers (ProfilerStep#N) around their predicted nodes, so that the predicted
+    // trace has the same steps as the measured one.
+    for (const StepWindow& s : g.steps) {
+        const int64_t start = t[s.first].start - s.lead, end = t[s.last].end + s.tail;
+        comma();
+        std::snprintf(ts, sizeof ts, "\"ts\":%.3f,\"dur\":%.3f", double(start) / 1000.0,
+                      double(end - start) / 1000.0);
+        out << "{\"ph\":\"X\",\"name\":" << quoted(s.name)
+            << ",\"cat\":\"user_annotation\",\"pid\":" << g.lanes[s.lane].host
+            << ",\"tid\":" << s.lane << "," << ts << "}";
+    }
     out << "\n]}\n";
 }
 

@@ -15,6 +15,7 @@
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 #include "views/trace/critical_path_tracks.h"
+#include "views/trace/whatif_box.h"
 
 namespace stallscope {
 
@@ -108,6 +109,7 @@ CriticalPathTracePanel::CriticalPathTracePanel(TracePanelHost& host) : TracePane
         tr("The path as a strip above the tracks, outlined on the tracks it "
            "ran on"));
     bar_ = new PathKindBar;
+    whatif_ = new WhatifBox;
     segments_ = new QTableWidget(0, 5);
     segments_->setHorizontalHeaderLabels(
         {tr("Kind"), tr("What"), tr("At (from step start)"), tr("Duration"), tr("Of step")});
@@ -134,11 +136,19 @@ CriticalPathTracePanel::CriticalPathTracePanel(TracePanelHost& host) : TracePane
     layout->addWidget(summary_);
     layout->addLayout(top);
     layout->addWidget(bar_);
+    layout->addWidget(whatif_);
     layout->addWidget(split, 1);
 
     connect(picker_, &QComboBox::activated, this, [this](int index) { showStep(index); });
     connect(segments_, &QTableWidget::cellClicked, this, [this](int row, int) {
-        showSegment(segments_->item(row, 0)->data(kSegmentRole).toInt());
+        const int segment = segments_->item(row, 0)->data(kSegmentRole).toInt();
+        showSegment(segment);
+        // A kernel on the path: what if it ran twice as fast?
+        const graph::PathSegment& s = path_->steps[size_t(step_)].segments[size_t(segment)];
+        if (s.kind == "kernel") whatif_->proposeKernel(QString::fromStdString(s.name));
+    });
+    connect(savings_, &QTableWidget::cellClicked, this, [this](int row, int) {
+        whatif_->proposeRecommendation(savings_->item(row, 0)->text());
     });
     connect(onTimeline_, &QCheckBox::toggled, this, &CriticalPathTracePanel::setShownOnTimeline);
     auto* toggle = new QShortcut(QKeySequence(Qt::Key_C), host_.timeline());
@@ -188,6 +198,7 @@ void CriticalPathTracePanel::setPath(std::shared_ptr<const graph::CriticalPath> 
         picker_->addItem(QStringLiteral("%1 · %2").arg(QString::fromStdString(s.name),
                                                        format::nanoseconds(double(s.duration))));
     fillSavings();
+    whatif_->setProfile(host_.source()->workspacePath(), host_.source()->store().profileId());
     overlay_ = std::make_shared<CriticalPathOverlay>(path_, host_.source()->origin(),
                                                      [this] { return host_.binding(); });
     if (shown_) host_.timeline()->addOverlay(overlay_);

@@ -19,6 +19,7 @@ class QTableWidget;
 namespace stallscope {
 
 class CriticalPathOverlay;
+class WhatifBox;
 
 // The selected step's time by kind: one stacked bar with a legend of the kinds on it.
 class PathKindBar : public QWidget {
@@ -61,6 +62,8 @@ class CriticalPathTracePanel : public TracePanel {
     QTableWidget* segmentTable() const { return segments_; }
     QTableWidget* savingTable() const { return savings_; }
     PathKindBar* kindBar() const { return bar_; }
+    // Edits of this trace re-simulated, saved as derived profiles, compared (whatif_box.h).
+    WhatifBox* whatif() const { return whatif_; }
 
   private:
     void fillSavings();
@@ -76,6 +79,7 @@ class CriticalPathTracePanel : public TracePanel {
     PathKindBar* bar_ = nullptr;
     QTableWidget* segments_ = nullptr;
     QTableWidget* savings_ = nullptr;
+    WhatifBox* whatif_ = nullptr;
 };
 
 }  // namespace stallscope
