@@ -36,7 +36,10 @@ void KinetoBuilder::readDeviceLane(const trace::TrackRow& track, std::vector<Act
         for (const trace::SliceItem& s : chunk) {
             if (s.kind != trace::ItemKind::Slice || s.unended) continue;
             const uint8_t cls = deviceClassOf(s.name);
-            if (cls == trace::steps::kNotActivity) continue;
+            if (cls == trace::steps::kNotActivity) {
+                if (store_.text(s.name) == "Stream Wait Event") streamWaits_[track.id].push_back(s);
+                continue;
+            }
             all.push_back({s, kindOfClass(cls), -1});
         }
     });
@@ -135,7 +138,14 @@ void KinetoBuilder::addDeviceLanes(std::vector<std::vector<Activity>>& lanes) {
         const uint32_t lane = uint32_t(g_.lanes.size());
         g_.lanes.push_back(
             {deviceTracks_[l]->id, hostOf(deviceTracks_[l]->id), true, deviceTracks_[l]->name});
+        const auto waits = streamWaits_.find(deviceTracks_[l]->id);
+        size_t nextWait = 0;
         for (const Activity& a : kept) {
+            // A stream's event waits go before the work they held back.
+            for (; waits != streamWaits_.end() && nextWait < waits->second.size() &&
+                   waits->second[nextWait].start <= a.slice.start;
+                 ++nextWait)
+                addStreamWaitNode(waits->second[nextWait], lane, a.slice.start);
             Node node;
             node.start = a.slice.start;
             node.end = a.slice.preciseEnd().ns;
@@ -209,7 +219,7 @@ void KinetoBuilder::anchorUnbound() {
         for (const uint32_t lane : lanes)
             for (uint32_t i = g_.laneBegin[lane]; i < g_.laneBegin[lane + 1]; ++i) {
                 Node& n = g_.nodes[i];
-                if (n.trigger != kNone) continue;
+                if (n.trigger != kNone || n.kind == NodeKind::Wait) continue;
                 uint32_t anchor = kNone;
                 for (const uint32_t other : lanes) {
                     if (other == lane) continue;

@@ -67,6 +67,7 @@ Graph KinetoBuilder::build() {
     addDeviceLanes(activities);
     g_.laneBegin.assign(g_.lanes.size() + 1, uint32_t(g_.nodes.size()));
     for (uint32_t i = uint32_t(g_.nodes.size()); i-- > 0;) g_.laneBegin[g_.nodes[i].lane] = i;
+    bindStreamWaits();
     anchorUnbound();
     for (uint32_t l = 0; l < g_.lanes.size(); ++l) {
         g_.hosts = std::max(g_.hosts, g_.lanes[l].host + 1);

@@ -49,6 +49,16 @@ class KinetoBuilder {
     void addDeviceLanes(std::vector<std::vector<Activity>>& lanes);
     void setLatencies(uint32_t lane);
     void anchorUnbound();
+    // build_events.cpp: cross-stream event waits (cudaStreamWaitEvent).
+    struct PendingWait {
+        uint32_t node;  // the wait's node on the waiting stream
+        uint64_t args;  // the "Stream Wait Event" activity's
+    };
+    std::unordered_map<int64_t, std::vector<trace::SliceItem>> streamWaits_;  // by track
+    std::vector<PendingWait> pendingWaits_;
+    // The waits of a stream recorded before `nextStart`, as zero-length nodes of its lane.
+    void addStreamWaitNode(const trace::SliceItem& wait, uint32_t lane, int64_t nextStart);
+    void bindStreamWaits();
     std::vector<bool> anchored_;  // device nodes triggered by another stream's activity
     bool isAnchored(uint32_t node) const { return node < anchored_.size() && anchored_[node]; }
     int64_t correlationOf(uint64_t args) const;

@@ -22,6 +22,7 @@
 #include "core/sqlite.h"
 #include "core/trace/step_registration.h"
 #include "core/trace/trace_store.h"
+#include "core/transfers/transfers_registration.h"
 
 namespace stallscope::query {
 
@@ -177,6 +178,32 @@ void flowRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows& out)
     }
 }
 
+// Transfers (async copies, collectives, memcpys) with their measured times, the link model's
+// and the stall split (core/transfers/transfers.h), and the links they ran on.
+void transferRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows& out) {
+    const auto a = analysis::read(ws, profile, transfers::transfersAnalysis());
+    if (!a) return;
+    for (const transfers::Transfer& t : a->transfers)
+        out.push_back({integer(profile), integer(t.id), text(t.name), text(t.waitName),
+                       text(t.opcode), integer(t.link), integer(int64_t(t.bytes)), integer(t.issue),
+                       integer(t.wait), integer(t.waitEnd), integer(t.ready),
+                       integer(t.transferStart), integer(t.complete), integer(t.baseStall),
+                       integer(t.transferStall), integer(t.queueNs), integer(t.slack),
+                       integer(t.backtail)});
+}
+
+void linkRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows& out) {
+    const auto a = analysis::read(ws, profile, transfers::transfersAnalysis());
+    if (!a) return;
+    for (size_t i = 0; i < a->links.size(); ++i) {
+        const transfers::Link& l = a->links[i];
+        out.push_back({integer(profile), integer(int64_t(i)), text(l.name), text(l.device),
+                       text(l.source), text(l.destination), real(l.peakBytesPerNs),
+                       real(l.bytesPerNs), integer(l.baseLatencyNs), integer(int64_t(l.transfers)),
+                       integer(int64_t(l.bytes)), integer(l.busyNs)});
+    }
+}
+
 // Nsight Compute and simulator metrics: a kernel is a (kernel, source) pair, numbered in
 // import order.
 void kernelMetricRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows& out) {
@@ -211,6 +238,17 @@ const std::vector<RowTable>& rowTables() {
          "CREATE TABLE x(profile_id INTEGER, id INTEGER, name TEXT, slice_out INTEGER, "
          "slice_in INTEGER, track_out INTEGER, ts_out INTEGER, track_in INTEGER, ts_in INTEGER)",
          -1, nullptr, flowRows},
+        {"transfer",
+         "CREATE TABLE x(profile_id INTEGER, id INTEGER, name TEXT, wait_name TEXT, opcode TEXT, "
+         "link_id INTEGER, bytes INTEGER, issue_ts INTEGER, wait_ts INTEGER, wait_end_ts INTEGER, "
+         "ready_ts INTEGER, transfer_start_ts INTEGER, complete_ts INTEGER, base_stall INTEGER, "
+         "transfer_stall INTEGER, queue INTEGER, slack INTEGER, backtail_ts INTEGER)",
+         -1, nullptr, transferRows},
+        {"link",
+         "CREATE TABLE x(profile_id INTEGER, id INTEGER, name TEXT, device TEXT, source TEXT, "
+         "destination TEXT, peak_bytes_per_ns REAL, bytes_per_ns REAL, base_latency_ns INTEGER, "
+         "transfers INTEGER, bytes INTEGER, busy_ns INTEGER)",
+         -1, nullptr, linkRows},
         {"kernel_metric",
          "CREATE TABLE x(profile_id INTEGER, kernel_id INTEGER, kernel_name TEXT, source TEXT, "
          "name TEXT, value REAL, unit TEXT, text TEXT)",

@@ -167,9 +167,9 @@ ItemPlace placeOf(int64_t id) {
 
 const std::vector<std::string>& tableNames() {
     static const std::vector<std::string> names{
-        "profile",       "track",         "thread",    "process",   "slice",
-        "counter",       "args",          "flow",      "step",      "step_breakdown",
-        "critical_path", "kernel_metric", "noise_run", "cpi_stack", "estimate"};
+        "profile", "track",         "thread",    "process",        "slice",         "counter",
+        "args",    "flow",          "step",      "step_breakdown", "critical_path", "transfer",
+        "link",    "kernel_metric", "noise_run", "cpi_stack",      "estimate"};
     return names;
 }
 

@@ -72,6 +72,10 @@ class Events {
                         {"args", kernelArgs}});
         return *this;
     }
+    Events& raw(const QJsonObject& e) {
+        add(e);
+        return *this;
+    }
     std::string json() const {
         return QJsonDocument(QJsonObject{{"traceEvents", events_}}).toJson().toStdString();
     }
@@ -179,6 +183,64 @@ class TestGraph : public QObject {
         QCOMPARE(decoded.savings.size(), size_t(1));
         QCOMPARE(decoded.savings[0].edit, path.savings[0].edit);
         QCOMPARE(decoded.savings[0].predicted, us(200));
+    }
+
+    // gemm_a on stream 7 [10, 110); the host records an event after it, makes stream 20 wait
+    // for it (Kineto's "Stream Wait Event"), and launches elementwise onto stream 20, which runs
+    // [112, 162) behind the wait; a device sync returns 4 µs later, the step ends at 170.
+    void streamWaitsHoldTheWaitingStream() {
+        Events e;
+        e.host("ProfilerStep#1", 0, 170, 1, "user_annotation");
+        e.kernel("gemm_a", 0, 10, 100);
+        const auto call = [](const char* name, double ts, int correlation) {
+            return QJsonObject{{"ph", "X"},    {"cat", "cuda_runtime"},
+                               {"name", name}, {"pid", 1},
+                               {"tid", 1},     {"ts", ts},
+                               {"dur", 1},     {"args", QJsonObject{{"correlation", correlation}}}};
+        };
+        e.raw(call("cudaEventRecord", 2, 100)).raw(call("cudaStreamWaitEvent", 4, 101));
+        e.raw(call("cudaLaunchKernel", 6, 102));
+        e.raw(QJsonObject{{"ph", "M"},
+                          {"name", "thread_name"},
+                          {"pid", 0},
+                          {"tid", 20},
+                          {"args", QJsonObject{{"name", "stream 20"}}}});
+        e.raw(QJsonObject{{"ph", "X"},
+                          {"cat", "cuda_sync"},
+                          {"name", "Stream Wait Event"},
+                          {"pid", 0},
+                          {"tid", 20},
+                          {"ts", 7},
+                          {"dur", 1},
+                          {"args", QJsonObject{{"wait_on_stream", 7},
+                                               {"wait_on_cuda_event_record_corr_id", 100},
+                                               {"correlation", 101},
+                                               {"stream", 20},
+                                               {"device", 0}}}});
+        e.raw(QJsonObject{
+            {"ph", "X"},
+            {"cat", "kernel"},
+            {"name", "elementwise"},
+            {"pid", 0},
+            {"tid", 20},
+            {"ts", 112},
+            {"dur", 50},
+            {"args", QJsonObject{{"correlation", 102}, {"stream", 20}, {"device", 0}}}});
+        e.host("cudaDeviceSynchronize", 8, 158, 1, "cuda_runtime");
+        const trace::TraceStore store(*ws_, import(e.json()));
+        const WhatifResult same = whatif(store, Edits{});
+        QVERIFY2(same.why.empty(), same.why.c_str());
+        QCOMPARE(same.steps[0].simulated, us(170));
+        // gemm_a 2x: the wait ends at 60, elementwise follows 2 µs later, the sync 4 after it.
+        Edits faster;
+        faster.kernelSpeedups.push_back(parseSpeedup("gemm_a=2", "--kernel-speedup"));
+        QCOMPARE(whatif(store, faster).steps[0].predicted, us(120));
+        // The path runs from elementwise back through the wait to gemm_a on the other stream.
+        const CriticalPath path = criticalPathOf(store);
+        bool throughGemm = false;
+        for (const PathSegment& s : path.steps[0].segments)
+            throughGemm = throughGemm || (s.kind == "kernel" && s.name == "gemm_a");
+        QVERIFY(throughGemm);
     }
 
     void criticalPathTilesTheStep() {

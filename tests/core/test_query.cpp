@@ -18,6 +18,7 @@
 #include "core/query/tables.h"
 #include "core/trace/step_registration.h"
 #include "core/trace/trace_store.h"
+#include "core/transfers/transfers_registration.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
 
@@ -235,6 +236,18 @@ class TestQuery : public QObject {
                 QCOMPARE(found->second.first, op.value("count").toInteger());
                 QCOMPARE(found->second.second, op.value("total").toInteger());
             }
+            // Transfers and links as `dma --json` counts them.
+            const auto moved = analysis::read(*ws, id, transfers::transfersAnalysis());
+            QVERIFY(moved);
+            int64_t bytes = 0;
+            for (const transfers::Transfer& t : moved->transfers) bytes += int64_t(t.bytes);
+            QCOMPARE(single(*ws, "SELECT count(*) FROM transfer WHERE profile_id = " + p),
+                     int64_t(moved->transfers.size()));
+            QCOMPARE(
+                single(*ws, "SELECT coalesce(sum(bytes), 0) FROM transfer WHERE profile_id = " + p),
+                bytes);
+            QCOMPARE(single(*ws, "SELECT count(*) FROM link WHERE profile_id = " + p),
+                     int64_t(moved->links.size()));
             // Steps as the step analysis has them.
             const auto steps = analysis::read(*ws, id, trace::stepsAnalysis());
             QVERIFY(steps);
