@@ -115,11 +115,13 @@ const std::vector<Command>& commands() {
           {"--align-op", "NAME"}},
          runRender},
         {"query",
-         "[--json | --csv] SQL",
+         "[--json | --csv] SQL | --extension",
          "one read-only SQL statement over Perfetto-style tables of every profile (profile, "
          "track, thread, process, slice, counter, args, flow, step, step_breakdown, "
-         "critical_path, noise_run, cpi_stack, estimate; docs/sql.md); writes are refused",
-         {kJson, {"--csv", ""}},
+         "critical_path, transfer, link, kernel_metric, noise_run, cpi_stack, estimate; "
+         "docs/sql.md); writes are refused. --extension: the path of the loadable SQLite "
+         "extension giving sqlite3 and Python the same tables",
+         {kJson, {"--csv", ""}, {"--extension", ""}},
          runQuery},
         {"absorption",
          "PROFILE [--json]",

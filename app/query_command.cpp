@@ -56,7 +56,23 @@ enum class Format { Text, Json, Csv };
 
 }  // namespace
 
+// The extension's path: installed beside this binary (PREFIX/bin/stallscope ->
+// PREFIX/<libdir>/stallscope/libstallscope.so), else the build's own.
+std::string extensionPath() {
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
+    const std::filesystem::path installed =
+        self.parent_path().parent_path() / STALLSCOPE_EXTENSION_INSTALLED;
+    if (std::filesystem::exists(installed)) return installed.string();
+    if (std::filesystem::exists(STALLSCOPE_EXTENSION_BUILT)) return STALLSCOPE_EXTENSION_BUILT;
+    throw Failure("the SQLite extension is not installed (expected " + installed.string() + ")");
+}
+
 int runQuery(const cli::Options& o) {
+    if (o.has("--extension")) {
+        if (!o.positional.empty()) throw InputError("query --extension takes no SQL");
+        std::cout << extensionPath() << '\n';
+        return 0;
+    }
     const std::string& sql = o.only("SQL");
     if (o.has("--json") && o.has("--csv"))
         throw InputError("query: give --json or --csv, not both");

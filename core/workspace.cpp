@@ -113,8 +113,14 @@ Workspace::Workspace(sqlite3* db, std::string path, Mode mode)
     : db_(db), path_(std::move(path)), mode_(mode), registered_(registerOpenWorkspace(path_)) {}
 
 Workspace::~Workspace() {
-    sqlite3_close_v2(db_);
+    if (owned_) sqlite3_close_v2(db_);
     unregisterOpenWorkspace(registered_);
+}
+
+std::unique_ptr<Workspace> Workspace::borrow(sqlite3* db) {
+    std::unique_ptr<Workspace> ws(new Workspace(db, {}, Mode::ReadOnly));
+    ws->owned_ = false;
+    return ws;
 }
 
 std::unique_ptr<Workspace> Workspace::openExisting(const std::string& path) {

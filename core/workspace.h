@@ -47,6 +47,10 @@ class Workspace {
 
     static bool isWritable(const std::string& path);
 
+    // A workspace over a connection someone else opened and closes (the SQLite extension in
+    // a user's sqlite3 shell or Python): read through, never migrated, never closed here.
+    static std::unique_ptr<Workspace> borrow(sqlite3* db);
+
     // Test hook: create a workspace at an older schema version (migrations stop there).
     static void createAtVersion(const std::string& path, int version);
 
@@ -87,6 +91,7 @@ class Workspace {
     std::string path_;
     Mode mode_;
     OpenWorkspaceFile registered_;  // in the process's list of open workspace files
+    bool owned_ = true;             // false: borrowed, the owner closes it
 };
 
 }  // namespace stallscope

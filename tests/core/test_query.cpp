@@ -185,6 +185,36 @@ class TestQuery : public QObject {
         QCOMPARE(fileHash(fixtureStore_), before);  // nothing changed the workspace
     }
 
+    // The loadable extension gives Python's sqlite3 the same tables; the file stays as it was.
+    void extensionGivesPythonTheTables() {
+        const Run where = cli({"query", "--extension"});
+        QCOMPARE(where.status, 0);
+        const QString extension = QString::fromUtf8(where.out).trimmed();
+        QVERIFY2(QFileInfo::exists(extension), qPrintable(extension));
+        const QByteArray before = fileHash(fixtureStore_);
+        QProcess python;
+        // Debian's python3 loads extensions; a self-built one often cannot.
+        python.start(QFileInfo::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3",
+                     {"-c",
+                      "import sqlite3, sys\n"
+                      "c = sqlite3.connect(sys.argv[1])\n"
+                      "if not hasattr(c, 'enable_load_extension'): print('NOEXT'); sys.exit()\n"
+                      "c.enable_load_extension(True)\n"
+                      "c.load_extension(sys.argv[2])\n"
+                      "rows = c.execute('SELECT s.name, p.name FROM slice s JOIN slice p ON "
+                      "p.id = s.parent_id ORDER BY s.ts').fetchall()\n"
+                      "print(';'.join(a + '>' + b for a, b in rows))\n"
+                      "print(c.execute('SELECT count(*), sum(dur) FROM slice').fetchone())\n",
+                      fixtureStore_, extension});
+        QVERIFY(python.waitForFinished(60000));
+        const QString out = QString::fromUtf8(python.readAllStandardOutput());
+        if (out.startsWith("NOEXT")) QSKIP("this python3's sqlite3 cannot load extensions");
+        QCOMPARE(python.exitCode(), 0);
+        QCOMPARE(out, QString("outer>ProfilerStep#1;inner>outer;inner>outer;leaf>inner;"
+                              "outer>ProfilerStep#2\n(8, 555000)\n"));
+        QCOMPARE(fileHash(fixtureStore_), before);
+    }
+
     // Each trace sample: slices, per-op figures and steps as info and steps give them.
     void tablesAgreeWithInfoOnSamples() {
         const QDir samples(QStringLiteral(STALLSCOPE_SHARED_DIR "/samples"));
