@@ -27,6 +27,7 @@
 #include "views/shell/workspace_dock.h"
 #include "views/trace/critical_path_trace_panel.h"
 #include "views/trace/hosts_trace_panel.h"
+#include "views/trace/query_tracks.h"
 #include "views/trace/trace_view.h"
 #include "views/trace/whatif_box.h"
 
@@ -520,6 +521,11 @@ QWidget* MainWindow::openQuery() {
     return tabRegistry_->openForeign(
         "query:" + path, tr("Query"), tr("SQL over %1 (read-only)").arg(path), [this, path] {
             auto* query = new QueryView(path);
+            connect(query, &QueryView::trackRequested, this,
+                    [this](qint64 profileId, const QString& title,
+                           const std::vector<std::tuple<qint64, qint64, QString>>& rows) {
+                        pinQueryTrack(profileId, title, rows);
+                    });
             connect(query, &QueryView::timeRequested, this,
                     [this](qint64 profileId, qint64 start, qint64 end) {
                         const std::optional<ProfileInfo> profile =
@@ -573,6 +579,26 @@ void MainWindow::adoptWhatif(WhatifBox* box) {
                     Qt::SingleShotConnection);
             });
     connect(box, &WhatifBox::compareRequested, suggestionFlow_, &SuggestionFlow::compareWithParent);
+}
+
+// A query result as a track on its profile's timeline, once that timeline is loaded.
+void MainWindow::pinQueryTrack(qint64 profileId, const QString& title,
+                               const std::vector<std::tuple<qint64, qint64, QString>>& rows) {
+    const std::optional<ProfileInfo> profile = workspaceDock_->profile(profileId);
+    auto* trace = profile ? qobject_cast<TraceView*>(openProfile(*profile)) : nullptr;
+    if (!trace) {
+        setStatus(tr("Profile %1 has no timeline to pin the result on").arg(profileId), true);
+        return;
+    }
+    std::vector<QueryTrackItem> items;
+    items.reserve(rows.size());
+    for (const auto& [ts, dur, label] : rows) items.push_back({ts, dur, label});
+    auto data = QueryTrackData::make(title, std::move(items));
+    const auto pin = [trace, data] { trace->panel<QueryTracksPanel>()->pin(data); };
+    if (trace->source())
+        pin();
+    else
+        connect(trace, &TraceView::loaded, trace, pin, Qt::SingleShotConnection);
 }
 
 // A merged run's host opens from its shard workspace, in a tab of its own, at the step clicked;

@@ -4,6 +4,7 @@
 #include <QMainWindow>
 #include <QStringList>
 #include <optional>
+#include <tuple>
 
 #include "app/app_info.h"
 #include "app/suggestion_flow.h"
@@ -129,6 +130,8 @@ class MainWindow : public QMainWindow {
   private:
     void adoptTraceView(QWidget* view);
     void adoptWhatif(WhatifBox* box);
+    void pinQueryTrack(qint64 profileId, const QString& title,
+                       const std::vector<std::tuple<qint64, qint64, QString>>& rows);
     // The workspace's Query tab (views/query/query_view.h), opened or focused.
     QWidget* openQuery();
     void createActions();

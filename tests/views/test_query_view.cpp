@@ -6,6 +6,7 @@
 
 #include <QImage>
 #include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -13,7 +14,10 @@
 
 #include "core/workspace.h"
 #include "importers/import_service.h"
+#include "views/common/timeline_view.h"
 #include "views/query/query_view.h"
+#include "views/trace/query_tracks.h"
+#include "views/trace/trace_view.h"
 
 using namespace stallscope;
 
@@ -88,6 +92,54 @@ class TestQueryView : public QObject {
         QCOMPARE(time.at(0).at(0).toLongLong(), profile_);
         QCOMPARE(time.at(0).at(1).toLongLong(), 10000);
         QCOMPARE(time.at(0).at(2).toLongLong(), 110000);
+    }
+
+    // "Show as track": the rows with ts, dur and profile_id go to their profile, labelled by
+    // name; pinned, they draw as boxes of their label's colour on the trace's timeline.
+    void resultPinnedAsTrack() {
+        QueryView view(store_);
+        QSignalSpy finished(&view, &QueryView::finished);
+        view.setSql("SELECT profile_id, name, ts, dur FROM slice WHERE name = 'inner'");
+        view.run();
+        QVERIFY(finished.wait(20000));
+        QPushButton* show = nullptr;
+        for (QPushButton* b : view.findChildren<QPushButton*>())
+            if (b->text() == "Show as track") show = b;
+        QVERIFY(show && show->isEnabled());
+        QSignalSpy requested(&view, &QueryView::trackRequested);
+        show->click();
+        QCOMPARE(requested.size(), 1);
+        QCOMPARE(requested.at(0).at(0).toLongLong(), profile_);
+        const auto rows = view.trackRows(nullptr);
+        QCOMPARE(rows.size(), size_t(1));
+        QCOMPARE(rows[0].items.size(), size_t(2));
+        QCOMPARE(std::get<0>(rows[0].items[1]), qint64(50000));
+        QCOMPARE(std::get<2>(rows[0].items[1]), QString("inner"));
+
+        TraceView trace;
+        trace.resize(1280, 800);
+        trace.open(store_.toStdString(), profile_);
+        QTRY_VERIFY_WITH_TIMEOUT(trace.source() != nullptr, 20000);
+        std::vector<QueryTrackItem> items;
+        for (const auto& [ts, dur, label] : rows[0].items) items.push_back({ts, dur, label});
+        trace.panel<QueryTracksPanel>()->pin(QueryTrackData::make("Query: inner", items));
+        const QueryResultTrack* pinned = nullptr;
+        for (const auto& t : trace.timeline()->tracks())
+            if (auto* q = dynamic_cast<const QueryResultTrack*>(t.get())) pinned = q;
+        QVERIFY(pinned);
+        QCOMPARE(pinned->title(), QString("Query: inner"));
+        trace.showRange(0, 150000);
+        trace.timeline()->setAsynchronous(false);
+        const QSize size = trace.timeline()->viewport()->size();
+        const QImage image = trace.timeline()->renderImage(size);
+        const TimeMapping mapping = trace.timeline()->mappingFor(size);
+        const QRect rect = trace.timeline()->trackRect(pinned, size);
+        const double origin = double(trace.source()->origin());
+        const int inside = int(mapping.x(21000 - origin)), outside = int(mapping.x(45000 - origin));
+        QCOMPARE(image.pixelColor(inside, rect.top() + 4).rgb(),
+                 QueryResultTrack::colorOf("inner").rgb());
+        QVERIFY(image.pixelColor(outside, rect.top() + 4).rgb() !=
+                QueryResultTrack::colorOf("inner").rgb());
     }
 
     void longResultsPage() {

@@ -15,6 +15,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <chrono>
+#include <map>
 
 #include "core/workspace.h"
 #include "views/common/export.h"
@@ -181,6 +182,11 @@ QueryView::QueryView(const QString& workspacePath, QWidget* parent)
     runButton_->setToolTip(tr("Run the query (Ctrl+Enter)"));
     cancelButton_ = new QPushButton(tr("Cancel"));
     cancelButton_->setEnabled(false);
+    trackButton_ = new QPushButton(tr("Show as track"));
+    trackButton_->setToolTip(
+        tr("Pin the rows (ts, dur, profile_id; labelled by name) as a track "
+           "on their profile's timeline"));
+    trackButton_->setEnabled(false);
     status_ = new QLabel(tr("Read-only SQL over every profile of the workspace."));
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     model_ = new QueryResultModel;
@@ -200,6 +206,7 @@ QueryView::QueryView(const QString& workspacePath, QWidget* parent)
     auto* bar = new QHBoxLayout;
     bar->addWidget(runButton_);
     bar->addWidget(cancelButton_);
+    bar->addWidget(trackButton_);
     bar->addWidget(examples_);
     bar->addWidget(history_, 1);
     bar->addWidget(exporting::exportButton(
@@ -222,6 +229,15 @@ QueryView::QueryView(const QString& workspacePath, QWidget* parent)
 
     connect(runButton_, &QPushButton::clicked, this, &QueryView::run);
     connect(cancelButton_, &QPushButton::clicked, this, &QueryView::cancel);
+    connect(trackButton_, &QPushButton::clicked, this, [this] {
+        QString why;
+        const std::vector<TrackRows> groups = trackRows(&why);
+        if (groups.empty()) {
+            status_->setText(why);
+            return;
+        }
+        for (const TrackRows& g : groups) emit trackRequested(g.profile, trackTitle(), g.items);
+    });
     for (const QKeySequence& keys :
          {QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::CTRL | Qt::Key_Enter)}) {
         auto* shortcut = new QShortcut(keys, this);
@@ -261,6 +277,7 @@ void QueryView::showRunning(bool running) {
     running_ = running;
     runButton_->setEnabled(!running);
     cancelButton_->setEnabled(running);
+    trackButton_->setEnabled(!running && model_->column("ts") >= 0 && model_->column("dur") >= 0);
     if (!running) poll_->stop();
 }
 
@@ -320,6 +337,40 @@ void QueryView::run() {
 
 void QueryView::cancel() {
     if (progress_) progress_->cancel();
+}
+
+QString QueryView::trackTitle() const {
+    const QString sql = editor_->toPlainText().simplified();
+    return tr("Query: %1").arg(sql.size() > 40 ? sql.left(39) + QChar(0x2026) : sql);
+}
+
+std::vector<QueryView::TrackRows> QueryView::trackRows(QString* why) const {
+    const int ts = model_->column("ts"), dur = model_->column("dur"),
+              profile = model_->column("profile_id");
+    int label = model_->column("name");
+    for (int c = 0; label < 0 && c < model_->columnCount(); ++c)
+        if (model_->received() > 0 && model_->value(0, c).type == query::Value::Type::Text)
+            label = c;
+    if (ts < 0 || dur < 0 || profile < 0) {
+        if (why) *why = tr("A track needs ts, dur and profile_id columns in the result");
+        return {};
+    }
+    std::map<qint64, TrackRows> byProfile;
+    for (size_t r = 0; r < model_->received(); ++r) {
+        const query::Value &t = model_->value(int(r), ts), &d = model_->value(int(r), dur),
+                           &p = model_->value(int(r), profile);
+        if (t.type != query::Value::Type::Integer || p.type != query::Value::Type::Integer)
+            continue;
+        TrackRows& group = byProfile[p.integer];
+        group.profile = p.integer;
+        group.items.emplace_back(
+            t.integer, d.type == query::Value::Type::Integer ? std::max<int64_t>(d.integer, 0) : 0,
+            label >= 0 ? textOf(model_->value(int(r), label)) : QString::number(r + 1));
+    }
+    std::vector<TrackRows> out;
+    for (auto& [id, group] : byProfile) out.push_back(std::move(group));
+    if (out.empty() && why) *why = tr("No row has a whole-number ts and profile_id");
+    return out;
 }
 
 std::optional<QueryView::RowTime> QueryView::timeOfRow(int row) const {

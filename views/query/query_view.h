@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <tuple>
 
 #include "core/progress.h"
 #include "core/query/tables.h"
@@ -80,9 +81,21 @@ class QueryView : public QWidget {
     };
     std::optional<RowTime> timeOfRow(int row) const;
 
+    // The result's rows with ts and dur as (profile, items) for "Show as track": labelled by
+    // the name column (else the first text column); empty with a reason when they cannot be.
+    struct TrackRows {
+        qint64 profile = -1;
+        std::vector<std::tuple<qint64, qint64, QString>> items;  // ts, dur, label
+    };
+    std::vector<TrackRows> trackRows(QString* why) const;
+    QString trackTitle() const;
+
   signals:
     // A row naming a time was activated: show it on that profile's timeline.
     void timeRequested(qint64 profileId, qint64 start, qint64 end);
+    // "Show as track": pin these rows on their profile's timeline.
+    void trackRequested(qint64 profileId, const QString& title,
+                        const std::vector<std::tuple<qint64, qint64, QString>>& items);
     void finished();
 
   private:
@@ -96,6 +109,7 @@ class QueryView : public QWidget {
     QComboBox* history_ = nullptr;
     QPushButton* runButton_ = nullptr;
     QPushButton* cancelButton_ = nullptr;
+    QPushButton* trackButton_ = nullptr;
     QLabel* status_ = nullptr;
     QTableView* table_ = nullptr;
     QueryResultModel* model_ = nullptr;

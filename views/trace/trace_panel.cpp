@@ -4,6 +4,7 @@
 
 #include "views/trace/critical_path_trace_panel.h"
 #include "views/trace/hosts_trace_panel.h"
+#include "views/trace/query_tracks.h"
 #include "views/trace/steps_trace_panel.h"
 #include "views/trace/trace_panel.h"
 #include "views/trace/transfers_trace_panel.h"
@@ -21,10 +22,8 @@ std::unique_ptr<TracePanel> make(TracePanelHost& host) {
 
 const std::vector<TracePanelFactory>& tracePanelFactories() {
     static const std::vector<TracePanelFactory> all{
-        make<StepsTracePanel>,
-        make<CriticalPathTracePanel>,
-        make<HostsTracePanel>,
-        make<TransfersTracePanel>,
+        make<StepsTracePanel>,     make<CriticalPathTracePanel>, make<HostsTracePanel>,
+        make<TransfersTracePanel>, make<QueryTracksPanel>,
     };
     return all;
 }
