@@ -18,8 +18,10 @@
 #include "core/graph/critical_path.h"
 #include "core/kernel_metric_sets.h"
 #include "core/kinds.h"
+#include "core/noise/absorption.h"
 #include "core/query/tables.h"
 #include "core/sqlite.h"
+#include "core/trace/hosts_registration.h"
 #include "core/trace/step_registration.h"
 #include "core/trace/trace_store.h"
 #include "core/transfers/transfers_registration.h"
@@ -204,6 +206,44 @@ void linkRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows& out)
     }
 }
 
+// The hosts of a multi-host run and their steps (core/trace/hosts.h).
+// The hosts analysis of a run profile; none for a single-host trace.
+std::shared_ptr<const trace::HostsAnalysis> hostsOf(Workspace& ws, int64_t profile) {
+    if (!trace::hostsAnalysis().appliesTo(trace::TraceStore(ws, profile))) return nullptr;
+    return analysis::read(ws, profile, trace::hostsAnalysis());
+}
+
+void hostRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows& out) {
+    const auto a = hostsOf(ws, profile);
+    if (!a) return;
+    for (const trace::HostSummary& h : a->hosts)
+        out.push_back({integer(profile), integer(h.host.index), text(h.host.name),
+                       text(h.host.path), integer(h.host.offsetNs), integer(int64_t(h.slices)),
+                       integer(h.devices), integer(h.stepTimeMedian())});
+}
+
+void hostStepRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows& out) {
+    const auto a = hostsOf(ws, profile);
+    if (!a) return;
+    for (const trace::HostSummary& h : a->hosts)
+        for (size_t s = 0; s < h.steps.size(); ++s)
+            out.push_back({integer(profile), integer(h.host.index), integer(int64_t(s)),
+                           text(h.steps[s].name), integer(h.steps[s].start),
+                           integer(h.steps[s].duration)});
+}
+
+// Noise-injection curves and their fitted absorption (core/noise/absorption.h).
+void absorptionRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows& out) {
+    const noise::AbsorptionReport report = noise::analyzeProfile(ws, profile);
+    const auto optional = [](const std::optional<double>& v) { return v ? real(*v) : Value{}; };
+    for (const noise::Curve& c : report.curves)
+        out.push_back({integer(profile), text(c.machine), text(c.region), text(c.mode),
+                       real(c.fit.k1), integer(c.fit.degraded ? 1 : 0), real(c.fit.k1Low),
+                       optional(c.fit.k1High), optional(c.fit.k2), real(c.fit.t0),
+                       real(c.fit.slope), real(c.fit.intercept), optional(c.absRel()),
+                       text(c.timeUnit)});
+}
+
 // Nsight Compute and simulator metrics: a kernel is a (kernel, source) pair, numbered in
 // import order.
 void kernelMetricRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows& out) {
@@ -249,6 +289,19 @@ const std::vector<RowTable>& rowTables() {
          "destination TEXT, peak_bytes_per_ns REAL, bytes_per_ns REAL, base_latency_ns INTEGER, "
          "transfers INTEGER, bytes INTEGER, busy_ns INTEGER)",
          -1, nullptr, linkRows},
+        {"host",
+         "CREATE TABLE x(profile_id INTEGER, id INTEGER, name TEXT, path TEXT, offset_ns INTEGER, "
+         "slices INTEGER, devices INTEGER, step_time_median INTEGER)",
+         -1, nullptr, hostRows},
+        {"host_step",
+         "CREATE TABLE x(profile_id INTEGER, host INTEGER, step INTEGER, name TEXT, ts INTEGER, "
+         "dur INTEGER)",
+         -1, nullptr, hostStepRows},
+        {"absorption",
+         "CREATE TABLE x(profile_id INTEGER, machine TEXT, region TEXT, mode TEXT, abs_raw REAL, "
+         "degraded INTEGER, abs_raw_low REAL, abs_raw_high REAL, k2 REAL, t0 REAL, slope REAL, "
+         "intercept REAL, abs_rel REAL, time_unit TEXT)",
+         -1, nullptr, absorptionRows, kinds::kNoise},
         {"kernel_metric",
          "CREATE TABLE x(profile_id INTEGER, kernel_id INTEGER, kernel_name TEXT, source TEXT, "
          "name TEXT, value REAL, unit TEXT, text TEXT)",
@@ -431,6 +484,12 @@ const sqlite3_module& rowModule() {
 }
 
 }  // namespace
+
+std::vector<std::string> rowTableNames() {
+    std::vector<std::string> names;
+    for (const RowTable& def : rowTables()) names.emplace_back(def.name);
+    return names;
+}
 
 void registerRowModules(Workspace& workspace) {
     for (const RowTable& def : rowTables()) {

@@ -166,10 +166,13 @@ ItemPlace placeOf(int64_t id) {
 }
 
 const std::vector<std::string>& tableNames() {
-    static const std::vector<std::string> names{
-        "profile", "track",         "thread",    "process",        "slice",         "counter",
-        "args",    "flow",          "step",      "step_breakdown", "critical_path", "transfer",
-        "link",    "kernel_metric", "noise_run", "cpi_stack",      "estimate"};
+    // The views, the chunk tables and every row table, from their own lists.
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> all{"profile",   "track",    "thread", "process", "noise_run",
+                                     "cpi_stack", "estimate", "slice",  "counter"};
+        for (std::string& name : rowTableNames()) all.push_back(std::move(name));
+        return all;
+    }();
     return names;
 }
 

@@ -50,5 +50,6 @@ ItemPlace placeOf(int64_t id);
 // Internal: the virtual-table modules (slice_table.cpp, rows_table.cpp).
 void registerSliceModules(Workspace& workspace);
 void registerRowModules(Workspace& workspace);
+std::vector<std::string> rowTableNames();
 
 }  // namespace stallscope::query

@@ -15,7 +15,9 @@
 #include <cstdio>
 
 #include "core/analysis/cache.h"
+#include "core/noise/absorption.h"
 #include "core/query/tables.h"
+#include "core/trace/hosts_registration.h"
 #include "core/trace/step_registration.h"
 #include "core/trace/trace_store.h"
 #include "core/transfers/transfers_registration.h"
@@ -146,6 +148,20 @@ class TestQuery : public QObject {
         QCOMPARE(rowsOf(*ws, sql), expected);
     }
 
+    // Every table answers a read under the read-only guard (args wants its key).
+    void everyTableAnswers() {
+        auto ws = Workspace::open(fixtureStore_.toStdString(), Workspace::Mode::ReadOnly);
+        for (const std::string& name : query::tableNames()) {
+            if (name == "args") continue;
+            try {
+                rowsOf(*ws, QString::fromStdString("SELECT count(*) FROM " + name));
+            } catch (const std::exception& e) {
+                QFAIL(qPrintable(QString::fromStdString(name + ": " + e.what())));
+            }
+        }
+        QVERIFY(query::tableNames().size() >= 20);
+    }
+
     void commandLineReadsOnly() {
         const QByteArray before = fileHash(fixtureStore_);
         // --json: columns and rows, values typed.
@@ -183,6 +199,53 @@ class TestQuery : public QObject {
         // Reading pragmas pass.
         QCOMPARE(cli({"--store", fixtureStore_, "query", "PRAGMA table_info(slice)"}).status, 0);
         QCOMPARE(fileHash(fixtureStore_), before);  // nothing changed the workspace
+    }
+
+    // A 4-rank run (tests/tools/gen_multihost.py): the host table lists the ranks, host_step
+    // each rank's steps as the hosts analysis has them.
+    void hostsOfARun() {
+        const QString run = dir_.filePath("run");
+        QProcess gen;
+        gen.start("python3", {STALLSCOPE_SOURCE_DIR "/tests/tools/gen_multihost.py", run, "--hosts",
+                              "4", "--steps", "3", "--kernels", "5"});
+        QVERIFY(gen.waitForFinished(60000));
+        QCOMPARE(gen.exitCode(), 0);
+        auto ws = Workspace::open(dir_.filePath("run.sqlite").toStdString());
+        Progress progress;
+        const int64_t id =
+            importFiles(*ws, ImportRequest{{run.toStdString()}, {}, {}}, progress).at(0).id;
+        const auto hosts = analysis::read(*ws, id, trace::hostsAnalysis());
+        QVERIFY(hosts);
+        QCOMPARE(rowsOf(*ws, "SELECT name FROM host ORDER BY id"),
+                 (QStringList{"name", "rank 0", "rank 1", "rank 2", "rank 3"}));
+        int64_t total = 0;
+        for (const trace::HostSummary& h : hosts->hosts)
+            for (const trace::HostStep& s : h.steps) total += s.duration;
+        QCOMPARE(single(*ws, "SELECT sum(dur) FROM host_step"), total);
+        QCOMPARE(single(*ws, "SELECT count(*) FROM host_step"), int64_t(12));
+    }
+
+    // The demo noise probe: one absorption row per curve, abs_raw as the fit gives it.
+    void absorptionOfANoiseProbe() {
+        auto ws = Workspace::open(dir_.filePath("noise.sqlite").toStdString());
+        Progress progress;
+        const int64_t id =
+            importFiles(
+                *ws,
+                ImportRequest{{STALLSCOPE_SOURCE_DIR "/resources/noise-probe-demo.csv"}, {}, {}},
+                progress)
+                .at(0)
+                .id;
+        const noise::AbsorptionReport report = noise::analyzeProfile(*ws, id);
+        QVERIFY(!report.curves.empty());
+        QCOMPARE(single(*ws, "SELECT count(*) FROM absorption"), int64_t(report.curves.size()));
+        const noise::Curve& first = report.curves.front();
+        const QStringList rows =
+            rowsOf(*ws, QString::fromStdString("SELECT abs_raw FROM absorption WHERE region = '" +
+                                               first.region + "' AND mode = '" + first.mode +
+                                               "' AND machine = '" + first.machine + "'"));
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows[1].toDouble(), first.fit.k1);
     }
 
     // The loadable extension gives Python's sqlite3 the same tables; the file stays as it was.
