@@ -118,7 +118,8 @@ const std::vector<Command>& commands() {
          "[--json | --csv] SQL | --extension",
          "one read-only SQL statement over Perfetto-style tables of every profile (profile, "
          "track, thread, process, slice, counter, args, flow, step, step_breakdown, "
-         "critical_path, transfer, link, host, host_step, absorption, kernel_metric, noise_run, "
+         "critical_path, transfer, link, host, host_step, absorption, dma, kernel_metric, "
+         "noise_run, "
          "cpi_stack, estimate; "
          "docs/sql.md); writes are refused. --extension: the path of the loadable SQLite "
          "extension giving sqlite3 and Python the same tables",

@@ -20,6 +20,8 @@
 #include "core/kinds.h"
 #include "core/noise/absorption.h"
 #include "core/query/tables.h"
+#include "core/replay/codec.h"
+#include "core/replay/simulate.h"
 #include "core/sqlite.h"
 #include "core/trace/hosts_registration.h"
 #include "core/trace/step_registration.h"
@@ -244,6 +246,27 @@ void absorptionRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows
                        text(c.timeUnit)});
 }
 
+// A replay's DMAs re-simulated (core/replay/simulate.h): times in cycles, the wait's stall
+// split into base latency and transfer, and the slack (`dma --json` per DMA).
+void dmaRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows& out) {
+    const replay::InstructionStream trace = replay::loadInstructionStream(ws, profile);
+    const replay::Simulation sim = replay::simulate(trace);
+    const auto cycle = [](uint64_t c) {
+        return c == replay::kNoCycle ? Value{} : integer(int64_t(c));
+    };
+    const auto instr = [](uint32_t i) { return i == replay::kNone ? Value{} : integer(i); };
+    for (size_t d = 0; d < trace.dmas.size(); ++d) {
+        const replay::Dma& dma = trace.dmas[d];
+        const replay::DmaTiming& t = sim.dmas[d];
+        out.push_back({integer(profile), integer(dma.id), text(trace.machine.linkName(dma.link)),
+                       integer(int64_t(dma.bytes())), instr(dma.issueInstr), instr(dma.waitInstr),
+                       integer(int64_t(t.issueCycle)), integer(int64_t(t.readyCycle)),
+                       integer(int64_t(t.startCycle)), integer(int64_t(t.completeCycle)),
+                       cycle(t.waitCycle), integer(int64_t(t.baseStall)),
+                       integer(int64_t(t.transferStall)), integer(int64_t(t.slack))});
+    }
+}
+
 // Nsight Compute and simulator metrics: a kernel is a (kernel, source) pair, numbered in
 // import order.
 void kernelMetricRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows& out) {
@@ -302,6 +325,12 @@ const std::vector<RowTable>& rowTables() {
          "degraded INTEGER, abs_raw_low REAL, abs_raw_high REAL, k2 REAL, t0 REAL, slope REAL, "
          "intercept REAL, abs_rel REAL, time_unit TEXT)",
          -1, nullptr, absorptionRows, kinds::kNoise},
+        {"dma",
+         "CREATE TABLE x(profile_id INTEGER, id INTEGER, link TEXT, bytes INTEGER, "
+         "issue_instr INTEGER, wait_instr INTEGER, issue_cycle INTEGER, ready_cycle INTEGER, "
+         "start_cycle INTEGER, complete_cycle INTEGER, wait_cycle INTEGER, base_stall INTEGER, "
+         "transfer_stall INTEGER, slack INTEGER)",
+         -1, nullptr, dmaRows, kinds::kReplay},
         {"kernel_metric",
          "CREATE TABLE x(profile_id INTEGER, kernel_id INTEGER, kernel_name TEXT, source TEXT, "
          "name TEXT, value REAL, unit TEXT, text TEXT)",

@@ -248,6 +248,27 @@ class TestQuery : public QObject {
         QCOMPARE(rows[1].toDouble(), first.fit.k1);
     }
 
+    // A generated replay (allgather): the dma table has `dma --json`'s DMAs and stalls.
+    void dmasOfAReplay() {
+        const QString trace = dir_.filePath("ag.jsonl"), store = dir_.filePath("replay.sqlite");
+        QCOMPARE(cli({"generate", "allgather", "--out", trace}).status, 0);
+        QCOMPARE(cli({"--store", store, "import", trace}).status, 0);
+        const Run dma = cli({"--store", store, "dma", "1", "--json"});
+        QCOMPARE(dma.status, 0);
+        const QJsonArray dmas = QJsonDocument::fromJson(dma.out).object().value("dmas").toArray();
+        int64_t base = 0, transfer = 0;
+        for (const QJsonValue v : dmas) {
+            base += v.toObject().value("base_stall").toInteger();
+            transfer += v.toObject().value("transfer_stall").toInteger();
+        }
+        QVERIFY(base > 0);
+        auto ws = Workspace::open(store.toStdString(), Workspace::Mode::ReadOnly);
+        QCOMPARE(
+            rowsOf(*ws, "SELECT count(*), sum(base_stall), sum(transfer_stall) FROM dma"),
+            (QStringList{"count(*),sum(base_stall),sum(transfer_stall)",
+                         QStringLiteral("%1,%2,%3").arg(dmas.size()).arg(base).arg(transfer)}));
+    }
+
     // The loadable extension gives Python's sqlite3 the same tables; the file stays as it was.
     void extensionGivesPythonTheTables() {
         const Run where = cli({"query", "--extension"});
