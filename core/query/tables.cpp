@@ -168,8 +168,9 @@ ItemPlace placeOf(int64_t id) {
 const std::vector<std::string>& tableNames() {
     // The views, the chunk tables and every row table, from their own lists.
     static const std::vector<std::string> names = [] {
-        std::vector<std::string> all{"profile",   "track",    "thread", "process", "noise_run",
-                                     "cpi_stack", "estimate", "slice",  "counter"};
+        std::vector<std::string> all{
+            "profile",   "track",    "thread", "process", "noise_run",
+            "cpi_stack", "estimate", "slice",  "counter", "replay_instruction"};
         for (std::string& name : rowTableNames()) all.push_back(std::move(name));
         return all;
     }();
@@ -183,6 +184,7 @@ void registerTables(Workspace& workspace) {
     sql::exec(db, kViews);
     registerSliceModules(workspace);
     registerRowModules(workspace);
+    registerReplayModule(workspace);
     // Connect each virtual table now: its first use declares its schema, which the guard
     // of a user's statement would take for a write.
     for (const std::string& name : tableNames())

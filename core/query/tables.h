@@ -51,5 +51,6 @@ ItemPlace placeOf(int64_t id);
 void registerSliceModules(Workspace& workspace);
 void registerRowModules(Workspace& workspace);
 std::vector<std::string> rowTableNames();
+void registerReplayModule(Workspace& workspace);
 
 }  // namespace stallscope::query

@@ -267,6 +267,18 @@ class TestQuery : public QObject {
             rowsOf(*ws, "SELECT count(*), sum(base_stall), sum(transfer_stall) FROM dma"),
             (QStringList{"count(*),sum(base_stall),sum(transfer_stall)",
                          QStringLiteral("%1,%2,%3").arg(dmas.size()).arg(base).arg(transfer)}));
+        // Its instructions, streamed with their simulated cycles: the stalls and the end agree
+        // with the report's totals (1,647 instructions written by generate).
+        const QJsonObject report = QJsonDocument::fromJson(dma.out).object();
+        QCOMPARE(rowsOf(*ws,
+                        "SELECT count(*), sum(stall), max(cycle + cost + stall) FROM "
+                        "replay_instruction WHERE profile_id = 1"),
+                 (QStringList{"count(*),sum(stall),max(cycle + cost + stall)",
+                              QStringLiteral("1647,%1,%2")
+                                  .arg(report.value("stall_cycles").toInteger())
+                                  .arg(report.value("total_cycles").toInteger())}));
+        QCOMPARE(single(*ws, "SELECT count(*) FROM replay_instruction WHERE kind = 'dma_issue'"),
+                 int64_t(dmas.size()));
     }
 
     // The loadable extension gives Python's sqlite3 the same tables; the file stays as it was.

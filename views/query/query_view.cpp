@@ -49,6 +49,11 @@ const Example kExamples[] = {
      "SELECT st.profile_id, st.name AS step, s.name, s.ts, s.dur FROM step st\n"
      "JOIN slice s ON s.profile_id = st.profile_id AND s.ts < st.ts + st.dur\n"
      "  AND s.ts + s.dur > st.ts + st.dur AND s.ts >= st.ts\nORDER BY s.dur DESC LIMIT 100"},
+    {"Slices overlapping each transfer",
+     "SELECT t.profile_id, t.name AS transfer, s.name, s.ts, s.dur FROM transfer t\n"
+     "JOIN slice s ON s.profile_id = t.profile_id AND s.ts < t.complete_ts\n"
+     "  AND s.ts + s.dur > t.transfer_start_ts AND s.ts >= t.issue_ts\n"
+     "ORDER BY s.dur DESC LIMIT 100"},
     {"Critical path time by kind",
      "SELECT profile_id, kind, count(*) AS segments, sum(dur) AS total\n"
      "FROM critical_path GROUP BY profile_id, kind ORDER BY profile_id, total DESC"},
