@@ -281,6 +281,44 @@ class TestQuery : public QObject {
                  int64_t(dmas.size()));
     }
 
+    // CPI and metric samples (Nsight Compute, GPGPU-Sim, Sniper): cpi_stack and kernel_metric
+    // hold what `cpi --json` reports (stack entries and their cycles, every metric).
+    void cpiSamplesAgreeWithTheCli() {
+        const QDir samples(QStringLiteral(STALLSCOPE_SHARED_DIR "/samples"));
+        if (!samples.exists()) QSKIP("../shared/samples is absent");
+        QStringList inputs{samples.filePath("sniper")};
+        for (const char* dir : {"ncu", "gpgpusim"})
+            for (const QFileInfo& f : QDir(samples.filePath(dir)).entryInfoList(QDir::Files))
+                inputs << f.filePath();
+        const QString store = dir_.filePath("cpi.sqlite");
+        for (const QString& input : inputs) {
+            const Run imported = cli({"--store", store, "import", input});
+            QCOMPARE(imported.status, 0);
+            const QString id = QString::fromUtf8(imported.out).section('\t', 0, 0);
+            const Run cpi = cli({"--store", store, "cpi", id, "--json"});
+            QCOMPARE(cpi.status, 0);
+            const QJsonObject report = QJsonDocument::fromJson(cpi.out).object();
+            int64_t entries = 0, metrics = 0;
+            double cycles = 0;
+            for (const QJsonValue k : report.value("kernels").toArray()) {
+                const QJsonObject stack = k.toObject().value("stack").toObject();
+                entries += stack.size();
+                for (const QJsonValue v : stack) cycles += v.toDouble();
+            }
+            for (const QJsonValue k : report.value("kernel_metrics").toArray())
+                metrics += k.toObject().value("metrics").toArray().size();
+            auto ws = Workspace::open(store.toStdString(), Workspace::Mode::ReadOnly);
+            QCOMPARE(single(*ws, "SELECT count(*) FROM cpi_stack WHERE profile_id = " + id),
+                     entries);
+            QCOMPARE(single(*ws, "SELECT count(*) FROM kernel_metric WHERE profile_id = " + id),
+                     metrics);
+            const QStringList sum = rowsOf(
+                *ws, "SELECT coalesce(sum(cycles), 0) FROM cpi_stack WHERE profile_id = " + id);
+            QVERIFY2(std::abs(sum[1].toDouble() - cycles) <= 1e-6 * std::max(1.0, cycles),
+                     qPrintable(input));
+        }
+    }
+
     // The loadable extension gives Python's sqlite3 the same tables; the file stays as it was.
     void extensionGivesPythonTheTables() {
         const Run where = cli({"query", "--extension"});
@@ -322,8 +360,9 @@ class TestQuery : public QObject {
                                 "real/tl_h100_qwen.json.gz"};
         std::vector<std::string> paths;
         for (const QString& f : files) paths.push_back(samples.filePath(f).toStdString());
-        for (const QFileInfo& f : QDir(samples.filePath("xprof")).entryInfoList(QDir::Files))
-            paths.push_back(f.filePath().toStdString());
+        for (const char* dir : {"xprof", "chakra"})
+            for (const QFileInfo& f : QDir(samples.filePath(dir)).entryInfoList(QDir::Files))
+                paths.push_back(f.filePath().toStdString());
         const std::string store = dir_.filePath("samples.sqlite").toStdString();
         auto ws = Workspace::open(store);
         for (const std::string& path : paths) {
