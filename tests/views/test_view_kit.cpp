@@ -4,6 +4,7 @@
 #include <QElapsedTimer>
 #include <QLocale>
 #include <QPainter>
+#include <QSet>
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QTemporaryDir>
@@ -25,6 +26,27 @@ class TestViewKit : public QObject {
     Q_OBJECT
   private slots:
     void initTestCase() { QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates)); }
+
+    // Issue 32 #2: zoomed in far from 0, absolute labels repeat ("24.75 ms" thrice); they
+    // become offsets from the first tick instead, and stay absolute when they differ.
+    void axisLabelsNeverRepeat() {
+        TimelineView view;
+        TimeFormat ns;
+        ns.primary = [](double t) { return format::nanoseconds(t); };
+        view.setTimeFormat(ns);
+        const TimeMapping close{{24.75e6, 24.75e6 + 5000}, 0, 600};  // a tick every 1 µs
+        const auto ticks = view.axisTicks(close);
+        QVERIFY(ticks.size() >= 4);
+        QCOMPARE(ticks[0].second, QString("24.75 ms"));
+        QCOMPARE(ticks[1].second, QStringLiteral("+1.00 µs"));
+        QSet<QString> labels;
+        for (const auto& [t, label] : ticks) labels.insert(label);
+        QCOMPARE(labels.size(), qsizetype(ticks.size()));
+        const auto wide = view.axisTicks(TimeMapping{{0, 1e9}, 0, 1100});
+        QVERIFY(wide.size() >= 5);
+        for (const auto& [t, label] : wide) QVERIFY2(!label.startsWith('+'), qPrintable(label));
+        QCOMPARE(wide[1].second, QString("100.0 ms"));
+    }
 
     void jobDeliversOnTheEventLoopNeverInsideStart() {
         QObject owner;

@@ -399,6 +399,22 @@ void TimelineView::paintMinimap(QPainter& painter, const Layout& layout) const {
     painter.drawRect(r.adjusted(0, 0, -1, -1));
 }
 
+std::vector<std::pair<double, QString>> TimelineView::axisTicks(const TimeMapping& mapping) const {
+    std::vector<std::pair<double, QString>> ticks;
+    const double step = format::nearestWholeStep(mapping.unitsPerPixel() * 110);
+    const double first = std::ceil(mapping.window.start / step) * step;
+    bool repeats = false;
+    for (double t = first; t <= mapping.window.end; t += step) {
+        ticks.emplace_back(t, format_.primary(t));
+        repeats =
+            repeats || (ticks.size() > 1 && ticks.back().second == ticks[ticks.size() - 2].second);
+    }
+    if (repeats)
+        for (size_t i = 1; i < ticks.size(); ++i)
+            ticks[i].second = "+" + format_.primary(ticks[i].first - ticks[0].first);
+    return ticks;
+}
+
 void TimelineView::paintAxis(QPainter& painter, const Layout& layout,
                              const TimeMapping& mapping) const {
     const QRect r = layout.axis;
@@ -412,16 +428,14 @@ void TimelineView::paintAxis(QPainter& painter, const Layout& layout,
     painter.drawText(QRect(6, r.top() + 2, kGutterWidth - 12, r.height() / 2),
                      Qt::AlignVCenter | Qt::AlignLeft,
                      format_.unit.isEmpty() ? tr("time") : format_.unit);
-    const double step = format::nearestWholeStep(mapping.unitsPerPixel() * 110);
-    const double first = std::ceil(window_.start / step) * step;
-    for (double t = first; t <= window_.end; t += step) {
+    for (const auto& [t, label] : axisTicks(mapping)) {
         const int x = static_cast<int>(std::lround(mapping.x(t)));
         if (x < layout.dataArea.left() || x > layout.dataArea.right()) continue;
         painter.setPen(palette().color(QPalette::Mid));
         painter.drawLine(x, r.bottom() - 6, x, r.bottom());
         painter.setPen(palette().color(QPalette::Text));
         painter.drawText(QRect(x + 3, r.top() + 1, 110, r.height() / 2 - 1),
-                         Qt::AlignLeft | Qt::AlignVCenter, format_.primary(t));
+                         Qt::AlignLeft | Qt::AlignVCenter, label);
         if (format_.secondary) {
             painter.setPen(palette().color(QPalette::PlaceholderText));
             painter.drawText(QRect(x + 3, r.top() + r.height() / 2 - 2, 110, r.height() / 2 - 4),

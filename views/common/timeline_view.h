@@ -94,6 +94,10 @@ class TimelineView : public QAbstractScrollArea {
     QSize fittedSize(QSize size) const;
     Layout layoutFor(QSize size) const;
     TimeMapping mappingFor(QSize size) const;
+    // The axis ticks in `mapping`'s window and their labels: absolute times, or, where those
+    // would repeat (zoomed in far from 0: "24.75 ms" thrice), the first absolute and the rest
+    // as offsets from it ("+1.00 µs").
+    std::vector<std::pair<double, QString>> axisTicks(const TimeMapping& mapping) const;
     // Viewport rect of a track for `size` (empty when scrolled away or unknown).
     QRect trackRect(const TimelineTrack* track, QSize size) const;
     QRect trackRect(const TimelineTrack* track) const {
