@@ -10,10 +10,12 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTreeWidget>
 #include <QtTest>
 #include <fstream>
 
@@ -208,6 +210,37 @@ class TestCriticalPathView : public QObject {
         box->compareButton()->click();
         QCOMPARE(compare.size(), 1);
         QCOMPARE(compare.at(0).at(0).toLongLong(), derived);
+    }
+
+    // Issue 32 #11: the timeline's keys (W/A/S/D, C, [ and ]) work wherever the view's focus
+    // is, not only after clicking the timeline; the find field keeps its typing.
+    void keysWorkWithoutClickingTheTimeline() {
+        const int64_t id = importTrace("keys", syncedSteps(true));
+        TraceView view;
+        view.resize(1280, 800);
+        view.open(dir_.filePath("ws.sqlite").toStdString(), id);
+        auto* panel = view.panel<CriticalPathTracePanel>();
+        QTRY_VERIFY_WITH_TIMEOUT(panel->result() != nullptr, 30000);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto* tree = view.findChild<QTreeWidget*>();
+        QVERIFY(tree);
+        tree->setFocus();
+        QTRY_VERIFY(tree->hasFocus());
+        const double before = view.timeline()->window().length();
+        QTest::keyClick(tree, Qt::Key_W);
+        QVERIFY2(view.timeline()->window().length() < before * 0.95,
+                 qPrintable(QString::number(view.timeline()->window().length())));
+        QTest::keyClick(tree, Qt::Key_C);
+        QVERIFY(!panel->shownOnTimeline());
+        auto* find = view.findChild<QLineEdit*>();
+        QVERIFY(find);
+        find->setFocus();
+        QTRY_VERIFY(find->hasFocus());
+        const double zoomed = view.timeline()->window().length();
+        QTest::keyClicks(find, "wasd");
+        QCOMPARE(find->text(), QString("wasd"));
+        QCOMPARE(view.timeline()->window().length(), zoomed);
     }
 
     void traceWithoutGraphSaysWhy() {

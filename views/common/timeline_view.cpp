@@ -736,35 +736,39 @@ bool TimelineView::viewportEvent(QEvent* event) {
     return QAbstractScrollArea::viewportEvent(event);
 }
 
-void TimelineView::keyPressEvent(QKeyEvent* event) {
+bool TimelineView::navigateByKey(int key) {
     const double center =
         cursor_ && window_.contains(*cursor_) ? *cursor_ : (window_.start + window_.end) / 2;
     // W/S/A/D as every time view has them; Home fits with this view's margins.
-    if (event->key() != Qt::Key_Home)
-        if (const auto w = TimeNavigation::windowForKey(event->key(), window_, center, extent())) {
+    if (key != Qt::Key_Home)
+        if (const auto w = TimeNavigation::windowForKey(key, window_, center, extent())) {
             setWindow(*w);
-            event->accept();
-            return;
+            return true;
         }
-    switch (event->key()) {
+    switch (key) {
         case Qt::Key_Home:
             fitAll();
-            break;
+            return true;
         case Qt::Key_F:
             if (measurement_ && measurement_->length() > 0)
                 fitRange(*measurement_);
             else if (selection_)
                 fitRange({selection_->item.start, selection_->item.end}, 0.25);
-            break;
+            return true;
         case Qt::Key_Escape:
             setMeasurement(std::nullopt);
             clearSelection();
-            break;
+            return true;
         default:
-            QAbstractScrollArea::keyPressEvent(event);
-            return;
+            return false;
     }
-    event->accept();
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* event) {
+    if (navigateByKey(event->key()))
+        event->accept();
+    else
+        QAbstractScrollArea::keyPressEvent(event);
 }
 
 }  // namespace stallscope

@@ -94,6 +94,9 @@ class TimelineView : public QAbstractScrollArea {
     QSize fittedSize(QSize size) const;
     Layout layoutFor(QSize size) const;
     TimeMapping mappingFor(QSize size) const;
+    // W/A/S/D zoom and pan, F fits the selection, Home fits all, Esc clears: what the keys do,
+    // for views that route them here from anywhere inside (false: not a navigation key).
+    bool navigateByKey(int key);
     // The axis ticks in `mapping`'s window and their labels: absolute times, or, where those
     // would repeat (zoomed in far from 0: "24.75 ms" thrice), the first absolute and the rest
     // as offsets from it ("+1.00 µs").

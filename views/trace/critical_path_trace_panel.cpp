@@ -151,7 +151,7 @@ CriticalPathTracePanel::CriticalPathTracePanel(TracePanelHost& host) : TracePane
         whatif_->proposeRecommendation(savings_->item(row, 0)->text());
     });
     connect(onTimeline_, &QCheckBox::toggled, this, &CriticalPathTracePanel::setShownOnTimeline);
-    auto* toggle = new QShortcut(QKeySequence(Qt::Key_C), host_.timeline());
+    auto* toggle = new QShortcut(QKeySequence(Qt::Key_C), host_.keyScope());
     toggle->setContext(Qt::WidgetWithChildrenShortcut);
     connect(toggle, &QShortcut::activated, this, [this] { setShownOnTimeline(!shown_); });
 }

@@ -42,7 +42,7 @@ StepsTracePanel::StepsTracePanel(TracePanelHost& host) : TracePanel(host) {
     });
     for (const auto& [key, delta] :
          {std::pair{Qt::Key_BracketLeft, -1}, std::pair{Qt::Key_BracketRight, 1}}) {
-        auto* shortcut = new QShortcut(QKeySequence(key), host_.timeline());
+        auto* shortcut = new QShortcut(QKeySequence(key), host_.keyScope());
         shortcut->setContext(Qt::WidgetWithChildrenShortcut);
         connect(shortcut, &QShortcut::activated, this, [this, delta = delta] {
             if (!steps_ || steps_->steps.empty()) return;

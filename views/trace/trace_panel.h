@@ -31,6 +31,9 @@ class TracePanelHost {
   public:
     virtual ~TracePanelHost() = default;
     virtual TimelineView* timeline() const = 0;
+    // Where a panel's keys live: the whole view, so that they work wherever its focus is (a
+    // text field still takes its own typing).
+    virtual QWidget* keyScope() const = 0;
     virtual const TraceSourcePtr& source() const = 0;
     virtual TraceTimelineBinding* binding() const = 0;
     // Zooms the timeline to [start, end] (store ns) with a margin.

@@ -1,10 +1,12 @@
 #include "views/trace/trace_view.h"
 
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -94,6 +96,15 @@ TraceView::TraceView(QWidget* parent)
     vertical->setStretchFactor(1, 1);
     layout->addWidget(vertical, 1);
     connect(timeline_, &TimelineView::selectionChanged, this, &TraceView::showSelectionDetails);
+    // W/A/S/D, F and Home move the timeline wherever the view's focus is (Perfetto's habit); a
+    // text field keeps its typing (it overrides shortcuts for printable keys).
+    for (const Qt::Key key :
+         {Qt::Key_W, Qt::Key_A, Qt::Key_S, Qt::Key_D, Qt::Key_F, Qt::Key_Home}) {
+        auto* shortcut = new QShortcut(QKeySequence(key), this);
+        shortcut->setContext(Qt::WidgetWithChildrenShortcut);
+        connect(shortcut, &QShortcut::activated, this,
+                [this, key] { timeline_->navigateByKey(key); });
+    }
 }
 
 QLayout* TraceView::buildFindBar() {

@@ -86,6 +86,7 @@ class TraceView : public QWidget, public TracePanelHost {
 
     // TracePanelHost.
     TimelineView* timeline() const override { return timeline_; }
+    QWidget* keyScope() const override { return const_cast<TraceView*>(this); }
     const TraceSourcePtr& source() const override { return source_; }
     TraceTimelineBinding* binding() const override { return binding_.get(); }
     void showRange(int64_t start, int64_t end) override;  // store ns, with a margin
