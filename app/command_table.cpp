@@ -82,7 +82,8 @@ const std::vector<Command>& commands() {
          runCriticalPath},
         {"whatif",
          "PROFILE [--kernel-speedup GLOB=F]... [--comm-speedup F] [--no-input-wait] "
-         "[--launch-overhead NS] [--remove-sync GLOB]... [--rank-like-median] [--out F.json] "
+         "[--launch-overhead NS] [--remove-sync GLOB]... [--overlap-copy GLOB]... "
+         "[--rank-like-median] [--out F.json] "
          "--json | PROFILE (--hoist DMA@INSTR)... | --apply-suggestions [--out F.jsonl] --json",
          "re-simulate edits: of a trace's step graph (measured, simulated and predicted step "
          "time; --out the predicted trace as Chrome JSON), of a replay (--out the edited trace)",
@@ -95,6 +96,7 @@ const std::vector<Command>& commands() {
           {"--no-input-wait", ""},
           {"--launch-overhead", "NS"},
           {"--remove-sync", "GLOB"},
+          {"--overlap-copy", "GLOB"},
           {"--rank-like-median", ""}},
          [](const Options& o) { return byProfileKind(o, runTraceWhatif, runReplayWhatif); }},
         {"dcache", "PROFILE --json", "data-cache occupancy and fragmentation", {kJson}, runDcache},

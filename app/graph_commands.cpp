@@ -72,13 +72,14 @@ graph::Edits editsOf(const cli::Options& o) {
         throw InputError(
             "whatif: --hoist and --apply-suggestions edit replay profiles; a trace "
             "takes --kernel-speedup, --comm-speedup, --no-input-wait, "
-            "--launch-overhead, --remove-sync, --rank-like-median");
+            "--launch-overhead, --remove-sync, --overlap-copy, --rank-like-median");
     if (const std::string f = o.value("--comm-speedup"); !f.empty())
         e.commSpeedup = parseFactor(f, "--comm-speedup");
     e.noInputWait = o.has("--no-input-wait");
     if (const std::string n = o.value("--launch-overhead"); !n.empty())
         e.launchOverheadNs = parseNs(n, "--launch-overhead");
     e.removeSyncs = o.all("--remove-sync");
+    e.overlapCopies = o.all("--overlap-copy");
     e.rankLikeMedian = o.has("--rank-like-median");
     return e;
 }

@@ -11,7 +11,7 @@ namespace stallscope::graph {
 
 bool Edits::empty() const {
     return kernelSpeedups.empty() && commSpeedup == 1 && !noInputWait && !launchOverheadNs &&
-           removeSyncs.empty() && !rankLikeMedian;
+           removeSyncs.empty() && overlapCopies.empty() && !rankLikeMedian;
 }
 
 std::vector<std::string> Edits::describe() const {
@@ -29,6 +29,8 @@ std::vector<std::string> Edits::describe() const {
         out.push_back("launch overhead " + std::to_string(*launchOverheadNs) + " ns (CUDA graphs)");
     for (const std::string& glob : removeSyncs)
         out.push_back("syncs matching " + glob + " removed");
+    for (const std::string& glob : overlapCopies)
+        out.push_back("copies matching " + glob + " overlapped");
     if (rankLikeMedian) out.push_back("slow ranks run like the median rank");
     return out;
 }
@@ -172,7 +174,8 @@ Lengths applyEdits(const Graph& g, const trace::TraceStore& store, const Edits& 
     Lengths l = Lengths::of(g);
     std::vector<std::string> kernelGlobs;
     for (const auto& [glob, f] : edits.kernelSpeedups) kernelGlobs.push_back(glob);
-    NameMatcher kernels(store, kernelGlobs), syncs(store, edits.removeSyncs);
+    NameMatcher kernels(store, kernelGlobs), syncs(store, edits.removeSyncs),
+        copies(store, edits.overlapCopies);
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const Node& n = g.nodes[i];
         if (n.kind == NodeKind::Kernel && !kernelGlobs.empty())
@@ -181,6 +184,8 @@ Lengths applyEdits(const Graph& g, const trace::TraceStore& store, const Edits& 
         if (n.kind == NodeKind::Collective && edits.commSpeedup != 1)
             l.own[i] = scaled(l.own[i], edits.commSpeedup);
         if (n.kind == NodeKind::Input && edits.noInputWait) l.own[i] = 0;
+        if (n.kind == NodeKind::Copy && !edits.overlapCopies.empty() && copies.match(n.name) >= 0)
+            l.own[i] = 0;
         if (n.kind == NodeKind::Sync && !edits.removeSyncs.empty() && syncs.match(n.name) >= 0) {
             l.own[i] = 0;
             l.returnNs[i] = INT64_MIN / 4;  // waits for nothing

@@ -9,6 +9,8 @@
 //                           launched activity follows the one before it on its stream by at
 //                           most N ns
 //   remove sync GLOB        those syncs wait for nothing and take no time
+//   overlap copy GLOB       those copies no longer hold their stream (moved to a copy engine
+//                           beside compute, or prefetched): they take no time on it
 //   rank like median        in a run, a rank whose device compute or host work is above the
 //                           median rank's runs it at the median (collectives unchanged)
 
@@ -31,7 +33,8 @@ struct Edits {
     double commSpeedup = 1;
     bool noInputWait = false;
     std::optional<int64_t> launchOverheadNs;
-    std::vector<std::string> removeSyncs;  // globs
+    std::vector<std::string> removeSyncs;    // globs
+    std::vector<std::string> overlapCopies;  // globs
     bool rankLikeMedian = false;
 
     bool empty() const;

@@ -243,6 +243,39 @@ class TestGraph : public QObject {
         QVERIFY(throughGemm);
     }
 
+    // A host-to-device copy [5, 55) ahead of gemm_a [56, 156) on stream 7, a device sync
+    // returning at 160, the step ending at 165: overlapping the copy (a copy engine beside
+    // compute) lets gemm_a start once its launch allows (2 + a 5 µs typical latency).
+    void overlappedCopiesFreeTheirStream() {
+        Events e;
+        e.host("ProfilerStep#1", 0, 165, 1, "user_annotation");
+        e.raw(QJsonObject{{"ph", "X"},
+                          {"cat", "cuda_runtime"},
+                          {"name", "cudaMemcpyAsync"},
+                          {"pid", 1},
+                          {"tid", 1},
+                          {"ts", 0},
+                          {"dur", 1},
+                          {"args", QJsonObject{{"correlation", 50}}}});
+        e.raw(
+            QJsonObject{{"ph", "X"},
+                        {"cat", "gpu_memcpy"},
+                        {"name", "Memcpy HtoD (Pageable -> Device)"},
+                        {"pid", 0},
+                        {"tid", 7},
+                        {"ts", 5},
+                        {"dur", 50},
+                        {"args", QJsonObject{{"correlation", 50}, {"stream", 7}, {"device", 0}}}});
+        e.kernel("gemm_a", 2, 56, 100);
+        e.host("cudaDeviceSynchronize", 4, 156, 1, "cuda_runtime");
+        const trace::TraceStore store(*ws_, import(e.json()));
+        QCOMPARE(whatif(store, Edits{}).steps[0].simulated, us(165));
+        Edits overlap;
+        overlap.overlapCopies = {"Memcpy*"};
+        QCOMPARE(overlap.describe().front(), std::string("copies matching Memcpy* overlapped"));
+        QCOMPARE(whatif(store, overlap).steps[0].predicted, us(116));
+    }
+
     void criticalPathTilesTheStep() {
         const trace::TraceStore store(*ws_, import(syncedStep().json()));
         const CriticalPath path = criticalPathOf(store);

@@ -48,6 +48,7 @@ WhatifBox::WhatifBox(QWidget* parent)
     kind_->addItem(tr("No input wait (DataLoader)"), int(EditKind::NoInputWait));
     kind_->addItem(tr("CUDA graphs: launch overhead"), int(EditKind::LaunchOverhead));
     kind_->addItem(tr("Remove syncs matching …"), int(EditKind::RemoveSyncs));
+    kind_->addItem(tr("Overlap copies matching …"), int(EditKind::OverlapCopies));
     kind_->addItem(tr("Slow ranks like the median rank"), int(EditKind::RankLikeMedian));
     pattern_ = new QLineEdit(QStringLiteral("*gemm*"));
     pattern_->setToolTip(tr("A name pattern: * any run of characters, ? one"));
@@ -96,13 +97,16 @@ void WhatifBox::setProfile(const std::string& workspacePath, int64_t profileId) 
 
 void WhatifBox::syncControls() {
     const auto kind = EditKind(kind_->currentData().toInt());
-    const bool pattern = kind == EditKind::KernelSpeedup || kind == EditKind::RemoveSyncs;
+    const bool pattern = kind == EditKind::KernelSpeedup || kind == EditKind::RemoveSyncs ||
+                         kind == EditKind::OverlapCopies;
     const bool factor = kind == EditKind::KernelSpeedup || kind == EditKind::CommSpeedup;
     pattern_->setEnabled(pattern);
     value_->setEnabled(factor || kind == EditKind::LaunchOverhead);
     valueLabel_->setText(kind == EditKind::LaunchOverhead ? tr("ns per launch")
                                                           : tr("times faster"));
     if (kind == EditKind::RemoveSyncs && pattern_->text().contains("gemm")) pattern_->setText("*");
+    if (kind == EditKind::OverlapCopies && pattern_->text().contains("gemm"))
+        pattern_->setText("Memcpy*");
     if (kind == EditKind::LaunchOverhead && value_->value() < 10) value_->setValue(1000);
     if (factor && value_->value() > 1000) value_->setValue(2);
 }
@@ -150,6 +154,9 @@ graph::Edits WhatifBox::edits() const {
             break;
         case EditKind::RemoveSyncs:
             e.removeSyncs.push_back(pattern.empty() ? "*" : pattern);
+            break;
+        case EditKind::OverlapCopies:
+            e.overlapCopies.push_back(pattern.empty() ? "*" : pattern);
             break;
         case EditKind::RankLikeMedian:
             e.rankLikeMedian = true;

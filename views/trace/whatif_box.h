@@ -31,6 +31,7 @@ class WhatifBox : public QGroupBox {
         NoInputWait,
         LaunchOverhead,
         RemoveSyncs,
+        OverlapCopies,
         RankLikeMedian
     };
     explicit WhatifBox(QWidget* parent = nullptr);
