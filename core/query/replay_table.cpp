@@ -37,12 +37,6 @@ struct Cursor : sqlite3_vtab_cursor {
     bool eof = true;
 };
 
-int fail(sqlite3_vtab* table, const std::exception& e) {
-    sqlite3_free(table->zErrMsg);
-    table->zErrMsg = sqlite3_mprintf("%s", e.what());
-    return SQLITE_ERROR;
-}
-
 int connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
     const int rc = sqlite3_declare_vtab(db, kSchema);
     if (rc != SQLITE_OK) return rc;
@@ -101,21 +95,14 @@ bool startProfile(Cursor& c) {
 int filter(sqlite3_vtab_cursor* base, int plan, const char*, int, sqlite3_value** argv) {
     auto* c = static_cast<Cursor*>(base);
     try {
-        c->profiles.clear();
-        sql::Statement st(c->workspace->db(),
-                          "SELECT id FROM profiles WHERE kind = ? AND (?2 IS NULL OR id = ?2) "
-                          "ORDER BY id");
-        st.bind(1, kinds::kReplay);
-        if (plan & 1)
-            st.bind(2, int64_t(sqlite3_value_int64(argv[0])));
-        else
-            st.bindNull(2);
-        while (st.step()) c->profiles.push_back(st.int64(0));
+        c->profiles = profilesOfKind(
+            *c->workspace, kinds::kReplay,
+            plan & 1 ? std::optional<int64_t>(sqlite3_value_int64(argv[0])) : std::nullopt);
         c->nextProfile = 0;
         c->eof = !startProfile(*c);
         return SQLITE_OK;
     } catch (const std::exception& e) {
-        return fail(base->pVtab, e);
+        return failWith(base->pVtab, e);
     }
 }
 
@@ -125,7 +112,7 @@ int next(sqlite3_vtab_cursor* base) {
         if (++c->at >= c->trace->instrs.size()) c->eof = !startProfile(*c);
         return SQLITE_OK;
     } catch (const std::exception& e) {
-        return fail(base->pVtab, e);
+        return failWith(base->pVtab, e);
     }
 }
 

@@ -353,12 +353,6 @@ struct Cursor : sqlite3_vtab_cursor {
     int64_t rowid = 0;
 };
 
-int fail(sqlite3_vtab* table, const std::exception& e) {
-    sqlite3_free(table->zErrMsg);
-    table->zErrMsg = sqlite3_mprintf("%s", e.what());
-    return SQLITE_ERROR;
-}
-
 int connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
     auto* pair = static_cast<std::pair<Workspace*, const RowTable*>*>(aux);
     const int rc = sqlite3_declare_vtab(db, pair->second->schema);
@@ -432,16 +426,7 @@ int filter(sqlite3_vtab_cursor* base, int plan, const char*, int argc, sqlite3_v
         if (plan & 2) c->key = sqlite3_value_int64(argv[arg++]);
         if (table.def->keyColumn >= 0 && !c->key) throw InputError(table.def->keyNeeded);
         (void)argc;
-        c->profiles.clear();
-        sql::Statement st(table.workspace->db(),
-                          "SELECT id FROM profiles WHERE kind = ? AND (?2 IS NULL OR id = ?2) "
-                          "ORDER BY id");
-        st.bind(1, table.def->kind);
-        if (profile)
-            st.bind(2, *profile);
-        else
-            st.bindNull(2);
-        while (st.step()) c->profiles.push_back(st.int64(0));
+        c->profiles = profilesOfKind(*table.workspace, table.def->kind, profile);
         c->nextProfile = 0;
         c->rows.clear();
         c->at = 0;
@@ -449,7 +434,7 @@ int filter(sqlite3_vtab_cursor* base, int plan, const char*, int argc, sqlite3_v
         fill(*c, table);
         return SQLITE_OK;
     } catch (const std::exception& e) {
-        return fail(base->pVtab, e);
+        return failWith(base->pVtab, e);
     }
 }
 
@@ -461,7 +446,7 @@ int next(sqlite3_vtab_cursor* base) {
         fill(*c, *static_cast<Table*>(base->pVtab));
         return SQLITE_OK;
     } catch (const std::exception& e) {
-        return fail(base->pVtab, e);
+        return failWith(base->pVtab, e);
     }
 }
 

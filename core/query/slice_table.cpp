@@ -73,12 +73,6 @@ struct Cursor : sqlite3_vtab_cursor {
     int64_t id() const { return itemId({store->profileId(), track, seq, int64_t(at)}); }
 };
 
-int fail(sqlite3_vtab* table, const std::exception& e) {
-    sqlite3_free(table->zErrMsg);
-    table->zErrMsg = sqlite3_mprintf("%s", e.what());
-    return SQLITE_ERROR;
-}
-
 template <bool Counters>
 int connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
     const int rc = sqlite3_declare_vtab(db, Counters ? kCounterSchema : kSliceSchema);
@@ -310,16 +304,7 @@ int filter(sqlite3_vtab_cursor* base, int plan, const char*, int argc, sqlite3_v
             c->onlySeq = place.seq;
             c->onlyIndex = place.index;
         }
-        c->profiles.clear();
-        sql::Statement st(c->workspace->db(),
-                          "SELECT id FROM profiles WHERE kind = ? AND (?2 IS NULL OR id = ?2) "
-                          "ORDER BY id");
-        st.bind(1, kinds::kTrace);
-        if (c->onlyProfile)
-            st.bind(2, *c->onlyProfile);
-        else
-            st.bindNull(2);
-        while (st.step()) c->profiles.push_back(st.int64(0));
+        c->profiles = profilesOfKind(*c->workspace, kinds::kTrace, c->onlyProfile);
         c->nextProfile = 0;
         c->profileOpen = false;
         c->tracks.clear();
@@ -330,7 +315,7 @@ int filter(sqlite3_vtab_cursor* base, int plan, const char*, int argc, sqlite3_v
         c->eof = false;
         return settle(*c, true);
     } catch (const std::exception& e) {
-        return fail(base->pVtab, e);
+        return failWith(base->pVtab, e);
     }
 }
 
@@ -338,7 +323,7 @@ int next(sqlite3_vtab_cursor* base) {
     try {
         return settle(*static_cast<Cursor*>(base), false);
     } catch (const std::exception& e) {
-        return fail(base->pVtab, e);
+        return failWith(base->pVtab, e);
     }
 }
 

@@ -151,6 +151,27 @@ sqlite3_stmt* prepareReading(sqlite3* db, const std::string& sql) {
 
 }  // namespace
 
+std::vector<int64_t> profilesOfKind(const Workspace& workspace, std::string_view kind,
+                                    std::optional<int64_t> only) {
+    sql::Statement st(workspace.db(),
+                      "SELECT id FROM profiles WHERE kind = ? AND (?2 IS NULL OR id = ?2) "
+                      "ORDER BY id");
+    st.bind(1, kind);
+    if (only)
+        st.bind(2, *only);
+    else
+        st.bindNull(2);
+    std::vector<int64_t> ids;
+    while (st.step()) ids.push_back(st.int64(0));
+    return ids;
+}
+
+int failWith(sqlite3_vtab* table, const std::exception& error) {
+    sqlite3_free(table->zErrMsg);
+    table->zErrMsg = sqlite3_mprintf("%s", error.what());
+    return SQLITE_ERROR;
+}
+
 int64_t itemId(const ItemPlace& p) {
     if (p.profile < 0 || p.profile >= (1 << 12) || p.track < 0 || p.track >= (1 << 19) ||
         p.seq < 0 || p.seq >= (1 << 21) || p.index < 0 || p.index >= (1 << 11))

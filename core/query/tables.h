@@ -9,11 +9,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/progress.h"
 #include "core/workspace.h"
+
+struct sqlite3_vtab;
 
 namespace stallscope::query {
 
@@ -47,7 +51,14 @@ struct ItemPlace {
 int64_t itemId(const ItemPlace& place);  // throws Failure beyond the bits above
 ItemPlace placeOf(int64_t id);
 
-// Internal: the virtual-table modules (slice_table.cpp, rows_table.cpp).
+// Internal: what the virtual-table modules share.
+// The profiles of `kind` (only `only` when given), by id.
+std::vector<int64_t> profilesOfKind(const Workspace& workspace, std::string_view kind,
+                                    std::optional<int64_t> only);
+// Hands SQLite an exception's message as the table's error.
+int failWith(sqlite3_vtab* table, const std::exception& error);
+
+// The virtual-table modules (slice_table.cpp, rows_table.cpp).
 void registerSliceModules(Workspace& workspace);
 void registerRowModules(Workspace& workspace);
 std::vector<std::string> rowTableNames();
