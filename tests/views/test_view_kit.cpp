@@ -2,6 +2,8 @@
 // lifetime), formatters, export, table cells, and the shared time navigation.
 
 #include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QLocale>
 #include <QPainter>
 #include <QSet>
@@ -19,6 +21,7 @@
 #include "views/common/table_kit.h"
 #include "views/common/time_navigation.h"
 #include "views/common/timeline_view.h"
+#include "views/trace/args_html.h"
 
 using namespace stallscope;
 
@@ -46,6 +49,23 @@ class TestViewKit : public QObject {
         QVERIFY(wide.size() >= 5);
         for (const auto& [t, label] : wide) QVERIFY2(!label.startsWith('+'), qPrintable(label));
         QCOMPARE(wide[1].second, QString("100.0 ms"));
+    }
+
+    // Issue 32 #13: arguments as a table of keys, arrays on one line, numbers as written.
+    void argumentsReadAsATable() {
+        QJsonArray ids;
+        for (int i = 0; i < 20; ++i) ids.append(i);
+        const QString html = argumentsHtml(QJsonObject{{"bytes", 1154750},
+                                                       {"dims", QJsonArray{64, 3, 224, 224}},
+                                                       {"ids", ids},
+                                                       {"n", QJsonObject{{"k", 2.5}}},
+                                                       {"name", "a<b"}});
+        QVERIFY2(html.contains("<td><b>bytes</b></td><td>1154750</td>"), qPrintable(html));
+        QVERIFY(html.contains("<td><b>dims</b></td><td>[64, 3, 224, 224]</td>"));
+        QVERIFY(html.contains("[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, … 4 more]"));
+        QVERIFY(html.contains("<td><b>n.k</b></td><td>2.5</td>"));
+        QVERIFY(html.contains("<td>a&lt;b</td>"));
+        QVERIFY(!html.contains("e+06"));
     }
 
     void jobDeliversOnTheEventLoopNeverInsideStart() {

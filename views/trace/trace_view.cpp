@@ -32,6 +32,7 @@
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 #include "views/shell/elided_label.h"
+#include "views/trace/args_html.h"
 
 namespace stallscope {
 
@@ -625,10 +626,11 @@ void TraceView::showSelectionDetails() {
         [this, html](std::string args) {
             const QByteArray json = QByteArray::fromStdString(args);
             const QJsonDocument doc = QJsonDocument::fromJson(json);
-            const QString text = doc.isNull()
-                                     ? QString::fromUtf8(json)
-                                     : QString::fromUtf8(doc.toJson(QJsonDocument::Indented));
-            details_->setHtml(html + "<h4>Arguments</h4><pre>" + htmlEscape(text) + "</pre>");
+            // A table of keys, not raw JSON one array element per line (issue 32 #13).
+            details_->setHtml(html + "<h4>Arguments</h4>" +
+                              (doc.isObject()
+                                   ? argumentsHtml(doc.object())
+                                   : "<pre>" + htmlEscape(QString::fromUtf8(json)) + "</pre>"));
         });
 }
 
