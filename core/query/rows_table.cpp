@@ -61,6 +61,8 @@ struct RowTable {
     const char* keyNeeded{};  // the error when it is missing
     std::function<void(Workspace&, int64_t profile, std::optional<int64_t> key, Rows&)> rows;
     std::string_view kind = kinds::kTrace;  // the profiles it has rows for
+    // Without the key: the rows a page at a time (page 0, 1, ...); returns whether more follow.
+    std::function<bool(Workspace&, int64_t profile, int64_t page, Rows&)> pages;
 };
 
 void stepRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows& out) {
@@ -135,6 +137,20 @@ void argRows(Workspace& ws, int64_t profile, std::optional<int64_t> set, Rows& o
     if (json.empty()) return;
     const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(json));
     flattenArgs(profile, *set, {}, doc.object(), out);
+}
+
+// Every arg set of a profile, kArgPage ids at a time (ids are dense from 1; an id past the
+// last has no text).
+constexpr int64_t kArgPage = 16384;
+bool argPages(Workspace& ws, int64_t profile, int64_t page, Rows& out) {
+    const trace::TraceStore store(ws, profile);
+    for (int64_t id = page * kArgPage + 1; id <= (page + 1) * kArgPage; ++id) {
+        const std::string json = store.args(uint64_t(id));
+        if (json.empty()) return false;
+        const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(json));
+        flattenArgs(profile, id, {}, doc.object(), out);
+    }
+    return true;
 }
 
 // The flows with the slice ids of their ends (the slice of the end's depth holding its
@@ -296,7 +312,7 @@ const std::vector<RowTable>& rowTables() {
         {"args",
          "CREATE TABLE x(profile_id INTEGER, arg_set_id INTEGER, key TEXT, int_value INTEGER, "
          "string_value TEXT, real_value REAL)",
-         1, "args: give arg_set_id (join args with slice on arg_set_id and profile_id)", argRows},
+         1, nullptr, argRows, kinds::kTrace, argPages},
         {"flow",
          "CREATE TABLE x(profile_id INTEGER, id INTEGER, name TEXT, slice_out INTEGER, "
          "slice_in INTEGER, track_out INTEGER, ts_out INTEGER, track_in INTEGER, ts_in INTEGER)",
@@ -348,6 +364,8 @@ struct Cursor : sqlite3_vtab_cursor {
     std::vector<int64_t> profiles;
     size_t nextProfile = 0;
     std::optional<int64_t> key;
+    int64_t page = 0;        // the next page of the current profile (tables with pages)
+    bool morePages = false;  // whether it has one
     Rows rows;
     size_t at = 0;
     int64_t rowid = 0;
@@ -390,7 +408,7 @@ int bestIndex(sqlite3_vtab* vtab, sqlite3_index_info* info) {
         info->idxNum |= 2;
         cost /= 1000;
     } else if (def.keyColumn >= 0) {
-        cost = 1e18;  // only as a last resort: it fails without the key
+        cost = 1e12;  // every key of every profile: only when nothing narrows it
     }
     info->estimatedCost = cost;
     return SQLITE_OK;
@@ -406,12 +424,26 @@ int closeCursor(sqlite3_vtab_cursor* c) {
     return SQLITE_OK;
 }
 
-// Builds profiles' rows until some exist or none are left.
+// Builds rows (a profile's, or its next page) until some exist or none are left.
 void fill(Cursor& c, Table& table) {
-    while (c.at >= c.rows.size() && c.nextProfile < c.profiles.size()) {
+    const RowTable& def = *table.def;
+    const bool paging = !c.key && def.pages;
+    while (c.at >= c.rows.size()) {
         c.rows.clear();
         c.at = 0;
-        table.def->rows(*table.workspace, c.profiles[c.nextProfile++], c.key, c.rows);
+        if (paging && c.morePages) {
+            c.morePages =
+                def.pages(*table.workspace, c.profiles[c.nextProfile - 1], c.page++, c.rows);
+            continue;
+        }
+        if (c.nextProfile >= c.profiles.size()) return;
+        const int64_t profile = c.profiles[c.nextProfile++];
+        if (paging) {
+            c.page = 0;
+            c.morePages = def.pages(*table.workspace, profile, c.page++, c.rows);
+        } else {
+            def.rows(*table.workspace, profile, c.key, c.rows);
+        }
     }
 }
 
@@ -424,7 +456,9 @@ int filter(sqlite3_vtab_cursor* base, int plan, const char*, int argc, sqlite3_v
         if (plan & 1) profile = sqlite3_value_int64(argv[arg++]);
         c->key.reset();
         if (plan & 2) c->key = sqlite3_value_int64(argv[arg++]);
-        if (table.def->keyColumn >= 0 && !c->key) throw InputError(table.def->keyNeeded);
+        if (table.def->keyColumn >= 0 && !c->key && !table.def->pages)
+            throw InputError(table.def->keyNeeded);
+        c->morePages = false;
         (void)argc;
         c->profiles = profilesOfKind(*table.workspace, table.def->kind, profile);
         c->nextProfile = 0;
