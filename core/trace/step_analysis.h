@@ -161,7 +161,7 @@ struct StepAnalysis {
     int64_t medianKernel = 0;    // median duration of compute activities, ns
     std::vector<StepRecommendation> recommendations;  // largest share first
     // False for a trace without device activity (CPU only, a CUPTI range profile): its one
-    // "device" is a placeholder, whose breakdown is the host's idle causes, not a device's.
+    // "device" stands for the host, and its breakdown holds the host's idle causes.
     bool deviceActivity = true;
     // What the breakdown cannot say, for the user ("no device activity: ...", "no durations:
     // ..."); empty when nothing.
