@@ -24,6 +24,7 @@
 #include "importers/import_service.h"
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
+#include "views/shell/elided_label.h"
 #include "views/trace/critical_path_trace_panel.h"
 #include "views/trace/critical_path_tracks.h"
 #include "views/trace/step_tracks.h"
@@ -99,6 +100,10 @@ class TestCriticalPathView : public QObject {
         view.open(dir_.filePath("ws.sqlite").toStdString(), id);
         auto* panel = view.panel<CriticalPathTracePanel>();
         QTRY_VERIFY_WITH_TIMEOUT(panel->result() != nullptr, 30000);
+        // Once every analysis arrived, the status line no longer says one is running.
+        auto* status = view.findChild<ElidedLabel*>();
+        QVERIFY(status);
+        QTRY_VERIFY_WITH_TIMEOUT(!status->text().startsWith("Analysing"), 30000);
         const graph::CriticalPath& path = *panel->result();
         QCOMPARE(path.steps.size(), size_t(3));
         QCOMPARE(path.steps[0].duration, int64_t(211000));

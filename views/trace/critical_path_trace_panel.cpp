@@ -42,7 +42,8 @@ QString largestKinds(const std::array<int64_t, graph::kPathKinds.size()>& byKind
     for (const int64_t v : byKind) total += v;
     QStringList parts;
     for (size_t k : order) {
-        if (int(parts.size()) == count || byKind[k] <= 0) break;
+        // Kinds under 0.05 % would read "0.0 %": not worth naming.
+        if (int(parts.size()) == count || byKind[k] * 2000 < total) break;
         parts << QStringLiteral("%1 %2").arg(pathview::kindLabel(graph::kPathKinds[k]).toLower(),
                                              format::percentOf(double(byKind[k]), double(total)));
     }
@@ -112,7 +113,8 @@ CriticalPathTracePanel::CriticalPathTracePanel(TracePanelHost& host) : TracePane
     whatif_ = new WhatifBox;
     segments_ = new QTableWidget(0, 5);
     segments_->setHorizontalHeaderLabels(
-        {tr("Kind"), tr("What"), tr("At (from step start)"), tr("Duration"), tr("Of step")});
+        {tr("Kind"), tr("What"), tr("At"), tr("Duration"), tr("Of step")});
+    segments_->horizontalHeaderItem(2)->setToolTip(tr("From the step's start"));
     savings_ = new QTableWidget(0, 5);
     savings_->setHorizontalHeaderLabels({tr("Recommendation"), tr("Re-simulated as"),
                                          tr("Step measured"), tr("Step predicted"), tr("Saving")});
@@ -127,16 +129,27 @@ CriticalPathTracePanel::CriticalPathTracePanel(TracePanelHost& host) : TracePane
     top->addWidget(picker_);
     top->addWidget(onTimeline_);
     top->addStretch(1);
+    // Left: the step's path (the table takes the height); right: what to change, re-simulated.
+    // Side by side, so that the tables keep rows at 1280x800.
+    auto* pathSide = new QWidget;
+    auto* pathLayout = new QVBoxLayout(pathSide);
+    pathLayout->setContentsMargins(0, 0, 0, 0);
+    pathLayout->addLayout(top);
+    pathLayout->addWidget(bar_);
+    pathLayout->addWidget(segments_, 1);
+    auto* changeSide = new QWidget;
+    auto* changeLayout = new QVBoxLayout(changeSide);
+    changeLayout->setContentsMargins(0, 0, 0, 0);
+    changeLayout->addWidget(whatif_);
+    changeLayout->addWidget(savings_, 1);
     auto* split = new QSplitter(Qt::Horizontal);
-    split->addWidget(segments_);
-    split->addWidget(savings_);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->addWidget(pathSide);
+    split->addWidget(changeSide);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    split->setSizes({520, 480});  // halves, the path a little wider, until the user moves it
     auto* layout = new QVBoxLayout(page_);
     layout->addWidget(summary_);
-    layout->addLayout(top);
-    layout->addWidget(bar_);
-    layout->addWidget(whatif_);
     layout->addWidget(split, 1);
 
     connect(picker_, &QComboBox::activated, this, [this](int index) { showStep(index); });

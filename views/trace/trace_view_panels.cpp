@@ -37,16 +37,20 @@ void TraceView::loadAnalyses(const std::string& workspacePath, int64_t profileId
         if (!panel->appliesTo(source_.get())) continue;
         const analysis::Definition* definition = analysis::find(panel->analysis());
         if (!definition) continue;
-        panel->showMessage(tr("Analysing %1…")
-                               .arg(QString::fromUtf8(panel->analysis().data(),
-                                                      qsizetype(panel->analysis().size()))));
+        const QString analysing = tr("Analysing %1…")
+                                      .arg(QString::fromUtf8(panel->analysis().data(),
+                                                             qsizetype(panel->analysis().size())));
+        panel->showMessage(analysing);
         analysisJobs_[i]->start(
             [workspacePath, profileId, definition] {
                 const std::unique_ptr<Workspace> workspace = openForAnalyses(workspacePath);
                 analysis::Obtained got = analysis::obtain(*workspace, profileId, *definition);
                 return Loaded{std::move(got.result), std::move(got.notice)};
             },
-            [this, panel](Loaded loaded) {
+            [this, panel, analysing](Loaded loaded) {
+                // The status line said it was analysing: it is done (a panel that says more
+                // replaces this below).
+                if (status_->text() == analysing) status_->setText({});
                 if (!loaded.notice.empty()) status_->setText(QString::fromStdString(loaded.notice));
                 setAnalysis(panel->analysis(), loaded.result);
             });

@@ -3,6 +3,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -70,15 +71,19 @@ WhatifBox::WhatifBox(QWidget* parent)
     result_->setWordWrap(true);
     result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto* grid = new QGridLayout(this);
+    // The edit (what, which, how much), then what to do with it, then the figures: narrow
+    // enough to sit beside the path at 1280x800.
     grid->addWidget(kind_, 0, 0);
     grid->addWidget(pattern_, 0, 1);
-    grid->addWidget(valueLabel_, 0, 2);
-    grid->addWidget(value_, 0, 3);
-    grid->addWidget(preview_, 0, 4);
-    grid->addWidget(apply_, 0, 5);
-    grid->addWidget(compare_, 0, 6);
-    grid->addWidget(result_, 1, 0, 1, 7);
+    grid->addWidget(valueLabel_, 1, 0, Qt::AlignRight);
+    grid->addWidget(value_, 1, 1);
+    auto* actions = new QHBoxLayout;
+    for (QPushButton* b : {preview_, apply_, compare_}) actions->addWidget(b);
+    actions->addStretch(1);
+    grid->addLayout(actions, 2, 0, 1, 2);
+    grid->addWidget(result_, 3, 0, 1, 2);
     grid->setColumnStretch(1, 1);
+    pattern_->setMinimumWidth(120);
     connect(kind_, &QComboBox::currentIndexChanged, this, &WhatifBox::syncControls);
     connect(preview_, &QPushButton::clicked, this, &WhatifBox::preview);
     connect(apply_, &QPushButton::clicked, this, &WhatifBox::apply);
