@@ -15,7 +15,7 @@ uint32_t ChromeTraceBuilder::flowKey(std::string_view prefix, std::string_view i
     key_.append(cat);
     key_.push_back('\x1f');
     key_.append(id);
-    return flowKeys_.try_emplace(key_, uint32_t(flowKeys_.size())).first->second;
+    return flowKeys_.intern(key_);
 }
 
 void ChromeTraceBuilder::collectFlow(uint32_t key, uint32_t track, const RawEvent& ev, char phase,

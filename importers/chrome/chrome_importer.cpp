@@ -13,6 +13,7 @@
 #include "core/trace/trace_writer.h"
 #include "importers/chrome/chrome_builder.h"
 #include "importers/chrome/chrome_json.h"
+#include "importers/chrome/event_pipeline.h"
 #include "importers/import_service.h"
 #include "importers/registry.h"
 
@@ -140,7 +141,9 @@ class ChromeJsonImporter : public Importer {
 
     void run(ImportContext& ctx) const override {
         TraceWriter writer(ctx.workspace, ctx.profileId);
-        QJsonObject meta = readTrace(writer, ctx.input, ctx.progress, -1, nullptr);
+        // Parsed on a second thread while this one builds; the timeline is written on both.
+        writer.setWriteThreads(2);
+        QJsonObject meta = readTrace(writer, ctx.input, ctx.progress, -1, nullptr, true);
         const trace::TraceSummary summary = writer.finish(
             [&](double f) { ctx.progress.report(0.8 + 0.2 * f, "building timeline"); });
         meta.insert("trace", trace::summaryJson(summary));
@@ -159,7 +162,9 @@ class ChromeJsonImporter : public Importer {
     bool readsHosts() const override { return true; }
     void readHost(HostImportContext& ctx) const override {
         std::vector<std::pair<std::string, std::string>> topLevel;
-        ctx.metadata = readTrace(ctx.sink, ctx.input, ctx.progress, ctx.hostTrack, &topLevel);
+        // The hosts of a run are read on the import's workers already: one thread each.
+        ctx.metadata =
+            readTrace(ctx.sink, ctx.input, ctx.progress, ctx.hostTrack, &topLevel, false);
         for (const auto& [key, value] : topLevel) {
             // Kineto writes its times relative to baseTimeNanoseconds (since the epoch), and
             // the rank in distributedInfo.
@@ -179,16 +184,27 @@ class ChromeJsonImporter : public Importer {
   private:
     // Reads the file's events into `writer` below parentTrack (progress up to 0.8); returns its
     // metadata without the writer's summary. topLevel: the top-level members, when wanted.
+    // pipelined: parse on a second thread.
     static QJsonObject readTrace(TraceSink& writer, InputFile& input, Progress& progress,
                                  int64_t parentTrack,
-                                 std::vector<std::pair<std::string, std::string>>* topLevel) {
+                                 std::vector<std::pair<std::string, std::string>>* topLevel,
+                                 bool pipelined) {
         ChromeTraceBuilder builder(writer, input.path(), parentTrack);
         chrome::EventReader reader(input);
-        chrome::RawEvent ev;
         uint64_t n = 0;
-        while (reader.next(ev)) {
-            builder.add(ev);
-            if ((++n & 0x3fff) == 0) progress.report(0.8 * input.fraction(), "reading events");
+        if (pipelined) {
+            chrome::EventPipeline pipeline(reader);
+            while (const chrome::EventBatch* batch = pipeline.next()) {
+                for (const chrome::RawEvent& ev : batch->events) builder.add(ev);
+                n += batch->events.size();
+                progress.report(0.8 * batch->fraction, "reading events");
+            }
+        } else {
+            chrome::RawEvent ev;
+            while (reader.next(ev)) {
+                builder.add(ev);
+                if ((++n & 0x3fff) == 0) progress.report(0.8 * input.fraction(), "reading events");
+            }
         }
         if (n == 0) throw InputError(input.path() + ": no trace events (not a Chrome trace?)");
         if (topLevel) *topLevel = reader.topLevel();

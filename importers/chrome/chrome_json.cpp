@@ -482,10 +482,16 @@ bool EventReader::fill() {
 }
 
 bool EventReader::next(RawEvent& event) {
+    return step(event, true) == Step::Event;
+}
+
+EventReader::Step EventReader::step(RawEvent& event, bool mayRefill) {
     for (;;) {
         const char* const begin = buf_.data();
         const char* const e = begin + end_;
         const char* p = begin + pos_;
+        // An event cut off by the window's end is parsed again: its unescaped strings too.
+        const size_t scratchBefore = scratchUsed_;
         try {
             switch (state_) {
                 case State::Start:
@@ -516,8 +522,7 @@ bool EventReader::next(RawEvent& event) {
                         continue;
                     }
                     if (*p != '"') fail(p, "expected a member name in the top-level object");
-                    std::string& key = scratch_.empty() ? scratch_.emplace_back() : scratch_[0];
-                    const std::string keyText(readString(p, e, key));
+                    const std::string keyText(readString(p, e, keyScratch_));
                     skipWs(p, e);
                     if (*p != ':') fail(p, "expected ':' after \"" + keyText + "\"");
                     ++p;
@@ -567,7 +572,7 @@ bool EventReader::next(RawEvent& event) {
                     parseEvent(p, e, event);
                     pos_ = size_t(p - begin);
                     afterEvent_ = true;
-                    return true;
+                    return Step::Event;
                 case State::Trailing:
                     // Only whitespace may follow the document; anything else is reported.
                     skipWs(p, e);
@@ -576,13 +581,15 @@ bool EventReader::next(RawEvent& event) {
                     pos_ = size_t(p - begin);
                     continue;
                 case State::Done:
-                    return false;
+                    return Step::End;
             }
         } catch (const EndOfWindow&) {
+            scratchUsed_ = scratchBefore;
+            if (!mayRefill && !eof_) return Step::NeedInput;
             if (fill()) continue;
             if (state_ == State::Trailing) {
                 state_ = State::Done;
-                return false;
+                return Step::End;
             }
             // End of input: fine between events (a missing ']' is tolerated), an error inside.
             // fill() may have moved the window: look again from the current position.
@@ -595,7 +602,7 @@ bool EventReader::next(RawEvent& event) {
             if (state_ == State::Start) fail(q, "empty document");
             missingClose_ = state_ != State::Done;
             state_ = State::Done;
-            return false;
+            return Step::End;
         } catch (const BadJson& bad) {
             fail(bad.at, bad.what);
         }
@@ -603,7 +610,7 @@ bool EventReader::next(RawEvent& event) {
 }
 
 void EventReader::parseEvent(const char*& p, const char* e, RawEvent& ev) {
-    scratchUsed_ = 0;
+    if (!batchMode_) scratchUsed_ = 0;
     auto text = [&](const char*& q) -> std::string_view {
         if (*q == '"') {
             if (scratchUsed_ == scratch_.size()) scratch_.emplace_back();

@@ -26,6 +26,15 @@ struct RawEvent {
     uint32_t repairs = 0;
 };
 
+// The events of one read window, parsed together. The batch owns the bytes and the unescaped
+// strings its events point into, so it can be parsed on one thread and used on another.
+struct EventBatch {
+    std::vector<RawEvent> events;
+    std::vector<char> bytes;
+    std::deque<std::string> scratch;
+    double fraction = 0;  // of the input file read when the batch was cut
+};
+
 // Streams the events of a Chrome Trace Event JSON document (array form `[...]` or object form
 // `{"traceEvents":[...], ...}`) with bounded memory: the buffer holds a window of the input and
 // grows only to fit one event. A SAX-style scanner written for this format: no DOM, no copies
@@ -35,6 +44,10 @@ class EventReader {
     explicit EventReader(InputFile& input);
     // False after the last event. Throws InputError naming the file and byte offset.
     bool next(RawEvent& event);
+    // The events of the rest of the current window (at least one, the window grown to fit it):
+    // false after the last. A reader is used either through next() or through nextBatch().
+    // `batch` may be one used before: its buffers are reused.
+    bool nextBatch(EventBatch& batch);
 
     // After the end: whether the closing bracket (or brace) was missing.
     bool missingClose() const { return missingClose_; }
@@ -48,6 +61,10 @@ class EventReader {
 
   private:
     enum class State { Start, TopObject, Events, AfterEvents, Trailing, Done };
+    enum class Step { Event, End, NeedInput };
+
+    // The next event; NeedInput when the window ends before it and may not be refilled.
+    Step step(RawEvent& event, bool mayRefill);
 
     bool fill();  // false at the end of the input
     [[noreturn]] void fail(const char* at, const std::string& what) const;
@@ -67,6 +84,8 @@ class EventReader {
     std::vector<std::pair<std::string, std::string>> topLevel_;
     std::deque<std::string> scratch_;  // stable addresses: events hold views into it
     size_t scratchUsed_ = 0;
+    bool batchMode_ = false;  // events keep their scratch strings until the batch is cut
+    std::string keyScratch_;  // a top-level member's name
 };
 
 // Microseconds as decimal text (a JSON number or its text) -> floor whole ns + 0..999 ps.
