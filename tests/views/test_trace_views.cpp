@@ -656,22 +656,103 @@ class TestTraceViews : public QObject {
         QVERIFY(changed(all, 10, 50) > 20);
         QVERIFY(changed(all, 110, 150) > 20);
 
-        // The span test itself: an end inside the slice at its depth or deeper.
+        // The span test itself: an end at the slice (its depth), nested in it, or outside.
+        using Tie = TraceFlowOverlay::FlowTie;
         const TraceFlowOverlay::SliceSpan span{7, 100, 200, 1};
         trace::FlowRow f;
         f.fromTrack = 7;
         f.fromTs = 150;
         f.fromDepth = 2;
         f.toTrack = 8;
-        QVERIFY(TraceFlowOverlay::touches(f, span));
+        QCOMPARE(TraceFlowOverlay::tie(f, span), Tie::Nested);
         f.fromDepth = 0;  // the parent's flow, not the selected slice's
-        QVERIFY(!TraceFlowOverlay::touches(f, span));
+        QCOMPARE(TraceFlowOverlay::tie(f, span), Tie::None);
         f.toTrack = 7;
         f.toTs = 200;
         f.toDepth = 1;
-        QVERIFY(TraceFlowOverlay::touches(f, span));
+        QCOMPARE(TraceFlowOverlay::tie(f, span), Tie::Own);
         f.toTs = 201;
-        QVERIFY(!TraceFlowOverlay::touches(f, span));
+        QCOMPARE(TraceFlowOverlay::tie(f, span), Tie::None);
+    }
+
+    void stepSelectionDrawsNoFlowsOfItsLaunches() {
+        // Issue 32 #13: a ProfilerStep holding 12 launches drew every launch → kernel arrow when
+        // selected. Now: a selected slice draws its own flows; one without any, the flows of the
+        // slices nested in it only while they are few (an aten op and its launch).
+        QJsonArray events{slice("ProfilerStep#1", 1, 0, 1300)};
+        for (int i = 0; i < 12; ++i) {
+            events.append(slice("aten::op", 1, 100 * i + 10, 50));
+            events.append(slice("cudaLaunchKernel", 1, 100 * i + 20, 20));
+            events.append(slice("kernel", 2, 100 * i + 60, 30));
+            events.append(QJsonObject{{"ph", "s"},
+                                      {"id", i},
+                                      {"pid", 1},
+                                      {"tid", 1},
+                                      {"ts", 100 * i + 25},
+                                      {"cat", "ac2g"},
+                                      {"name", "ac2g"}});
+            events.append(QJsonObject{{"ph", "f"},
+                                      {"id", i},
+                                      {"pid", 1},
+                                      {"tid", 2},
+                                      {"ts", 100 * i + 60},
+                                      {"cat", "ac2g"},
+                                      {"name", "ac2g"},
+                                      {"bp", "e"}});
+        }
+        const int64_t id = importFile(
+            write("step_flows.json",
+                  QJsonDocument(QJsonObject{{"traceEvents", events}}).toJson().toStdString()));
+        TimelineView view;
+        view.setAsynchronous(false);
+        TraceTimelineBinding binding(view, std::make_shared<TraceSource>(wsPath_, id));
+        binding.show(traceTracksInOrder(binding.source()->store()));
+        QCOMPARE(binding.source()->flows().size(), size_t(12));
+        view.setWindow({0, 1400000});
+        view.resize(1400, 300);
+        const QSize size = view.viewport()->size();
+        const TimeMapping mapping = view.mappingFor(size);
+        // The selection drawn with and without its arrows: pixels that differ between the
+        // launch's end and the kernel's start of launch i.
+        QImage none, image;
+        auto render = [&] {
+            binding.setFlowDisplay(FlowDisplay::None);
+            none = view.renderImage(size);
+            binding.setFlowDisplay(FlowDisplay::Selected);
+            image = view.renderImage(size);
+        };
+        auto arrowPixels = [&](int i) {
+            int count = 0;
+            for (int x = int(mapping.x((100 * i + 41) * 1000.0)) + 1;
+                 x < int(mapping.x((100 * i + 60) * 1000.0)) - 1; ++x)
+                for (int y = 0; y < size.height(); ++y)
+                    if (image.pixel(x, y) != none.pixel(x, y)) ++count;
+            return count;
+        };
+        // The slice at `us` and `depth` on thread 1, found by probing down the column.
+        auto selectAt = [&](double us, int depth) {
+            std::optional<TimelineView::Selection> hit;
+            for (int y = 0; y < size.height() && !hit; ++y) {
+                const auto probe = view.itemAt(QPoint(int(mapping.x(us * 1000)), y));
+                if (probe && probe->item.row == depth && probe->track->title() == "Thread 1")
+                    hit = probe;
+            }
+            QVERIFY2(hit, qPrintable(QString("nothing at %1 us, depth %2").arg(us).arg(depth)));
+            view.select(hit->track, hit->item);
+        };
+        render();        // lays the tracks out
+        selectAt(5, 0);  // the step: 12 nested flows, none of its own
+        render();
+        for (int i = 0; i < 12; ++i) QCOMPARE(arrowPixels(i), 0);
+        selectAt(312, 1);  // aten::op #3: no flow of its own, one nested (its launch's)
+        render();
+        QVERIFY(arrowPixels(3) > 10);
+        QCOMPARE(arrowPixels(2), 0);
+        QCOMPARE(arrowPixels(4), 0);
+        selectAt(525, 2);  // cudaLaunchKernel #5: its own arrow only
+        render();
+        QVERIFY(arrowPixels(5) > 10);
+        QCOMPARE(arrowPixels(3), 0);
     }
 
     void renderSaysWhatIsCut() {

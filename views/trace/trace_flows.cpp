@@ -115,7 +115,26 @@ void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const Tim
             windowEnd = std::max(mapping.window.end + double(origin), double(focus->end));
         }
     }
-    const auto wanted = [&focus](const trace::FlowRow& f) { return !focus || touches(f, *focus); };
+    // The selected slice's own flows; without any, those nested in it while they are few.
+    FlowTie shownTie = FlowTie::Own;
+    if (focus) {
+        int own = 0, nested = 0;
+        for (auto f =
+                 std::lower_bound(byStart_.begin(), byStart_.end(), double(focus->start - longest_),
+                                  [](const trace::FlowRow&row, double t) {
+                                      return double(std::min(row.fromTs, row.toTs)) < t;
+                                  });
+             f != byStart_.end() && std::min(f->fromTs, f->toTs) <= focus->end; ++f) {
+            const FlowTie t = tie(*f, *focus);
+            own += t == FlowTie::Own;
+            nested += t == FlowTie::Nested;
+        }
+        if (own == 0 && (nested == 0 || nested > kNestedFlowsShown)) return;
+        shownTie = own > 0 ? FlowTie::Own : FlowTie::Nested;
+    }
+    const auto wanted = [&](const trace::FlowRow& f) {
+        return !focus || tie(f, *focus) == shownTie;
+    };
     auto it = std::lower_bound(
         byStart_.begin(), byStart_.end(), windowStart - double(longest_),
         [](const trace::FlowRow& f, double t) { return double(std::min(f.fromTs, f.toTs)) < t; });

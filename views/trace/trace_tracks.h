@@ -209,7 +209,8 @@ class TraceCounterTrack final : public TimelineTrack {
 
 // Which flow arrows a trace timeline draws. Every flow at once (a Kineto step has thousands of
 // launch → kernel arrows) hides the slices under them, so by default only those of the selected
-// slice and of the slices nested in it (select a step to see all its launches).
+// slice, as Perfetto does; a slice with none of its own (an aten op whose launch is nested in it)
+// shows those of the slices nested in it while they are few.
 enum class FlowDisplay { Selected, All, None };
 
 // Flow arrows between slices (or instants) of the shown tracks.
@@ -225,21 +226,27 @@ class TraceFlowOverlay final : public TimelineOverlay {
     void setDisplay(FlowDisplay display) { display_ = display; }
     FlowDisplay display() const { return display_; }
 
-    // A slice a flow end may lie in: its track, [start, end] in store time and its depth; an end
-    // lies in it when it is on that track, inside the span and at that depth or deeper.
+    // A slice a flow end may lie in: its track, [start, end] in store time and its depth.
     struct SliceSpan {
         int64_t track = 0;
         int64_t start = 0, end = 0;
         int depth = 0;
-        bool contains(int64_t endTrack, int64_t ts, int32_t endDepth) const {
-            return endTrack == track && ts >= start && ts <= end && endDepth >= depth;
-        }
     };
-    // The flows FlowDisplay::Selected draws for `span`: those with an end in it.
-    static bool touches(const trace::FlowRow& flow, const SliceSpan& span) {
-        return span.contains(flow.fromTrack, flow.fromTs, flow.fromDepth) ||
-               span.contains(flow.toTrack, flow.toTs, flow.toDepth);
+    // How a flow ends in the slice `span`: at the slice itself, at a slice nested in it, or not.
+    enum class FlowTie { None, Own, Nested };
+    static FlowTie tie(const trace::FlowRow& flow, const SliceSpan& span) {
+        auto at = [&span](int64_t track, int64_t ts, int32_t depth) {
+            if (track != span.track || ts < span.start || ts > span.end || depth < span.depth)
+                return FlowTie::None;
+            return depth == span.depth ? FlowTie::Own : FlowTie::Nested;
+        };
+        const FlowTie from = at(flow.fromTrack, flow.fromTs, flow.fromDepth);
+        const FlowTie to = at(flow.toTrack, flow.toTs, flow.toDepth);
+        if (from == FlowTie::Own || to == FlowTie::Own) return FlowTie::Own;
+        return from == FlowTie::Nested || to == FlowTie::Nested ? FlowTie::Nested : FlowTie::None;
     }
+    // Nested slices' flows a selected slice without flows of its own shows, at most.
+    static constexpr int kNestedFlowsShown = 8;
 
     // How a flow is drawn between the rects of its tracks: a curve and a head whose tip is on
     // the target. Forward arrows enter the target's start from the left; backward and vertical
