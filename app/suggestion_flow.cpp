@@ -75,6 +75,10 @@ void SuggestionFlow::select(const std::optional<ProfileInfo>& profile) {
     replayProfile_.reset();
     document_.reset();
     dockProfile_ = profile;
+    // Compare with Original belongs to a derived profile: the one just applied (until another
+    // profile is chosen) or one chosen that has an original.
+    dock_->setDerivedProfile(profile && profile->parentId ? std::optional<qint64>(profile->id)
+                                                          : std::nullopt);
     if (!profile || profile->kind != kinds::kReplay) {
         // Other kinds: what their open view derived (nothing until it has loaded).
         dock_->setSuggestions(profile ? viewSuggestions_.value(profile->id)

@@ -67,6 +67,13 @@ QWidget* TabRegistry::openComparison(const ProfileInfo& a, const ProfileInfo& b)
         emit failed(tr("Compare needs two profiles of the same kind"));
         return nullptr;
     }
+    // The same pair again focuses its tab (Compare clicked twice opened two).
+    const QVariantList ids{QVariant::fromValue<qint64>(a.id), QVariant::fromValue<qint64>(b.id)};
+    for (int i = 0; i < tabs_->count(); ++i)
+        if (tabs_->widget(i)->property(kComparedIdsProperty).toList() == ids) {
+            tabs_->setCurrentIndex(i);
+            return tabs_->widget(i);
+        }
     const ViewKind* kind = findViewKind(a.kind);
     QWidget* view =
         kind && kind->createComparison ? kind->createComparison(a, b, workspacePath_) : nullptr;
@@ -74,8 +81,7 @@ QWidget* TabRegistry::openComparison(const ProfileInfo& a, const ProfileInfo& b)
         emit failed(tr("%1 profiles have no side-by-side comparison").arg(text(a.kind)));
         return nullptr;
     }
-    view->setProperty(kComparedIdsProperty, QVariantList{QVariant::fromValue<qint64>(a.id),
-                                                         QVariant::fromValue<qint64>(b.id)});
+    view->setProperty(kComparedIdsProperty, ids);
     const int index = tabs_->addTab(view, text(b.name) + " vs " + text(a.name));
     tabs_->setTabToolTip(index, tr("B: %1\nA: %2").arg(text(b.name), text(a.name)));
     tabs_->setCurrentIndex(index);

@@ -549,6 +549,20 @@ void TestGui::applySuggestionThenCompareWithOriginal() {
     const QString expected =
         QString("B vs A: \u2212%1% cycles").arg(100.0 * saving / double(total), 0, 'f', 1);
     QVERIFY2(view->summary().startsWith(expected), qPrintable(view->summary() + " / " + expected));
+
+    // Issue 32 #5: Compare again brings the same tab forward instead of opening another.
+    const int tabsWithComparison = window->tabs()->count();
+    dock->compareButton()->click();
+    // The profiles are read on a worker (milliseconds): a second tab would be there by now.
+    QVERIFY(!QTest::qWaitFor([&] { return window->tabs()->count() > tabsWithComparison; }, 3000));
+    QCOMPARE(window->tabs()->currentWidget(), view);
+    // ... and the button belongs to the derived profile: gone when another profile is chosen,
+    // back when the derived one (which has an original) is.
+    const int64_t derivedId = applied.front().at(1).toLongLong();
+    window->workspaceDock()->selectProfile(derivedId - 1);
+    QTRY_VERIFY(!dock->compareButton()->isVisibleTo(dock));
+    window->workspaceDock()->selectProfile(derivedId);
+    QTRY_VERIFY(dock->compareButton()->isVisibleTo(dock));
 }
 
 void TestGui::compareTwoSelectedReplayProfiles() {
