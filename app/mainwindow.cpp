@@ -231,8 +231,11 @@ void MainWindow::connectDocks() {
             &SuggestionFlow::select);
     connect(workspaceDock_, &WorkspaceDock::renameRequested, this, &MainWindow::renameProfile);
     connect(workspaceDock_, &WorkspaceDock::deleteRequested, this,
-            [this](const ProfileInfo& profile) {
-                if (confirmDeleteProfile(profile)) deleteProfile(profile.id);
+            [this](const std::vector<ProfileInfo>& profiles) {
+                if (!confirmDeleteProfiles(profiles)) return;
+                std::vector<qint64> ids;
+                for (const ProfileInfo& p : profiles) ids.push_back(p.id);
+                deleteProfiles(ids);
             });
     connect(workspaceDock_, &WorkspaceDock::importRequested, importAction_, &QAction::trigger);
     connect(workspaceDock_, &WorkspaceDock::compareRequested, this, &MainWindow::openComparison);
@@ -378,11 +381,15 @@ void MainWindow::renameProfile(qint64 id, const QString& newName) {
                           [id, name](Workspace& workspace) { workspace.renameProfile(id, name); });
 }
 
-void MainWindow::deleteProfile(qint64 id) {
-    const std::optional<ProfileInfo> profile = workspaceDock_->profile(id);
-    const QString name = profile ? QString::fromStdString(profile->name) : QString::number(id);
-    workspaceTasks_->edit(tr("Deleted profile “%1”").arg(name),
-                          [id](Workspace& workspace) { workspace.deleteProfile(id); });
+void MainWindow::deleteProfiles(const std::vector<qint64>& ids) {
+    if (ids.empty()) return;
+    const std::optional<ProfileInfo> first = workspaceDock_->profile(ids.front());
+    const QString name = first ? QString::fromStdString(first->name) : QString::number(ids[0]);
+    const QString message = ids.size() == 1 ? tr("Deleted profile “%1”").arg(name)
+                                            : tr("Deleted %1 profiles").arg(ids.size());
+    workspaceTasks_->edit(message, [ids](Workspace& workspace) {
+        for (qint64 id : ids) workspace.deleteProfile(id);
+    });
 }
 
 // ---- import -------------------------------------------------------------------------------

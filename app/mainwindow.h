@@ -62,11 +62,12 @@ class MainWindow : public QMainWindow {
     // Loads the profile list on a worker; profilesReloaded() follows.
     void reloadProfiles() { workspaceTasks_->reload(); }
     // Workspace edits on a worker, then a reload. deleteProfile() does not ask; the Delete
-    // action asks first (confirmDeleteProfile()).
+    // action asks first (confirmDeleteProfiles()).
     void renameProfile(qint64 id, const QString& newName);
-    void deleteProfile(qint64 id);
-    bool confirmDeleteProfile(const ProfileInfo& profile) {
-        return WorkspaceDock::confirmDelete(this, profile);
+    void deleteProfile(qint64 id) { deleteProfiles({id}); }
+    void deleteProfiles(const std::vector<qint64>& ids);
+    bool confirmDeleteProfiles(const std::vector<ProfileInfo>& profiles) {
+        return WorkspaceDock::confirmDelete(this, profiles);
     }
 
     // Opens (or focuses) the tab of a profile, built by the view of its kind or as a read-only

@@ -145,6 +145,7 @@ class TestGui : public QObject {
     void dropOfLocalFileImports();
     void droppedBadFileNamesOffsetAndKeepsViews();
     void openRenameDeleteProfile();
+    void closedTabsLeaveOneProfileChosen();
     void staleListResultsAreDropped();
     void suggestionsDockShowsEmptyStateAndItems();
     void selectingReplayProfileShowsItsSuggestions();
@@ -462,6 +463,58 @@ void TestGui::openRenameDeleteProfile() {
     QCOMPARE(tree->topLevelItemCount(), 0);
     QCOMPARE(tabs->count(), 0);  // the deleted profile's tab closed
     QVERIFY(!window->detailsDock()->profileId().has_value());
+}
+
+void TestGui::closedTabsLeaveOneProfileChosen() {
+    // Issue 32 #8: after Ctrl+W on several tabs several profiles stayed highlighted and Delete
+    // asked about one of them.
+    QStringList files;
+    for (const char* scenario : {"allgather", "allgather-pinned", "matmul-starved"}) {
+        files << dir_->path() + "/" + scenario + ".jsonl";
+        std::ofstream out(files.back().toStdString());
+        replay::writeJsonl(replay::generateWorkload(scenario), out);
+    }
+    auto window = makeWindow();
+    QVERIFY(importInto(*window, files));
+    QTreeWidget* tree = window->profileTree();
+    QTreeWidgetItem* group = tree->topLevelItem(0);
+    QCOMPARE(group->childCount(), 3);
+    for (int i = 0; i < 3; ++i)
+        window->openProfile(*window->workspaceDock()->profile(
+            group->child(i)->data(0, WorkspaceDock::kProfileIdRole).toLongLong()));
+    QCOMPARE(window->tabs()->count(), 3);
+    window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(window.get()));
+    QTest::keyClick(window.get(), Qt::Key_W, Qt::ControlModifier);
+    QTest::keyClick(window.get(), Qt::Key_W, Qt::ControlModifier);
+    QCOMPARE(window->tabs()->count(), 1);
+    // The remaining tab's profile, alone.
+    const QList<QTreeWidgetItem*> chosen = tree->selectedItems();
+    QCOMPARE(chosen.size(), 1);
+    QCOMPARE(chosen.front()->text(0), window->tabs()->tabText(0));
+    QCOMPARE(chosen.front()->data(0, WorkspaceDock::kProfileIdRole).toLongLong(),
+             window->workspaceDock()->currentProfile()->id);
+
+    // Delete covers every highlighted profile (Ctrl+click), and asks once about all of them.
+    group->child(0)->setSelected(true);
+    group->child(1)->setSelected(true);
+    const int highlighted = int(tree->selectedItems().size());
+    size_t asked = 0;
+    connect(window->workspaceDock(), &WorkspaceDock::deleteRequested, window.get(),
+            [&asked](const std::vector<ProfileInfo>& profiles) { asked = profiles.size(); });
+    QString question;
+    QTimer::singleShot(0, [&question] {
+        auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+        QVERIFY(box);
+        question = box->text();
+        for (QAbstractButton* button : box->buttons())
+            if (button->text().remove('&') == "Cancel") button->click();
+    });
+    window->workspaceDock()->deleteAction()->trigger();
+    QCOMPARE(asked, size_t(highlighted));
+    QVERIFY(highlighted >= 2);
+    QVERIFY2(question.startsWith(QString("Delete these %1 profiles:").arg(highlighted)),
+             qPrintable(question));
 }
 
 void TestGui::staleListResultsAreDropped() {

@@ -91,7 +91,11 @@ WorkspaceDock::WorkspaceDock(QWidget* parent)
     });
     connect(renameAction_, &QAction::triggered, this, &WorkspaceDock::startRename);
     connect(deleteAction_, &QAction::triggered, this, [this] {
-        if (auto profile = currentProfile()) emit deleteRequested(*profile);
+        // Every highlighted profile (Ctrl+click), else the current one.
+        std::vector<ProfileInfo> chosen = selectedProfiles();
+        if (chosen.empty())
+            if (auto profile = currentProfile()) chosen.push_back(*profile);
+        if (!chosen.empty()) emit deleteRequested(chosen);
     });
 
     connect(tree_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
@@ -184,7 +188,9 @@ QTreeWidgetItem* WorkspaceDock::itemForProfile(int64_t id) const {
 
 void WorkspaceDock::selectProfile(int64_t id) {
     if (QTreeWidgetItem* item = itemForProfile(id)) {
-        tree_->setCurrentItem(item);
+        // Only it: with extended selection the default kept the profiles of closed tabs
+        // highlighted, and Delete then named one of several.
+        tree_->setCurrentItem(item, 0, QItemSelectionModel::ClearAndSelect);
         tree_->scrollToItem(item);
     }
 }
@@ -332,14 +338,22 @@ std::vector<ProfileInfo> WorkspaceDock::selectedProfiles() const {
     return out;
 }
 
-bool WorkspaceDock::confirmDelete(QWidget* parent, const ProfileInfo& profile) {
-    QMessageBox box(
-        QMessageBox::Question, tr("Delete Profile"),
-        tr("Delete the %1 profile “%2”?")
-            .arg(QString::fromStdString(profile.kind), QString::fromStdString(profile.name)),
-        QMessageBox::NoButton, parent);
+bool WorkspaceDock::confirmDelete(QWidget* parent, const std::vector<ProfileInfo>& profiles) {
+    if (profiles.empty()) return false;
+    const ProfileInfo& first = profiles.front();
+    QStringList names;
+    for (const ProfileInfo& p : profiles) names << "“" + QString::fromStdString(p.name) + "”";
+    const QString question =
+        profiles.size() == 1
+            ? tr("Delete the %1 profile %2?").arg(QString::fromStdString(first.kind), names[0])
+            : tr("Delete these %1 profiles: %2?").arg(profiles.size()).arg(names.join(", "));
+    QMessageBox box(QMessageBox::Question,
+                    profiles.size() == 1 ? tr("Delete Profile") : tr("Delete Profiles"), question,
+                    QMessageBox::NoButton, parent);
     box.setInformativeText(
-        tr("Its data is removed from the workspace. The source file is not touched."));
+        profiles.size() == 1
+            ? tr("Its data is removed from the workspace. The source file is not touched.")
+            : tr("Their data is removed from the workspace. The source files are not touched."));
     QPushButton* deleteButton = box.addButton(tr("Delete"), QMessageBox::DestructiveRole);
     QPushButton* cancel = box.addButton(QMessageBox::Cancel);
     box.setDefaultButton(cancel);

@@ -32,7 +32,7 @@ class WorkspaceDock : public QWidget {
     // Group order of the tree (core/kinds.h); kinds outside it get a group after these.
     static const QStringList& kindOrder();
     // Asks whether to delete `profile` (Delete / Cancel, Cancel the default).
-    static bool confirmDelete(QWidget* parent, const ProfileInfo& profile);
+    static bool confirmDelete(QWidget* parent, const std::vector<ProfileInfo>& profiles);
 
     void setProfiles(const std::vector<ProfileInfo>& profiles);
     // Replaces the tree by a message, e.g. when the workspace cannot be read.
@@ -58,7 +58,8 @@ class WorkspaceDock : public QWidget {
     void profileActivated(const stallscope::ProfileInfo& profile);
     void currentProfileChanged(const std::optional<stallscope::ProfileInfo>& profile);
     void renameRequested(qint64 id, const QString& newName);
-    void deleteRequested(const stallscope::ProfileInfo& profile);
+    // Delete chosen on the highlighted profiles (at least one).
+    void deleteRequested(const std::vector<stallscope::ProfileInfo>& profiles);
     void importRequested();
     // Two profiles of one kind selected and Compare chosen: a is the older (before).
     void compareRequested(const stallscope::ProfileInfo& a, const stallscope::ProfileInfo& b);
