@@ -54,6 +54,7 @@ SuggestionFlow::SuggestionFlow(SuggestionsDock* dock, TabRegistry* tabs,
 void SuggestionFlow::setWorkspacePath(const QString& path) {
     workspacePath_ = path;
     viewSuggestions_.clear();
+    adopted_.clear();
     select(std::nullopt);
 }
 
@@ -81,16 +82,33 @@ void SuggestionFlow::select(const std::optional<ProfileInfo>& profile) {
                                                           : std::nullopt);
     if (!profile || profile->kind != kinds::kReplay) {
         // Other kinds: what their open view derived (nothing until it has loaded).
+        dock_->setEmptyMessage(emptyMessageFor(profile));
         dock_->setSuggestions(profile ? viewSuggestions_.value(profile->id)
                                       : QList<SuggestionItem>{});
         return;
     }
+    dock_->setEmptyMessage(tr("Analysing “%1”…").arg(QString::fromStdString(profile->name)));
     replayProfile_ = profile;
     // Loading and analysing a trace takes up to seconds on big ones: the cache does it on a
     // worker once for the dock and the profile's tab.
     documentJob_.follow(
         ReplayDocumentCache::instance().load(workspacePath_, *profile),
         [this](ReplayDocumentPtr document) { showDocument(std::move(document), {}); });
+}
+
+QString SuggestionFlow::emptyMessageFor(const std::optional<ProfileInfo>& profile) const {
+    if (!profile) return {};
+    const QString name = QString::fromStdString(profile->name);
+    const ViewKind* kind = findViewKind(profile->kind);
+    if (!kind || !kind->watchSuggestions)
+        return tr("%1 profiles have no suggestions").arg(QString::fromStdString(profile->kind));
+    // Their view derives them: say so, rather than the generic text, over a profile that has
+    // some (an import selects the profile without opening it).
+    if (viewSuggestions_.contains(profile->id))
+        return tr("The analysis of “%1” found nothing to change").arg(name);
+    if (tabs_->indexOfProfile(profile->id) < 0 && !adopted_.contains(profile->id))
+        return tr("Open “%1” (double-click it, or Enter) to see its suggestions").arg(name);
+    return tr("Suggestions for “%1” appear once its analysis has run").arg(name);
 }
 
 void SuggestionFlow::showDocument(ReplayDocumentPtr document, const QString& error) {
@@ -115,14 +133,21 @@ void SuggestionFlow::adoptView(QWidget* view, const ProfileInfo& profile) {
     }
     if (const ViewKind* kind = findViewKind(profile.kind); kind && kind->watchSuggestions) {
         const qint64 id = profile.id;
+        adopted_.insert(id);
         kind->watchSuggestions(view, this, [this, id](const QList<SuggestionItem>& suggestions) {
             viewSuggestions_[id] = suggestions;
-            if (dockProfile_ && dockProfile_->id == id) dock_->setSuggestions(suggestions);
+            if (dockProfile_ && dockProfile_->id == id) {
+                dock_->setEmptyMessage(emptyMessageFor(dockProfile_));
+                dock_->setSuggestions(suggestions);
+            }
         });
+        if (dockProfile_ && dockProfile_->id == id)
+            dock_->setEmptyMessage(emptyMessageFor(dockProfile_));
     }
 }
 
 void SuggestionFlow::keepOnly(const QSet<qint64>& presentIds) {
+    adopted_.intersect(presentIds);
     for (auto it = viewSuggestions_.begin(); it != viewSuggestions_.end();)
         it = presentIds.contains(it.key()) ? std::next(it) : viewSuggestions_.erase(it);
 }

@@ -63,6 +63,7 @@ class SuggestionFlow : public QObject {
 
   private:
     void showDocument(ReplayDocumentPtr document, const QString& error);
+    QString emptyMessageFor(const std::optional<ProfileInfo>& profile) const;
 
     SuggestionsDock* dock_;
     TabRegistry* tabs_;
@@ -72,6 +73,7 @@ class SuggestionFlow : public QObject {
     std::optional<ProfileInfo> replayProfile_;  // ... when it is a replay profile
     ReplayDocumentPtr document_;
     QHash<qint64, QList<SuggestionItem>> viewSuggestions_;
+    QSet<qint64> adopted_;  // profiles whose view was created (its suggestions may be pending)
     async::JobSlot applyJob_;
     async::JobSlot documentJob_;
     async::JobSlot parentJob_;

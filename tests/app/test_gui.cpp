@@ -149,6 +149,7 @@ class TestGui : public QObject {
     void staleListResultsAreDropped();
     void suggestionsDockShowsEmptyStateAndItems();
     void selectingReplayProfileShowsItsSuggestions();
+    void importedTraceSaysHowToSeeItsSuggestions();
     void eachKindOpensItsOwnView();
     void applySuggestionThenCompareWithOriginal();
     void compareTwoSelectedReplayProfiles();
@@ -562,6 +563,24 @@ void TestGui::selectingReplayProfileShowsItsSuggestions() {
     QVERIFY2(best.text.contains("re-simulated saving"), qPrintable(best.text));
     for (const SuggestionItem& item : dock->suggestions())
         QVERIFY(item.savingCycles <= best.savingCycles);
+}
+
+void TestGui::importedTraceSaysHowToSeeItsSuggestions() {
+    // Issue 32 #4: after an import the dock said "Suggestions appear here for replay, trace…"
+    // over a trace that has suggestions. It says how to see them, and lists them once the
+    // trace's view has derived them.
+    const QString sample = QString(STALLSCOPE_SHARED_DIR) + "/samples/kineto/before_fix_trace.json";
+    if (!QFileInfo::exists(sample)) QSKIP("../shared/samples is absent");
+    auto window = makeWindow();
+    QVERIFY(importInto(*window, {sample}));
+    SuggestionsDock* dock = window->suggestionsDock();
+    QTRY_COMPARE(dock->emptyMessage(),
+                 QString("Open “before_fix_trace” (double-click it, or Enter) to see its "
+                         "suggestions"));
+    QVERIFY(!dock->list()->isVisible());
+    window->openProfile(*window->workspaceDock()->currentProfile());
+    QTRY_VERIFY_WITH_TIMEOUT(dock->list()->count() > 0, 30000);
+    QVERIFY(dock->list()->isVisible());
 }
 
 void TestGui::applySuggestionThenCompareWithOriginal() {

@@ -13,12 +13,12 @@ namespace stallscope {
 SuggestionsDock::SuggestionsDock(QWidget* parent)
     : QWidget(parent),
       stack_(new QStackedWidget(this)),
-      emptyLabel_(new QLabel(
-          tr("Suggestions appear here for replay, trace, CPI and noise profiles"), stack_)),
+      emptyLabel_(new QLabel(stack_)),
       list_(new QListWidget(stack_)),
       previewButton_(new QPushButton(tr("Preview"), this)),
       applyButton_(new QPushButton(tr("Apply"), this)),
       compareButton_(new QPushButton(tr("Compare with Original"), this)) {
+    setEmptyMessage({});
     emptyLabel_->setAlignment(Qt::AlignCenter);
     emptyLabel_->setWordWrap(true);
     emptyLabel_->setMargin(12);
@@ -74,6 +74,12 @@ SuggestionsDock::SuggestionsDock(QWidget* parent)
 
 QString SuggestionsDock::emptyMessage() const {
     return emptyLabel_->text();
+}
+
+void SuggestionsDock::setEmptyMessage(const QString& message) {
+    emptyLabel_->setText(
+        message.isEmpty() ? tr("Suggestions appear here for replay, trace, CPI and noise profiles")
+                          : message);
 }
 
 void SuggestionsDock::setSuggestions(const QList<SuggestionItem>& suggestions) {

@@ -23,8 +23,9 @@ class SuggestionsDock : public QWidget {
     void setSuggestions(const QList<SuggestionItem>& suggestions);
     const QList<SuggestionItem>& suggestions() const { return suggestions_; }
     QListWidget* list() const { return list_; }
-    // The text shown while there are no suggestions.
+    // The text shown while there are no suggestions; setting an empty one restores the default.
     QString emptyMessage() const;
+    void setEmptyMessage(const QString& message);
     QPushButton* previewButton() const { return previewButton_; }
     QPushButton* applyButton() const { return applyButton_; }
     QPushButton* compareButton() const { return compareButton_; }
