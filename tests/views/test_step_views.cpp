@@ -66,7 +66,9 @@ bool near(QColor a, QColor b) {
 
 // Kineto-like: per 10 ms step the host spends `loaderUs` (6 ms: starving) in the DataLoader,
 // then launches one GEMM that runs 3.7 ms on stream 7.
-std::string inputBoundTrace(int loaderUs = 6000) {
+// firstStep: the number of the first ProfilerStep marker (profilers number from where they
+// started recording).
+std::string inputBoundTrace(int loaderUs = 6000, int firstStep = 0) {
     QJsonArray events{QJsonObject{{"ph", "M"},
                                   {"name", "process_name"},
                                   {"pid", 0},
@@ -81,8 +83,9 @@ std::string inputBoundTrace(int loaderUs = 6000) {
             return QJsonObject{{"ph", "X"},  {"cat", cat}, {"name", name}, {"pid", pid},
                                {"tid", tid}, {"ts", ts},   {"dur", dur}};
         };
-        events.append(slice("user_annotation", QStringLiteral("ProfilerStep#%1").arg(step), 1000,
-                            1000, t0, 10000));
+        events.append(slice("user_annotation",
+                            QStringLiteral("ProfilerStep#%1").arg(firstStep + step), 1000, 1000, t0,
+                            10000));
         events.append(slice("user_annotation",
                             "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 1000,
                             1000, t0 + 10, loaderUs));
@@ -208,7 +211,7 @@ class TestStepViews : public QObject {
         QVERIFY(hit);
         QCOMPARE(hit->start, 1000.0);
         QCOMPARE(hit->end, 3000.0);
-        QVERIFY(strip.toolTip(*hit).startsWith("Step 1 (ProfilerStep#1): 2.00 µs"));
+        QVERIFY(strip.toolTip(*hit).startsWith("ProfilerStep#1: 2.00 µs"));
     }
 
     void traceViewShowsStepsAndRecommendation() {
@@ -265,6 +268,43 @@ class TestStepViews : public QObject {
         const TimeRange shown = view.timeline()->window();
         QVERIFY(shown.start <= double(r.start) - origin && shown.end >= double(r.end) - origin);
         QVERIFY(view.overviewHtml().contains("input_bound"));
+    }
+
+    void stepsAreNumberedAsTheTimelineNamesThem() {
+        // Issue 32 #3: the chart and the picker numbered steps 0-2 while the timeline showed
+        // ProfilerStep#5-#7, and the picker kept its step after the view moved elsewhere.
+        const std::string path = dir_.filePath("numbered.json").toStdString();
+        std::ofstream(path) << inputBoundTrace(6000, 5);
+        const std::string wsPath = dir_.filePath("numbered.sqlite").toStdString();
+        const int64_t id = importInto(wsPath, path);
+        TraceView view;
+        view.resize(1400, 900);
+        view.open(wsPath, id);
+        auto* panel = view.panel<StepsTracePanel>();
+        QTRY_VERIFY_WITH_TIMEOUT(panel->result() != nullptr, 20000);
+        const trace::StepAnalysis& analysis = *panel->result();
+        QCOMPARE(analysis.steps.size(), size_t(3));
+        QComboBox* picker = panel->stepPicker();
+        QCOMPARE(picker->itemText(1), QString("ProfilerStep#5 · 10.00 ms"));
+        QCOMPARE(picker->itemText(3), QString("ProfilerStep#7 · 10.00 ms"));
+        QCOMPARE(steps::stepNumber(analysis.steps[2]), QString("7"));
+        QVERIFY(steps::stepSummary(analysis, 1, 0).startsWith("ProfilerStep#6: 10.00 ms"));
+        // The chart's axis reads 5 6 7 under the bars.
+        QImage chart(900, 400, QImage::Format_ARGB32);
+        chart.fill(Qt::white);
+        QPainter painter(&chart);
+        const steps::ChartLayout layout =
+            steps::paintStepChart(painter, QRect(0, 0, 900, 400), analysis, {});
+        painter.end();
+        QCOMPARE(layout.axisLabels, (std::vector<QString>{"5", "6", "7"}));
+        // The picker follows the timeline: a step chosen, then the whole trace.
+        panel->showStep(2);
+        QCOMPARE(picker->currentIndex(), 3);
+        const double origin = double(view.source()->origin());
+        view.timeline()->setWindow({10e6 - origin + 1e6, 20e6 - origin - 1e6});  // inside #6
+        QCOMPARE(picker->currentText(), QString("ProfilerStep#6 · 10.00 ms"));
+        view.timeline()->setWindow({0 - origin, 30e6 - origin});
+        QCOMPARE(picker->currentIndex(), 0);
     }
 
     void compareShowsTheInputShareDrop() {

@@ -245,7 +245,8 @@ ChartLayout paintStepChart(QPainter& painter, const QRectF& area,
             painter.setPen(QColor(70, 70, 70));
             painter.drawText(
                 QRectF(cx - slot * labelEvery / 2, plot.bottom() + 3, slot * labelEvery, line),
-                Qt::AlignHCenter | Qt::AlignTop, QString::number(s.index));
+                Qt::AlignHCenter | Qt::AlignTop, stepNumber(s));
+            layout.axisLabels.push_back(stepNumber(s));
         }
     }
     painter.setPen(QColor(90, 90, 90));
@@ -317,11 +318,24 @@ void paintStepStrip(QPainter& painter, const QRectF& rect, const trace::StepAnal
     }
 }
 
+QString stepNumber(const trace::Step& step) {
+    const size_t hash = step.name.rfind('#');
+    if (hash != std::string::npos && hash + 1 < step.name.size() &&
+        std::all_of(step.name.begin() + long(hash) + 1, step.name.end(),
+                    [](char c) { return c >= '0' && c <= '9'; }))
+        return QString::fromStdString(step.name.substr(hash + 1));
+    return QString::number(step.index);
+}
+
+QString stepName(const trace::Step& step) {
+    return step.name.empty() ? QObject::tr("Step %1").arg(step.index)
+                             : QString::fromStdString(step.name);
+}
+
 QString stepSummary(const trace::StepAnalysis& analysis, int step, int device) {
     if (step < 0 || size_t(step) >= analysis.steps.size()) return {};
     const trace::Step& s = analysis.steps[size_t(step)];
-    QString text = QObject::tr("Step %1").arg(s.index);
-    if (!s.name.empty()) text += QStringLiteral(" (%1)").arg(QString::fromStdString(s.name));
+    QString text = stepName(s);
     const int64_t own = durationOf(analysis, step, device);
     text += QStringLiteral(": %1").arg(format::nanoseconds(double(own)));
     const DeviceStepBreakdown* b = breakdownOf(analysis, step, device);

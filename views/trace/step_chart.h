@@ -38,6 +38,11 @@ const trace::DeviceStepBreakdown* breakdownOf(const trace::StepAnalysis& analysi
 // it), else the step's.
 std::pair<int64_t, int64_t> spanOf(const trace::StepAnalysis& analysis, int step, int device);
 int64_t durationOf(const trace::StepAnalysis& analysis, int step, int device);
+// A step's number as the trace gives it: its marker's ("ProfilerStep#5" is 5, as on the
+// timeline), else its index.
+QString stepNumber(const trace::Step& step);
+// Its marker's name ("ProfilerStep#5"), else "Step <index>".
+QString stepName(const trace::Step& step);
 
 struct ChartOptions {
     int device = 0;           // index into StepAnalysis::devices
@@ -58,6 +63,7 @@ struct ChartLayout {
     std::vector<QRectF> bars;   // per step, the whole bar's column
     std::vector<QPointF> line;  // the step-time line's points, per step
     std::vector<Segment> segments;
+    std::vector<QString> axisLabels;  // the step numbers drawn under the bars, left to right
 };
 ChartLayout paintStepChart(QPainter& painter, const QRectF& area,
                            const trace::StepAnalysis& analysis, const ChartOptions& options);

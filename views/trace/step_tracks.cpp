@@ -69,7 +69,7 @@ DetailFields StepStripTrack::details(const TimelineItem& item) const {
     DetailFields fields;
     if (item.id < 0 || size_t(item.id) >= analysis_->steps.size()) return fields;
     const trace::Step& s = analysis_->steps[size_t(item.id)];
-    fields.append({QObject::tr("Step"), QString::number(s.index)});
+    fields.append({QObject::tr("Step"), steps::stepNumber(s)});
     if (!s.name.empty()) fields.append({QObject::tr("Marker"), QString::fromStdString(s.name)});
     const int64_t own = steps::durationOf(*analysis_, int(item.id), device_);
     fields.append({QObject::tr("Duration"), format::nanoseconds(double(own))});

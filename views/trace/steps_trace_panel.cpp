@@ -58,6 +58,24 @@ StepsTracePanel::StepsTracePanel(TracePanelHost& host) : TracePanel(host) {
     connect(panel_, &StepsPanel::recommendationActivated, this,
             &StepsTracePanel::showRecommendation);
     connect(panel_, &StepsPanel::deviceChanged, this, &StepsTracePanel::setDevice);
+    // Whatever moved the timeline (a recommendation, [ ], the steps table, a zoom), the picker
+    // names the step shown.
+    connect(host_.timeline(), &TimelineView::windowChanged, this,
+            [this](TimeRange window) { followWindow(window); });
+}
+
+void StepsTracePanel::followWindow(TimeRange window) {
+    if (!steps_ || !host_.source()) return;
+    const double origin = double(host_.source()->origin());
+    const double middle = (window.start + window.end) / 2 + origin;
+    int shown = 0;  // "Steps…": the window is not one step
+    for (const trace::Step& s : steps_->steps)
+        if (double(s.start) <= middle && middle < double(s.end) &&
+            window.length() <= 1.5 * double(s.duration())) {
+            shown = s.index + 1;
+            break;
+        }
+    picker_->setCurrentIndex(shown);
 }
 
 StepsTracePanel::~StepsTracePanel() {
@@ -129,9 +147,8 @@ void StepsTracePanel::setAnalysis(std::shared_ptr<const trace::StepAnalysis> ana
     const TraceSourcePtr& source = host_.source();
     if (!steps_ || !source) return;
     for (const trace::Step& s : steps_->steps)
-        picker_->addItem(tr("Step %1 · %2")
-                             .arg(s.index)
-                             .arg(format::nanoseconds(double(steps_->stepTime(s.index)))));
+        picker_->addItem(tr("%1 · %2").arg(steps::stepName(s),
+                                           format::nanoseconds(double(steps_->stepTime(s.index)))));
     panel_->setAnalysis(steps_);
     if (steps_->source != trace::StepSource::WholeTrace) {
         boundaries_ = std::make_shared<StepBoundaryOverlay>(steps_, source->origin());

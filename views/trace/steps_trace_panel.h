@@ -8,6 +8,7 @@
 
 #include "core/graph/step_savings.h"
 #include "core/trace/step_analysis.h"
+#include "views/common/timeline_track.h"
 #include "views/trace/trace_panel.h"
 
 class QComboBox;
@@ -51,6 +52,7 @@ class StepsTracePanel : public TracePanel {
 
   private:
     void setDevice(int device);
+    void followWindow(TimeRange window);
     // The recommendation's re-simulated saving, if an edit expresses it.
     const graph::StepSaving* savingOf(const trace::StepRecommendation& r) const;
     // Recommendation indices by re-simulated saving (those without one after, in order).
