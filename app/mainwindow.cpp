@@ -17,6 +17,7 @@
 #include <QToolBar>
 
 #include "app/import_runner.h"
+#include "app/workspace_watcher.h"
 #include "importers/import_service.h"
 #include "views/common/async_job.h"
 #include "views/common/file_dialogs.h"
@@ -93,6 +94,14 @@ MainWindow::MainWindow(const QString& workspacePath, QWidget* parent)
     defaultState_ = saveState(kStateVersion);
     restoreSettings();
 
+    // A command-line import into this workspace shows up without a reload by hand; the
+    // window's own imports reload when they end.
+    watcher_ = new WorkspaceWatcher(this);
+    connect(watcher_, &WorkspaceWatcher::changed, this, [this] {
+        if (!isImporting()) reloadProfiles();
+    });
+    watcher_->watch(workspacePath_);
+
     addRecentWorkspace(workspacePath_);
     rebuildRecentMenu();
     updateWindowTitle();
@@ -137,6 +146,12 @@ void MainWindow::createActions() {
     quitAction_->setMenuRole(QAction::QuitRole);
     connect(quitAction_, &QAction::triggered, this, &QWidget::close);
 
+    reloadAction_ = new QAction(tr("Re&load Workspace"), this);
+    reloadAction_->setShortcut(QKeySequence::Refresh);
+    reloadAction_->setStatusTip(
+        tr("Read the profile list again (the window also follows changes other programs make)"));
+    connect(reloadAction_, &QAction::triggered, this, &MainWindow::reloadProfiles);
+
     fullScreenAction_ = new QAction(tr("&Full Screen"), this);
     fullScreenAction_->setShortcut(QKeySequence(Qt::Key_F11));
     fullScreenAction_->setCheckable(true);
@@ -159,8 +174,8 @@ void MainWindow::createActions() {
             [this] { QMessageBox::about(this, tr("About Stallscope"), aboutText()); });
 
     // Window-wide shortcuts keep working while a dock has focus.
-    for (QAction* action :
-         {importAction_, closeTabAction_, quitAction_, fullScreenAction_, queryAction_})
+    for (QAction* action : {importAction_, closeTabAction_, quitAction_, fullScreenAction_,
+                            queryAction_, reloadAction_})
         addAction(action);
 }
 
@@ -171,6 +186,7 @@ void MainWindow::createMenus() {
     file->addAction(openWorkspaceAction_);
     recentMenu_ = file->addMenu(tr("&Recent Workspaces"));
     connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
+    file->addAction(reloadAction_);
     file->addSeparator();
     file->addAction(closeTabAction_);
     file->addSeparator();
@@ -309,6 +325,7 @@ bool MainWindow::openWorkspace(const QString& path) {
     tabRegistry_->closeAll();
     workspacePath_ = QFileInfo(path).absoluteFilePath();
     workspaceTasks_->setPath(workspacePath_);
+    watcher_->watch(workspacePath_);
     tabRegistry_->setWorkspacePath(workspacePath_);
     suggestionFlow_->setWorkspacePath(workspacePath_);
     addRecentWorkspace(workspacePath_);

@@ -36,6 +36,8 @@ class ReplayProfileTab;
 // the import machinery. It wires them together; the work is done by TabRegistry (which tab shows
 // what), SuggestionFlow (the suggestions dock), WorkspaceTasks (profile list and edits off the
 // GUI thread) and ImportRunner.
+class WorkspaceWatcher;
+
 class MainWindow : public QMainWindow {
     Q_OBJECT
   public:
@@ -162,6 +164,7 @@ class MainWindow : public QMainWindow {
     static QStringList localFiles(const QMimeData* mime);
 
     QString workspacePath_;
+    WorkspaceWatcher* watcher_ = nullptr;
     bool workspaceWritable_ = true;
     std::optional<qint64> selectAfterReload_;
     QByteArray defaultState_;
@@ -191,6 +194,7 @@ class MainWindow : public QMainWindow {
     QAction* resetLayoutAction_ = nullptr;
     QAction* aboutAction_ = nullptr;
     QAction* queryAction_ = nullptr;
+    QAction* reloadAction_ = nullptr;
 };
 
 }  // namespace stallscope

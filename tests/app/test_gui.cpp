@@ -146,6 +146,7 @@ class TestGui : public QObject {
     void droppedBadFileNamesOffsetAndKeepsViews();
     void openRenameDeleteProfile();
     void closedTabsLeaveOneProfileChosen();
+    void importByAnotherProgramShowsUp();
     void staleListResultsAreDropped();
     void suggestionsDockShowsEmptyStateAndItems();
     void selectingReplayProfileShowsItsSuggestions();
@@ -516,6 +517,30 @@ void TestGui::closedTabsLeaveOneProfileChosen() {
     QVERIFY(highlighted >= 2);
     QVERIFY2(question.startsWith(QString("Delete these %1 profiles:").arg(highlighted)),
              qPrintable(question));
+}
+
+void TestGui::importByAnotherProgramShowsUp() {
+    // Issue 32 #10: a command-line import into the open workspace never reached the window.
+    // Here the other program is a second connection in this process, as `stallscope import`
+    // would open one: nothing tells the window but the file changing.
+    auto window = makeWindow();
+    QSignalSpy reloaded(window.get(), &MainWindow::profilesReloaded);
+    QCOMPARE(window->profileTree()->topLevelItemCount(), 0);
+    {
+        auto other = Workspace::open(window->workspacePath().toStdString());
+        Progress progress;
+        importFiles(*other, ImportRequest{{writeContractTrace().toStdString()}, {}, {}}, progress);
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(treeLabels(window->profileTree()),
+                              QStringList({"replay", "replay/toy"}), 10000);
+    // Reload (F5) reads the list again by hand.
+    const int before = int(reloaded.count());
+    QAction* reload = nullptr;
+    for (QAction* action : window->actions())
+        if (action->shortcut() == QKeySequence(QKeySequence::Refresh)) reload = action;
+    QVERIFY(reload);
+    reload->trigger();
+    QTRY_VERIFY(reloaded.count() > before);
 }
 
 void TestGui::staleListResultsAreDropped() {

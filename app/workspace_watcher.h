@@ -1,0 +1,33 @@
+#pragma once
+
+#include <QFileSystemWatcher>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+namespace stallscope {
+
+// Tells when a workspace file changed on disk, whoever changed it (a command-line import into
+// the workspace the window shows). SQLite writes a commit to the file's WAL and a checkpoint to
+// the file; the WAL comes and goes with the connections, so the folder is watched too (a watch
+// on a deleted file is dropped: the paths are watched again after every change). Changes come
+// in bursts: one announcement per quiet `settleMs`.
+class WorkspaceWatcher : public QObject {
+    Q_OBJECT
+  public:
+    explicit WorkspaceWatcher(QObject* parent = nullptr, int settleMs = 400);
+    // Watches `path` (and its WAL and folder) instead of what was watched before.
+    void watch(const QString& path);
+
+  signals:
+    void changed();
+
+  private:
+    void rewatch();
+
+    QFileSystemWatcher watcher_;
+    QTimer settle_;
+    QString path_;
+};
+
+}  // namespace stallscope
