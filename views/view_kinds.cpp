@@ -71,6 +71,7 @@ const std::vector<ViewKind>& viewKinds() {
              if (auto* trace = qobject_cast<TraceView*>(view)) trace->showSuggestion(index);
          },
          {{"timeline", renderTraceTimeline},
+          {"overview", renderTraceOverview},
           {"compare", renderTraceCompare},
           {"transfers", renderTransferCompare},
           {"steps",

@@ -31,6 +31,7 @@
 #include "views/trace/trace_view.h"
 #include "views/trace/transfer_tracks.h"
 #include "views/trace/transfers_trace_panel.h"
+#include "views/view_kinds.h"
 
 using namespace stallscope;
 
@@ -305,6 +306,38 @@ class TestStepViews : public QObject {
         QCOMPARE(picker->currentText(), QString("ProfilerStep#6 · 10.00 ms"));
         view.timeline()->setWindow({0 - origin, 30e6 - origin});
         QCOMPARE(picker->currentIndex(), 0);
+    }
+
+    void renderDrawsTheStepsLaneAndTheOverview() {
+        // Issue 32 #12: `render timeline` lacked the steps lane the GUI leads with, and
+        // `render overview` refused trace profiles.
+        const std::string path = dir_.filePath("render.json").toStdString();
+        std::ofstream(path) << inputBoundTrace();
+        const std::string wsPath = dir_.filePath("render.sqlite").toStdString();
+        const int64_t id = importInto(wsPath, path);
+        auto ws = Workspace::open(wsPath, Workspace::Mode::ReadOnly);
+        const ProfileInfo profile = *ws->profile(id);
+        // Each step's 6 ms of input wait is drawn in the strip in its series' colour; nothing
+        // else on a trace timeline has it.
+        QColor input;
+        for (const steps::Series& series : steps::series())
+            if (series.key == "input") input = series.color;
+        QVERIFY(input.isValid());
+        const QImage timeline = renderView("timeline", *ws, profile, RenderOptions{});
+        int inputPixels = 0;
+        for (int y = 0; y < timeline.height(); ++y)
+            for (int x = 0; x < timeline.width(); ++x)
+                if (timeline.pixelColor(x, y) == input) ++inputPixels;
+        QVERIFY2(inputPixels > 3 * 100, qPrintable(QString::number(inputPixels)));
+        // The overview page, fitted to its text: the steps, the recommendation and the tables.
+        const QImage overview = renderView("overview", *ws, profile, RenderOptions{});
+        QCOMPARE(overview.width(), 1000);
+        QVERIFY2(overview.height() > 400, qPrintable(QString::number(overview.height())));
+        int ink = 0;
+        for (int y = 0; y < overview.height(); ++y)
+            for (int x = 0; x < overview.width(); ++x)
+                if (qGray(overview.pixel(x, y)) < 128) ++ink;
+        QVERIFY(ink > 2000);
     }
 
     void compareShowsTheInputShareDrop() {

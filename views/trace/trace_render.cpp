@@ -1,17 +1,27 @@
 // `render timeline` of a trace profile: the GUI's timeline drawn headless.
 
 #include <QPainter>
+#include <QTextDocument>
+#include <cmath>
 
+#include "core/analysis/cache.h"
+#include "core/analysis/registry.h"
+#include "core/trace/step_registration.h"
+#include "core/transfers/transfers_registration.h"
 #include "views/common/timeline_view.h"
+#include "views/trace/step_tracks.h"
 #include "views/trace/trace_view.h"
+#include "views/trace/transfer_tracks.h"
 
 namespace stallscope {
 
-QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOptions& options) {
+QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOptions& options,
+                                std::vector<std::shared_ptr<TimelineTrack>> leading) {
     TimelineView view;
     view.setAsynchronous(false);
     TraceTimelineBinding binding(view, source);
     binding.setFlowDisplay(FlowDisplay::All);  // an image has no selection to follow
+    binding.setLeadingTracks(std::move(leading));
     binding.show(traceTracksInOrder(source->store()));
     // The same minimap as the GUI's (here on the calling thread: this is the headless path).
     view.setOverviewPainter(
@@ -51,10 +61,53 @@ QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOption
     return image;
 }
 
+// The lanes the GUI leads the timeline with: the steps strip and the transfers' links, from
+// what is stored (else derived now and not stored: a render only reads the workspace).
+static std::vector<std::shared_ptr<TimelineTrack>> leadingLanes(const Workspace& workspace,
+                                                                const ProfileInfo& profile,
+                                                                int64_t origin) {
+    std::vector<std::shared_ptr<TimelineTrack>> lanes;
+    const auto steps = analysis::read(workspace, profile.id, trace::stepsAnalysis());
+    if (steps && !steps->devices.empty())
+        lanes.push_back(std::make_shared<StepStripTrack>(steps, origin, 0));
+    if (const auto transfers =
+            analysis::read(workspace, profile.id, transfers::transfersAnalysis()))
+        for (auto& lane : makeTransferTracks(transfers, origin)) lanes.push_back(std::move(lane));
+    return lanes;
+}
+
 QImage renderTraceTimeline(const Workspace& workspace, const ProfileInfo& profile,
                            const RenderOptions& options) {
-    return renderTraceTimelineImage(std::make_shared<TraceSource>(workspace.path(), profile.id),
-                                    options);
+    const auto source = std::make_shared<TraceSource>(workspace.path(), profile.id);
+    return renderTraceTimelineImage(source, options,
+                                    leadingLanes(workspace, profile, source->origin()));
+}
+
+QImage renderTraceOverview(const Workspace& workspace, const ProfileInfo& profile,
+                           const RenderOptions& options) {
+    // The overview page the GUI shows, from the same panels: each gets its analysis as stored
+    // (else derived now, not stored), on this thread.
+    const auto source = std::make_shared<TraceSource>(workspace.path(), profile.id);
+    TraceView view;
+    view.setSource(source, source->query([](const trace::TraceStore& s) { return s.opStats(); }));
+    for (const auto& panel : view.panels()) {
+        if (!panel->appliesTo(source.get())) continue;
+        if (const analysis::Definition* definition = analysis::find(panel->analysis()))
+            view.setAnalysis(panel->analysis(),
+                             analysis::storedOrDerived(workspace, profile.id, *definition));
+    }
+    QTextDocument page;
+    page.setDocumentMargin(16);
+    page.setHtml("<h2>" + QString::fromStdString(profile.name).toHtmlEscaped() + "</h2>" +
+                 view.overviewHtml());
+    const QSize wanted = options.sizeGiven ? options.size : QSize(1000, 0);
+    page.setTextWidth(wanted.width());
+    const int height = options.sizeGiven ? wanted.height() : int(std::ceil(page.size().height()));
+    QImage image(wanted.width(), std::max(height, 1), QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    page.drawContents(&painter, QRectF(0, 0, wanted.width(), height));
+    return image;
 }
 
 }  // namespace stallscope

@@ -686,14 +686,17 @@ QString TraceView::overviewHtml() const {
                 .arg(instants)
                 .arg(samples)
                 .arg(source_->flows().size());
-    html += "<h3>Top ops</h3><table><tr><th align=left>Op</th><th>Count</th><th>Total</th></tr>";
+    html +=
+        "<h3>Top ops</h3><table cellspacing=0 cellpadding=3><tr><th "
+        "align=left>Op</th><th>Count</th><th>Total</th></tr>";
     for (size_t i = 0; i < ops_.size() && i < 10; ++i)
         html += QStringLiteral("<tr><td>%1</td><td align=right>%2</td><td align=right>%3</td></tr>")
                     .arg(htmlEscape(QString::fromStdString(ops_[i].name)))
                     .arg(ops_[i].count)
                     .arg(format::nanoseconds(double(ops_[i].total)));
     html +=
-        "</table><h3>Busiest tracks</h3><table><tr><th align=left>Track</th><th>Slices</th></tr>";
+        "</table><h3>Busiest tracks</h3><table cellspacing=0 cellpadding=3><tr><th "
+        "align=left>Track</th><th>Slices</th></tr>";
     for (size_t i = 0; i < busiest.size() && i < 10; ++i)
         html += QStringLiteral("<tr><td>%1</td><td align=right>%2</td></tr>")
                     .arg(htmlEscape(QString::fromStdString(busiest[i]->name)))

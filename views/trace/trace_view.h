@@ -156,6 +156,11 @@ constexpr size_t kOverviewBins = 1024;
 // profile's start; default: all).
 QImage renderTraceTimeline(const Workspace& workspace, const ProfileInfo& profile,
                            const RenderOptions& options);
-QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOptions& options);
+// The overview page (what the trace is, its steps, transfers and critical path) as an image.
+QImage renderTraceOverview(const Workspace& workspace, const ProfileInfo& profile,
+                           const RenderOptions& options);
+// `leading`: lanes above the trace's tracks (the steps strip, transfer links).
+QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOptions& options,
+                                std::vector<std::shared_ptr<TimelineTrack>> leading = {});
 
 }  // namespace stallscope

@@ -168,7 +168,8 @@ QString TransfersTracePanel::overviewHtml() const {
                  format::nanoseconds(double(a.transferStallNs)), format::nanoseconds(double(slack)))
             .arg(a.modelErrorPct, 0, 'f', 1);
     html +=
-        tr("<table><tr><th align=left>Link</th><th>Transfers</th><th>Bytes</th>"
+        tr("<table cellspacing=0 cellpadding=3><tr><th "
+           "align=left>Link</th><th>Transfers</th><th>Bytes</th>"
            "<th>Achieved</th><th>Peak</th><th>Busy</th></tr>");
     for (const transfers::Link& l : a.links) {
         if (l.transfers == 0) continue;
