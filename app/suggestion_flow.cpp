@@ -1,5 +1,7 @@
 #include "app/suggestion_flow.h"
 
+#include <QListWidget>
+
 #include "app/tab_registry.h"
 #include "core/kinds.h"
 #include "views/common/async_job.h"
@@ -125,6 +127,13 @@ void SuggestionFlow::showDocument(ReplayDocumentPtr document, const QString& err
 
 void SuggestionFlow::adoptView(QWidget* view, const ProfileInfo& profile) {
     if (auto* tab = qobject_cast<ReplayProfileTab*>(view)) {
+        // A suggestion chosen on the tab (its overview card) is the dock's current one, so
+        // Preview and Apply act on it.
+        const qint64 id = profile.id;
+        connect(tab, &ReplayProfileTab::suggestionShown, this, [this, id](int index) {
+            if (replayProfile_ && replayProfile_->id == id && index < dock_->list()->count())
+                dock_->list()->setCurrentRow(index);
+        });
         // The dock may already hold this profile's document: share it instead of waiting.
         if (document_ && replayProfile_ && replayProfile_->id == profile.id &&
             replayProfile_->importedAt == profile.importedAt)
@@ -169,13 +178,26 @@ ReplayProfileTab* SuggestionFlow::show(int index) {
     return tab;
 }
 
+bool SuggestionFlow::previewInView(int index, bool apply) {
+    if (replayProfile_ || !dockProfile_) return false;
+    // A suggestion another kind's view derived and can re-simulate (a trace's step
+    // recommendation, in its what-if).
+    const ViewKind* kind = findViewKind(dockProfile_->kind);
+    if (!kind || !kind->previewSuggestion) return true;
+    if (QWidget* view = tabs_->openProfile(*dockProfile_))
+        kind->previewSuggestion(view, index, apply);
+    return true;
+}
+
 ReplayProfileTab* SuggestionFlow::preview(int index) {
+    if (previewInView(index, false)) return nullptr;
     ReplayProfileTab* tab = show(index);
     if (tab) tab->previewSuggestion(index);
     return tab;
 }
 
 void SuggestionFlow::apply(int index) {
+    if (previewInView(index, true)) return;
     if (!replayProfile_ || !document_ || index < 0 ||
         size_t(index) >= document_->analysis.suggestions.size())
         return;

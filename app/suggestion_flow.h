@@ -64,6 +64,8 @@ class SuggestionFlow : public QObject {
   private:
     void showDocument(ReplayDocumentPtr document, const QString& error);
     QString emptyMessageFor(const std::optional<ProfileInfo>& profile) const;
+    // Preview (or apply) in the view of a kind other than replay; false for a replay profile.
+    bool previewInView(int index, bool apply);
 
     SuggestionsDock* dock_;
     TabRegistry* tabs_;

@@ -83,7 +83,11 @@ const std::vector<ViewKind>& viewKinds() {
            [](const Workspace& workspace, const ProfileInfo& profile,
               const RenderOptions& options) {
                return renderHosts(workspace, profile, options.size);
-           }}}},
+           }}},
+         [](QWidget* view, int index, bool apply) {
+             if (auto* trace = qobject_cast<TraceView*>(view))
+                 trace->previewSuggestion(index, apply);
+         }},
     };
     return all;
 }

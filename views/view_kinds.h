@@ -40,6 +40,9 @@ struct ViewKind {
     std::function<void(QWidget* view, int index)> showSuggestion;
     // `render VIEW` names this kind draws, e.g. "timeline", "dcache".
     std::vector<std::pair<std::string, Renderer>> renderers;
+    // Re-simulates suggestion `index` in `view` (apply: and saves the result as a derived
+    // profile); empty: the kind's suggestions cannot be applied (replay tabs have their own).
+    std::function<void(QWidget* view, int index, bool apply)> previewSuggestion;
 };
 
 // Every kind with views, in core/kinds.h's order.

@@ -151,6 +151,7 @@ class TestGui : public QObject {
     void suggestionsDockShowsEmptyStateAndItems();
     void selectingReplayProfileShowsItsSuggestions();
     void importedTraceSaysHowToSeeItsSuggestions();
+    void suggestionChosenOnTheTabCanBeApplied();
     void eachKindOpensItsOwnView();
     void applySuggestionThenCompareWithOriginal();
     void compareTwoSelectedReplayProfiles();
@@ -606,6 +607,38 @@ void TestGui::importedTraceSaysHowToSeeItsSuggestions() {
     window->openProfile(*window->workspaceDock()->currentProfile());
     QTRY_VERIFY_WITH_TIMEOUT(dock->list()->count() > 0, 30000);
     QVERIFY(dock->list()->isVisible());
+}
+
+void TestGui::suggestionChosenOnTheTabCanBeApplied() {
+    // Issue 32 #6: Preview/Apply stayed disabled for a suggestion chosen on the replay
+    // overview card, and were disabled with no hint for suggestions no edit expresses.
+    const QString path = dir_->path() + "/card.jsonl";
+    {
+        std::ofstream out(path.toStdString());
+        replay::writeJsonl(replay::generateWorkload("matmul-starved"), out);
+    }
+    auto window = makeWindow();
+    QVERIFY(importInto(*window, {path}));
+    SuggestionsDock* dock = window->suggestionsDock();
+    QTRY_VERIFY_WITH_TIMEOUT(dock->list()->count() > 1, 20000);
+    QVERIFY(!dock->previewButton()->isEnabled());
+    auto* tab = qobject_cast<ReplayProfileTab*>(
+        window->openProfile(*window->workspaceDock()->currentProfile()));
+    QVERIFY(tab);
+    QTRY_VERIFY_WITH_TIMEOUT(tab->isLoaded(), 20000);
+    tab->showSuggestion(1);  // what a click on the overview card's second row does
+    QCOMPARE(dock->list()->currentRow(), 1);
+    QVERIFY(dock->previewButton()->isEnabled());
+    QVERIFY(dock->applyButton()->isEnabled());
+
+    // One that cannot be applied says why on the disabled buttons.
+    SuggestionItem bound{"input_bound", "The input pipeline takes 60 % of each step", 0};
+    bound.whyNotApplicable = "No edit re-simulates this recommendation";
+    window->setSuggestions({bound});
+    dock->list()->setCurrentRow(0);
+    QVERIFY(!dock->previewButton()->isEnabled());
+    QCOMPARE(dock->previewButton()->toolTip(), bound.whyNotApplicable);
+    QCOMPARE(dock->applyButton()->toolTip(), bound.whyNotApplicable);
 }
 
 void TestGui::applySuggestionThenCompareWithOriginal() {

@@ -31,6 +31,7 @@
 #include "views/trace/trace_view.h"
 #include "views/trace/transfer_tracks.h"
 #include "views/trace/transfers_trace_panel.h"
+#include "views/trace/whatif_box.h"
 #include "views/view_kinds.h"
 
 using namespace stallscope;
@@ -251,7 +252,7 @@ class TestStepViews : public QObject {
         QVERIFY(!items.isEmpty());
         QCOMPARE(items.at(0).kind, QString("input_bound"));
         QVERIFY2(items.at(0).text.contains("re-simulated"), qPrintable(items.at(0).text));
-        QVERIFY(!items.at(0).canApply);
+        QVERIFY(items.at(0).canApply);  // the what-if re-simulates it (issue 32 #6)
         QVERIFY(view.panel<StepsTracePanel>()
                     ->stepsPanel()
                     ->recommendations()
@@ -269,6 +270,17 @@ class TestStepViews : public QObject {
         const TimeRange shown = view.timeline()->window();
         QVERIFY(shown.start <= double(r.start) - origin && shown.end >= double(r.end) - origin);
         QVERIFY(view.overviewHtml().contains("input_bound"));
+
+        // Issue 32 #6: Preview of the recommendation re-simulates its edit in the Critical
+        // path tab's what-if (no input wait), that tab in front.
+        auto* criticalPath = view.panel<CriticalPathTracePanel>();
+        QSignalSpy previewed(criticalPath->whatif(), &WhatifBox::previewed);
+        view.previewSuggestion(0, false);
+        QVERIFY(previewed.wait(20000));
+        QCOMPARE(criticalPath->whatif()->edits().noInputWait, true);
+        QVERIFY(criticalPath->widget()->isVisible());
+        QVERIFY2(criticalPath->whatif()->result()->text().contains("predicted"),
+                 qPrintable(criticalPath->whatif()->result()->text()));
     }
 
     void stepsAreNumberedAsTheTimelineNamesThem() {

@@ -416,9 +416,12 @@ class TestTraceViews : public QObject {
         TimelineView probe;
         probe.setAsynchronous(false);
         TraceTimelineBinding binding(probe, tinySource());
+        const std::vector<std::shared_ptr<TimelineTrack>> lanes =
+            traceLeadingLanes(*ws_, profile, binding.source()->origin());
+        binding.setLeadingTracks(lanes);
         binding.show(traceTracksInOrder(binding.source()->store()));
         probe.setWindow({0, 200000});
-        const QRect main = probe.trackRect(probe.tracks()[1].get(), options.size);
+        const QRect main = probe.trackRect(probe.tracks()[lanes.size() + 1].get(), options.size);
         const int y = main.top() + TraceSliceTrack::rowCenter(0);
         const TimeMapping mapping = probe.mappingFor(options.size);
         const int x95 = int(mapping.left + 0.475 * mapping.width);   // 95 µs: inside outer

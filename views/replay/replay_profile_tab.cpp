@@ -330,6 +330,7 @@ const std::optional<SuggestionPreview>& ReplayProfileTab::lastPreview() const {
 
 void ReplayProfileTab::showSuggestion(int index) {
     suggestions_->show(index);
+    emit suggestionShown(index);
 }
 
 void ReplayProfileTab::previewSuggestion(int index) {

@@ -85,6 +85,8 @@ class ReplayProfileTab : public QWidget {
 
   signals:
     void documentReady();
+    // Suggestion `index` is shown on the timeline, wherever it was chosen.
+    void suggestionShown(int index);
     void loadFailed(const QString& message);
     void ghostsReady();
     void previewReady();

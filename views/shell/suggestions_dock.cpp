@@ -10,6 +10,12 @@
 
 namespace stallscope {
 
+namespace {
+const QString kPreviewTip = QObject::tr("Re-simulate the edit and show the predicted timeline");
+const QString kApplyTip =
+    QObject::tr("Re-simulate the edit and save the result as a new profile derived from this one");
+}  // namespace
+
 SuggestionsDock::SuggestionsDock(QWidget* parent)
     : QWidget(parent),
       stack_(new QStackedWidget(this)),
@@ -34,8 +40,8 @@ SuggestionsDock::SuggestionsDock(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(stack_);
-    previewButton_->setToolTip(tr("Show the re-simulated timeline under the original"));
-    applyButton_->setToolTip(tr("Save the edited trace as a new profile derived from this one"));
+    previewButton_->setToolTip(kPreviewTip);
+    applyButton_->setToolTip(kApplyTip);
     auto* buttons = new QHBoxLayout;
     buttons->setContentsMargins(4, 2, 4, 4);
     buttons->addStretch(1);
@@ -59,9 +65,15 @@ SuggestionsDock::SuggestionsDock(QWidget* parent)
         return row >= 0 && row < suggestions_.size() && suggestions_[row].canApply &&
                suggestions_[row].kind != QLatin1String("error");
     };
-    connect(list_, &QListWidget::currentRowChanged, this, [this, usable] {
+    connect(list_, &QListWidget::currentRowChanged, this, [this, usable](int row) {
         previewButton_->setEnabled(usable());
         applyButton_->setEnabled(usable());
+        // A disabled button says why (hovering a disabled button still shows its tooltip).
+        const QString why = row >= 0 && row < suggestions_.size() && !usable()
+                                ? suggestions_[row].whyNotApplicable
+                                : QString();
+        previewButton_->setToolTip(why.isEmpty() ? kPreviewTip : why);
+        applyButton_->setToolTip(why.isEmpty() ? kApplyTip : why);
     });
     connect(previewButton_, &QPushButton::clicked, this, [this, usable] {
         if (usable()) emit previewRequested(list_->currentRow());

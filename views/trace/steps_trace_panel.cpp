@@ -125,6 +125,14 @@ std::vector<int> StepsTracePanel::byResimulatedSaving() const {
     return order;
 }
 
+std::optional<QString> StepsTracePanel::editKindOf(int index) const {
+    const std::vector<int> order = byResimulatedSaving();
+    if (index < 0 || size_t(index) >= order.size()) return std::nullopt;
+    const trace::StepRecommendation& r = steps_->recommendations[size_t(order[size_t(index)])];
+    if (!savingOf(r)) return std::nullopt;
+    return QString::fromStdString(r.kind);
+}
+
 void StepsTracePanel::showSuggestion(int index) {
     const std::vector<int> order = byResimulatedSaving();
     if (index >= 0 && size_t(index) < order.size()) showRecommendation(order[size_t(index)]);
@@ -236,6 +244,11 @@ QList<SuggestionItem> StepsTracePanel::suggestions() const {
                         .arg(r.sharePct, 0, 'f', r.sharePct < 10 ? 1 : 0)
                         .arg(resimulatedText(savingOf(r)));
         item.evidence = evidenceText(r.evidence);
+        // An edit expresses it: Preview and Apply re-simulate it in the what-if.
+        item.canApply = savingOf(r) != nullptr;
+        if (!item.canApply)
+            item.whyNotApplicable =
+                tr("No edit re-simulates this recommendation: its share is an upper bound");
         items.append(item);
     }
     return items;

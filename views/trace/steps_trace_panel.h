@@ -5,6 +5,7 @@
 // overview's Steps section and the recommendations in the suggestions dock.
 
 #include <memory>
+#include <optional>
 
 #include "core/graph/step_savings.h"
 #include "core/trace/step_analysis.h"
@@ -36,6 +37,9 @@ class StepsTracePanel : public TracePanel {
     QList<SuggestionItem> suggestions() const override;
     // Recommendations by their re-simulated saving (the critical path's), largest first.
     void showSuggestion(int index) override;
+    // The recommendation at suggestion `index`, when an edit expresses it (its kind, as the
+    // what-if names it).
+    std::optional<QString> editKindOf(int index) const;
     void otherResult(std::string_view name, const analysis::Result& result) override;
 
     void setAnalysis(std::shared_ptr<const trace::StepAnalysis> analysis);

@@ -63,9 +63,9 @@ QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOption
 
 // The lanes the GUI leads the timeline with: the steps strip and the transfers' links, from
 // what is stored (else derived now and not stored: a render only reads the workspace).
-static std::vector<std::shared_ptr<TimelineTrack>> leadingLanes(const Workspace& workspace,
-                                                                const ProfileInfo& profile,
-                                                                int64_t origin) {
+std::vector<std::shared_ptr<TimelineTrack>> traceLeadingLanes(const Workspace& workspace,
+                                                              const ProfileInfo& profile,
+                                                              int64_t origin) {
     std::vector<std::shared_ptr<TimelineTrack>> lanes;
     const auto steps = analysis::read(workspace, profile.id, trace::stepsAnalysis());
     if (steps && !steps->devices.empty())
@@ -80,7 +80,7 @@ QImage renderTraceTimeline(const Workspace& workspace, const ProfileInfo& profil
                            const RenderOptions& options) {
     const auto source = std::make_shared<TraceSource>(workspace.path(), profile.id);
     return renderTraceTimelineImage(source, options,
-                                    leadingLanes(workspace, profile, source->origin()));
+                                    traceLeadingLanes(workspace, profile, source->origin()));
 }
 
 QImage renderTraceOverview(const Workspace& workspace, const ProfileInfo& profile,

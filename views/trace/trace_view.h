@@ -83,6 +83,9 @@ class TraceView : public QWidget, public TracePanelHost {
     // The suggestions dock's entries: every panel's, in suggestionOrder() order.
     QList<SuggestionItem> suggestionItems() const;
     void showSuggestion(int index);
+    // A step recommendation an edit expresses: proposed in the Critical path tab's what-if and
+    // re-simulated (apply: and saved as a derived profile), the tab brought forward.
+    void previewSuggestion(int index, bool apply);
 
     // TracePanelHost.
     TimelineView* timeline() const override { return timeline_; }
@@ -159,6 +162,11 @@ QImage renderTraceTimeline(const Workspace& workspace, const ProfileInfo& profil
 // The overview page (what the trace is, its steps, transfers and critical path) as an image.
 QImage renderTraceOverview(const Workspace& workspace, const ProfileInfo& profile,
                            const RenderOptions& options);
+// The lanes the GUI leads a trace's timeline with (steps strip, transfer links), from what is
+// stored, else derived now and not stored.
+std::vector<std::shared_ptr<TimelineTrack>> traceLeadingLanes(const Workspace& workspace,
+                                                              const ProfileInfo& profile,
+                                                              int64_t origin);
 // `leading`: lanes above the trace's tracks (the steps strip, transfer links).
 QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOptions& options,
                                 std::vector<std::shared_ptr<TimelineTrack>> leading = {});

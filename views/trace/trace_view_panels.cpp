@@ -9,7 +9,10 @@
 #include "core/analysis/registry.h"
 #include "views/common/timeline_view.h"
 #include "views/shell/elided_label.h"
+#include "views/trace/critical_path_trace_panel.h"
+#include "views/trace/steps_trace_panel.h"
 #include "views/trace/trace_view.h"
+#include "views/trace/whatif_box.h"
 
 namespace stallscope {
 
@@ -111,6 +114,30 @@ QList<SuggestionItem> TraceView::suggestionItems() const {
     QList<SuggestionItem> items;
     for (const TracePanel* panel : bySuggestionOrder(panels_)) items += panel->suggestions();
     return items;
+}
+
+void TraceView::previewSuggestion(int index, bool apply) {
+    showSuggestion(index);
+    auto* steps = panel<StepsTracePanel>();
+    auto* path = panel<CriticalPathTracePanel>();
+    if (!steps || !path) return;
+    for (TracePanel* p : bySuggestionOrder(panels_)) {
+        const int count = int(p->suggestions().size());
+        if (index >= count) {
+            index -= count;
+            continue;
+        }
+        if (p != steps) return;
+        const std::optional<QString> kind = steps->editKindOf(index);
+        if (!kind) return;
+        raisePanel(path->widget());
+        path->whatif()->proposeRecommendation(*kind);
+        if (apply)
+            path->whatif()->apply();
+        else
+            path->whatif()->preview();
+        return;
+    }
 }
 
 void TraceView::showSuggestion(int index) {

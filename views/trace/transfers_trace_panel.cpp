@@ -70,6 +70,9 @@ QList<SuggestionItem> TransfersTracePanel::suggestions() const {
                 .arg(s.runs);
         for (uint32_t id : s.transfers) item.dmas.append(id);
         item.evidence = evidenceText(s.evidence);
+        item.whyNotApplicable =
+            tr("Its saving is the transfer model's re-simulation; to re-simulate the whole step "
+               "with copies overlapped, use the Critical path tab's what-if");
         items.append(item);
     }
     return items;
