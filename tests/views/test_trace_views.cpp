@@ -332,6 +332,36 @@ class TestTraceViews : public QObject {
         QVERIFY(frame->items.size() <= 1000);
     }
 
+    void focusingTheTrackTreeKeepsTheView() {
+        // Issue 32 #1: after a recommendation zoomed the timeline, a click on the Ops tab
+        // jumped to Details, selected the first process and zoomed out: the track tree took
+        // focus, Qt made its first row current, and that counted as choosing it.
+        TraceView view;
+        view.timeline()->setAsynchronous(false);
+        auto source = tinySource();
+        view.setSource(source,
+                       source->query([](const trace::TraceStore& s) { return s.opStats(); }));
+        view.resize(1200, 800);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto* tabs = view.findChild<QTabWidget*>();
+        QVERIFY(tabs);
+        tabs->setCurrentIndex(0);
+        const int before = tabs->currentIndex();
+        view.timeline()->setWindow({20000, 60000});
+        QVERIFY(!view.trackTree()->currentItem());
+        view.trackTree()->setFocus(Qt::TabFocusReason);
+        QCoreApplication::processEvents();
+        QCOMPARE(tabs->currentIndex(), before);
+        QCOMPARE(view.timeline()->window().start, 20000.0);
+        QCOMPARE(view.timeline()->window().end, 60000.0);
+        // A click on a row still shows its details.
+        QTreeWidgetItem* first = view.trackTree()->topLevelItem(0);
+        const QRect rect = view.trackTree()->visualItemRect(first);
+        QTest::mouseClick(view.trackTree()->viewport(), Qt::LeftButton, {}, rect.center());
+        QVERIFY(view.detailsText().contains("Process"));
+    }
+
     void opTableAndFind() {
         TraceView view;
         view.timeline()->setAsynchronous(false);

@@ -184,7 +184,14 @@ QWidget* TraceView::buildTreePane() {
                        [this] { togglePinCurrent(); });
         menu.exec(tree_->viewport()->mapToGlobal(pos));
     });
-    connect(tree_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
+    // A row the user chose (a click, or the arrow keys from a row): not the first row Qt makes
+    // current when the tree takes focus, which jumped to Details and zoomed out.
+    connect(tree_, &QTreeWidget::currentItemChanged, this,
+            [this](QTreeWidgetItem* item, QTreeWidgetItem* previous) {
+                if (item && previous && !fillingTree_)
+                    showTrackDetails(item->data(0, kTrackIdRole).toLongLong());
+            });
+    connect(tree_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
         if (item && !fillingTree_) showTrackDetails(item->data(0, kTrackIdRole).toLongLong());
     });
     treeLayout->addWidget(treeFilter_);
