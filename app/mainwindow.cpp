@@ -130,6 +130,16 @@ void MainWindow::createActions() {
     importAction_->setToolTip(tr("Import files (Ctrl+O)"));
     connect(importAction_, &QAction::triggered, this, &MainWindow::showImportDialog);
 
+    importFolderAction_ = new QAction(tr("Import &Folder…"), this);
+    importFolderAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_I));
+    importFolderAction_->setStatusTip(
+        tr("Import a folder: the rank files of a multi-host run become one profile with a host "
+           "each (a Sniper output folder: its result)"));
+    connect(importFolderAction_, &QAction::triggered, this, [this] {
+        const QString folder = dialogs::askFolder(this, tr("Import Folder"), QString());
+        if (!folder.isEmpty()) importFiles({folder});
+    });
+
     openWorkspaceAction_ = new QAction(tr("Open &Workspace…"), this);
     openWorkspaceAction_->setStatusTip(tr("Open or create another workspace file"));
     connect(openWorkspaceAction_, &QAction::triggered, this, &MainWindow::showOpenWorkspaceDialog);
@@ -174,14 +184,15 @@ void MainWindow::createActions() {
             [this] { QMessageBox::about(this, tr("About Stallscope"), aboutText()); });
 
     // Window-wide shortcuts keep working while a dock has focus.
-    for (QAction* action : {importAction_, closeTabAction_, quitAction_, fullScreenAction_,
-                            queryAction_, reloadAction_})
+    for (QAction* action : {importAction_, importFolderAction_, closeTabAction_, quitAction_,
+                            fullScreenAction_, queryAction_, reloadAction_})
         addAction(action);
 }
 
 void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(importAction_);
+    file->addAction(importFolderAction_);
     file->addSeparator();
     file->addAction(openWorkspaceAction_);
     recentMenu_ = file->addMenu(tr("&Recent Workspaces"));
@@ -346,6 +357,7 @@ void MainWindow::updateWindowTitle() {
 void MainWindow::updateActions() {
     const bool importing = isImporting();
     importAction_->setEnabled(workspaceWritable_);
+    importFolderAction_->setEnabled(workspaceWritable_);
     openWorkspaceAction_->setEnabled(!importing);
     recentMenu_->setEnabled(!importing);
     closeTabAction_->setEnabled(tabs_->count() > 0);
@@ -484,7 +496,8 @@ QStringList MainWindow::localFiles(const QMimeData* mime) {
     QStringList files;
     if (!mime || !mime->hasUrls()) return files;
     for (const QUrl& url : mime->urls())
-        if (url.isLocalFile() && QFileInfo(url.toLocalFile()).isFile()) files << url.toLocalFile();
+        // A folder is one run (its rank files the hosts), or the one result it holds.
+        if (url.isLocalFile() && QFileInfo::exists(url.toLocalFile())) files << url.toLocalFile();
     return files;
 }
 

@@ -187,6 +187,7 @@ class MainWindow : public QMainWindow {
     QMenu* recentMenu_ = nullptr;
 
     QAction* importAction_ = nullptr;
+    QAction* importFolderAction_ = nullptr;
     QAction* openWorkspaceAction_ = nullptr;
     QAction* closeTabAction_ = nullptr;
     QAction* quitAction_ = nullptr;

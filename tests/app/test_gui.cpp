@@ -5,6 +5,8 @@
 #include <QDropEvent>
 #include <QFile>
 #include <QImage>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -29,6 +31,7 @@
 #include "core/replay/generate.h"
 #include "core/replay/jsonl_writer.h"
 #include "core/replay/simulate.h"
+#include "core/trace/hosts.h"
 #include "core/trace/hosts_registration.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
@@ -143,6 +146,7 @@ class TestGui : public QObject {
     void cancelFromWindowStoresNothing();
     void cancelMidImportThroughRunner();
     void dropOfLocalFileImports();
+    void droppedFolderImportsAsOneRun();
     void droppedBadFileNamesOffsetAndKeepsViews();
     void openRenameDeleteProfile();
     void closedTabsLeaveOneProfileChosen();
@@ -347,6 +351,33 @@ void TestGui::dropOfLocalFileImports() {
     QVERIFY(finished.front().at(0).toBool());
     QTRY_VERIFY_WITH_TIMEOUT(reloaded.count() > 0, 30000);
     QCOMPARE(treeLabels(window->profileTree()), QStringList({"replay", "replay/dropped"}));
+}
+
+void TestGui::droppedFolderImportsAsOneRun() {
+    // Issue 32 #9: a folder dropped on the window was ignored. A folder of rank files is one
+    // run: one trace profile, a host per rank.
+    const QString run = dir_->filePath("ranks");
+    QProcess gen;
+    gen.start("python3",
+              {STALLSCOPE_GEN_MULTIHOST, run, "--hosts", "3", "--steps", "3", "--kernels", "4"});
+    QVERIFY(gen.waitForFinished(60000));
+    QCOMPARE(gen.exitCode(), 0);
+    auto window = makeWindow();
+    QMimeData folder;
+    folder.setUrls({QUrl::fromLocalFile(run)});
+    QVERIFY(dragEnterAccepted(window.get(), folder));
+    QSignalSpy finished(window.get(), &MainWindow::importFinished);
+    dropOn(window.get(), folder);
+    QVERIFY(finished.wait(60000));
+    QVERIFY2(finished.front().at(0).toBool(), qPrintable(finished.front().at(1).toString()));
+    QTRY_COMPARE_WITH_TIMEOUT(treeLabels(window->profileTree()),
+                              QStringList({"trace", "trace/ranks"}), 30000);
+    auto ws = Workspace::open(window->workspacePath().toStdString(), Workspace::Mode::ReadOnly);
+    const auto profiles = ws->profiles();
+    QCOMPARE(profiles.size(), size_t(1));
+    const QJsonObject meta =
+        QJsonDocument::fromJson(QByteArray::fromStdString(profiles.front().metadataJson)).object();
+    QCOMPARE(trace::runHosts(meta).size(), size_t(3));
 }
 
 // A broken file dropped on the window: a message box names the file and the byte where it
