@@ -352,6 +352,22 @@ class TestStepViews : public QObject {
         QVERIFY(ink > 2000);
     }
 
+    void evidenceAndSharesReadAsNumbers() {
+        // Issue 32: evidence read "calls=," and "1.15475e+06"; a recommendation claiming no
+        // share of its own read "up to 0.0 %".
+        const QJsonObject evidence{{"count", 1154750.0},
+                                   {"calls", QJsonObject{{"cudaDeviceSynchronize", 4}}},
+                                   {"share", 0.1234567},
+                                   {"bytes", QJsonArray{1048576.0, 2.5}}};
+        QCOMPARE(evidenceText(evidence),
+                 QString("bytes=[1048576, 2.5], calls={\"cudaDeviceSynchronize\":4}, "
+                         "count=1154750, share=0.123"));
+        QCOMPARE(evidenceNumber(313658.25), QString("313658.3"));
+        QCOMPARE(stepShareText(0), QString("no share of step time of its own"));
+        QCOMPARE(stepShareText(34.2), QString("up to 34 % of step time"));
+        QCOMPARE(stepShareText(3.26), QString("up to 3.3 % of step time"));
+    }
+
     void compareShowsTheInputShareDrop() {
         // The same run with more loader workers: the loader returns in 0.1 ms, the GEMM still
         // starts at 6.2 ms (the step keeps its shape), so the GPU idles for other reasons.
@@ -457,6 +473,11 @@ class TestStepViews : public QObject {
         QVERIFY(std::abs(double(ta.totalNs) / 1e9 - 313.66) < 0.01);
         QCOMPARE(cards[1].value, format::nanoseconds(double(ta.stallNs)));
         QCOMPARE(cards[1].detail, QString("97.0% at waits"));
+        // Issue 32, words of another kind: "Run time 313.658 s · 400 runs" on a 98 s trace.
+        // The runs of 4 TPUs add up past the trace's span: the card says what it sums.
+        QCOMPARE(cards[0].title, QString("In module runs"));
+        QCOMPARE(cards[0].detail, QString("400 runs, summed over 4 devices"));
+        QCOMPARE(cards[4].title, QString("Slack, summed"));
         QVERIFY(cards[5].detail.startsWith("S(5)->S(0) · "));
         QVERIFY(cards[5].detail.contains("/device:TPU:"));
         QCOMPARE(cards[0].rect.top(), cards[5].rect.top());  // one row at 1200 px

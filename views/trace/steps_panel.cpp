@@ -20,6 +20,7 @@
 #include "views/common/format.h"
 #include "views/common/table_kit.h"
 #include "views/shell/elided_label.h"
+#include "views/trace/trace_panel.h"
 
 namespace stallscope {
 
@@ -249,11 +250,11 @@ void StepsPanel::setAnalysis(std::shared_ptr<const trace::StepAnalysis> analysis
 
     recommendations_->clear();
     for (const trace::StepRecommendation& r : analysis_->recommendations) {
-        auto* item = new QListWidgetItem(tr("%1 — up to %2 % of step time\n%3")
-                                             .arg(QString::fromStdString(r.kind))
-                                             .arg(r.sharePct, 0, 'f', r.sharePct < 10 ? 1 : 0)
-                                             .arg(QString::fromStdString(r.text)),
-                                         recommendations_);
+        auto* item =
+            new QListWidgetItem(tr("%1 — %2\n%3")
+                                    .arg(QString::fromStdString(r.kind), stepShareText(r.sharePct),
+                                         QString::fromStdString(r.text)),
+                                recommendations_);
         item->setToolTip(tr("Click to show it on the timeline"));
     }
     if (analysis_->recommendations.empty())

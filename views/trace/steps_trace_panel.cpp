@@ -221,11 +221,10 @@ QString StepsTracePanel::overviewHtml() const {
         html += "<h3>Recommendations</h3><ol>";
         for (const int i : byResimulatedSaving()) {
             const trace::StepRecommendation& r = steps_->recommendations[size_t(i)];
-            html += QStringLiteral("<li><b>%1</b> (up to %2 % of step time%3): %4</li>")
-                        .arg(htmlEscape(QString::fromStdString(r.kind)))
-                        .arg(r.sharePct, 0, 'f', r.sharePct < 10 ? 1 : 0)
-                        .arg(resimulatedText(savingOf(r)))
-                        .arg(htmlEscape(QString::fromStdString(r.text)));
+            html +=
+                QStringLiteral("<li><b>%1</b> (%2%3): %4</li>")
+                    .arg(htmlEscape(QString::fromStdString(r.kind)), stepShareText(r.sharePct),
+                         resimulatedText(savingOf(r)), htmlEscape(QString::fromStdString(r.text)));
         }
         html += "</ol>";
     }
@@ -239,10 +238,9 @@ QList<SuggestionItem> StepsTracePanel::suggestions() const {
         const trace::StepRecommendation& r = steps_->recommendations[size_t(i)];
         SuggestionItem item;
         item.kind = QString::fromStdString(r.kind);
-        item.text = tr("%1 (up to %2 % of step time%3)")
-                        .arg(QString::fromStdString(r.text))
-                        .arg(r.sharePct, 0, 'f', r.sharePct < 10 ? 1 : 0)
-                        .arg(resimulatedText(savingOf(r)));
+        item.text = tr("%1 (%2%3)")
+                        .arg(QString::fromStdString(r.text), stepShareText(r.sharePct),
+                             resimulatedText(savingOf(r)));
         item.evidence = evidenceText(r.evidence);
         // An edit expresses it: Preview and Apply re-simulate it in the what-if.
         item.canApply = savingOf(r) != nullptr;

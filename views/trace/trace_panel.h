@@ -96,5 +96,9 @@ const std::vector<TracePanelFactory>& tracePanelFactories();
 // A suggestion's evidence as "key=value" pairs: numbers to 6 digits, lists (a run's hosts) by
 // their first items and how many more.
 QString evidenceText(const QJsonObject& evidence);
+QString evidenceNumber(double value);
+// "up to 34 % of step time", or for a recommendation that claims no share of its own (its gain
+// is counted under another) says so instead of "up to 0.0 %".
+QString stepShareText(double sharePct);
 
 }  // namespace stallscope

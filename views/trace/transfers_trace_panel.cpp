@@ -1,6 +1,8 @@
 #include "views/trace/transfers_trace_panel.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include "views/common/format.h"
 #include "views/common/timeline_view.h"
@@ -106,9 +108,17 @@ std::vector<Card> TransfersTracePanel::cardsOf(const transfers::Analysis& a) {
     for (const transfers::Link& l : a.links)
         if (!busiest || l.busyNs > busiest->busyNs) busiest = &l;
     const double total = double(a.totalNs), stall = double(a.stallNs);
+    std::set<std::string> deviceNames;
+    for (const transfers::ModuleRun& m : a.modules) deviceNames.insert(m.device);
+    const int devices = int(deviceNames.size());
     std::vector<Card> cards{
-        {tr("Run time"), format::nanoseconds(total),
-         tr("%1 runs").arg(format::count(double(a.modules.size()))), QColor(60, 60, 60)},
+        // Module runs of every device added up: on a trace of several devices it exceeds the
+        // trace's span, so the card says what it sums.
+        {tr("In module runs"), format::nanoseconds(total),
+         (a.modules.size() == 1 ? tr("1 run")
+                                : tr("%1 runs").arg(format::count(double(a.modules.size())))) +
+             (devices > 1 ? tr(", summed over %1 devices").arg(devices) : QString()),
+         QColor(60, 60, 60)},
         {tr("Stalled"), format::nanoseconds(stall),
          tr("%1 at waits").arg(format::percentOf(stall, total)), QColor(215, 60, 50)},
         {tr("Base latency"), format::nanoseconds(double(a.baseStallNs)),
@@ -117,7 +127,7 @@ std::vector<Card> TransfersTracePanel::cardsOf(const transfers::Analysis& a) {
         {tr("Transfer"), format::nanoseconds(double(a.transferStallNs)),
          tr("%1 of stalls").arg(format::percentOf(double(a.transferStallNs), stall)),
          QColor(60, 120, 190)},
-        {tr("Slack"), format::nanoseconds(double(slack)),
+        {tr("Slack, summed"), format::nanoseconds(double(slack)),
          late == 0 ? tr("no wait is late")
                    : tr("%1 of %2 waits late")
                          .arg(format::count(double(late)))
