@@ -23,6 +23,7 @@
 #include "views/common/file_dialogs.h"
 #include "views/query/query_view.h"
 #include "views/shell/details_dock.h"
+#include "views/shell/shortcut_sheet.h"
 #include "views/shell/status_line.h"
 #include "views/shell/welcome_page.h"
 #include "views/shell/workspace_dock.h"
@@ -82,7 +83,7 @@ MainWindow::MainWindow(const QString& workspacePath, QWidget* parent)
     connectDocks();
 
     central_ = new QStackedWidget(this);
-    welcome_ = new WelcomePage(windowIcon(), importAction_, central_);
+    welcome_ = new WelcomePage(windowIcon(), importAction_, importFolderAction_, central_);
     central_->addWidget(welcome_);
     central_->addWidget(tabs_);
     setCentralWidget(central_);
@@ -178,6 +179,14 @@ void MainWindow::createActions() {
            "paths of every profile (read-only)"));
     connect(queryAction_, &QAction::triggered, this, [this] { openQuery(); });
 
+    shortcutsAction_ = new QAction(tr("&Keyboard and Mouse"), this);
+    shortcutsAction_->setShortcut(QKeySequence(QStringLiteral("?")));
+    connect(shortcutsAction_, &QAction::triggered, this, [this] {
+        auto* sheet = new ShortcutSheet(this);
+        sheet->setAttribute(Qt::WA_DeleteOnClose);
+        sheet->open();
+    });
+
     aboutAction_ = new QAction(tr("&About Stallscope"), this);
     aboutAction_->setMenuRole(QAction::AboutRole);
     connect(aboutAction_, &QAction::triggered, this,
@@ -185,7 +194,7 @@ void MainWindow::createActions() {
 
     // Window-wide shortcuts keep working while a dock has focus.
     for (QAction* action : {importAction_, importFolderAction_, closeTabAction_, quitAction_,
-                            fullScreenAction_, queryAction_, reloadAction_})
+                            fullScreenAction_, queryAction_, reloadAction_, shortcutsAction_})
         addAction(action);
 }
 
@@ -246,7 +255,9 @@ void MainWindow::createDocks() {
     view->addSeparator();
     view->addAction(fullScreenAction_);
     view->addAction(resetLayoutAction_);
-    menuBar()->addMenu(tr("&Help"))->addAction(aboutAction_);
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(shortcutsAction_);
+    help->addAction(aboutAction_);
 }
 
 void MainWindow::connectDocks() {

@@ -196,6 +196,7 @@ class MainWindow : public QMainWindow {
     QAction* aboutAction_ = nullptr;
     QAction* queryAction_ = nullptr;
     QAction* reloadAction_ = nullptr;
+    QAction* shortcutsAction_ = nullptr;
 };
 
 }  // namespace stallscope

@@ -45,7 +45,9 @@
 #include "views/replay/replay_profile_tab.h"
 #include "views/shell/details_dock.h"
 #include "views/shell/profile_summary.h"
+#include "views/shell/shortcut_sheet.h"
 #include "views/shell/suggestions_dock.h"
+#include "views/shell/welcome_page.h"
 #include "views/shell/workspace_dock.h"
 #include "views/trace/hosts_trace_panel.h"
 #include "views/trace/trace_view.h"
@@ -163,6 +165,7 @@ class TestGui : public QObject {
     void recentWorkspacesPersist();
     void layoutPersists();
     void aboutNamesLibraryVersions();
+    void questionMarkOpensTheKeySheet();
     void mergedRunHostOpensFromItsShard();
 
   private:
@@ -980,6 +983,41 @@ void TestGui::layoutPersists() {
     QVERIFY(window->findChild<QDockWidget*>("detailsDock")->isHidden());
     QVERIFY(window->findChild<QDockWidget*>("workspaceDock")->isVisible());
     QCOMPARE(window->size(), QSize(1000, 700));
+}
+
+void TestGui::questionMarkOpensTheKeySheet() {
+    // Issue 32 (Perfetto's habits): `?` opens a sheet of the keys, and the welcome page names
+    // the traces most people bring.
+    auto window = makeWindow();
+    auto* welcome = window->findChild<WelcomePage*>();
+    QVERIFY(welcome);
+    QStringList texts;
+    for (const QLabel* label : welcome->findChildren<QLabel*>()) texts << label->text();
+    QVERIFY(texts.join(" ").contains("PyTorch profiler"));
+    QVERIFY(texts.join(" ").contains("XProf"));
+    window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(window.get()));
+    QTest::keyClick(window.get(), '?');
+    QTRY_VERIFY(window->findChild<ShortcutSheet*>());
+    ShortcutSheet* sheet = window->findChild<ShortcutSheet*>();
+    QVERIFY(sheet->isVisible());
+    // Every single key the sheet lists for the timeline is one the timeline answers.
+    TimelineView timeline;
+    timeline.setWindow({0, 1000});
+    const QMap<QString, QList<int>> keys{{"W / S", {Qt::Key_W, Qt::Key_S}},
+                                         {"A / D", {Qt::Key_A, Qt::Key_D}},
+                                         {"F", {Qt::Key_F}},
+                                         {"Home", {Qt::Key_Home}},
+                                         {"Esc", {Qt::Key_Escape}}};
+    int checked = 0;
+    const QList<ShortcutSheet::Group> groups = ShortcutSheet::groups();
+    for (const ShortcutSheet::Entry& e : groups.front().entries)
+        for (int key : keys.value(e.keys)) {
+            QVERIFY2(timeline.navigateByKey(key), qPrintable(e.keys));
+            ++checked;
+        }
+    QCOMPARE(checked, 7);
+    sheet->close();
 }
 
 void TestGui::aboutNamesLibraryVersions() {

@@ -1,13 +1,15 @@
 #include "views/shell/welcome_page.h"
 
 #include <QAction>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QVBoxLayout>
 
 namespace stallscope {
 
-WelcomePage::WelcomePage(const QIcon& logo, QAction* importAction, QWidget* parent)
+WelcomePage::WelcomePage(const QIcon& logo, QAction* importAction, QAction* importFolderAction,
+                         QWidget* parent)
     : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->addStretch(2);
@@ -20,20 +22,35 @@ WelcomePage::WelcomePage(const QIcon& logo, QAction* importAction, QWidget* pare
     headingFont.setBold(true);
     heading->setFont(headingFont);
     heading->setAlignment(Qt::AlignCenter);
-    auto* hint = new QLabel(tr("Double-click a profile in the workspace to open it.\n"
-                               "Import replay traces, noise results, CPI stacks and estimates\n"
-                               "with File ▸ Import… or by dropping the files here."),
-                            this);
+    auto* hint = new QLabel(
+        tr("Drop a trace here, or import one:<br>"
+           "<b>PyTorch profiler</b> traces (<tt>*.pt.trace.json</tt>, gzipped too), "
+           "<b>XProf / TensorBoard</b> profiles (<tt>*.xplane.pb</tt>),<br>"
+           "Chrome and Perfetto JSON, Chakra execution traces, a folder of rank files "
+           "(one multi-host run),<br>"
+           "simulator replays, Nsight Compute CSV, Sniper and GPGPU-Sim results, noise runs "
+           "and CPI stacks.<br><br>"
+           "Double-click a profile in the workspace to open it · press <b>?</b> for the keys"),
+        this);
+    hint->setTextFormat(Qt::RichText);
+    hint->setWordWrap(true);
     hint->setAlignment(Qt::AlignCenter);
     hint->setForegroundRole(QPalette::PlaceholderText);
     auto* importButton = new QPushButton(importAction->icon(), tr("Import Files…"), this);
     connect(importButton, &QPushButton::clicked, importAction, &QAction::trigger);
+    auto* folderButton = new QPushButton(tr("Import Folder…"), this);
+    connect(folderButton, &QPushButton::clicked, importFolderAction, &QAction::trigger);
+    auto* buttons = new QHBoxLayout;
+    buttons->addStretch(1);
+    buttons->addWidget(importButton);
+    buttons->addWidget(folderButton);
+    buttons->addStretch(1);
     layout->addWidget(picture);
     layout->addSpacing(8);
     layout->addWidget(heading);
     layout->addWidget(hint);
     layout->addSpacing(12);
-    layout->addWidget(importButton, 0, Qt::AlignHCenter);
+    layout->addLayout(buttons);
     layout->addStretch(3);
 }
 
