@@ -1,5 +1,6 @@
 #include "app/workspace_watcher.h"
 
+#include <QDateTime>
 #include <QFileInfo>
 
 namespace stallscope {
@@ -9,6 +10,9 @@ WorkspaceWatcher::WorkspaceWatcher(QObject* parent, int settleMs) : QObject(pare
     settle_.setInterval(settleMs);
     connect(&settle_, &QTimer::timeout, this, [this] {
         rewatch();
+        const Fingerprint now = fingerprint();
+        if (now == last_) return;
+        last_ = now;
         emit changed();
     });
     const auto touched = [this] { settle_.start(); };
@@ -21,7 +25,23 @@ void WorkspaceWatcher::watch(const QString& path) {
     if (!watcher_.files().isEmpty()) watcher_.removePaths(watcher_.files());
     if (!watcher_.directories().isEmpty()) watcher_.removePaths(watcher_.directories());
     path_ = QFileInfo(path).absoluteFilePath();
+    last_ = fingerprint();
     rewatch();
+}
+
+WorkspaceWatcher::Fingerprint WorkspaceWatcher::fingerprint() const {
+    Fingerprint f;
+    const QFileInfo file(path_);
+    if (file.exists()) {
+        f.size = file.size();
+        f.modified = file.lastModified().toMSecsSinceEpoch();
+    }
+    const QFileInfo wal(path_ + "-wal");
+    if (wal.exists() && wal.size() > 0) {
+        f.walSize = wal.size();
+        f.walModified = wal.lastModified().toMSecsSinceEpoch();
+    }
+    return f;
 }
 
 void WorkspaceWatcher::rewatch() {
