@@ -1023,6 +1023,11 @@ void TestGui::questionMarkOpensTheKeySheet() {
             ++checked;
         }
     QCOMPARE(checked, 7);
+    if (qEnvironmentVariableIsSet("STALLSCOPE_KEEP_RENDERS")) {
+        const QString dir = qEnvironmentVariable("STALLSCOPE_KEEP_RENDERS");
+        window->grab().save(dir + "/welcome.png");
+        sheet->grab().save(dir + "/key-sheet.png");
+    }
     sheet->close();
 }
 

@@ -57,7 +57,7 @@ ShortcutSheet::ShortcutSheet(QWidget* parent) : QDialog(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(list);
     layout->addWidget(buttons);
-    resize(620, 520);
+    resize(620, 440);
 }
 
 }  // namespace stallscope

@@ -23,17 +23,17 @@ WelcomePage::WelcomePage(const QIcon& logo, QAction* importAction, QAction* impo
     heading->setFont(headingFont);
     heading->setAlignment(Qt::AlignCenter);
     auto* hint = new QLabel(
-        tr("Drop a trace here, or import one:<br>"
-           "<b>PyTorch profiler</b> traces (<tt>*.pt.trace.json</tt>, gzipped too), "
-           "<b>XProf / TensorBoard</b> profiles (<tt>*.xplane.pb</tt>),<br>"
-           "Chrome and Perfetto JSON, Chakra execution traces, a folder of rank files "
-           "(one multi-host run),<br>"
-           "simulator replays, Nsight Compute CSV, Sniper and GPGPU-Sim results, noise runs "
-           "and CPI stacks.<br><br>"
-           "Double-click a profile in the workspace to open it · press <b>?</b> for the keys"),
+        tr("<p>Drop a trace here, or import one: <b>PyTorch profiler</b> traces "
+           "(<tt>*.pt.trace.json</tt>, gzipped too) and <b>XProf / TensorBoard</b> profiles "
+           "(<tt>*.xplane.pb</tt>); Chrome and Perfetto JSON, Chakra execution traces, a folder "
+           "of rank files (one multi-host run); simulator replays, Nsight Compute CSV, Sniper "
+           "and GPGPU-Sim results, noise runs and CPI stacks.</p>"
+           "<p>Double-click a profile in the workspace to open it · press <b>?</b> for the "
+           "keys</p>"),
         this);
     hint->setTextFormat(Qt::RichText);
     hint->setWordWrap(true);
+    hint->setContentsMargins(48, 0, 48, 0);  // lines a reader can follow
     hint->setAlignment(Qt::AlignCenter);
     hint->setForegroundRole(QPalette::PlaceholderText);
     auto* importButton = new QPushButton(importAction->icon(), tr("Import Files…"), this);
