@@ -35,6 +35,7 @@
 #include "views/shell/profile_summary.h"
 #include "views/shell/suggestions_dock.h"
 #include "views/shell/workspace_dock.h"
+#include "views/trace/trace_view.h"
 
 using namespace stallscope;
 
@@ -79,6 +80,8 @@ class TestLayout : public QObject {
     void dependencyLabelsClearOfBars();
     void derivedProfileRecordsItsStoredSize();
     void demoProfilesNameTheirOrigin();
+    void traceTimelineGetsTheWindow_data();
+    void traceTimelineGetsTheWindow();
 
   private:
     QString writeWorkload(const char* scenario) {
@@ -455,6 +458,51 @@ int main(int argc, char** argv) {
     QApplication app(argc, argv);
     TestLayout test;
     return QTest::qExec(&test, argc, argv);
+}
+
+void TestLayout::traceTimelineGetsTheWindow_data() {
+    QTest::addColumn<QSize>("screen");
+    QTest::addColumn<QSize>("atLeast");  // the timeline's viewport with the default docks
+    QTest::newRow("1280x800") << kSmallScreen << QSize(560, 300);
+    QTest::newRow("1920x1080") << kLargeScreen << QSize(1100, 500);
+}
+
+void TestLayout::traceTimelineGetsTheWindow() {
+    // Issue 32: with the default docks a trace's plot was about 165x160 px at 1280x800. The
+    // timeline gets most of the window at both sizes.
+    QFETCH(QSize, screen);
+    QFETCH(QSize, atLeast);
+    const QString trace = dir_->filePath("trace.json");
+    {
+        std::ofstream out(trace.toStdString());
+        out << R"({"traceEvents":[)";
+        for (int i = 0; i < 40; ++i)
+            out << (i ? "," : "") << R"({"ph":"X","name":"op","pid":1,"tid":)" << 1 + i % 4
+                << R"(,"ts":)" << i * 10 << R"(,"dur":8})";
+        out << "]}";
+    }
+    MainWindow window(dir_->filePath("workspace.sqlite"));
+    QScreen* target = screenOfSize(screen);
+    window.setScreen(target);
+    window.setGeometry(target->availableGeometry());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QSignalSpy finished(&window, &MainWindow::importFinished);
+    window.importFiles({trace});
+    QVERIFY(finished.wait(30000));
+    QVERIFY(finished.front().at(0).toBool());
+    QTRY_VERIFY_WITH_TIMEOUT(window.workspaceDock()->currentProfile().has_value(), 30000);
+    auto* view =
+        qobject_cast<TraceView*>(window.openProfile(*window.workspaceDock()->currentProfile()));
+    QVERIFY(view);
+    QTRY_VERIFY_WITH_TIMEOUT(view->source() != nullptr, 30000);
+    QTest::qWait(50);
+    const QSize plot = view->timeline()->viewport()->size();
+    qInfo() << "timeline viewport" << plot << "in" << window.size();
+    saveShot(&window, "trace-" + sizeName(screen));
+    QVERIFY2(plot.width() >= atLeast.width() && plot.height() >= atLeast.height(),
+             qPrintable(QString("%1x%2").arg(plot.width()).arg(plot.height())));
+    checkWindowFits(window, screen);
 }
 
 #include "test_layout.moc"

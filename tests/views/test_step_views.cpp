@@ -514,7 +514,7 @@ class TestStepViews : public QObject {
                 view.panel<TransfersTracePanel>()->result()->suggestions.at(0).transfers.at(0)));
         // What is drawn: the selected transfer's bar on its link track is the transfer colour.
         view.timeline()->setAsynchronous(false);
-        const QSize size = view.timeline()->viewport()->size();
+        const QSize size(1200, 700);  // every lane in the image, whatever the hidden view's size
         const QImage image = view.timeline()->renderImage(size);
         const QRect rect = view.timeline()->trackRect(selection->track, size);
         const auto* link = static_cast<const TransferLinkTrack*>(selection->track);

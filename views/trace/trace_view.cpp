@@ -85,16 +85,15 @@ TraceView::TraceView(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(buildFindBar());
+    // The timeline across the whole width (its label column names the tracks; the track tree
+    // for filtering, moving and pinning is a tab below), over about two thirds of the height.
     auto* vertical = new QSplitter(Qt::Vertical);
-    auto* horizontal = new QSplitter(Qt::Horizontal);
-    horizontal->addWidget(buildTreePane());
-    horizontal->addWidget(timeline_);
-    horizontal->setStretchFactor(1, 1);
-    horizontal->setSizes({220, 900});
-    vertical->addWidget(horizontal);
+    vertical->addWidget(timeline_);
     vertical->addWidget(buildTabs());
-    vertical->setStretchFactor(0, 3);
+    vertical->setStretchFactor(0, 2);
     vertical->setStretchFactor(1, 1);
+    vertical->setSizes({640, 320});
+    vertical->setCollapsible(0, false);
     layout->addWidget(vertical, 1);
     connect(timeline_, &TimelineView::selectionChanged, this, &TraceView::showSelectionDetails);
     // W/A/S/D, F and Home move the timeline wherever the view's focus is (Perfetto's habit); a
@@ -236,6 +235,7 @@ QTabWidget* TraceView::buildTabs() {
         if (QWidget* header = panel->overviewHeader()) overviewLayout->addWidget(header);
     overviewLayout->addWidget(overview_, 1);
     tabs_->addTab(overviewPage, tr("Overview"));
+    tabs_->addTab(buildTreePane(), tr("Tracks"));
     tabs_->addTab(opTable_, tr("Ops"));
     tabs_->addTab(details_, tr("Details"));
     syncPanelTabs();
@@ -244,7 +244,7 @@ QTabWidget* TraceView::buildTabs() {
 
 // The panels' tabs after the overview, in the panels' order, for those that apply.
 void TraceView::syncPanelTabs() {
-    int at = 1;
+    int at = 1;  // after the overview (before Tracks, Ops and Details)
     for (const auto& panel : panels_) {
         QWidget* widget = panel->widget();
         if (panel->title().isEmpty() || !widget) continue;
