@@ -4,10 +4,12 @@
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScreen>
 #include <QSet>
 #include <QSettings>
 #include <QStackedWidget>
@@ -326,7 +328,16 @@ void MainWindow::createStatusBar() {
 void MainWindow::restoreSettings() {
     QSettings settings;
     const QByteArray geometry = settings.value(kGeometryKey).toByteArray();
-    if (!geometry.isEmpty()) restoreGeometry(geometry);
+    if (geometry.isEmpty() || !restoreGeometry(geometry)) {
+        // First run: most of the screen (a 1920x1080 screen opened a 1280x800 window), never
+        // more than it has.
+        if (const QScreen* screen = QGuiApplication::primaryScreen()) {
+            const QRect available = screen->availableGeometry();
+            const QSize wanted = available.size() * 0.92;
+            resize(wanted.expandedTo(QSize(1280, 800)).boundedTo(available.size()));
+            move(available.center() - rect().center());
+        }
+    }
     const QByteArray state = settings.value(kStateKey).toByteArray();
     if (!state.isEmpty()) restoreState(state, kStateVersion);
 }
