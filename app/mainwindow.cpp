@@ -194,6 +194,9 @@ void MainWindow::createActions() {
     connect(aboutAction_, &QAction::triggered, this,
             [this] { QMessageBox::about(this, tr("About Stallscope"), aboutText()); });
 
+    // Status tips become tooltips (the status line keeps its message; see event()).
+    for (QAction* action : findChildren<QAction*>())
+        if (!action->statusTip().isEmpty()) action->setToolTip(action->statusTip());
     // Window-wide shortcuts keep working while a dock has focus.
     for (QAction* action : {importAction_, importFolderAction_, closeTabAction_, quitAction_,
                             fullScreenAction_, queryAction_, reloadAction_, shortcutsAction_})
@@ -549,6 +552,13 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     saveSettings();
     cancelImport();
     event->accept();
+}
+
+bool MainWindow::event(QEvent* event) {
+    // Hovering an action put its status tip in the status bar over the status line (an
+    // import's progress, the last message): the tip is shown as the action's tooltip instead.
+    if (event->type() == QEvent::StatusTip) return true;
+    return QMainWindow::event(event);
 }
 
 void MainWindow::changeEvent(QEvent* event) {

@@ -18,11 +18,13 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
+#include <QStatusTipEvent>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QToolBar>
 #include <QTreeWidget>
 #include <QUrl>
 
@@ -166,6 +168,7 @@ class TestGui : public QObject {
     void layoutPersists();
     void aboutNamesLibraryVersions();
     void questionMarkOpensTheKeySheet();
+    void statusTipsLeaveTheStatusLine();
     void mergedRunHostOpensFromItsShard();
 
   private:
@@ -1029,6 +1032,23 @@ void TestGui::questionMarkOpensTheKeySheet() {
         sheet->grab().save(dir + "/key-sheet.png");
     }
     sheet->close();
+}
+
+void TestGui::statusTipsLeaveTheStatusLine() {
+    // Issue 32 #7: hovering the Import button put its tip over the status message.
+    auto window = makeWindow();
+    QVERIFY(importInto(*window, {writeContractTrace()}));
+    const QString message = window->statusText();
+    QVERIFY(!message.isEmpty());
+    QStatusTipEvent tip("Import traces and results into the workspace");
+    QCoreApplication::sendEvent(window.get(), &tip);
+    QVERIFY(window->statusBar()->currentMessage().isEmpty());
+    QCOMPARE(window->statusText(), message);
+    // The tip is the button's tooltip instead.
+    QToolBar* toolbar = window->findChild<QToolBar*>();
+    QVERIFY(toolbar);
+    QCOMPARE(toolbar->actions().front()->toolTip(),
+             QString("Import traces and results into the workspace"));
 }
 
 void TestGui::aboutNamesLibraryVersions() {
