@@ -37,7 +37,7 @@ ImportRunner::~ImportRunner() {
 }
 
 bool ImportRunner::start(const QString& workspacePath, const QStringList& files,
-                         const QString& name, const QString& format) {
+                         const QString& name, const QString& format, bool asOneRun) {
     if (running_) return false;
     running_ = true;
     currentFiles_ = files;
@@ -71,6 +71,7 @@ bool ImportRunner::start(const QString& workspacePath, const QStringList& files,
     for (const QString& file : files) request.files.push_back(file.toStdString());
     request.name = name.toStdString();
     request.format = format.toStdString();
+    request.asOne = asOneRun;
 
     std::shared_ptr<Progress> progress = progress_;
     const std::string path = workspacePath.toStdString();
@@ -109,11 +110,11 @@ bool ImportRunner::start(const QString& workspacePath, const QStringList& files,
     return true;
 }
 
-void ImportRunner::enqueue(const QString& workspacePath, const QStringList& files) {
+void ImportRunner::enqueue(const QString& workspacePath, const QStringList& files, bool asOneRun) {
     if (running_)
-        queue_.append({workspacePath, files});
+        queue_.append({workspacePath, files, asOneRun});
     else
-        start(workspacePath, files);
+        start(workspacePath, files, {}, {}, asOneRun);
 }
 
 void ImportRunner::cancel() {
@@ -128,8 +129,8 @@ void ImportRunner::onWorkerFinished(const Outcome& outcome) {
     currentFiles_.clear();
     emit finished(lastOutcome_.ok, lastOutcome_.message, lastOutcome_.profileIds);
     if (!running_ && !queue_.isEmpty()) {
-        const auto [path, files] = queue_.takeFirst();
-        start(path, files);
+        const Queued next = queue_.takeFirst();
+        start(next.workspacePath, next.files, {}, {}, next.asOneRun);
     }
 }
 

@@ -35,10 +35,11 @@ class ImportRunner : public QObject {
     // Imports files into the workspace at workspacePath (created if missing). name and format
     // are as for `stallscope import`; empty means default and detect. Returns false, starting
     // nothing, while another import runs.
+    // asOneRun: the files are the hosts (ranks) of one run, one profile.
     bool start(const QString& workspacePath, const QStringList& files, const QString& name = {},
-               const QString& format = {});
+               const QString& format = {}, bool asOneRun = false);
     // Starts the files now, or after the imports before them.
-    void enqueue(const QString& workspacePath, const QStringList& files);
+    void enqueue(const QString& workspacePath, const QStringList& files, bool asOneRun = false);
     // Asks the worker to stop at its next progress point (finished() follows with ok == false)
     // and drops the queued requests.
     void cancel();
@@ -63,7 +64,12 @@ class ImportRunner : public QObject {
     Outcome lastOutcome_;
     bool running_ = false;
     QStringList currentFiles_;
-    QList<QPair<QString, QStringList>> queue_;  // workspace path, files
+    struct Queued {
+        QString workspacePath;
+        QStringList files;
+        bool asOneRun = false;
+    };
+    QList<Queued> queue_;
 };
 
 }  // namespace stallscope

@@ -9,6 +9,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPushButton>
 #include <QScreen>
 #include <QSet>
 #include <QSettings>
@@ -17,6 +18,8 @@
 #include <QStyle>
 #include <QTabWidget>
 #include <QToolBar>
+
+#include <algorithm>
 
 #include "app/import_runner.h"
 #include "app/workspace_watcher.h"
@@ -455,7 +458,7 @@ bool MainWindow::isImporting() const {
     return runner_->isBusy();
 }
 
-void MainWindow::importFiles(const QStringList& paths) {
+void MainWindow::importFiles(const QStringList& paths, bool asOneRun) {
     QStringList files;
     for (const QString& path : paths)
         if (!path.isEmpty()) files << QFileInfo(path).absoluteFilePath();
@@ -465,7 +468,7 @@ void MainWindow::importFiles(const QStringList& paths) {
         emit importFinished(false, statusText());
         return;
     }
-    runner_->enqueue(workspacePath_, files);
+    runner_->enqueue(workspacePath_, files, asOneRun);
     updateActions();
 }
 
@@ -508,7 +511,29 @@ void MainWindow::showImportDialog() {
         this, tr("Import Files"), QString(),
         tr("Traces and results (*.jsonl *.jsonl.zst *.ssrp *.zst *.pb *.csv *.json *.json.gz "
            "*.gz *.et *.log *.txt *.sqlite3);;All files (*)"));
-    importFiles(files);
+    // Several trace files chosen together are often the ranks of one run (8 rank files became
+    // 8 profiles): ask.
+    const auto isTrace = [](const QString& f) {
+        return f.endsWith(".json") || f.endsWith(".json.gz") || f.endsWith(".pb") ||
+               f.endsWith(".pb.gz");
+    };
+    bool asOneRun = false;
+    if (files.size() >= 2 && std::all_of(files.begin(), files.end(), isTrace)) {
+        QMessageBox ask(QMessageBox::Question, tr("Import %1 Traces").arg(files.size()),
+                        tr("Are these %1 traces the hosts (ranks) of one run?").arg(files.size()),
+                        QMessageBox::NoButton, this);
+        ask.setInformativeText(
+            tr("One run is one profile with a host each, its clocks aligned "
+               "and its steps compared across hosts."));
+        QPushButton* oneRun = ask.addButton(tr("One Run"), QMessageBox::AcceptRole);
+        ask.addButton(tr("Separate Profiles"), QMessageBox::RejectRole);
+        QPushButton* cancel = ask.addButton(QMessageBox::Cancel);
+        ask.setDefaultButton(oneRun);
+        ask.exec();
+        if (ask.clickedButton() == cancel) return;
+        asOneRun = ask.clickedButton() == oneRun;
+    }
+    importFiles(files, asOneRun);
 }
 
 void MainWindow::showOpenWorkspaceDialog() {

@@ -56,7 +56,8 @@ class MainWindow : public QMainWindow {
 
     // Imports files off the GUI thread in one transaction; a drop uses the same path. While an
     // import runs, further requests queue behind it.
-    void importFiles(const QStringList& paths);
+    // asOneRun: the files are the hosts (ranks) of one run: one profile.
+    void importFiles(const QStringList& paths, bool asOneRun = false);
     bool isImporting() const;
     void cancelImport();
     ImportRunner* importRunner() const { return runner_; }

@@ -1,5 +1,6 @@
 #include <QAction>
 #include <QApplication>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -384,6 +385,20 @@ void TestGui::droppedFolderImportsAsOneRun() {
     const QJsonObject meta =
         QJsonDocument::fromJson(QByteArray::fromStdString(profiles.front().metadataJson)).object();
     QCOMPARE(trace::runHosts(meta).size(), size_t(3));
+
+    // The rank files chosen together (the dialog asks whether they are one run): one profile.
+    auto second = std::make_unique<MainWindow>(dir_->filePath("second.sqlite"));
+    QSignalSpy done(second.get(), &MainWindow::importFinished);
+    QStringList ranks;
+    for (const QFileInfo& f : QDir(run).entryInfoList({"*.json"}, QDir::Files))
+        ranks << f.filePath();
+    QCOMPARE(ranks.size(), 3);
+    second->importFiles(ranks, true);
+    QVERIFY(done.wait(60000));
+    QVERIFY2(done.front().at(0).toBool(), qPrintable(done.front().at(1).toString()));
+    auto ws2 =
+        Workspace::open(dir_->filePath("second.sqlite").toStdString(), Workspace::Mode::ReadOnly);
+    QCOMPARE(ws2->profiles().size(), size_t(1));
 }
 
 // A broken file dropped on the window: a message box names the file and the byte where it
