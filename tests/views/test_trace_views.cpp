@@ -6,6 +6,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QTabWidget>
@@ -24,6 +25,7 @@
 #include "views/common/render.h"
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
+#include "views/shell/elided_label.h"
 #include "views/shell/profile_summary.h"
 #include "views/trace/trace_compare_view.h"
 #include "views/trace/trace_tracks.h"
@@ -360,6 +362,31 @@ class TestTraceViews : public QObject {
         const QRect rect = view.trackTree()->visualItemRect(first);
         QTest::mouseClick(view.trackTree()->viewport(), Qt::LeftButton, {}, rect.center());
         QVERIFY(view.detailsText().contains("Process"));
+    }
+
+    void findCountsTheMatches() {
+        // Issue 32 (Perfetto's habit): the find field says how many slices match as it is
+        // typed. The tiny trace: outer, inner x2, late, load.
+        TraceView view;
+        auto source = tinySource();
+        view.setSource(source,
+                       source->query([](const trace::TraceStore& s) { return s.opStats(); }));
+        QLineEdit* find = nullptr;
+        for (QLineEdit* edit : view.findChildren<QLineEdit*>())
+            if (edit->placeholderText() == "Find slices by name") find = edit;
+        QVERIFY(find);
+        auto* status = view.findChild<ElidedLabel*>();
+        QVERIFY(status);
+        find->setText("INN");  // case-folded, as Next matches
+        QCOMPARE(status->text(), QString("2 slices match “INN” in 1 name: Enter or Next steps "
+                                         "through them"));
+        find->setText("o");  // outer, load
+        QVERIFY2(status->text().startsWith("2 slices match “o” in 2 names"),
+                 qPrintable(status->text()));
+        find->setText("zzz");
+        QCOMPARE(status->text(), QString("No slice matches “zzz”"));
+        find->clear();
+        QVERIFY(status->text().isEmpty());
     }
 
     void opTableAndFind() {

@@ -111,6 +111,7 @@ class TraceView : public QWidget, public TracePanelHost {
     void buildTree();
     void applyTreeToTimeline();
     void fillOpTable(const std::vector<trace::OpStat>& ops);
+    void countMatches(const QString& text);
     void showSelectionDetails();
     void showTrackDetails(int64_t trackId);
     void selectOpRow(const std::string& name);
@@ -123,6 +124,7 @@ class TraceView : public QWidget, public TracePanelHost {
 
     TraceSourcePtr source_;
     std::vector<trace::OpStat> ops_;
+    QString matchText_;  // the find field's match count, while the status line shows it
     std::shared_ptr<TraceHighlight> highlight_;
     std::unique_ptr<TraceTimelineBinding> binding_;
     TimelineView* timeline_ = nullptr;
