@@ -94,6 +94,12 @@ class TestTraceViews : public QObject {
         return importFiles(*ws_, ImportRequest{{path}, {}, {}}, progress).at(0).id;
     }
     TraceSourcePtr tinySource() { return std::make_shared<TraceSource>(wsPath_, tiny_); }
+    // The tiny trace shown in `view`, its op table filled as open() fills it.
+    void showTiny(TraceView& view) {
+        auto source = tinySource();
+        view.setSource(source,
+                       source->query([](const trace::TraceStore& s) { return s.opStats(); }));
+    }
 
   private slots:
     void initTestCase() {
@@ -340,9 +346,7 @@ class TestTraceViews : public QObject {
         // focus, Qt made its first row current, and that counted as choosing it.
         TraceView view;
         view.timeline()->setAsynchronous(false);
-        auto source = tinySource();
-        view.setSource(source,
-                       source->query([](const trace::TraceStore& s) { return s.opStats(); }));
+        showTiny(view);
         view.resize(1200, 800);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
@@ -368,13 +372,8 @@ class TestTraceViews : public QObject {
         // Issue 32 (Perfetto's habit): the find field says how many slices match as it is
         // typed. The tiny trace: outer, inner x2, late, load.
         TraceView view;
-        auto source = tinySource();
-        view.setSource(source,
-                       source->query([](const trace::TraceStore& s) { return s.opStats(); }));
-        QLineEdit* find = nullptr;
-        for (QLineEdit* edit : view.findChildren<QLineEdit*>())
-            if (edit->placeholderText() == "Find slices by name") find = edit;
-        QVERIFY(find);
+        showTiny(view);
+        QLineEdit* find = view.findField();
         auto* status = view.findChild<ElidedLabel*>();
         QVERIFY(status);
         find->setText("INN");  // case-folded, as Next matches
@@ -489,11 +488,9 @@ class TestTraceViews : public QObject {
     void reorderAndPinTracks() {
         TraceView view;
         view.timeline()->setAsynchronous(false);
-        auto source = tinySource();
-        view.setSource(source,
-                       source->query([](const trace::TraceStore& s) { return s.opStats(); }));
+        showTiny(view);
         auto idOf = [&](const std::string& name) {
-            for (const auto& t : source->store().tracks())
+            for (const auto& t : view.source()->store().tracks())
                 if (t.name == name) return t.id;
             return int64_t(-1);
         };
@@ -533,9 +530,7 @@ class TestTraceViews : public QObject {
     void opTableFollowsTimelineSelection() {
         TraceView view;
         view.timeline()->setAsynchronous(false);
-        auto source = tinySource();
-        view.setSource(source,
-                       source->query([](const trace::TraceStore& s) { return s.opStats(); }));
+        showTiny(view);
         view.resize(1200, 800);
         view.timeline()->setWindow({0, 200000});
         view.timeline()->prepareNow(view.timeline()->viewport()->size());

@@ -293,6 +293,7 @@ void TraceView::open(const std::string& workspacePath, int64_t profileId) {
 void TraceView::setSource(TraceSourcePtr source, std::vector<trace::OpStat> ops) {
     source_ = std::move(source);
     ops_ = std::move(ops);
+    foldedOpNames_.clear();
     binding_ = std::make_unique<TraceTimelineBinding>(*timeline_, source_, highlight_);
     binding_->setFlowDisplay(FlowDisplay(flowDisplay_->currentData().toInt()));
     // Analyses of another profile do not apply; open() loads this one's.
@@ -468,9 +469,15 @@ void TraceView::countMatches(const QString& text) {
         return;
     }
     const QString needle = text.toCaseFolded();
+    if (foldedOpNames_.size() != ops_.size()) {
+        foldedOpNames_.clear();
+        for (const trace::OpStat& op : ops_)
+            foldedOpNames_.push_back(QString::fromStdString(op.name).toCaseFolded());
+    }
     uint64_t slices = 0, names = 0;
-    for (const trace::OpStat& op : ops_) {
-        if (!QString::fromStdString(op.name).toCaseFolded().contains(needle)) continue;
+    for (size_t i = 0; i < ops_.size(); ++i) {
+        const trace::OpStat& op = ops_[i];
+        if (!foldedOpNames_[i].contains(needle)) continue;
         slices += op.count - op.aggregated + op.unended;
         ++names;
     }

@@ -48,6 +48,7 @@ class TraceView : public QWidget, public TracePanelHost {
 
     QTreeWidget* trackTree() const { return tree_; }
     QTableView* opTable() const { return opTable_; }
+    QLineEdit* findField() const { return findEdit_; }
     QStandardItemModel* opModel() const { return opModel_; }
     QString overviewHtml() const;
 
@@ -124,6 +125,7 @@ class TraceView : public QWidget, public TracePanelHost {
 
     TraceSourcePtr source_;
     std::vector<trace::OpStat> ops_;
+    std::vector<QString> foldedOpNames_;  // ops_' names case-folded, for the match count
     QString matchText_;  // the find field's match count, while the status line shows it
     std::shared_ptr<TraceHighlight> highlight_;
     std::unique_ptr<TraceTimelineBinding> binding_;
