@@ -29,6 +29,7 @@
 #include "views/trace/critical_path_tracks.h"
 #include "views/trace/step_tracks.h"
 #include "views/trace/trace_view.h"
+#include "views/trace/utilisation_track.h"
 #include "views/trace/whatif_box.h"
 
 using namespace stallscope;
@@ -108,10 +109,12 @@ class TestCriticalPathView : public QObject {
         QCOMPARE(path.steps.size(), size_t(3));
         QCOMPARE(path.steps[0].duration, int64_t(211000));
 
-        // The strip follows the steps' strip, above the trace's tracks.
+        // The strip follows the steps' strip and the device's utilisation, above the trace's
+        // tracks.
         QVERIFY(dynamic_cast<const StepStripTrack*>(view.timeline()->tracks().at(0).get()));
+        QVERIFY(dynamic_cast<const DeviceUtilisationTrack*>(view.timeline()->tracks().at(1).get()));
         const CriticalPathStripTrack* strip = pathStrip(view.timeline());
-        QVERIFY(strip == view.timeline()->tracks().at(1).get());
+        QVERIFY(strip == view.timeline()->tracks().at(2).get());
 
         // Drawn: mid-gemm_a of step 2 (its path runs through the kernels) is kernel-green on the
         // strip; the outlines change the kernel's own stream track.

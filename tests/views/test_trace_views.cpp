@@ -473,7 +473,7 @@ class TestTraceViews : public QObject {
         probe.setAsynchronous(false);
         TraceTimelineBinding binding(probe, tinySource());
         const std::vector<std::shared_ptr<TimelineTrack>> lanes =
-            traceLeadingLanes(*ws_, profile, binding.source()->origin());
+            traceLeadingLanes(*ws_, profile, binding.source());
         binding.setLeadingTracks(lanes);
         binding.show(traceTracksInOrder(binding.source()->store()));
         probe.setWindow({0, 200000});

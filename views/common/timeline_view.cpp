@@ -61,6 +61,7 @@ void TimelineView::addTrack(std::shared_ptr<TimelineTrack> track) {
 
 void TimelineView::setTracks(std::vector<std::shared_ptr<TimelineTrack>> tracks) {
     tracks_.clear();
+    measuredTracks_.clear();  // they point into the old tracks
     frames_.clear();
     selection_.reset();
     frameJob_.supersede();
@@ -72,6 +73,7 @@ void TimelineView::setTracks(std::vector<std::shared_ptr<TimelineTrack>> tracks)
 
 void TimelineView::clearTracks() {
     tracks_.clear();
+    measuredTracks_.clear();  // they point into the old tracks
     frames_.clear();
     selection_.reset();
     frameJob_.supersede();
@@ -195,8 +197,26 @@ void TimelineView::select(const TimelineTrack* track, const std::optional<Timeli
 
 void TimelineView::setMeasurement(std::optional<TimeRange> range) {
     measurement_ = range;
+    if (!range) measuredTracks_.clear();
     viewport()->update();
     emit measurementChanged();
+}
+
+void TimelineView::setArea(TimeRange range, std::vector<const TimelineTrack*> tracks) {
+    measuredTracks_ = std::move(tracks);
+    setMeasurement(range);
+    emit areaSelected();
+}
+
+std::vector<const TimelineTrack*> TimelineView::tracksBetween(int top, int bottom) const {
+    std::vector<const TimelineTrack*> out;
+    int y = 0;
+    for (const auto& track : tracks_) {
+        const int h = track->height();
+        if (y + h > top && y <= bottom) out.push_back(track.get());
+        y += h;
+    }
+    return out;
 }
 
 void TimelineView::setCursorTime(std::optional<double> time) {
@@ -456,6 +476,19 @@ void TimelineView::paintAxis(QPainter& painter, const Layout& layout,
         painter.setPen(QPen(QColor(220, 130, 0), 1));
         painter.drawLine(QPointF(x0, r.top()), QPointF(x0, layout.tracks.bottom()));
         painter.drawLine(QPointF(x1, r.top()), QPointF(x1, layout.tracks.bottom()));
+        // The area: the measured range on the tracks dragged across, outlined.
+        painter.save();
+        painter.setClipRect(layout.tracks);
+        for (const TimelineTrack* track : measuredTracks_) {
+            const QRect rows = trackRect(track, layout.size);
+            if (rows.isEmpty()) continue;
+            const QRectF area(x0, rows.top(), x1 - x0, rows.height());
+            painter.fillRect(area, QColor(255, 150, 0, 45));
+            painter.setPen(QPen(QColor(220, 120, 0), 1, Qt::DashLine));
+            painter.drawLine(area.topLeft(), area.topRight());
+            painter.drawLine(area.bottomLeft(), area.bottomRight());
+        }
+        painter.restore();
         const QString text = measurementText(*measurement_);
         const QFontMetrics metrics(painter.font());
         const int w = metrics.horizontalAdvance(text) + 12;
@@ -602,173 +635,6 @@ QString TimelineView::measurementText(TimeRange range) const {
     QString text = QStringLiteral("Δ %1 %2").arg(format_.primary(delta), format_.unit).trimmed();
     if (format_.secondary) text += QStringLiteral(" · Δ %1").arg(format_.secondary(delta));
     return text;
-}
-
-// ---- interaction ----------------------------------------------------------------------------
-
-void TimelineView::resizeEvent(QResizeEvent* event) {
-    QAbstractScrollArea::resizeEvent(event);
-    updateScrollBars();
-    requestFrames();
-}
-
-void TimelineView::scrollContentsBy(int, int) {
-    verticalOffset_ = verticalScrollBar()->value();
-    viewport()->update();
-}
-
-void TimelineView::wheelEvent(QWheelEvent* event) {
-    const QSize size = viewport()->size();
-    const Layout layout = layoutFor(size);
-    const QPointF pos = event->position();
-    if (pos.x() < kGutterWidth || (event->modifiers() & Qt::AltModifier)) {
-        QAbstractScrollArea::wheelEvent(event);  // vertical scroll over the labels
-        return;
-    }
-    const QPoint delta = event->angleDelta();
-    if ((event->modifiers() & Qt::ShiftModifier) || std::abs(delta.x()) > std::abs(delta.y())) {
-        const int d = delta.x() != 0 ? delta.x() : delta.y();
-        panByPixels(-d / 120.0 * layout.dataArea.width() * 0.1);
-    } else if (delta.y() != 0) {
-        const double anchor = mappingFor(size).time(pos.x());
-        zoomBy(TimeNavigation::wheelZoomFactor(delta.y()), anchor);
-    }
-    event->accept();
-}
-
-void TimelineView::moveWindowToMinimapX(double x) {
-    const Layout layout = layoutFor(viewport()->size());
-    const QRect r = layout.minimap.adjusted(kGutterWidth, 0, -8, 0);
-    const TimeRange all = extent();
-    const double t = all.start + (x - r.left()) / std::max(1, r.width()) * all.length();
-    setWindow({t - window_.length() / 2, t + window_.length() / 2});
-}
-
-void TimelineView::mousePressEvent(QMouseEvent* event) {
-    pressPos_ = event->position().toPoint();
-    pressWindow_ = window_;
-    moved_ = false;
-    const Layout layout = layoutFor(viewport()->size());
-    if (layout.minimap.contains(pressPos_) && pressPos_.x() >= kGutterWidth) {
-        drag_ = Drag::Minimap;
-        moveWindowToMinimapX(pressPos_.x());
-    } else if (event->button() == Qt::RightButton ||
-               (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier))) {
-        drag_ = Drag::Measure;
-        const double t = mappingFor(viewport()->size()).time(pressPos_.x());
-        setMeasurement(TimeRange{t, t});
-    } else if (event->button() == Qt::LeftButton) {
-        drag_ = Drag::Pan;
-        viewport()->setCursor(Qt::ClosedHandCursor);
-    }
-    event->accept();
-}
-
-void TimelineView::mouseMoveEvent(QMouseEvent* event) {
-    const QPoint pos = event->position().toPoint();
-    const QSize size = viewport()->size();
-    const TimeMapping mapping = mappingFor(size);
-    if ((pos - pressPos_).manhattanLength() > 3) moved_ = true;
-    switch (drag_) {
-        case Drag::Pan: {
-            const double shift = (pressPos_.x() - pos.x()) * mapping.unitsPerPixel();
-            setWindow({pressWindow_.start + shift, pressWindow_.end + shift});
-            break;
-        }
-        case Drag::Measure: {
-            const TimeMapping m = mappingFor(size);
-            const double a = m.time(pressPos_.x()), b = m.time(pos.x());
-            setMeasurement(TimeRange{std::min(a, b), std::max(a, b)});
-            break;
-        }
-        case Drag::Minimap:
-            moveWindowToMinimapX(pos.x());
-            break;
-        case Drag::None:
-            break;
-    }
-    if (pos.x() >= kGutterWidth) {
-        const double t = mapping.time(pos.x());
-        setCursorTime(t);
-        emit cursorMoved(t);
-    }
-}
-
-void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
-    const Drag drag = drag_;
-    drag_ = Drag::None;
-    viewport()->unsetCursor();
-    if (drag == Drag::Pan && !moved_) {
-        setMeasurement(std::nullopt);
-        if (auto hit = itemAt(event->position().toPoint()))
-            select(hit->track, hit->item);
-        else
-            clearSelection();
-    } else if (drag == Drag::Measure && !moved_) {
-        setMeasurement(std::nullopt);
-    }
-    event->accept();
-}
-
-void TimelineView::leaveEvent(QEvent* event) {
-    setCursorTime(std::nullopt);
-    QAbstractScrollArea::leaveEvent(event);
-}
-
-bool TimelineView::viewportEvent(QEvent* event) {
-    if (event->type() == QEvent::ToolTip) {
-        auto* help = static_cast<QHelpEvent*>(event);
-        if (auto hit = itemAt(help->pos())) {
-            QToolTip::showText(help->globalPos(), hit->track->toolTip(hit->item), viewport());
-        } else {
-            const Layout layout = layoutFor(viewport()->size());
-            if (layout.axis.contains(help->pos()) && help->pos().x() >= kGutterWidth) {
-                const double t = mappingFor(viewport()->size()).time(help->pos().x());
-                QString text = (format_.primary(t) + QLatin1Char(' ') + format_.unit).trimmed();
-                if (format_.secondary) text += QStringLiteral(" · ") + format_.secondary(t);
-                QToolTip::showText(help->globalPos(), text, viewport());
-            } else {
-                QToolTip::hideText();
-            }
-        }
-        return true;
-    }
-    return QAbstractScrollArea::viewportEvent(event);
-}
-
-bool TimelineView::navigateByKey(int key) {
-    const double center =
-        cursor_ && window_.contains(*cursor_) ? *cursor_ : (window_.start + window_.end) / 2;
-    // W/S/A/D as every time view has them; Home fits with this view's margins.
-    if (key != Qt::Key_Home)
-        if (const auto w = TimeNavigation::windowForKey(key, window_, center, extent())) {
-            setWindow(*w);
-            return true;
-        }
-    switch (key) {
-        case Qt::Key_Home:
-            fitAll();
-            return true;
-        case Qt::Key_F:
-            if (measurement_ && measurement_->length() > 0)
-                fitRange(*measurement_);
-            else if (selection_)
-                fitRange({selection_->item.start, selection_->item.end}, 0.25);
-            return true;
-        case Qt::Key_Escape:
-            setMeasurement(std::nullopt);
-            clearSelection();
-            return true;
-        default:
-            return false;
-    }
-}
-
-void TimelineView::keyPressEvent(QKeyEvent* event) {
-    if (navigateByKey(event->key()))
-        event->accept();
-    else
-        QAbstractScrollArea::keyPressEvent(event);
 }
 
 }  // namespace stallscope

@@ -22,9 +22,10 @@ struct TimeFormat {
 
 // A generic custom-painted timeline: tracks stacked over one shared time axis, with a minimap,
 // a legend, zoom (wheel around the cursor, W/S), pan (drag, A/D, scrollbar, minimap), Home to fit
-// all, F to fit the selection or measurement, Shift/right-drag rubber-band measurement, click
-// selection with hit-testing and hover tooltips. Track data is prepared on worker threads for about
-// three viewport widths and repainted from the latest frames (see timeline_track.h).
+// all, F to fit the selection or measurement, Shift/right-drag measures a range over the tracks
+// dragged across (an area), click selection with hit-testing and hover tooltips. Track data is
+// prepared on worker threads for about three viewport widths and repainted from the latest frames
+// (see timeline_track.h).
 class TimelineView : public QAbstractScrollArea {
     Q_OBJECT
   public:
@@ -78,6 +79,10 @@ class TimelineView : public QAbstractScrollArea {
     void clearSelection() { select(nullptr, std::nullopt); }
     std::optional<TimeRange> measurement() const { return measurement_; }
     void setMeasurement(std::optional<TimeRange> range);
+    // The tracks a measuring drag went across (an area: the measured range on those tracks), in
+    // display order; empty without a measurement. Cleared with it and when tracks change.
+    const std::vector<const TimelineTrack*>& measuredTracks() const { return measuredTracks_; }
+    void setArea(TimeRange range, std::vector<const TimelineTrack*> tracks);
     std::optional<double> cursorTime() const { return cursor_; }
     void setCursorTime(std::optional<double> time);
 
@@ -116,6 +121,8 @@ class TimelineView : public QAbstractScrollArea {
     void selectionChanged();
     void cursorMoved(double time);
     void measurementChanged();
+    // A measuring drag ended over a range and some tracks (measurement() and measuredTracks()).
+    void areaSelected();
     void framesReady();
 
   protected:
@@ -143,6 +150,8 @@ class TimelineView : public QAbstractScrollArea {
     void paintLegend(QPainter& painter, const Layout& layout) const;
     static void paintTitle(QPainter& painter, const QString& title, const QRect& rect);
     void moveWindowToMinimapX(double x);
+    // Tracks whose rows overlap content heights [top, bottom] (0: the first track's top).
+    std::vector<const TimelineTrack*> tracksBetween(int top, int bottom) const;
 
     std::vector<std::shared_ptr<TimelineTrack>> tracks_;
     std::vector<std::shared_ptr<const TrackFrame>> frames_;
@@ -154,6 +163,7 @@ class TimelineView : public QAbstractScrollArea {
     int verticalOffset_ = 0;
     std::optional<Selection> selection_;
     std::optional<TimeRange> measurement_;
+    std::vector<const TimelineTrack*> measuredTracks_;
     std::optional<double> cursor_;
     bool asynchronous_ = true;
     async::JobSlot frameJob_{this};
@@ -161,6 +171,7 @@ class TimelineView : public QAbstractScrollArea {
 
     Drag drag_ = Drag::None;
     QPoint pressPos_;
+    int pressContentY_ = 0;  // the press's height in the track stack
     TimeRange pressWindow_;
     bool moved_ = false;
 };

@@ -10,6 +10,7 @@
 #include "views/common/timeline_view.h"
 #include "views/trace/step_tracks.h"
 #include "views/trace/steps_panel.h"
+#include "views/trace/utilisation_track.h"
 
 namespace stallscope {
 
@@ -143,10 +144,12 @@ void StepsTracePanel::clear() {
     if (boundaries_) host_.timeline()->removeOverlay(boundaries_.get());
     boundaries_.reset();
     steps_.reset();
+    utilisation_.clear();
 }
 
 void StepsTracePanel::setAnalysis(std::shared_ptr<const trace::StepAnalysis> analysis) {
     steps_ = std::move(analysis);
+    utilisation_.clear();
     if (boundaries_) host_.timeline()->removeOverlay(boundaries_.get());
     boundaries_.reset();
     picker_->clear();
@@ -174,8 +177,13 @@ void StepsTracePanel::setDevice(int device) {
 
 std::vector<std::shared_ptr<TimelineTrack>> StepsTracePanel::leadingTracks() const {
     if (!steps_ || steps_->devices.empty() || !host_.source()) return {};
-    return {std::make_shared<StepStripTrack>(
-        steps_, host_.source()->origin(), std::clamp(device_, 0, int(steps_->devices.size()) - 1))};
+    const int device = std::clamp(device_, 0, int(steps_->devices.size()) - 1);
+    std::shared_ptr<TimelineTrack>& utilisation = utilisation_[device];
+    if (!utilisation)
+        utilisation = std::make_shared<DeviceUtilisationTrack>(host_.source(),
+                                                               steps_->devices[size_t(device)]);
+    return {std::make_shared<StepStripTrack>(steps_, host_.source()->origin(), device),
+            utilisation};
 }
 
 void StepsTracePanel::showStep(int index) {

@@ -4,6 +4,7 @@
 // step through), the step strip above the tracks and the step boundaries over them, the
 // overview's Steps section and the recommendations in the suggestions dock.
 
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -67,6 +68,8 @@ class StepsTracePanel : public TracePanel {
     StepsPanel* panel_ = nullptr;
     QComboBox* picker_ = nullptr;
     int device_ = 0;
+    // Per device, its utilisation lane, kept while the analysis is (it caches the busy time).
+    mutable std::map<int, std::shared_ptr<TimelineTrack>> utilisation_;
     std::vector<graph::StepSaving> savings_;
 };
 

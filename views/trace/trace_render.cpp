@@ -12,6 +12,7 @@
 #include "views/trace/step_tracks.h"
 #include "views/trace/trace_view.h"
 #include "views/trace/transfer_tracks.h"
+#include "views/trace/utilisation_track.h"
 
 namespace stallscope {
 
@@ -65,11 +66,14 @@ QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOption
 // what is stored (else derived now and not stored: a render only reads the workspace).
 std::vector<std::shared_ptr<TimelineTrack>> traceLeadingLanes(const Workspace& workspace,
                                                               const ProfileInfo& profile,
-                                                              int64_t origin) {
+                                                              const TraceSourcePtr& source) {
     std::vector<std::shared_ptr<TimelineTrack>> lanes;
+    const int64_t origin = source->origin();
     const auto steps = analysis::read(workspace, profile.id, trace::stepsAnalysis());
-    if (steps && !steps->devices.empty())
+    if (steps && !steps->devices.empty()) {
         lanes.push_back(std::make_shared<StepStripTrack>(steps, origin, 0));
+        lanes.push_back(std::make_shared<DeviceUtilisationTrack>(source, steps->devices[0]));
+    }
     if (const auto transfers =
             analysis::read(workspace, profile.id, transfers::transfersAnalysis()))
         for (auto& lane : makeTransferTracks(transfers, origin)) lanes.push_back(std::move(lane));
@@ -79,8 +83,7 @@ std::vector<std::shared_ptr<TimelineTrack>> traceLeadingLanes(const Workspace& w
 QImage renderTraceTimeline(const Workspace& workspace, const ProfileInfo& profile,
                            const RenderOptions& options) {
     const auto source = std::make_shared<TraceSource>(workspace.path(), profile.id);
-    return renderTraceTimelineImage(source, options,
-                                    traceLeadingLanes(workspace, profile, source->origin()));
+    return renderTraceTimelineImage(source, options, traceLeadingLanes(workspace, profile, source));
 }
 
 QImage renderTraceOverview(const Workspace& workspace, const ProfileInfo& profile,

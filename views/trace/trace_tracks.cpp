@@ -197,7 +197,6 @@ void TraceSliceTrack::paint(QPainter& painter, const QRect& rect, const TimeMapp
     painter.setClipRect(rect);
     const QFontMetrics metrics(painter.font());
     const double left = rect.left(), right = rect.right() + 1;
-    const std::string& highlighted = highlight_ ? highlight_->name : std::string();
     // Counted labels are sized from the digit width (no text shaping per folded block), and a
     // box already covered at its depth by an earlier opaque one is not painted again: paint time
     // stays flat at any zoom.
@@ -249,8 +248,7 @@ void TraceSliceTrack::paint(QPainter& painter, const QRect& rect, const TimeMapp
         }
         const std::string& name = source_->text(s.name);
         QColor fill = traceNameColor(name);
-        if (!highlighted.empty() && name != highlighted)
-            fill = QColor::fromHsl(fill.hslHue(), 20, 225);
+        if (highlight_ && highlight_->dims(name)) fill = QColor::fromHsl(fill.hslHue(), 20, 225);
         fillBox(box, fill);
         if (box.width() >= 8) {  // outlines separate neighbours; narrower boxes are ticks
             painter.setPen(fill.darker(130));

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/trace/trace_store.h"
@@ -92,9 +93,11 @@ std::vector<double> trackBusyDensity(const trace::TraceStore& store, size_t bins
 std::function<void(QPainter&, const QRect&, TimeRange)> densityOverview(std::vector<double> density,
                                                                         TimeRange extent);
 
-// What the slice tracks dim everything but (the op selected in the op table); GUI thread only.
+// What the slice tracks dim everything but: the op selected in the op table, or every name the
+// find field matches. GUI thread only.
 struct TraceHighlight {
-    std::string name;  // empty: nothing highlighted
+    std::unordered_set<std::string> names;  // empty: nothing highlighted
+    bool dims(const std::string& name) const { return !names.empty() && !names.contains(name); }
 };
 
 // A process (XProf plane, Chrome pid, Chakra rank set) above its tracks: a band with its name

@@ -32,6 +32,7 @@
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 #include "views/shell/elided_label.h"
+#include "views/trace/area_summary_panel.h"
 #include "views/trace/args_html.h"
 
 namespace stallscope {
@@ -96,6 +97,7 @@ TraceView::TraceView(QWidget* parent)
     vertical->setCollapsible(0, false);
     layout->addWidget(vertical, 1);
     connect(timeline_, &TimelineView::selectionChanged, this, &TraceView::showSelectionDetails);
+    connectExploring();
     // W/A/S/D, F and Home move the timeline wherever the view's focus is (Perfetto's habit); a
     // text field keeps its typing (it overrides shortcuts for printable keys).
     for (const Qt::Key key :
@@ -238,6 +240,8 @@ QTabWidget* TraceView::buildTabs() {
     tabs_->addTab(overviewPage, tr("Overview"));
     tabs_->addTab(buildTreePane(), tr("Tracks"));
     tabs_->addTab(opTable_, tr("Ops"));
+    summary_ = new AreaSummaryPanel;
+    tabs_->addTab(summary_, tr("Summary"));
     tabs_->addTab(details_, tr("Details"));
     syncPanelTabs();
     return tabs_;
@@ -461,8 +465,11 @@ void TraceView::setTrackFilter(const QString& text) {
 }
 
 // As the find field is typed: how many slices on the timeline have a name containing the text
-// (case-folded, as find() matches), from the op statistics already loaded: no slice is read.
+// (case-folded, as find() matches), from the op statistics already loaded (no slice is read); the
+// matched names are drawn in colour, every other slice dimmed.
 void TraceView::countMatches(const QString& text) {
+    highlight_->names.clear();
+    timeline_->viewport()->update();
     if (text.isEmpty()) {
         if (status_->text() == matchText_) status_->clear();
         matchText_.clear();
@@ -478,6 +485,7 @@ void TraceView::countMatches(const QString& text) {
     for (size_t i = 0; i < ops_.size(); ++i) {
         const trace::OpStat& op = ops_[i];
         if (!foldedOpNames_[i].contains(needle)) continue;
+        highlight_->names.insert(op.name);  // every match is drawn in colour, the rest dimmed
         slices += op.count - op.aggregated + op.unended;
         ++names;
     }
@@ -540,9 +548,10 @@ void TraceView::fillOpTable(const std::vector<trace::OpStat>& ops) {
 }
 
 void TraceView::selectOp(const QString& name) {
-    highlight_->name = name.toStdString();
-    timeline_->viewport()->update();
     findEdit_->setText(name);
+    // The op alone, not every name containing it (the find field's highlight).
+    highlight_->names = {name.toStdString()};
+    timeline_->viewport()->update();
     findNext(name, true);
 }
 
@@ -576,14 +585,7 @@ void TraceView::findNext(const QString& needle, bool forward) {
             }
             status_->setText(QString::fromStdString(source_->text(slice.name)) + " @ " +
                              format::nanoseconds(item.start));
-            const TimeRange window = timeline_->window();
-            if (item.end - item.start > window.length())
-                timeline_->fitRange({item.start, item.end});
-            else if (!window.contains(item.start) || !window.contains(item.end))
-                timeline_->setWindow({(item.start + item.end - window.length()) / 2,
-                                      (item.start + item.end + window.length()) / 2});
-            timeline_->select(track, item);
-            timeline_->ensureTrackVisible(track, TraceSliceTrack::rowCenter(item.row));
+            revealSlice(track, item);
             emit foundSlice(true);
         });
 }
@@ -629,6 +631,7 @@ void TraceView::showTrackDetails(int64_t trackId) {
             "<tr><td><b>" + htmlEscape(field) + "</b></td><td>" + htmlEscape(value) + "</td></tr>";
     details_->setHtml(html + "</table>");
     tabs_->setCurrentWidget(details_);
+    summarizeTrack(trackId);  // its slices by name in the Summary tab (a CUDA API summary)
 }
 
 QString TraceView::detailsText() const {
@@ -650,9 +653,12 @@ void TraceView::showSelectionDetails() {
     for (const auto& [field, value] : selection->track->details(selection->item))
         html +=
             "<tr><td><b>" + htmlEscape(field) + "</b></td><td>" + htmlEscape(value) + "</td></tr>";
-    html += "</table>";
+    html += "</table>" + flowsHtml(*selection);
     details_->setHtml(html);
     tabs_->setCurrentWidget(details_);
+    if (selection->track->isHeader())
+        if (const auto* header = dynamic_cast<const TraceProcessHeaderTrack*>(selection->track))
+            summarizeTrack(header->trackId());
     const auto* slices = dynamic_cast<const TraceSliceTrack*>(selection->track);
     const uint64_t argsId = slices ? slices->argsOf(selection->item) : 0;
     if (argsId == 0) return;

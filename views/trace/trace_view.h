@@ -15,6 +15,7 @@
 #include "views/common/async_job.h"
 #include "views/common/render.h"
 #include "views/common/suggestion_item.h"
+#include "views/common/timeline_view.h"
 #include "views/trace/trace_panel.h"
 #include "views/trace/trace_tracks.h"
 
@@ -29,11 +30,12 @@ class QTextBrowser;
 class QTabWidget;
 class QTreeWidgetItem;
 class QLayout;
+class QUrl;
 
 namespace stallscope {
 
+class AreaSummaryPanel;
 class ElidedLabel;
-class TimelineView;
 
 class TraceView : public QWidget, public TracePanelHost {
     Q_OBJECT
@@ -68,6 +70,11 @@ class TraceView : public QWidget, public TracePanelHost {
     bool isPinned(int64_t trackId) const;
     // The details panel's text (what a selection or a clicked process shows).
     QString detailsText() const;
+    // The Summary tab: an area selection's or a clicked track's slices by name.
+    AreaSummaryPanel* summaryPanel() const { return summary_; }
+    // Follows a "flow:N" link of the details pane (the selected slice's N-th listed flow) to the
+    // slice at its other end: selected and revealed.
+    void followFlow(const QUrl& link);
 
     // The panels (trace_panel.cpp): each shows one registered analysis, loaded after the
     // profile on a worker (stored with the profile after its first derivation).
@@ -119,6 +126,12 @@ class TraceView : public QWidget, public TracePanelHost {
     void moveCurrent(int delta);
     void togglePinCurrent();
     void markPinned(QTreeWidgetItem* item, bool pinned);
+    // trace_view_explore.cpp
+    void connectExploring();
+    void summarizeArea();
+    void summarizeTrack(int64_t trackId);
+    QString flowsHtml(const TimelineView::Selection& selection);
+    void revealSlice(const TimelineTrack* track, const TimelineItem& item);
     void loadAnalyses(const std::string& workspacePath, int64_t profileId);
     void refreshOverview();
     void syncPanelTabs();
@@ -141,6 +154,14 @@ class TraceView : public QWidget, public TracePanelHost {
     QTextBrowser* details_ = nullptr;
     QTextBrowser* overview_ = nullptr;
     QTabWidget* tabs_ = nullptr;
+    AreaSummaryPanel* summary_ = nullptr;
+    // The other ends of the flows the details pane lists, by link index.
+    struct FlowEnd {
+        int64_t track = 0, ts = 0;
+        int32_t depth = -1;
+    };
+    std::vector<FlowEnd> shownFlows_;
+    static constexpr size_t kFlowsListed = 50;
     bool fillingTree_ = false;
     bool syncingOpTable_ = false;
     std::map<int64_t, QTreeWidgetItem*> treeItems_;
@@ -166,11 +187,11 @@ QImage renderTraceTimeline(const Workspace& workspace, const ProfileInfo& profil
 // The overview page (what the trace is, its steps, transfers and critical path) as an image.
 QImage renderTraceOverview(const Workspace& workspace, const ProfileInfo& profile,
                            const RenderOptions& options);
-// The lanes the GUI leads a trace's timeline with (steps strip, transfer links), from what is
-// stored, else derived now and not stored.
+// The lanes the GUI leads a trace's timeline with (steps strip, utilisation, transfer links), from
+// what is stored, else derived now and not stored.
 std::vector<std::shared_ptr<TimelineTrack>> traceLeadingLanes(const Workspace& workspace,
                                                               const ProfileInfo& profile,
-                                                              int64_t origin);
+                                                              const TraceSourcePtr& source);
 // `leading`: lanes above the trace's tracks (the steps strip, transfer links).
 QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOptions& options,
                                 std::vector<std::shared_ptr<TimelineTrack>> leading = {});
