@@ -82,6 +82,7 @@ class TestLayout : public QObject {
     void demoProfilesNameTheirOrigin();
     void traceTimelineGetsTheWindow_data();
     void traceTimelineGetsTheWindow();
+    void dockWidthsSurviveImports();
 
   private:
     QString writeWorkload(const char* scenario) {
@@ -503,6 +504,58 @@ void TestLayout::traceTimelineGetsTheWindow() {
     QVERIFY2(plot.width() >= atLeast.width() && plot.height() >= atLeast.height(),
              qPrintable(QString("%1x%2").arg(plot.width()).arg(plot.height())));
     checkWindowFits(window, screen);
+}
+
+void TestLayout::dockWidthsSurviveImports() {
+    // Issue 32: dock widths changed after imports and never came back. Imports of profiles with
+    // long names (file, ops, metadata), each opened and chosen, leave the side docks as wide as
+    // the window opened them.
+    const QString longName = dir_->filePath(
+        "resnet50_ddp_rank0_bs256_amp_channels_last_torch_compile_max_autotune_2026_11_27_"
+        "profile_with_a_very_long_file_name.json");
+    {
+        std::ofstream out(longName.toStdString());
+        out << R"({"traceEvents":[)";
+        for (int i = 0; i < 20; ++i)
+            out << (i ? "," : "")
+                << R"({"ph":"X","name":"void at::native::vectorized_elementwise_kernel<4, )"
+                   R"(at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, )"
+                   R"(at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>))"
+                << i << R"(","pid":1,"tid":1,"ts":)" << i * 10
+                << R"(,"dur":8,"args":{"a_very_long_argument_name_that_goes_on":")"
+                << std::string(200, 'x') << R"("}})";
+        out << R"(],"deviceProperties":[{"name":")" << std::string(150, 'D') << R"("}]})";
+    }
+    MainWindow window(dir_->filePath("docks.sqlite"));
+    QScreen* target = screenOfSize(kSmallScreen);
+    window.setScreen(target);
+    window.setGeometry(target->availableGeometry());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QTest::qWait(50);
+    auto widths = [&] {
+        QTest::qWait(50);
+        return std::pair(window.findChild<QDockWidget*>("workspaceDock")->width(),
+                         window.findChild<QDockWidget*>("detailsDock")->width());
+    };
+    const auto before = widths();
+    for (const QString& file : {longName, writeWorkload("allgather")}) {
+        QSignalSpy finished(&window, &MainWindow::importFinished);
+        window.importFiles({file});
+        QVERIFY(finished.wait(30000));
+        QVERIFY(finished.front().at(0).toBool());
+        QTRY_VERIFY_WITH_TIMEOUT(window.workspaceDock()->currentProfile().has_value(), 30000);
+        QVERIFY(window.openProfile(*window.workspaceDock()->currentProfile()));
+        QTest::qWait(300);  // the view loads and the details dock fills
+        const auto after = widths();
+        QVERIFY2(after == before, qPrintable(QString("docks %1/%2 px wide, were %3/%4 after %5")
+                                                 .arg(after.first)
+                                                 .arg(after.second)
+                                                 .arg(before.first)
+                                                 .arg(before.second)
+                                                 .arg(QFileInfo(file).fileName())));
+    }
+    saveShot(&window, "docks-after-imports-1280x800");
 }
 
 #include "test_layout.moc"

@@ -2,6 +2,7 @@
 // worker-thread load, and the command line (`cpi --json`, `render`) as a process.
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QCheckBox>
 #include <QFile>
 #include <QImage>
 #include <QJsonArray>
@@ -9,6 +10,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -16,6 +18,7 @@
 #include "core/workspace.h"
 #include "importers/import_service.h"
 #include "views/common/chart_kit.h"
+#include "views/common/table_kit.h"
 #include "views/cpi/cpi_charts.h"
 #include "views/cpi/cpi_view.h"
 #include "views/estimates/estimates_chart.h"
@@ -61,6 +64,13 @@ bool sameColor(const QColor& a, const QColor& b) {
     return qAbs(a.red() - b.red()) <= 2 && qAbs(a.green() - b.green()) <= 2 &&
            qAbs(a.blue() - b.blue()) <= 2;
 }
+
+// One kernel of `ncu --csv --page raw` (an Nsight Compute export of one kernel): many metrics.
+const char* const kNcuOneKernel =
+    R"csv("ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","gpc__cycles_elapsed.max","dram__bytes_read.sum","smsp__average_warps_issue_stalled_selected_per_issue_active.ratio","smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio","smsp__average_warps_issue_stalled_wait_per_issue_active.ratio","smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio","sm__inst_executed.sum",
+"","","","","","","","","","","","cycle","Mbyte","","","","","inst",
+"0","4242","app","127.0.0.1","gemm_kernel(float*, float const*)","1","7","(128, 1, 1)","(80, 1, 1)","0","8.0","10,000","2.50","1","3","0.5","0.5","1,234,567",
+)csv";
 
 }  // namespace
 
@@ -122,6 +132,105 @@ class TestCpiViews : public QObject {
             for (int x = 0; x < 1200; x += 2)
                 if (image.pixelColor(x, y) == charts::seriesColor(1)) ++amaliPixels;
         QVERIFY(amaliPixels > 200);
+    }
+
+    void oneKernelsMetricsReadAsRows() {
+        // Issue 32: an Nsight Compute export of one kernel showed its metrics as one row of 58
+        // columns, about three visible at 1280x800. A few kernels start as a row per metric.
+        const QString path = write(dir_.path() + "/one.ncu.csv", kNcuOneKernel);
+        ProfileInfo profile;
+        {
+            auto ws = Workspace::open(store_.toStdString());
+            Progress progress;
+            profile = *ws->profile(
+                importFiles(*ws, {{path.toStdString()}, "", "ncu-csv"}, progress).at(0).id);
+        }
+        CpiView view(profile, store_);
+        new QAbstractItemModelTester(view.metricsModel(),
+                                     QAbstractItemModelTester::FailureReportingMode::QtTest, &view);
+        QSignalSpy loaded(&view, &CpiView::loaded);
+        QVERIFY(loaded.wait(10000));
+        QVERIFY(view.metricsAsRows()->isChecked());
+        QAbstractItemModel* model = view.metricsTable()->model();
+        const int metrics = model->rowCount();
+        QVERIFY2(metrics >= 7, qPrintable(QString::number(metrics)));
+        QCOMPARE(model->columnCount(), 3);  // metric, unit, the kernel
+        QCOMPARE(model->headerData(2, Qt::Horizontal).toString(),
+                 QString("#0 gemm_kernel(float*, float const*)"));
+        int cycles = -1;
+        for (int r = 0; r < metrics; ++r)
+            if (model->index(r, 0).data().toString() == "gpc__cycles_elapsed.max") cycles = r;
+        QVERIFY(cycles >= 0);
+        QCOMPARE(model->index(cycles, 1).data().toString(), QString("cycle"));
+        QCOMPARE(model->index(cycles, 2).data(tablekit::kSortRole).toDouble(), 10000.0);
+        // Drawn: at 1200x800 every metric's row is inside the table's viewport.
+        view.resize(1200, 800);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QTableView* table = view.metricsTable();
+        auto* tabs = qobject_cast<QTabWidget*>(table->parentWidget()->parentWidget());
+        QVERIFY(tabs);
+        tabs->setCurrentWidget(table);
+        QCoreApplication::processEvents();
+        const int lastRow = table->rowViewportPosition(metrics - 1);
+        QVERIFY2(
+            lastRow >= 0 && lastRow + table->rowHeight(metrics - 1) <= table->viewport()->height(),
+            qPrintable(QString("row %1 at %2 in %3")
+                           .arg(metrics - 1)
+                           .arg(lastRow)
+                           .arg(table->viewport()->height())));
+        // Sorting by the kernel's values, then back to a row per kernel.
+        table->sortByColumn(2, Qt::DescendingOrder);
+        QCOMPARE(model->index(0, 0).data().toString(), QString("sm__inst_executed.sum"));
+        view.metricsAsRows()->setChecked(false);
+        QCOMPARE(model->rowCount(), 1);
+        QCOMPARE(model->columnCount(), metrics + 2);
+        QCOMPARE(model->index(0, 0).data().toString(),
+                 QString("#0 gemm_kernel(float*, float const*)"));
+    }
+
+    void narrowChartKeepsEveryKernel() {
+        // Issue 32: at 1280x800 the chart dropped 3 of 9 kernels to make room for the legend
+        // beside it, and the footer saying so was elided. The legend now goes under the plot.
+        std::vector<cpi::KernelStack> stacks;
+        const std::vector<std::string> categories{
+            "selected",        "not_selected",     "math_pipe_throttle", "wait",
+            "long_scoreboard", "short_scoreboard", "lg_throttle",        "mio_throttle",
+            "no_instruction",  "barrier"};
+        for (int k = 0; k < 9; ++k)
+            for (const char* source : {"hw", "AMALI", "GCoM"}) {
+                cpi::KernelStack stack{"kernel_" + std::to_string(k), source, "", {}};
+                for (size_t c = 0; c < categories.size(); ++c)
+                    stack.cycles[categories[c]] = 1000.0 * double(k + 1) + double(c) * 10;
+                stacks.push_back(stack);
+            }
+        const cpi::CpiData data = cpi::buildCpiData(stacks);
+        QImage image(420, 420, QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::white);
+        QPainter painter(&image);
+        std::vector<charts::StackSegment> segments;
+        const charts::StackChartLayout layout =
+            charts::paintStackChart(painter, QRectF(0, 0, 420, 420), data, {}, &segments);
+        painter.end();
+        QCOMPARE(layout.kernels.size(), size_t(9));
+        QCOMPARE(layout.hiddenKernels, 0);
+        // The legend's swatches sit under the bars, at the chart's left edge.
+        double barsBottom = 0;
+        for (const auto& seg : segments) barsBottom = std::max(barsBottom, seg.rect.bottom());
+        const QColor top = charts::categoryPalette(data.categories).at(data.categories.back());
+        int swatch = -1;
+        for (int y = int(barsBottom) + 1; y < 420 && swatch < 0; ++y)
+            if (sameColor(image.pixelColor(14, y), top)) swatch = y;
+        QVERIFY2(swatch > barsBottom, qPrintable(QString("bars end at %1").arg(barsBottom)));
+        // A wide chart keeps its legend beside the plot.
+        QImage wide(1400, 420, QImage::Format_ARGB32_Premultiplied);
+        wide.fill(Qt::white);
+        QPainter widePainter(&wide);
+        QCOMPARE(
+            charts::paintStackChart(widePainter, QRectF(0, 0, 1400, 420), data, {}).kernels.size(),
+            size_t(9));
+        widePainter.end();
+        QVERIFY(!sameColor(wide.pixelColor(14, swatch), top));
     }
 
     void categoryColoursAreStable() {

@@ -69,6 +69,23 @@ QString shortNumber(double value) {
     return QString::number(value, 'g', 3);
 }
 
+QString wrappable(const QString& text) {
+    constexpr QChar kZeroWidthSpace(0x200b);
+    constexpr int kLongestRun = 24;
+    QString out;
+    out.reserve(text.size() + text.size() / 8);
+    int run = 0;  // characters since the last place a line may break
+    for (const QChar c : text) {
+        out += c;
+        run = c.isSpace() ? 0 : run + 1;
+        if (QStringLiteral("_/\\.-:,").contains(c) || run >= kLongestRun) {
+            out += kZeroWidthSpace;
+            run = 0;
+        }
+    }
+    return out;
+}
+
 QString shortSigned(double value) {
     const QString magnitude = shortNumber(std::abs(value));
     if (magnitude == QLatin1String("0")) return magnitude;

@@ -35,6 +35,11 @@ QString shortNumber(double value);
 // shortNumber with a sign: "+1.2k", "−34", "0".
 QString shortSigned(double value);
 
+// `text` with zero-width spaces where a word-wrapped label may break it: after _ / \\ . - : ,
+// and inside runs of over 24 characters without one. A QLabel's minimum width is its longest
+// word, so one long file name ("resnet50_ddp_rank0_…_profile.json") widened its dock to 800 px.
+QString wrappable(const QString& text);
+
 // ---- units --------------------------------------------------------------------------------------
 // "1.234 s", "12.35 ms", "4.50 µs", "17 ns", "250 ps" (picosecond-resolution times keep their
 // fraction).

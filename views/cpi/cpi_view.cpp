@@ -3,6 +3,7 @@
 #include "views/common/export.h"
 #include "views/common/table_kit.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QHBoxLayout>
@@ -69,39 +70,55 @@ KernelMetricModel::KernelMetricModel(QObject* parent) : QAbstractTableModel(pare
 void KernelMetricModel::setTable(const cpi::MetricTable* table) {
     beginResetModel();
     table_ = table;
-    order_.resize(table ? table->rows.size() : 0);
-    for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    resetOrder();
     endResetModel();
 }
 
+void KernelMetricModel::setTransposed(bool transposed) {
+    if (transposed == transposed_) return;
+    beginResetModel();
+    transposed_ = transposed;
+    resetOrder();
+    endResetModel();
+}
+
+void KernelMetricModel::resetOrder() {
+    order_.resize(!table_ ? 0 : transposed_ ? table_->columns() : table_->rows.size());
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+}
+
 int KernelMetricModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() || !table_ ? 0 : static_cast<int>(table_->rows.size());
+    return parent.isValid() || !table_ ? 0 : static_cast<int>(order_.size());
 }
 
 int KernelMetricModel::columnCount(const QModelIndex& parent) const {
-    return parent.isValid() || !table_ ? 0 : static_cast<int>(table_->columns() + 2);
+    if (parent.isValid() || !table_) return 0;
+    return static_cast<int>((transposed_ ? table_->rows.size() : table_->columns()) + 2);
 }
 
 QVariant KernelMetricModel::data(const QModelIndex& index, int role) const {
     if (!table_ || !index.isValid()) return {};
-    const size_t row = order_[static_cast<size_t>(index.row())];
+    const size_t line = order_[static_cast<size_t>(index.row())];
     const int column = index.column();
     if (column < 2) {
-        const auto& r = table_->rows[row];
-        if (role == Qt::DisplayRole || role == Qt::ToolTipRole)
-            return q(column == 0 ? r.kernel : r.source);
-        return {};
+        if (role != Qt::DisplayRole && role != Qt::ToolTipRole && role != tablekit::kSortRole)
+            return {};
+        if (transposed_) return q(column == 0 ? table_->names[line] : table_->units[line]);
+        const auto& r = table_->rows[line];
+        return q(column == 0 ? r.kernel : r.source);
     }
-    const size_t metric = static_cast<size_t>(column - 2);
+    // A kernel's row and a metric's column, whichever way round they are shown.
+    const size_t kernel = transposed_ ? static_cast<size_t>(column - 2) : line;
+    const size_t metric = transposed_ ? line : static_cast<size_t>(column - 2);
     switch (role) {
         case Qt::DisplayRole:
-            return q(table_->cellText(row, metric));
+            return q(table_->cellText(kernel, metric));
         case Qt::TextAlignmentRole:
-            return std::isnan(table_->value(row, metric))
+            return std::isnan(table_->value(kernel, metric))
                        ? QVariant(int(Qt::AlignLeft | Qt::AlignVCenter))
                        : QVariant(int(Qt::AlignRight | Qt::AlignVCenter));
         case tablekit::kSortRole: {
-            const double v = table_->value(row, metric);
+            const double v = table_->value(kernel, metric);
             return std::isnan(v) ? QVariant() : QVariant(v);
         }
         default:
@@ -112,11 +129,15 @@ QVariant KernelMetricModel::data(const QModelIndex& index, int role) const {
 QVariant KernelMetricModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || !table_) return {};
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
-    if (section == 0) return "kernel";
-    if (section == 1) return "source";
-    const size_t metric = static_cast<size_t>(section - 2);
-    const QString unit = q(table_->units[metric]);
-    return q(table_->names[metric]) + (unit.isEmpty() ? QString() : " [" + unit + "]");
+    if (section == 0) return transposed_ ? "metric" : "kernel";
+    if (section == 1) return transposed_ ? "unit" : "source";
+    const size_t index = static_cast<size_t>(section - 2);
+    if (transposed_) {
+        const auto& r = table_->rows[index];
+        return role == Qt::ToolTipRole ? q(r.kernel + "\n" + r.source) : q(r.kernel);
+    }
+    const QString unit = q(table_->units[index]);
+    return q(table_->names[index]) + (unit.isEmpty() ? QString() : " [" + unit + "]");
 }
 
 void KernelMetricModel::sort(int column, Qt::SortOrder order) {
@@ -126,22 +147,28 @@ void KernelMetricModel::sort(int column, Qt::SortOrder order) {
     if (column < 0) {
         for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;  // file order
     } else if (column < 2) {
+        auto text = [&](size_t line) -> const std::string& {
+            if (transposed_) return column == 0 ? table_->names[line] : table_->units[line];
+            return column == 0 ? table_->rows[line].kernel : table_->rows[line].source;
+        };
         std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
-            const auto& ra = table_->rows[a];
-            const auto& rb = table_->rows[b];
-            const std::string& x = column == 0 ? ra.kernel : ra.source;
-            const std::string& y = column == 0 ? rb.kernel : rb.source;
-            return ascending ? x < y : y < x;
+            return ascending ? text(a) < text(b) : text(b) < text(a);
         });
     } else {
-        const size_t metric = static_cast<size_t>(column - 2);
+        const size_t fixed = static_cast<size_t>(column - 2);
+        auto value = [&](size_t line) {
+            return transposed_ ? table_->value(fixed, line) : table_->value(line, fixed);
+        };
+        auto cell = [&](size_t line) {
+            return transposed_ ? table_->cellText(fixed, line) : table_->cellText(line, fixed);
+        };
         // Numbers by value, then text cells by text, then absent cells, in either order.
         std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
-            const double va = table_->value(a, metric), vb = table_->value(b, metric);
+            const double va = value(a), vb = value(b);
             const bool na = std::isnan(va), nb = std::isnan(vb);
             if (na != nb) return nb;
             if (!na) return ascending ? va < vb : vb < va;
-            const std::string ta = table_->cellText(a, metric), tb = table_->cellText(b, metric);
+            const std::string ta = cell(a), tb = cell(b);
             if (ta.empty() != tb.empty()) return tb.empty();
             return ascending ? ta < tb : tb < ta;
         });
@@ -259,12 +286,22 @@ CpiView::CpiView(const ProfileInfo& profile, const QString& workspacePath, QWidg
     metricsTable_->horizontalHeader()->setStretchLastSection(false);
     metricsTable_->horizontalHeader()->setSortIndicatorShown(true);
 
+    metricsAsRows_ = new QCheckBox("Metrics as rows", this);
+    metricsAsRows_->setToolTip("Metrics table: a row per metric and a column per kernel");
+    addToolBarWidget(metricsAsRows_);
+    connect(metricsAsRows_, &QCheckBox::toggled, this, &CpiView::showMetricsAsRows);
     connect(categoryMode_, &QComboBox::currentIndexChanged, this,
             [this](int index) { setClasses(index == 1); });
     connect(scaleMode_, &QComboBox::currentIndexChanged, this,
             [this](int index) { setNormalized(index == 1); });
     startLoading(workspacePath, loadCpiViewData,
                  [this](CpiViewData data) { showData(std::move(data)); });
+}
+
+// The metrics model points into data_, which goes before the child widgets: a table hidden
+// while they are torn down would ask the model for headers over freed rows.
+CpiView::~CpiView() {
+    metricsModel_->setTable(nullptr);
 }
 
 void CpiView::showData(CpiViewData data) {
@@ -282,9 +319,12 @@ void CpiView::showData(CpiViewData data) {
     mapeChart_->setData(&data_->mape, data_->raw.sources);
     stackChart_->setNotice(data_->notice);
     metricsModel_->setTable(&data_->metrics);
-    // Unsorted until the user asks: the file's kernel order.
-    metricsTable_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
-    if (data_->metrics.columns() <= 200) metricsTable_->resizeColumnsToContents();
+    // A few kernels with many metrics (an Nsight Compute export of one kernel has 58) read as
+    // a column per kernel, a row per metric: otherwise one row shows about three metrics.
+    const cpi::MetricTable& metrics = data_->metrics;
+    metricsAsRows_->setChecked(metrics.rows.size() <= kMetricsAsRowsKernels &&
+                               metrics.columns() > metrics.rows.size());
+    showMetricsAsRows(metricsAsRows_->isChecked());
     // A profile without stacks is its metrics.
     if (data_->raw.stacks.empty() && !data_->metrics.rows.empty())
         tabs()->setCurrentWidget(metricsTable_);
@@ -292,6 +332,13 @@ void CpiView::showData(CpiViewData data) {
     QList<SuggestionItem> items;
     for (const cpi::CpiSuggestion& s : data_->suggestions) items.append({q(s.kind), q(s.text), 0});
     emit suggestionsChanged(items);
+}
+
+void CpiView::showMetricsAsRows(bool asRows) {
+    metricsModel_->setTransposed(asRows);
+    // Unsorted until the user asks: the file's order.
+    metricsTable_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+    if (metricsModel_->columnCount() <= 200) metricsTable_->resizeColumnsToContents();
 }
 
 const cpi::CpiData& CpiView::current() const {

@@ -13,6 +13,7 @@
 #include "views/common/suggestion_item.h"
 #include "views/cpi/cpi_charts.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QStandardItemModel;
@@ -44,10 +45,15 @@ class KernelMetricModel : public QAbstractTableModel {
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
     void sort(int column, Qt::SortOrder order = Qt::AscendingOrder) override;
+    // A row per metric (metric, unit, then a column per kernel) instead of a row per kernel.
+    void setTransposed(bool transposed);
+    bool transposed() const { return transposed_; }
 
   private:
+    void resetOrder();
     const cpi::MetricTable* table_ = nullptr;
-    std::vector<size_t> order_;  // display row -> table row
+    bool transposed_ = false;
+    std::vector<size_t> order_;  // display row -> table row (a kernel's, or a metric's)
 };
 
 // Reads a profile's stacks and analyses them (SQL: not on the GUI thread).
@@ -97,6 +103,7 @@ class CpiView : public ChartTablesFrame {
     Q_OBJECT
   public:
     CpiView(const ProfileInfo& profile, const QString& workspacePath, QWidget* parent = nullptr);
+    ~CpiView() override;
 
     void setClasses(bool classes);
     void setNormalized(bool normalized);
@@ -107,7 +114,11 @@ class CpiView : public ChartTablesFrame {
     QTableView* stacksTable() const { return stacksTable_; }
     QTableView* mapeTable() const { return mapeTable_; }
     QTableView* metricsTable() const { return metricsTable_; }
+    KernelMetricModel* metricsModel() const { return metricsModel_; }
+    QCheckBox* metricsAsRows() const { return metricsAsRows_; }
     const CpiViewData& viewData() const { return *data_; }
+    // Up to this many kernels, the metrics table starts with a row per metric.
+    static constexpr size_t kMetricsAsRowsKernels = 3;
 
     // Export of the current mode; false (with a message) when the file cannot be written.
     bool exportCsv(const QString& path, QString* error = nullptr) const override;
@@ -121,6 +132,7 @@ class CpiView : public ChartTablesFrame {
 
   private:
     void showData(CpiViewData data);
+    void showMetricsAsRows(bool asRows);
     void refresh();
     const cpi::CpiData& current() const;
 
@@ -129,6 +141,7 @@ class CpiView : public ChartTablesFrame {
     bool normalized_ = false;
     QComboBox* categoryMode_;
     QComboBox* scaleMode_;
+    QCheckBox* metricsAsRows_;
     CpiStackChart* stackChart_;
     CpiMapeChart* mapeChart_;
     QTableView* stacksTable_;

@@ -61,6 +61,9 @@ struct StackLegend {
     double rowHeight = 16;
     int perColumn = 1;
     double width = 0;  // all columns
+    // Under the plot instead of beside it (when beside it would leave kernels out): its top.
+    bool below = false;
+    double top = 0, height = 0;
 };
 
 // Where everything of a stack chart goes, worked out before anything is painted.
@@ -104,10 +107,13 @@ double paintStackHeading(QPainter& p, const QRectF& area, const StackChartOption
                   : options.title);
     double top = area.top() + 30;
     if (!options.notice.isEmpty()) {
+        // As many lines as the notice needs at this width (a fixed two cut it at 1280x800).
         p.setPen(QColor(0x9a, 0x5b, 0x00));
-        const QRectF noticeRect(area.left() + 8, top - 4, area.width() - 16, 30);
-        p.drawText(noticeRect, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, options.notice);
-        top += 28;
+        const QRectF wide(area.left() + 8, top - 4, area.width() - 16, area.height() / 4);
+        const QRectF needed =
+            p.boundingRect(wide, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, options.notice);
+        p.drawText(wide, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, options.notice);
+        top += std::min(needed.height(), wide.height()) + 2;
     }
     return top;
 }
@@ -199,12 +205,29 @@ StackGeometry stackGeometry(const QFontMetricsF& fm, const QRectF& area, double 
     g.legend = stackLegend(fm, data.categories, area, top);
     g.left = area.left() + 74;
     g.plotWidth = area.right() - g.legend.width - 16 - g.left;
+    // A legend beside a narrow plot would leave kernels out (9 kernels at 1280x800 lost 3):
+    // then it goes under the plot, in as many columns as the width holds.
+    const double minGroup = std::max(20.0, g.sources * 7.0 + 8);
+    const size_t kernelCount = data.kernels.size();
+    if (g.plotWidth / minGroup < double(kernelCount) && options.maxKernels <= 0) {
+        StackLegend& legend = g.legend;
+        const int across =
+            std::max(1, static_cast<int>((area.width() - 16) / std::max(legend.column, 1.0)));
+        const int rows = (static_cast<int>(data.categories.size()) + across - 1) / across;
+        legend.below = true;
+        legend.perColumn = std::max(rows, 1);
+        legend.width = legend.column * across;
+        legend.height = 18 + rows * legend.rowHeight + 4;
+        legend.top = area.bottom() - kFooter - legend.height;
+        g.plotWidth = area.right() - 16 - g.left;
+    }
     placeKernels(g, data, options, layout);
     placeBars(g, layout);
     placeLabels(g, fm);
     const double labelBand = (g.sourceLabels ? 15 : 0) +
                              (g.slanted ? g.slantLength * 0.64 + 10 : 18) + (g.anyGroup ? 22 : 0);
-    g.plot = QRectF(g.left, top + 14, g.plotWidth, area.bottom() - kFooter - labelBand - top - 14);
+    g.plot = QRectF(g.left, top + 14, g.plotWidth,
+                    area.bottom() - kFooter - g.legend.height - labelBand - top - 14);
     return g;
 }
 
@@ -377,19 +400,20 @@ void paintStackFooter(QPainter& p, const StackGeometry& g, const QFontMetricsF& 
                       const QRectF& area, const cpi::CpiData& data, int hiddenKernels) {
     std::string names;
     for (const std::string& s : data.sources) names += (names.empty() ? "" : ", ") + s;
-    QString text = QString("%1 kernel%2 × %3 source%4 (%5)")
-                       .arg(g.kernels)
-                       .arg(g.kernels == 1 ? "" : "s")
-                       .arg(g.sources)
-                       .arg(g.sources == 1 ? "" : "s")
-                       .arg(QString::fromStdString(names));
+    // Kernels left out come first: an elided footer must not hide that some are missing.
+    QString text = hiddenKernels > 0
+                       ? QString(
+                             "%1 of %2 kernels drawn (the costliest by %3 cycles; all in "
+                             "the table) × %4 source%5 (%6)")
+                             .arg(g.kernels)
+                             .arg(g.kernels + hiddenKernels)
+                             .arg(g.hasHw ? "hw" : QString::fromStdString(data.sources[0]))
+                       : QString("%1 kernel%2 × %3 source%4 (%5)")
+                             .arg(g.kernels)
+                             .arg(g.kernels == 1 ? "" : "s");
+    text = text.arg(g.sources).arg(g.sources == 1 ? "" : "s").arg(QString::fromStdString(names));
     if (g.hasHw && g.sources > 1) text += " · hw outlined, models to its right";
     if (!g.commonPart.isEmpty()) text += " · names shortened from " + g.commonPart;
-    if (hiddenKernels > 0)
-        text += QString(" · top %1 by %2 cycles shown, %3 more not drawn (see the table)")
-                    .arg(g.kernels)
-                    .arg(g.hasHw ? "hw" : QString::fromStdString(data.sources[0]))
-                    .arg(hiddenKernels);
     p.setPen(hiddenKernels > 0 ? QColor(0x9a, 0x5b, 0x00) : kMuted);
     const QRectF& plot = g.plot;
     p.drawText(
@@ -402,20 +426,22 @@ void paintStackFooter(QPainter& p, const StackGeometry& g, const QFontMetricsF& 
 void paintStackLegend(QPainter& p, const StackGeometry& g, const StackFonts& fonts,
                       const cpi::CpiData& data, const Palette& colors) {
     const StackLegend& legend = g.legend;
-    const double lx0 = g.plot.right() + 16;
+    // Beside the plot, or under its labels from the chart's left edge.
+    const double lx0 = legend.below ? g.left - 66 : g.plot.right() + 16;
+    const double ly0 = legend.below ? legend.top + 18 : g.plot.top();
     p.setPen(kText);
     {
         QFont bold = fonts.font;
         bold.setBold(true);
         p.setFont(bold);
-        p.drawText(QRectF(lx0, g.plot.top() - 16, legend.width, 16),
-                   Qt::AlignLeft | Qt::AlignVCenter, data.classes ? "GSI class" : "category");
+        p.drawText(QRectF(lx0, ly0 - 16, legend.width, 16), Qt::AlignLeft | Qt::AlignVCenter,
+                   data.classes ? "GSI class" : "category");
         p.setFont(fonts.font);
     }
     int row = 0;
     for (auto it = data.categories.rbegin(); it != data.categories.rend(); ++it, ++row) {
         const double lx = lx0 + (row / legend.perColumn) * legend.column;
-        const double ly = g.plot.top() + (row % legend.perColumn) * legend.rowHeight;
+        const double ly = ly0 + (row % legend.perColumn) * legend.rowHeight;
         p.fillRect(QRectF(lx, ly + 2, 12, 12), colors.at(*it));
         p.setPen(kText);
         p.drawText(

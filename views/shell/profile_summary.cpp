@@ -12,6 +12,8 @@
 #include <QPlainTextEdit>
 #include <QVBoxLayout>
 
+#include "views/common/format.h"
+
 namespace stallscope {
 namespace {
 
@@ -86,12 +88,14 @@ void ProfileDetailsForm::setProfile(const ProfileInfo& profile) {
     importedAt_->setToolTip(QString::fromStdString(profile.importedAt));
     setField(parent_, profile.parentId ? tr("profile %1").arg(*profile.parentId) : tr("—"));
     const QString notes = importNotes(profile.metadataJson);
-    notes_->setText(notes.isEmpty() ? tr("none: everything in the file was used") : notes);
+    // Notes quote names and paths: breakable, so that none widens the dock.
+    notes_->setText(
+        format::wrappable(notes.isEmpty() ? tr("none: everything in the file was used") : notes));
     metadata_->setPlainText(prettyMetadata(profile.metadataJson));
 }
 
 QString ProfileDetailsForm::importNotesText() const {
-    return notes_->text();
+    return QString(notes_->text()).remove(QChar(0x200b));
 }
 
 QString ProfileDetailsForm::importNotes(const std::string& metadataJson) {

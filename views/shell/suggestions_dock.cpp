@@ -8,6 +8,8 @@
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
+#include "views/common/format.h"
+
 namespace stallscope {
 
 namespace {
@@ -85,13 +87,15 @@ SuggestionsDock::SuggestionsDock(QWidget* parent)
 }
 
 QString SuggestionsDock::emptyMessage() const {
-    return emptyLabel_->text();
+    return emptyMessage_;
 }
 
 void SuggestionsDock::setEmptyMessage(const QString& message) {
-    emptyLabel_->setText(
-        message.isEmpty() ? tr("Suggestions appear here for replay, trace, CPI and noise profiles")
-                          : message);
+    emptyMessage_ = message.isEmpty()
+                        ? tr("Suggestions appear here for replay, trace, CPI and noise profiles")
+                        : message;
+    // Profile names can be one long word: breakable, so they never widen the dock.
+    emptyLabel_->setText(format::wrappable(emptyMessage_));
 }
 
 void SuggestionsDock::setSuggestions(const QList<SuggestionItem>& suggestions) {

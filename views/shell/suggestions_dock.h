@@ -44,7 +44,8 @@ class SuggestionsDock : public QWidget {
 
   private:
     QStackedWidget* stack_;
-    QLabel* emptyLabel_;  // shown while there are no suggestions
+    QLabel* emptyLabel_;    // shown while there are no suggestions
+    QString emptyMessage_;  // its text as given (the label's has break points added)
     QListWidget* list_;
     QPushButton* previewButton_;
     QPushButton* applyButton_;
