@@ -75,8 +75,9 @@ MainWindow::MainWindow(const QString& workspacePath, QWidget* parent)
     tabs_->setTabsClosable(true);
     tabs_->setMovable(true);
     tabs_->setDocumentMode(true);
+    // Titles whole, scrolling when they do not fit (shrunk to "t…" they named nothing).
     tabs_->setUsesScrollButtons(true);
-    tabs_->setElideMode(Qt::ElideRight);
+    tabs_->setElideMode(Qt::ElideNone);
     workspaceTasks_ = new WorkspaceTasks(workspacePath_, this);
     tabRegistry_ = new TabRegistry(tabs_, workspacePath_, this);
 

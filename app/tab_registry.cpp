@@ -18,6 +18,15 @@ QString text(const std::string& s) {
     return QString::fromStdString(s);
 }
 
+// A tab's title: the name whole up to 32 characters, else its start and end around "…" (the
+// tooltip has it all). Tabs keep their titles and scroll instead of shrinking to "t…".
+QString tabTitle(const std::string& name) {
+    constexpr qsizetype kLongest = 32;
+    const QString whole = text(name);
+    if (whole.size() <= kLongest) return whole;
+    return whole.left(kLongest / 2 - 1) + QChar(0x2026) + whole.right(kLongest / 2);
+}
+
 }  // namespace
 
 TabRegistry::TabRegistry(QTabWidget* tabs, const QString& workspacePath, QObject* parent)
@@ -54,7 +63,7 @@ QWidget* TabRegistry::openProfile(const ProfileInfo& profile) {
     if (!page) page = new ProfileSummaryPage(profile);
     page->setProperty(kProfileIdProperty, QVariant::fromValue<qint64>(profile.id));
     emit viewCreated(page, profile);
-    const int index = tabs_->addTab(page, text(profile.name));
+    const int index = tabs_->addTab(page, tabTitle(profile.name));
     tabs_->setTabToolTip(index,
                          tr("%1 (%2)\n%3").arg(text(profile.name), kind, text(profile.sourcePath)));
     tabs_->setCurrentIndex(index);
@@ -82,7 +91,7 @@ QWidget* TabRegistry::openComparison(const ProfileInfo& a, const ProfileInfo& b)
         return nullptr;
     }
     view->setProperty(kComparedIdsProperty, ids);
-    const int index = tabs_->addTab(view, text(b.name) + " vs " + text(a.name));
+    const int index = tabs_->addTab(view, tabTitle(b.name) + " vs " + tabTitle(a.name));
     tabs_->setTabToolTip(index, tr("B: %1\nA: %2").arg(text(b.name), text(a.name)));
     tabs_->setCurrentIndex(index);
     emit countChanged();
@@ -136,7 +145,7 @@ void TabRegistry::followProfiles(const ProfileLookup& lookup) {
             closeTab(i);
             continue;
         }
-        tabs_->setTabText(i, text(profile->name));
+        tabs_->setTabText(i, tabTitle(profile->name));
         if (auto* summary = qobject_cast<ProfileSummaryPage*>(page)) summary->setProfile(*profile);
     }
 }

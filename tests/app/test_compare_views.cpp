@@ -346,6 +346,11 @@ void TestCompareViews::traceCompareTableOrderCdfOpAndChart() {
     // The comparison's order (|Δ total| descending, then name) with no sort column.
     QTableView* table = view.deltaTable();
     QCOMPARE(table->horizontalHeader()->sortIndicatorSection(), -1);
+    // Issue 32: the change sits beside the op's name, not after ten A/B columns.
+    QCOMPARE(table->horizontalHeader()->visualIndex(CompareView::kDeltaTotalColumn), 1);
+    QCOMPARE(table->horizontalHeader()->visualIndex(CompareView::kDeltaPctColumn), 2);
+    QCOMPARE(table->model()->headerData(CompareView::kDeltaTotalColumn, Qt::Horizontal).toString(),
+             QString("Δ total"));
     QCOMPARE(table->model()->index(0, 0).data().toString(), QString("Event Sync"));
     QCOMPARE(table->model()->index(8, 0).data().toString(), QString("op_wait"));
     table->sortByColumn(3, Qt::DescendingOrder);  // Total A

@@ -16,6 +16,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSplitter>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QToolButton>
@@ -27,6 +28,7 @@
 #include "core/replay/dependencies.h"
 #include "core/replay/generate.h"
 #include "core/replay/jsonl_writer.h"
+#include "core/workspace.h"
 #include "views/common/timeline_view.h"
 #include "views/replay/replay_dcache_view.h"
 #include "views/replay/replay_overview.h"
@@ -83,6 +85,7 @@ class TestLayout : public QObject {
     void traceTimelineGetsTheWindow_data();
     void traceTimelineGetsTheWindow();
     void dockWidthsSurviveImports();
+    void tabTitlesStayReadable();
 
   private:
     QString writeWorkload(const char* scenario) {
@@ -556,6 +559,46 @@ void TestLayout::dockWidthsSurviveImports() {
                                                  .arg(QFileInfo(file).fileName())));
     }
     saveShot(&window, "docks-after-imports-1280x800");
+}
+
+void TestLayout::tabTitlesStayReadable() {
+    // Issue 32: with several tabs open at 1280x800 their titles shrank to "t…". Each keeps its
+    // title (at most 32 characters, a longer name elided in the middle) and the bar scrolls.
+    QStringList files;
+    for (int i = 0; i < 8; ++i) {
+        const QString name =
+            i == 7 ? QStringLiteral("a_profile_name_far_longer_than_any_tab_should_be_rank7")
+                   : QStringLiteral("train_step_rank%1").arg(i);
+        files << dir_->filePath(name + ".json");
+        std::ofstream(files.back().toStdString())
+            << R"({"traceEvents":[{"ph":"X","name":"op","pid":1,"tid":1,"ts":0,"dur":5}]})";
+    }
+    MainWindow window(dir_->filePath("tabs.sqlite"));
+    QScreen* target = screenOfSize(kSmallScreen);
+    window.setScreen(target);
+    window.setGeometry(target->availableGeometry());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QSignalSpy finished(&window, &MainWindow::importFinished);
+    window.importFiles(files);
+    QVERIFY(finished.wait(30000));
+    QVERIFY(finished.front().at(0).toBool());
+    std::unique_ptr<Workspace> ws =
+        Workspace::open(dir_->filePath("tabs.sqlite").toStdString(), Workspace::Mode::ReadOnly);
+    const std::vector<ProfileInfo> profiles = ws->profiles();
+    QCOMPARE(profiles.size(), size_t(8));
+    for (const ProfileInfo& p : profiles) QVERIFY(window.openProfile(p));
+    QTest::qWait(100);
+    QTabBar* bar = window.tabs()->tabBar();
+    QCOMPARE(bar->count(), 8);
+    const QFontMetrics metrics(bar->font());
+    for (int i = 0; i < bar->count(); ++i) {
+        const QString title = bar->tabText(i);
+        QVERIFY2(title.size() <= 32, qPrintable(title));
+        QVERIFY2(bar->tabRect(i).width() > metrics.horizontalAdvance(title),
+                 qPrintable(QString("%1 in %2 px").arg(title).arg(bar->tabRect(i).width())));
+    }
+    QCOMPARE(bar->tabText(7), QString("a_profile_name_…_should_be_rank7"));
 }
 
 #include "test_layout.moc"

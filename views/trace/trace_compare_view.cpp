@@ -248,6 +248,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     table_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
     table_->setSortingEnabled(true);
     table_->verticalHeader()->hide();
+    // The change next to the op's name: after every A/B pair it was off-screen at 1280x800. Only
+    // the shown order moves; the model (and the CSV) keep theirs.
+    table_->horizontalHeader()->moveSection(kDeltaTotalColumn, 1);
+    table_->horizontalHeader()->moveSection(kDeltaPctColumn, 2);
     tableLayout->addWidget(table_);
     auto* chartPane = new QWidget;
     auto* chartLayout = new QVBoxLayout(chartPane);
@@ -409,7 +413,7 @@ void CompareView::setData(TraceComparisonData data) {
              ns(double(op.b.p50)), ns(double(op.a.p95)), ns(double(op.b.p95)),
              signedNs(double(op.deltaTotal())),
              standardCell(trace::signedPercent(op.deltaPct()), op.deltaPct())});
-        QStandardItem* pct = model_->item(model_->rowCount() - 1, 12);
+        QStandardItem* pct = model_->item(model_->rowCount() - 1, kDeltaPctColumn);
         if (op.deltaPct() <= -1) pct->setForeground(QColor(20, 130, 40));
         if (op.deltaPct() >= 1) pct->setForeground(QColor(190, 40, 30));
     }

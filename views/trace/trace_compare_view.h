@@ -69,6 +69,8 @@ class CompareView : public QWidget {
     Q_OBJECT
   public:
     explicit CompareView(QWidget* parent = nullptr);
+    // The delta model's columns of the change (shown second and third).
+    static constexpr int kDeltaTotalColumn = 11, kDeltaPctColumn = 12;
     void open(const std::string& workspacePath, int64_t a, int64_t b);  // on a worker
     void setData(TraceComparisonData data);
 
