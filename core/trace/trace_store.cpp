@@ -194,16 +194,30 @@ std::vector<CounterItem> TraceStore::counters(int64_t trackId, int64_t from, int
 
 const std::vector<FlowRow>& TraceStore::flows() const {
     if (flows_) return *flows_;
-    flows_.emplace();
+    std::vector<FlowRow> all;
+    forEachFlow([&all](const FlowRow& f) { all.push_back(f); });
+    flows_.emplace(std::move(all));
+    return *flows_;
+}
+
+void TraceStore::forEachFlow(const std::function<void(const FlowRow&)>& visit) const {
+    if (flows_) {
+        for (const FlowRow& f : *flows_) visit(f);
+        return;
+    }
+    // One stored chunk at a time: a pass over 10^7 flows holds one chunk, not all of them.
     const std::vector<std::string> chunks = workspace_.readBlobs(profileId_, kFlowsStream);
     if (!chunks.empty()) {
+        int64_t id = 0;
         std::vector<PackedFlow> packed;
-        for (const std::string& chunk : chunks) decodeFlows(unpackChunk(chunk), packed);
-        flows_->reserve(packed.size());
-        for (const PackedFlow& p : packed)
-            flows_->push_back({int64_t(flows_->size()), p.name, p.fromTrack, p.fromTs, p.fromDepth,
-                               p.toTrack, p.toTs, p.toDepth});
-        return *flows_;
+        for (const std::string& chunk : chunks) {
+            packed.clear();
+            decodeFlows(unpackChunk(chunk), packed);
+            for (const PackedFlow& p : packed)
+                visit({id++, p.name, p.fromTrack, p.fromTs, p.fromDepth, p.toTrack, p.toTs,
+                       p.toDepth});
+        }
+        return;
     }
     sql::Statement st(workspace_.db(),
                       "SELECT id, name_id, from_track, from_ns, from_depth, to_track, to_ns, "
@@ -219,9 +233,8 @@ const std::vector<FlowRow>& TraceStore::flows() const {
         f.toTrack = st.int64(5);
         f.toTs = st.int64(6);
         f.toDepth = int32_t(st.int64(7));
-        flows_->push_back(f);
+        visit(f);
     }
-    return *flows_;
 }
 
 const QJsonObject& TraceStore::metadata() const {

@@ -89,7 +89,9 @@ class TraceStore {
     // Counter samples (or per-bucket summaries) in [from, to], plus the sample before `from`.
     std::vector<CounterItem> counters(int64_t track, int64_t from, int64_t to,
                                       double resolution) const;
-    const std::vector<FlowRow>& flows() const;
+    const std::vector<FlowRow>& flows() const;  // read once, kept
+    // Every flow in id order without keeping them (passes over a whole profile).
+    void forEachFlow(const std::function<void(const FlowRow&)>& visit) const;
 
     std::vector<OpStat> opStats() const;  // by total, descending
     // The profile's metadata object (what the importer recorded), read once.

@@ -112,6 +112,8 @@ class Gatherer {
     bool looksLikeStream(const TrackRow& t, const std::unordered_set<int64_t>& streamProcesses);
     void readHostTrack(const TrackRow& t);
     void readOtherTrack(const TrackRow& t, TrackRole role);
+    // A track's level 0 by start (step candidates noted on the way).
+    std::vector<SliceItem> readSlices(const TrackRow& t);
     void hostSlice(int64_t track, const SliceItem& s,
                    const std::array<size_t, kHostCategoryCount>& before);
     void stepOp(const SliceItem& s, int64_t track);
@@ -264,7 +266,7 @@ void Gatherer::readHostTrack(const TrackRow& t) {
     });
 }
 
-void Gatherer::readOtherTrack(const TrackRow& t, TrackRole role) {
+std::vector<SliceItem> Gatherer::readSlices(const TrackRow& t) {
     std::vector<SliceItem> slices;
     forEachChunk(store_, t.id, [&](const std::vector<SliceItem>& chunk) {
         for (const SliceItem& s : chunk) stepOp(s, t.id);
@@ -275,12 +277,11 @@ void Gatherer::readOtherTrack(const TrackRow& t, TrackRole role) {
     };
     if (!std::is_sorted(slices.begin(), slices.end(), byStart))
         std::stable_sort(slices.begin(), slices.end(), byStart);
-    if (role == TrackRole::Device) {
-        deviceTracks_.push_back({t.id, deviceFor(t), std::move(slices),
-                                 xlaLines_ ? copyStreamClass(t.name) : uint8_t(kNotActivity)});
-        g_.devices[size_t(deviceTracks_.back().device)].tracks.push_back(t.id);
-        return;
-    }
+    return slices;
+}
+
+void Gatherer::readOtherTrack(const TrackRow& t, TrackRole role) {
+    const std::vector<SliceItem> slices = readSlices(t);
     if (role != TrackRole::XlaSteps && role != TrackRole::XlaModules) return;
     const int device = deviceFor(t);
     for (const SliceItem& s : slices) {
@@ -301,8 +302,8 @@ void Gatherer::bindLaunchFlows() {
     const std::unordered_set<int64_t> isHost(g_.hostTracks.begin(), g_.hostTracks.end());
     std::unordered_map<int64_t, bool> launching;
     std::unordered_map<int64_t, std::unordered_map<int64_t, std::vector<size_t>>> unnamed;
-    for (const FlowRow& f : store_.flows()) {
-        if (!deviceOfTrack.count(f.toTrack) || !isHost.count(f.fromTrack)) continue;
+    store_.forEachFlow([&](const FlowRow& f) {
+        if (!deviceOfTrack.count(f.toTrack) || !isHost.count(f.fromTrack)) return;
         const auto call = std::lower_bound(callStarts_.begin(), callStarts_.end(),
                                            Call{f.fromTrack, f.fromTs, 0, 0});
         const bool found =
@@ -310,7 +311,7 @@ void Gatherer::bindLaunchFlows() {
         if (!found) unnamed[f.fromTrack][f.fromTs].push_back(launches_.size());
         launches_.push_back({f.toTrack, f.toTs, found ? call->start : f.fromTs, f.fromTrack});
         launching[f.fromTrack] = true;
-    }
+    });
     for (auto& entry : unnamed) {  // no structured binding: captured below (clang 14)
         const int64_t track = entry.first;
         auto& byEnd = entry.second;
@@ -458,13 +459,29 @@ Gathered Gatherer::run() {
             if (n.starts_with("stream ") || n.starts_with("stream#"))
                 streamProcesses.insert(t.parent);
         }
+    // Host tracks first: their runtime calls date the launches. Device tracks are read after
+    // the launch flows are bound, one at a time, straight into activities: holding every device
+    // slice until then was the analysis's largest allocation at 10^7 slices.
+    std::vector<std::pair<const TrackRow*, TrackRole>> others;
     for (const TrackRow& t : store_.tracks()) {
         if (t.slices == 0 || t.kind == TrackKind::Counter || !below(t)) continue;
         const TrackRole role = roleOf(t, streamProcesses);
         if (role == TrackRole::Host)
             readHostTrack(t);
         else
-            readOtherTrack(t, role);
+            others.emplace_back(&t, role);
+    }
+    // Devices are numbered in track order, as the tracks come.
+    for (const auto& [t, role] : others) {
+        if (role == TrackRole::Device) {
+            deviceTracks_.push_back({t->id,
+                                     deviceFor(*t),
+                                     {},
+                                     xlaLines_ ? copyStreamClass(t->name) : uint8_t(kNotActivity)});
+            g_.devices[size_t(deviceTracks_.back().device)].tracks.push_back(t->id);
+        } else if (role == TrackRole::XlaSteps || role == TrackRole::XlaModules) {
+            deviceFor(*t);
+        }
     }
     for (auto& list : g_.host) mergeIntervals(list);
     std::sort(g_.syncCalls.begin(), g_.syncCalls.end(),
@@ -475,7 +492,16 @@ Gathered Gatherer::run() {
     if (!nodeGraph_) bindLaunchFlows();
     g_.activities.resize(g_.devices.size());
     std::vector<Unflowed> unflowed;
-    for (DeviceTrack& d : deviceTracks_) readActivities(d, unflowed);
+    size_t device = 0;
+    for (const auto& [t, role] : others) {
+        if (role != TrackRole::Device) {
+            readOtherTrack(*t, role);
+            continue;
+        }
+        DeviceTrack& d = deviceTracks_[device++];
+        d.slices = readSlices(*t);
+        readActivities(d, unflowed);  // frees the slices
+    }
     if (!unflowed.empty()) bindByCorrelation(unflowed);
     for (auto& list : g_.activities)
         std::sort(list.begin(), list.end(),

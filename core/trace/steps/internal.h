@@ -153,8 +153,6 @@ struct GapInfo {
 // idle stretches split by cause.
 std::vector<Segment> deviceSegments(const std::vector<Activity>& acts, const Gathered& g,
                                     int64_t from, int64_t to, std::vector<GapInfo>& gaps);
-// The host's categories over [from, to): the highest-priority category at every moment.
-std::vector<Segment> hostSegments(const Gathered& g, int64_t from, int64_t to);
 
 // ---- figures and words (recommend.cpp) ----
 

@@ -124,40 +124,4 @@ std::vector<Segment> deviceSegments(const std::vector<Activity>& acts, const Gat
     return out;
 }
 
-std::vector<Segment> hostSegments(const Gathered& g, int64_t from, int64_t to) {
-    struct Event {
-        int64_t t;
-        int32_t delta;
-        uint8_t cls;
-    };
-    std::vector<Event> events;
-    for (size_t c = 0; c < g.host.size(); ++c)
-        for (const Interval& i : g.host[c]) {
-            events.push_back({i.start, +1, uint8_t(c)});
-            events.push_back({i.end, -1, uint8_t(c)});
-        }
-    std::sort(events.begin(), events.end(),
-              [](const Event& a, const Event& b) { return a.t < b.t; });
-    std::vector<Segment> out;
-    std::array<int32_t, kHostCategoryCount> count{};
-    int64_t t = from;
-    for (size_t e = 0; e < events.size();) {
-        const int64_t now = events[e].t;
-        if (now > t) {
-            uint8_t cls = uint8_t(HostCategory::Idle);
-            for (uint8_t c = 0; c < kHostCategoryCount; ++c)
-                if (count[c] > 0) {
-                    cls = c;
-                    break;
-                }
-            out.push_back({t, now, cls, 0, -1});
-            t = now;
-        }
-        for (; e < events.size() && events[e].t == now; ++e)
-            count[events[e].cls] += events[e].delta;
-    }
-    if (to > t) out.push_back({t, to, uint8_t(HostCategory::Idle), 0, -1});
-    return out;
-}
-
 }  // namespace stallscope::trace::steps
