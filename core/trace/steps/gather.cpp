@@ -268,6 +268,7 @@ void Gatherer::readHostTrack(const TrackRow& t) {
 
 std::vector<SliceItem> Gatherer::readSlices(const TrackRow& t) {
     std::vector<SliceItem> slices;
+    slices.reserve(t.slices + t.instants);  // exact: growth by doubling held up to twice that
     forEachChunk(store_, t.id, [&](const std::vector<SliceItem>& chunk) {
         for (const SliceItem& s : chunk) stepOp(s, t.id);
         slices.insert(slices.end(), chunk.begin(), chunk.end());
@@ -483,14 +484,27 @@ Gathered Gatherer::run() {
             deviceFor(*t);
         }
     }
-    for (auto& list : g_.host) mergeIntervals(list);
+    // Vectors grown by doubling hold up to twice their size: trimmed before the device tracks
+    // are read (the analysis's peak), and the activities reserved exactly.
+    for (auto& list : g_.host) {
+        mergeIntervals(list);
+        list.shrink_to_fit();
+    }
+    callStarts_.shrink_to_fit();
     std::sort(g_.syncCalls.begin(), g_.syncCalls.end(),
               [](const TimedSlice& a, const TimedSlice& b) {
                   return a.start != b.start ? a.start < b.start : a.end > b.end;
               });
     std::sort(callStarts_.begin(), callStarts_.end());
     if (!nodeGraph_) bindLaunchFlows();
+    launches_.shrink_to_fit();
     g_.activities.resize(g_.devices.size());
+    {
+        std::vector<size_t> slicesOf(g_.devices.size(), 0);
+        for (const auto& [t, role] : others)
+            if (role == TrackRole::Device) slicesOf[size_t(deviceFor(*t))] += t->slices;
+        for (size_t d = 0; d < slicesOf.size(); ++d) g_.activities[d].reserve(slicesOf[d]);
+    }
     std::vector<Unflowed> unflowed;
     size_t device = 0;
     for (const auto& [t, role] : others) {

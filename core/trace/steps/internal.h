@@ -141,7 +141,7 @@ struct Segment {
     int64_t start, end;
     uint8_t cls;     // a DeviceClass, or kSegInput/kSegHostWait/kSegIdle
     uint8_t active;  // bit 0 compute, 1 communication, 2 memcpy: running whatever wins
-    int64_t gapId;   // idle causes: the gap they belong to; -1 for activity
+    int32_t gapId;   // idle causes: the gap they belong to; -1 for activity (24 bytes in all)
 };
 constexpr uint8_t kActiveCompute = 1, kActiveCommunication = 2, kActiveCopy = 4;
 
