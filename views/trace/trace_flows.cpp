@@ -26,14 +26,8 @@ TraceFlowOverlay::TraceFlowOverlay(TraceSourcePtr source, std::shared_ptr<const 
     : source_(std::move(source)),
       shown_(std::move(shown)),
       view_(view),
-      byStart_(source_->flows()) {
-    std::sort(byStart_.begin(), byStart_.end(),
-              [](const trace::FlowRow& a, const trace::FlowRow& b) {
-                  return std::min(a.fromTs, a.toTs) < std::min(b.fromTs, b.toTs);
-              });
-    for (const trace::FlowRow& f : byStart_)
-        longest_ = std::max(longest_, std::abs(f.toTs - f.fromTs));
-}
+      byStart_(source_->flows()),
+      longest_(source_->longestFlow()) {}
 
 std::optional<TraceFlowOverlay::FlowArrow> TraceFlowOverlay::arrowFor(const trace::FlowRow& f,
                                                                       const QRect& a,

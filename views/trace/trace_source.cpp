@@ -24,7 +24,18 @@ TraceSource::TraceSource(std::string workspacePath, int64_t profileId)
     : workspacePath_(std::move(workspacePath)), profileId_(profileId) {
     primaryConnection_ = open();
     primary_ = primaryConnection_->store.get();
-    flows_ = primary_->flows();
+    // One copy, sorted once by the earlier end's time (the flow overlay's order): read a chunk at
+    // a time, not through the store's cache (two more copies of 33 M flows at 10^8 slices).
+    primary_->forEachFlow([this](const trace::FlowRow& f) { flows_.push_back(f); });
+    flows_.shrink_to_fit();
+    const auto byEarlierEnd = [](const trace::FlowRow& a, const trace::FlowRow& b) {
+        const int64_t x = std::min(a.fromTs, a.toTs), y = std::min(b.fromTs, b.toTs);
+        return x != y ? x < y : a.id < b.id;
+    };
+    if (!std::is_sorted(flows_.begin(), flows_.end(), byEarlierEnd))
+        std::sort(flows_.begin(), flows_.end(), byEarlierEnd);  // in place: no second copy
+    for (const trace::FlowRow& f : flows_)
+        longestFlow_ = std::max(longestFlow_, std::abs(f.toTs - f.fromTs));
     metadata_ = primary_->metadata();
 }
 

@@ -42,7 +42,9 @@ class TraceSource {
     const std::string& workspacePath() const { return workspacePath_; }
     int64_t origin() const { return primary_->start(); }
     const std::string& text(uint32_t id) const { return primary_->text(id); }
+    // Every flow, sorted by the earlier of its two ends' times.
     const std::vector<trace::FlowRow>& flows() const { return flows_; }
+    int64_t longestFlow() const { return longestFlow_; }  // ns between a flow's ends, at most
     // The profile's metadata (what the importer recorded), read at opening.
     const QJsonObject& metadata() const { return metadata_; }
     // What the profile knows about a process track: XProf plane stats (device type, peak
@@ -77,6 +79,7 @@ class TraceSource {
     std::unique_ptr<Connection> primaryConnection_;
     const trace::TraceStore* primary_ = nullptr;
     std::vector<trace::FlowRow> flows_;
+    int64_t longestFlow_ = 0;
     QJsonObject metadata_;
     mutable std::mutex poolMutex_;
     mutable std::vector<std::unique_ptr<Connection>> pool_;
@@ -273,7 +276,7 @@ class TraceFlowOverlay final : public TimelineOverlay {
     std::shared_ptr<const TrackMap> shown_;
     QPointer<const TimelineView> view_;
     FlowDisplay display_ = FlowDisplay::Selected;
-    std::vector<trace::FlowRow> byStart_;  // sorted by the earlier end's time
+    const std::vector<trace::FlowRow>& byStart_;  // the source's, by the earlier end's time
     int64_t longest_ = 0;
 };
 

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The whole chain at 10^6, 10^7 and 10^8 slices (issue 33): generate a Kineto-like trace
+(tests/tools/gen_kineto_steps.py), import it, then steps, transfers (`dma`), the critical path
+and a first frame (`render timeline` of the whole trace at 1280x800), each a separate process
+timed with /usr/bin/time (wall seconds, peak RSS). The generated JSON is deleted as soon as it
+is imported; the workspace after the last stage.
+
+Usage: scale_chain.py [--sizes 1e6,1e7,1e8] [--work DIR] [--binary PATH] [--csv F] [--svg F]
+                      [--skip STAGE@SIZE]...   (e.g. "critical path@1e8": not run, shown as -)
+Prints a Markdown table; --csv writes the figures, --svg a log-log plot of time vs slices.
+"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+STAGES = ["generate", "import", "steps", "transfers", "critical path", "first frame"]
+
+
+def timed(cmd, env=None):
+    """Runs cmd under /usr/bin/time; returns (seconds, peak MB)."""
+    fmt = "@@%e %M"
+    started = time.time()
+    proc = subprocess.run(["/usr/bin/time", "-f", fmt] + cmd, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, env=env)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    line = [l for l in proc.stderr.splitlines() if l.startswith("@@")][-1]
+    seconds, kb = line[2:].split()
+    return float(seconds) if float(seconds) > 0 else time.time() - started, int(kb) / 1024
+
+
+def run_size(slices, work, binary, skipped=()):
+    trace = os.path.join(work, f"scale_{slices}.json")
+    store = os.path.join(work, f"scale_{slices}.sqlite")
+    for path in (store, store + "-wal", store + "-shm"):
+        if os.path.exists(path):
+            os.remove(path)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    row = {"slices": slices}
+    row["generate"] = timed([sys.executable, os.path.join(ROOT, "tests/tools/gen_kineto_steps.py"),
+                             trace, str(slices)])
+    row["json_gb"] = os.path.getsize(trace) / 1e9
+    row["import"] = timed([binary, "--store", store, "import", trace], env)
+    os.remove(trace)  # no 19 GB file kept longer than needed
+    row["steps"] = timed([binary, "--store", store, "steps", "1", "--json"], env)
+    row["transfers"] = timed([binary, "--store", store, "dma", "1", "--json"], env)
+    row["critical path"] = (
+        (0.0, 0.0) if "critical path" in skipped
+        else timed([binary, "--store", store, "critical-path", "1", "--json"], env))
+    png = os.path.join(work, f"scale_{slices}.png")
+    row["first frame"] = timed([binary, "--store", store, "render", "timeline", "1", "--out", png,
+                                "--size", "1280x800"], env)
+    os.remove(png)
+    row["store_gb"] = os.path.getsize(store) / 1e9
+    for path in (store, store + "-wal", store + "-shm"):
+        if os.path.exists(path):
+            os.remove(path)
+    return row
+
+
+def read_rows(path):
+    rows = []
+    with open(path) as f:
+        for rec in csv.DictReader(f):
+            row = {"slices": int(rec["slices"]), "json_gb": float(rec["json_gb"]),
+                   "store_gb": float(rec["store_gb"])}
+            for s in STAGES:
+                key = s.replace(" ", "_")
+                row[s] = (float(rec[key + "_s"]), float(rec[key + "_mb"]))
+            rows.append(row)
+    return rows
+
+
+def markdown(rows):
+    out = ["| slices | JSON | " + " | ".join(STAGES) + " |",
+           "|---" * (len(STAGES) + 2) + "|"]
+    for r in rows:
+        cells = [f"{r[s][0]:.1f} s / {r[s][1]:.0f} MB" if r[s][1] > 0 else "not run"
+                 for s in STAGES]
+        out.append(f"| {r['slices']:.0e} | {r['json_gb']:.2f} GB | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def svg_plot(rows, path):
+    """Log-log: seconds per stage (lines) against slices; plain SVG, no plotting library."""
+    import math
+    w, h, left, bottom, top, right = 720, 460, 70, 50, 30, 170
+    xs = [math.log10(r["slices"]) for r in rows]
+    ys = [r[s][0] for r in rows for s in STAGES if r[s][0] > 0]
+    x0, x1 = math.floor(min(xs)), math.ceil(max(xs))
+    y0, y1 = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys)))
+    px = lambda v: left + (v - x0) / max(x1 - x0, 1) * (w - left - right)
+    py = lambda s: h - bottom - (math.log10(max(s, 1e-3)) - y0) / max(y1 - y0, 1) * (h - top - bottom)
+    colors = ["#888", "#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#ff7f0e"]
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+             'font-family="sans-serif" font-size="12">',
+             f'<rect width="{w}" height="{h}" fill="white"/>',
+             f'<text x="{left}" y="18" font-size="14" font-weight="bold">Time per stage vs. '
+             'trace size (log-log)</text>']
+    for e in range(x0, x1 + 1):
+        x = px(e)
+        parts.append(f'<line x1="{x}" y1="{top}" x2="{x}" y2="{h - bottom}" stroke="#ddd"/>')
+        parts.append(f'<text x="{x}" y="{h - bottom + 18}" text-anchor="middle">10^{e}</text>')
+    for e in range(y0, y1 + 1):
+        y = py(10 ** e)
+        parts.append(f'<line x1="{left}" y1="{y}" x2="{w - right}" y2="{y}" stroke="#ddd"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4}" text-anchor="end">{10 ** e:g} s</text>')
+    parts.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">'
+                 'slices</text>')
+    for i, s in enumerate(STAGES):
+        shown = [r for r in rows if r[s][1] > 0]
+        pts = " ".join(f"{px(math.log10(r['slices']))},{py(r[s][0])}" for r in shown)
+        parts.append(f'<polyline points="{pts}" fill="none" stroke="{colors[i]}" '
+                     'stroke-width="2"/>')
+        for r in shown:
+            parts.append(f'<circle cx="{px(math.log10(r["slices"]))}" cy="{py(r[s][0])}" r="3" '
+                         f'fill="{colors[i]}"/>')
+        ly = top + 10 + i * 20
+        parts.append(f'<line x1="{w - right + 14}" y1="{ly}" x2="{w - right + 34}" y2="{ly}" '
+                     f'stroke="{colors[i]}" stroke-width="2"/>')
+        parts.append(f'<text x="{w - right + 40}" y="{ly + 4}">{s}</text>')
+    parts.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(parts) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="1e6,1e7,1e8")
+    parser.add_argument("--work", default="/tmp")
+    parser.add_argument("--binary", default=os.path.join(ROOT, "build/app/stallscope"))
+    parser.add_argument("--csv")
+    parser.add_argument("--svg")
+    parser.add_argument("--skip", action="append", default=[])
+    parser.add_argument("--rows", help="earlier figures (a --csv file) to add to the table")
+    args = parser.parse_args()
+    rows = read_rows(args.rows) if args.rows else []
+    for size in args.sizes.split(","):
+        if not size:
+            continue
+        slices = int(float(size))
+        skipped = [k.split("@")[0] for k in args.skip if int(float(k.split("@")[1])) == slices]
+        rows.append(run_size(slices, args.work, args.binary, skipped))
+        print(markdown(rows[-1:]).splitlines()[-1], flush=True)
+    print(markdown(rows))
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            out = csv.writer(f)
+            out.writerow(["slices", "json_gb", "store_gb"] +
+                         [f"{s.replace(' ', '_')}_{u}" for s in STAGES for u in ("s", "mb")])
+            for r in rows:
+                out.writerow([r["slices"], f"{r['json_gb']:.3f}", f"{r['store_gb']:.3f}"] +
+                             [f"{v:.2f}" if u == 0 else f"{v:.0f}" for s in STAGES
+                              for u, v in enumerate(r[s])])
+    if args.svg:
+        svg_plot(rows, args.svg)
+
+
+if __name__ == "__main__":
+    main()
