@@ -91,10 +91,7 @@ int runCriticalPath(const cli::Options& o) {
     const ProfileInfo p = traceProfile(*ws, o.only(), "critical-path");
     const auto path = analysis::get(*ws, p.id, graph::criticalPathAnalysis());
     if (o.has("--json")) {
-        QJsonObject out = graph::criticalPathJson(*path);
-        out.insert("id", qint64(p.id));
-        out.insert("name", QString::fromStdString(p.name));
-        printJson(out);
+        std::cout << graph::criticalPathJsonText(*path, p.id, p.name) << '\n';
         return 0;
     }
     if (!path->why.empty()) {

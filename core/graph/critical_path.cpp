@@ -264,9 +264,9 @@ bool CriticalPathAnalysis::appliesTo(const trace::TraceStore&) const {
 }
 
 std::string CriticalPathAnalysis::encodeResult(const CriticalPath& result) const {
-    const QByteArray json = QJsonDocument(criticalPathJson(result)).toJson(QJsonDocument::Compact);
+    const std::string json = criticalPathJsonText(result);
     std::string packed;
-    trace::packChunk(std::string_view(json.constData(), size_t(json.size())), packed);
+    trace::packChunk(json, packed);
     return packed;
 }
 
