@@ -8,44 +8,13 @@
 #include <vector>
 
 #include "core/graph/critical_path.h"
+#include "core/json_escape.h"
 
 namespace stallscope::graph {
 
 namespace {
 
-void appendString(std::string& out, std::string_view text) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    out += '"';
-    for (const char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (u < 0x20) {
-                    out += "\\u00";
-                    out += kHex[u >> 4];
-                    out += kHex[u & 15];
-                } else {
-                    out += c;  // UTF-8 passes through
-                }
-        }
-    }
-    out += '"';
-}
+using json::appendString;
 
 void appendMember(std::string& out, std::string_view key, bool& first) {
     if (!first) out += ',';
