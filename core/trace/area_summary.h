@@ -31,9 +31,11 @@ struct AreaSummary {
     double busy = 0;    // ns: sum of self, the time some slice covers, per track
 };
 
-// Reads level 0 of each track over [from, to] (store ns). `cancelled`, when given, is checked
-// between tracks.
+// Reads level 0 of each track over [from, to] (store ns), in windows of about `windowSlices`
+// slices (by the track's average density), so memory stays bounded for a whole process.
+// `cancelled`, when given, is checked between windows.
 AreaSummary summarizeArea(const TraceStore& store, const std::vector<int64_t>& tracks, int64_t from,
-                          int64_t to, const std::atomic<bool>* cancelled = nullptr);
+                          int64_t to, const std::atomic<bool>* cancelled = nullptr,
+                          uint64_t windowSlices = 200000);
 
 }  // namespace stallscope::trace

@@ -152,6 +152,26 @@ class TestTraceExplore : public QObject {
         QCOMPARE(area.ops[2].inRange, 20000.0);
         QCOMPARE(area.ops[2].total, 40000.0);
         QCOMPARE(area.busy, 110000.0);
+        // Read in windows of about one slice (as a 10^7-slice process is, in 200,000-slice
+        // windows): the same sums, each slice counted once.
+        std::vector<int64_t> all;
+        for (const auto& t : store.tracks())
+            if (t.slices > 0) all.push_back(t.id);
+        const trace::AreaSummary whole =
+            trace::summarizeArea(store, all, origin, origin + 200000, nullptr);
+        const trace::AreaSummary windowed =
+            trace::summarizeArea(store, all, origin, origin + 200000, nullptr, 1);
+        QCOMPARE(whole.slices, uint64_t(8));
+        QCOMPARE(windowed.slices, whole.slices);
+        QCOMPARE(windowed.ops.size(), whole.ops.size());
+        for (size_t i = 0; i < whole.ops.size(); ++i) {
+            QCOMPARE(windowed.ops[i].name, whole.ops[i].name);
+            QCOMPARE(windowed.ops[i].count, whole.ops[i].count);
+            QCOMPARE(windowed.ops[i].total, whole.ops[i].total);
+            QCOMPARE(windowed.ops[i].inRange, whole.ops[i].inRange);
+            QCOMPARE(windowed.ops[i].self, whole.ops[i].self);
+        }
+        QCOMPARE(windowed.busy, whole.busy);
     }
 
     void shiftDragSelectsAnAreaAndSumsIt() {
