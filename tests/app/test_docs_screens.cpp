@@ -15,18 +15,14 @@
 
 #include "app/mainwindow.h"
 #include "core/workspace.h"
+#include "tests/app/two_screens.h"
 #include "views/common/timeline_view.h"
 #include "views/trace/trace_view.h"
 
 using namespace stallscope;
+using stallscope::testing::screenOfSize;
 
 namespace {
-
-QScreen* screenOfSize(QSize size) {
-    for (QScreen* screen : QGuiApplication::screens())
-        if (screen->geometry().size() == size) return screen;
-    return nullptr;
-}
 
 // Brings forward the tab named `name` of any tab widget inside `view`.
 bool showTab(QWidget* view, const QString& name) {
@@ -165,17 +161,7 @@ class TestDocsScreens : public QObject {
 
 // Two screens side by side, the sizes the docs show.
 int main(int argc, char** argv) {
-    QTemporaryDir configDir;
-    const QString config = configDir.filePath("screens.json");
-    QFile file(config);
-    if (!file.open(QIODevice::WriteOnly)) return 1;
-    file.write(R"({"screens":[{"name":"small","x":0,"y":0,"width":1280,"height":800},)"
-               R"({"name":"large","x":1280,"y":0,"width":1920,"height":1080}]})");
-    file.close();
-    qputenv("QT_QPA_PLATFORM", ("offscreen:configfile=" + config).toUtf8());
-    QApplication app(argc, argv);
-    TestDocsScreens test;
-    return QTest::qExec(&test, argc, argv);
+    return stallscope::testing::runOnTwoScreens<TestDocsScreens>(argc, argv);
 }
 
 #include "test_docs_screens.moc"

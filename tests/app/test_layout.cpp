@@ -29,6 +29,7 @@
 #include "core/replay/generate.h"
 #include "core/replay/jsonl_writer.h"
 #include "core/workspace.h"
+#include "tests/app/two_screens.h"
 #include "views/common/timeline_view.h"
 #include "views/replay/replay_dcache_view.h"
 #include "views/replay/replay_overview.h"
@@ -40,17 +41,12 @@
 #include "views/trace/trace_view.h"
 
 using namespace stallscope;
+using stallscope::testing::screenOfSize;
 
 namespace {
 
 const QSize kSmallScreen(1280, 800);
 const QSize kLargeScreen(1920, 1080);
-
-QScreen* screenOfSize(QSize size) {
-    for (QScreen* screen : QGuiApplication::screens())
-        if (screen->geometry().size() == size) return screen;
-    return nullptr;
-}
 
 // A widget's rect in `window` coordinates.
 QRect rectIn(const QWidget* widget, const QWidget* window) {
@@ -451,17 +447,7 @@ void TestLayout::demoProfilesNameTheirOrigin() {
 
 // Two screens side by side, the sizes the issue names.
 int main(int argc, char** argv) {
-    QTemporaryDir configDir;
-    const QString config = configDir.filePath("screens.json");
-    QFile file(config);
-    if (!file.open(QIODevice::WriteOnly)) return 1;
-    file.write(R"({"screens":[{"name":"small","x":0,"y":0,"width":1280,"height":800},)"
-               R"({"name":"large","x":1280,"y":0,"width":1920,"height":1080}]})");
-    file.close();
-    qputenv("QT_QPA_PLATFORM", ("offscreen:configfile=" + config).toUtf8());
-    QApplication app(argc, argv);
-    TestLayout test;
-    return QTest::qExec(&test, argc, argv);
+    return stallscope::testing::runOnTwoScreens<TestLayout>(argc, argv);
 }
 
 void TestLayout::traceTimelineGetsTheWindow_data() {

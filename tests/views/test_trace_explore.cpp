@@ -16,6 +16,7 @@
 #include "core/trace/area_summary.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
+#include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 #include "views/trace/area_summary_panel.h"
 #include "views/trace/trace_tracks.h"
@@ -112,10 +113,10 @@ class TestTraceExplore : public QObject {
     static std::array<double, 4> row(const QTableWidget* table, const QString& name) {
         for (int r = 0; r < table->rowCount(); ++r)
             if (table->item(r, 0)->text() == name)
-                return {table->item(r, 1)->data(Qt::UserRole).toDouble(),
-                        table->item(r, 2)->data(Qt::UserRole).toDouble(),
-                        table->item(r, 3)->data(Qt::UserRole).toDouble(),
-                        table->item(r, 4)->data(Qt::UserRole).toDouble()};
+                return {table->item(r, 1)->data(tablekit::kSortRole).toDouble(),
+                        table->item(r, 2)->data(tablekit::kSortRole).toDouble(),
+                        table->item(r, 3)->data(tablekit::kSortRole).toDouble(),
+                        table->item(r, 4)->data(tablekit::kSortRole).toDouble()};
         return {-1, -1, -1, -1};
     }
 

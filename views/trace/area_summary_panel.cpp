@@ -45,10 +45,13 @@ void AreaSummaryPanel::summarize(TraceSourcePtr source, std::vector<int64_t> tra
     const int64_t first = origin + int64_t(std::floor(from));
     const int64_t last = origin + int64_t(std::ceil(to));
     const size_t trackCount = tracks.size();
+    // A newer summary stops the one still reading (a click on another process).
+    if (cancel_) cancel_->store(true);
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
     job_.start(
-        [source, tracks = std::move(tracks), first, last] {
+        [source, tracks = std::move(tracks), first, last, cancel = cancel_] {
             return source->query([&](const trace::TraceStore& store) {
-                return trace::summarizeArea(store, tracks, first, last);
+                return trace::summarizeArea(store, tracks, first, last, cancel.get());
             });
         },
         [this, span = to - from, trackCount, what](trace::AreaSummary summary) {

@@ -5,7 +5,9 @@
 // of a GPU and how busy it was), aggregated by name on a worker.
 
 #include <QWidget>
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/trace/area_summary.h"
@@ -42,6 +44,7 @@ class AreaSummaryPanel : public QWidget {
     QLabel* heading_ = nullptr;
     QTableWidget* table_ = nullptr;
     async::JobSlot job_{this};
+    std::shared_ptr<std::atomic<bool>> cancel_;  // the running summary's
 };
 
 }  // namespace stallscope

@@ -44,6 +44,7 @@ const std::vector<DeviceUtilisationTrack::Busy>& DeviceUtilisationTrack::interva
                 busy_.push_back(b);
         }
         busy_.shrink_to_fit();
+        ready_.store(true);
     });
     return busy_;
 }
@@ -134,12 +135,14 @@ std::optional<TimelineItem> DeviceUtilisationTrack::hitTest(const QPoint& pos, c
 
 QString DeviceUtilisationTrack::toolTip(const TimelineItem& item) const {
     const double span = item.end - item.start;
+    if (!ready()) return title();  // no SQL on the GUI thread: the first frame reads them
     return QObject::tr("%1 busy %2 of %3 here")
         .arg(QString::fromStdString(device_.name),
              format::percentOf(busyBetween(item.start, item.end), span), format::nanoseconds(span));
 }
 
 DetailFields DeviceUtilisationTrack::details(const TimelineItem& item) const {
+    if (!ready()) return {{QObject::tr("Device"), QString::fromStdString(device_.name)}};
     const TimeRange all = extent();
     const double busy = busyBetween(all.start, all.end);
     return {{QObject::tr("Device"), QString::fromStdString(device_.name)},

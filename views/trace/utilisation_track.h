@@ -5,6 +5,7 @@
 // tracks, as a filled profile. The device's busy intervals are read once, on the first frame's
 // worker, merged across its streams; every frame after bins them exactly for its window.
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -38,7 +39,10 @@ class DeviceUtilisationTrack final : public TimelineTrack {
     TimeRange extent() const override;
 
     // Busy time of the device inside [from, to) (timeline units), merged across its tracks.
+    // Reads the intervals on first use: call it on a worker, or once ready() (tooltips).
     double busyBetween(double from, double to) const;
+    // The intervals are read (by a frame's worker): the GUI thread may ask busyBetween().
+    bool ready() const { return ready_.load(); }
 
   private:
     struct Busy {
@@ -50,6 +54,7 @@ class DeviceUtilisationTrack final : public TimelineTrack {
     trace::StepDevice device_;
     mutable std::once_flag loaded_;
     mutable std::vector<Busy> busy_;
+    mutable std::atomic<bool> ready_{false};
 };
 
 }  // namespace stallscope
