@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/lanes.h"
+#include "core/trace/external_sorter.h"
 #include "core/trace/string_interner.h"
 #include "core/trace/trace_sink.h"
 #include "importers/chrome/chrome_json.h"
@@ -52,15 +53,38 @@ class ChromeTraceBuilder {
     };
     // A flow event (v1 s/t/f, or a v2 bind_id end on a slice) as read; flows are paired once
     // every event is known, in time order, because Kineto writes most `f` before their `s`.
+    // The events wait in a sorter that spills to disk: a Kineto trace of 10^8 slices has
+    // 6.7 * 10^7 of them.
     struct FlowEvent {
         int64_t ts;
-        uint32_t key;  // (category, id) or bind id, interned in flowKeys_
+        uint64_t id;     // the id's value when it is a canonical integer, else its text's index
+        uint32_t space;  // (version, category) << 2 | how id is held (FlowIdKind)
         uint32_t track;
         uint32_t name;
         uint32_t order;  // file order, the last tie-break
         uint16_t ps;
         char phase;  // 's', 't' or 'f'
         trace::FlowBinding binding;
+        bool sameKey(const FlowEvent& o) const { return space == o.space && id == o.id; }
+    };
+    enum FlowIdKind : uint32_t { kDecimalId = 0, kHexId = 1, kTextId = 2 };
+    struct FlowEventOrder {
+        bool operator()(const FlowEvent& a, const FlowEvent& b) const;
+    };
+    // A flow as paired, waiting to be added in the order flows were always added: by the file
+    // order of their key's first event, then in time order within the key.
+    struct PairedFlow {
+        uint64_t seq;       // pairing order (time order within a key)
+        uint32_t keyFirst;  // file order of the key's first event
+        uint32_t name;
+        int64_t fromTs, toTs;
+        uint32_t fromTrack, toTrack;
+        trace::FlowBinding fromBinding, toBinding;
+    };
+    struct PairedFlowOrder {
+        bool operator()(const PairedFlow& a, const PairedFlow& b) const {
+            return a.keyFirst != b.keyFirst ? a.keyFirst < b.keyFirst : a.seq < b.seq;
+        }
     };
 
     // Tracks, slices, instants, counters and metadata (chrome_builder.cpp).
@@ -125,9 +149,12 @@ class ChromeTraceBuilder {
     void asyncInstant(const RawEvent& ev, bool legacy, uint64_t args);
 
     // Flows (chrome_flows.cpp).
-    uint32_t flowKey(std::string_view prefix, std::string_view id, std::string_view cat);
-    void collectFlow(uint32_t key, uint32_t track, const RawEvent& ev, char phase,
-                     trace::FlowBinding binding);
+    // The (version, category, id) of a flow event as a compact key: integer ids (Kineto's
+    // correlation ids) by value, other ids by an interned text.
+    void flowKey(FlowEvent& into, std::string_view prefix, std::string_view id,
+                 std::string_view cat);
+    void collectFlow(std::string_view prefix, std::string_view id, std::string_view cat,
+                     uint32_t track, const RawEvent& ev, char phase, trace::FlowBinding binding);
     // s -> t -> ... -> f of one (category, id). A start binds to its enclosing slice, a step too;
     // an end with bp:"e" to its enclosing slice, otherwise to the next slice that starts at or
     // after it on its thread.
@@ -140,6 +167,9 @@ class ChromeTraceBuilder {
     // before any start pair with the key's lone starts (clock skew, or a start and its end at
     // one time); what pairs with nothing is counted.
     void pairFlows();
+    // Pairs the events of one key (in time order) into `paired`.
+    void pairKey(const std::vector<FlowEvent>& events, uint64_t& seq,
+                 trace::ExternalSorter<PairedFlow, PairedFlowOrder>& paired);
 
     trace::TraceSink& writer_;
     std::string path_;
@@ -151,8 +181,11 @@ class ChromeTraceBuilder {
     std::unordered_map<uint32_t, std::vector<OpenSlice>> open_;
     std::map<std::string, std::vector<OpenSlice>> async_;
     std::vector<HeldAsync> heldAsync_;
-    trace::StringInterner flowKeys_;  // open addressing: a map of nodes cost a tenth of a read
-    std::vector<FlowEvent> flowEvents_;
+    trace::StringInterner flowSpaces_;  // "<version><category>" of flow keys
+    trace::StringInterner flowIds_;     // flow ids that are not canonical integers
+    // 40 bytes a record: 20 MB in memory, the rest in sorted runs on disk.
+    static constexpr size_t kFlowSortBudget = size_t(1) << 19;
+    trace::ExternalSorter<FlowEvent, FlowEventOrder> flowEvents_{kFlowSortBudget};
     uint64_t unmatchedFlowStarts_ = 0, unmatchedFlowEnds_ = 0, backwardFlows_ = 0;
     uint64_t events_ = 0, unmatchedEnd_ = 0, unterminated_ = 0, repairedValues_ = 0;
     uint64_t closedByParent_ = 0, extraLanes_ = 0;
