@@ -7,78 +7,33 @@
 namespace stallscope::trace {
 
 void FlowTable::add(const FlowEnd& from, const FlowEnd& to, uint32_t name) {
-    if ((count_ >> kBlockBits) == blocks_.size())
-        blocks_.push_back(std::make_unique_for_overwrite<FlowRecord[]>(size_t(1) << kBlockBits));
-    FlowRecord& f = (*this)[count_++];
-    f.fromTs = from.ts;
-    f.toTs = to.ts;
-    f.fromArgs = from.args;
-    f.toArgs = to.args;
-    f.fromTrack = from.track;
-    f.toTrack = to.track;
-    f.name = name;
-    f.fromDepth = f.toDepth = -1;
-    f.fromBinding = from.binding;
-    f.toBinding = to.binding;
-}
-
-void FlowTable::indexEnds(size_t tracks) {
     if (count_ >= (size_t(1) << 31))
         throw Failure("trace import: more than 2^31 flows are not supported");
-    endsBegin_.assign(tracks + 1, 0);
-    for (size_t i = 0; i < count_; ++i) {
-        const FlowRecord& f = (*this)[i];
-        ++endsBegin_[f.fromTrack + 1];
-        ++endsBegin_[f.toTrack + 1];
-    }
-    for (size_t t = 0; t < tracks; ++t) endsBegin_[t + 1] += endsBegin_[t];
-    ends_.resize(endsBegin_.back());
-    std::vector<size_t> fill(endsBegin_.begin(), endsBegin_.end() - 1);
-    for (size_t i = 0; i < count_; ++i) {
-        const FlowRecord& f = (*this)[i];
-        ends_[fill[f.fromTrack]++] = uint32_t(i) << 1 | 1;  // low bit: the source end
-        ends_[fill[f.toTrack]++] = uint32_t(i) << 1;
+    const uint32_t flow = uint32_t(count_++);
+    for (const FlowEnd* end : {&from, &to}) {
+        if (end->track >= (uint32_t(1) << 30))
+            throw Failure("trace import: more than 2^30 tracks with flows are not supported");
+        ends_.push({end->ts, end->args, end->track << 2 | uint32_t(end->binding), flow, name,
+                    end == &from});
+        if (end->track >= trackHasEnds_.size()) trackHasEnds_.resize(size_t(end->track) + 1);
+        trackHasEnds_[end->track] = true;
     }
 }
 
-uint64_t FlowTable::unbound() const {
-    uint64_t n = 0;
-    for (size_t i = 0; i < count_; ++i) {
-        const FlowRecord& f = (*this)[i];
-        if (f.fromDepth < 0 || f.toDepth < 0) ++n;
-    }
-    return n;
-}
-
-TrackFlowBinder::TrackFlowBinder(FlowTable& flows, uint32_t track) : flows_(flows) {
-    // Without flows (tracks written early) the ends are not indexed.
-    const std::vector<size_t>& begin = flows.endsBegin_;
-    const size_t from = track + 1 < begin.size() ? begin[track] : 0;
-    const size_t to = track + 1 < begin.size() ? begin[track + 1] : 0;
-    auto listFor = [&](FlowBinding b) -> std::vector<EndRef>& {
-        return b == FlowBinding::Enclosing   ? enclosing_
-               : b == FlowBinding::NextSlice ? next_
-                                             : exact_;
-    };
-    for (size_t k = from; k < to; ++k) {
-        const uint32_t i = flows.ends_[k] >> 1;
-        const FlowRecord& f = flows[i];
-        if (flows.ends_[k] & 1)
-            listFor(f.fromBinding).push_back({f.fromTs, f.fromArgs, i, true});
-        else
-            listFor(f.toBinding).push_back({f.toTs, f.toArgs, i, false});
-    }
-    // By time, ties in the order the ends were listed (flow, then source before destination):
-    // the order a stable sort by time gives, but the keys are unique, so a plain sort does.
-    // Ends often come in time order already (Chakra's dependencies by node).
-    auto byTs = [](const EndRef& a, const EndRef& b) {
-        if (a.ts != b.ts) return a.ts < b.ts;
-        if (a.flow != b.flow) return a.flow < b.flow;
-        return a.source && !b.source;
-    };
+TrackFlowBinder::TrackFlowBinder(FlowTable& flows, uint32_t track, int64_t offset)
+    : flows_(flows),
+      track_(track),
+      offset_(offset),
+      enclosing_(flows.ends_, track << 2 | uint32_t(FlowBinding::Enclosing)),
+      next_(flows.ends_, track << 2 | uint32_t(FlowBinding::NextSlice)) {
+    flows.markBinding(track);
+    hasEnclosing_ = enclosing_.peek() != nullptr;
+    hasNext_ = next_.peek() != nullptr;
+    flows.ends_.forEach(track << 2 | uint32_t(FlowBinding::Slice),
+                        [&](const FlowEndRecord& r) { exact_.push_back(endRef(r)); });
     // Exact ends bind to the first slice, in order, that carries their args id and starts at
     // their time. When the ids are dense (Chakra: one per node), they are grouped by id with a
-    // counting sort instead of sorted by time: a slice looks up its own id's ends.
+    // counting sort instead of kept by time: a slice looks up its own id's ends.
     exactMin_ = UINT64_MAX;
     for (const EndRef& e : exact_) {
         exactMin_ = std::min(exactMin_, e.args);
@@ -94,30 +49,25 @@ TrackFlowBinder::TrackFlowBinder(FlowTable& flows, uint32_t track) : flows_(flow
         for (size_t k = 0; k < exact_.size(); ++k)
             exactByArgs_[fill[size_t(exact_[k].args - exactMin_)]++] = uint32_t(k);
     }
-    for (std::vector<EndRef>* ends : {&enclosing_, &next_, &exact_})
-        if ((ends != &exact_ || !exactGrouped_) &&
-            !std::is_sorted(ends->begin(), ends->end(), byTs))
-            std::sort(ends->begin(), ends->end(), byTs);
     exactBound_.assign(exact_.size(), false);
 }
 
+TrackFlowBinder::EndRef TrackFlowBinder::endRef(const FlowEndRecord& r) const {
+    return {offset_ ? shiftedTime(r.ts, offset_) : r.ts, r.args, r.flow, r.name, r.source};
+}
+
 void TrackFlowBinder::bind(const EndRef& e, int64_t start, int64_t end, int32_t depth) {
-    FlowRecord& f = flows_[e.flow];
-    if (e.source) {
-        f.fromTs = end;
-        f.fromDepth = depth;
-    } else {
-        f.toTs = start;
-        f.toDepth = depth;
-    }
+    // A source attaches at its slice's end, a destination at its start.
+    flows_.addBound({uint64_t(e.flow) << 1 | (e.source ? 0 : 1), e.source ? end : start, track_,
+                     e.name, depth});
 }
 
 // Enclosing ends before `limit` (or at it, inclusive) see the slices open at their time.
 void TrackFlowBinder::bindEnclosingBefore(int64_t limit, bool inclusive) {
-    while (nextEnclosing_ < enclosing_.size() &&
-           (enclosing_[nextEnclosing_].ts < limit ||
-            (inclusive && enclosing_[nextEnclosing_].ts == limit))) {
-        const EndRef& e = enclosing_[nextEnclosing_++];
+    while (const FlowEndRecord* r = enclosing_.peek()) {
+        const EndRef e = endRef(*r);
+        if (!(e.ts < limit || (inclusive && e.ts == limit))) break;
+        enclosing_.pop();
         const PreciseTime at{e.ts, 0};
         while (!open_.empty() &&
                (open_.back().end < at || (open_.back().end == at && open_.back().start != e.ts)))
@@ -132,10 +82,14 @@ void TrackFlowBinder::bindEnclosingBefore(int64_t limit, bool inclusive) {
 }
 
 void TrackFlowBinder::slice(const SliceItem& item) {
-    if (!enclosing_.empty()) open_.push_back({item.start, item.preciseEnd()});
+    if (hasEnclosing_) open_.push_back({item.start, item.preciseEnd()});
     const int32_t depth = int32_t(item.depth);
-    while (nextNext_ < next_.size() && next_[nextNext_].ts <= item.start)
-        bind(next_[nextNext_++], item.start, item.end(), depth);
+    while (const FlowEndRecord* r = next_.peek()) {
+        const EndRef e = endRef(*r);
+        if (e.ts > item.start) break;
+        next_.pop();
+        bind(e, item.start, item.end(), depth);
+    }
     if (exact_.empty()) return;
     if (exactGrouped_) {
         if (item.args < exactMin_ || item.args > exactMax_) return;
@@ -154,6 +108,17 @@ void TrackFlowBinder::slice(const SliceItem& item) {
             bind(exact_[k], item.start, item.end(), depth);
         }
     }
+}
+
+void TrackFlowBinder::finish() {
+    bindEnclosingBefore(INT64_MAX, true);
+    while (const FlowEndRecord* r = next_.peek()) {
+        const EndRef e = endRef(*r);
+        next_.pop();
+        bind(e, e.ts, e.ts, -1);
+    }
+    for (size_t k = 0; k < exact_.size(); ++k)
+        if (!exactBound_[k]) bind(exact_[k], exact_[k].ts, exact_[k].ts, -1);
 }
 
 }  // namespace stallscope::trace

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
-#include <queue>
 #include <utility>
 #include <vector>
 
@@ -81,46 +80,15 @@ class SpillSorter {
     // instead was slower: one more run to write, read and merge).
     void seal() { sortBuffer(); }
 
+    class Reader;
+
     // Visits the records of one track in order (after seal()).
     template <class Visit>
     void forEach(uint32_t track, Visit&& visit) {
-        std::vector<Cursor> cursors;
-        for (const Run& run : runs_) {
-            auto it = run.segments.find(track);
-            if (it != run.segments.end())
-                cursors.push_back(
-                    Cursor(this, run.offset + it->second.first * sizeof(T), it->second.second));
-        }
-        auto [lo, hi] = std::equal_range(buffer_.begin(), buffer_.end(), track, ByTrack{});
-        if (lo != hi) cursors.push_back(Cursor(&*lo, size_t(hi - lo)));
-        if (cursors.size() == 1) {
-            while (const T* r = cursors[0].peek()) {
-                visit(*r);
-                cursors[0].pop();
-            }
-            return;
-        }
-        auto greater = [this, &cursors](size_t a, size_t b) {
-            return less_(*cursors[b].peek(), *cursors[a].peek());
-        };
-        std::priority_queue<size_t, std::vector<size_t>, decltype(greater)> heap(greater);
-        for (size_t i = 0; i < cursors.size(); ++i)
-            if (cursors[i].peek()) heap.push(i);
-        // Runs often hold long stretches of a track (importers add a line or a rank at a
-        // time): a cursor keeps going without heap operations while it stays the smallest.
-        while (!heap.empty()) {
-            const size_t i = heap.top();
-            heap.pop();
-            for (;;) {
-                visit(*cursors[i].peek());
-                cursors[i].pop();
-                const T* next = cursors[i].peek();
-                if (!next) break;
-                if (!heap.empty() && less_(*cursors[heap.top()].peek(), *next)) {
-                    heap.push(i);
-                    break;
-                }
-            }
+        Reader reader(*this, track);
+        while (const T* r = reader.peek()) {
+            visit(*r);
+            reader.pop();
         }
     }
 
@@ -170,6 +138,69 @@ class SpillSorter {
         size_t pos_ = 0;
     };
 
+  public:
+    // The records of one track in order (after seal()), one at a time: several tracks, or
+    // several parts of one, can be read side by side. Readers of one sorter may run on
+    // different threads.
+    class Reader {
+      public:
+        Reader(SpillSorter& owner, uint32_t track) : less_(&owner.less_) {
+            for (const Run& run : owner.runs_) {
+                auto it = run.segments.find(track);
+                if (it != run.segments.end())
+                    cursors_.push_back(Cursor(&owner, run.offset + it->second.first * sizeof(T),
+                                              it->second.second));
+            }
+            auto [lo, hi] =
+                std::equal_range(owner.buffer_.begin(), owner.buffer_.end(), track, ByTrack{});
+            if (lo != hi) cursors_.push_back(Cursor(&*lo, size_t(hi - lo)));
+            for (size_t i = 0; i < cursors_.size(); ++i) {
+                if (!cursors_[i].peek()) continue;
+                heap_.push_back(i);
+                std::push_heap(heap_.begin(), heap_.end(), after());
+            }
+            current_ = takeSmallest();
+        }
+        // The next record; null after the last.
+        const T* peek() { return current_ == kNone ? nullptr : cursors_[current_].peek(); }
+        void pop() {
+            Cursor& cursor = cursors_[current_];
+            cursor.pop();
+            const T* next = cursor.peek();
+            if (!next) {
+                current_ = takeSmallest();
+                return;
+            }
+            // Runs often hold long stretches of a track (importers add a line or a rank at a
+            // time): a cursor keeps going without heap operations while it stays the smallest.
+            if (!heap_.empty() && (*less_)(*cursors_[heap_.front()].peek(), *next)) {
+                heap_.push_back(current_);
+                std::push_heap(heap_.begin(), heap_.end(), after());
+                current_ = takeSmallest();
+            }
+        }
+
+      private:
+        // Heap order: the cursor with the smallest record on top.
+        auto after() {
+            return [this](size_t a, size_t b) {
+                return (*less_)(*cursors_[b].peek(), *cursors_[a].peek());
+            };
+        }
+        size_t takeSmallest() {
+            if (heap_.empty()) return kNone;
+            std::pop_heap(heap_.begin(), heap_.end(), after());
+            const size_t i = heap_.back();
+            heap_.pop_back();
+            return i;
+        }
+        const Less* less_;
+        std::vector<Cursor> cursors_;
+        std::vector<size_t> heap_;
+        size_t current_ = kNone;
+    };
+
+  private:
     // Importers often add records in order already (a track at a time, by time).
     // Often all but a stretch is (XProf: a line's lanes interleaved, the other lines in order):
     // only the part that is out of place is sorted. Records comparing equal are identical, so

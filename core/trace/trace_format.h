@@ -32,6 +32,13 @@ constexpr int64_t lodWidth(int level) {
     return level <= 0 ? 0 : int64_t(1) << (2 * level);
 }
 
+// a + b where it fits; past the range, near its end (a time offset moving a track's times).
+inline int64_t shiftedTime(int64_t a, int64_t b) {
+    int64_t out = 0;
+    if (!__builtin_add_overflow(a, b, &out)) return out;
+    return b > 0 ? INT64_MAX - 2 : INT64_MIN;
+}
+
 enum class ItemKind : uint8_t { Slice = 0, Instant = 1, Folded = 2 };
 
 // A time with picosecond resolution: whole ns plus 0..999 ps, ordered. Kept as a pair so epoch

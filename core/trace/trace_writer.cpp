@@ -44,13 +44,6 @@ namespace {
 // higher levels are built.
 constexpr uint64_t kLevelZeroInMemory = uint64_t(1) << 20;
 
-// a + b, held within int64 (an offset never wraps a time around).
-int64_t shifted(int64_t a, int64_t b) {
-    int64_t out = 0;
-    if (!__builtin_add_overflow(a, b, &out)) return out;
-    return b > 0 ? INT64_MAX - 2 : INT64_MIN;
-}
-
 constexpr const char* kReadLevelZeroSql =
     "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND level = 0 "
     "ORDER BY seq";
@@ -72,6 +65,7 @@ TraceWriter::TraceWriter(Workspace& workspace, int64_t profileId, size_t recordB
       recordBudget_(recordBudget ? recordBudget : importBuffers().traceRecords),
       slices_(std::make_unique<SliceSorter>(recordBudget_)),
       samples_(std::make_unique<SampleSorter>(recordBudget_ / 4)),
+      flows_(recordBudget_ / 2),
       args_([this](int64_t seq, const std::string& packed) { storeArgsChunk(seq, packed); }) {
     intern("");  // id 0: no name
 }
@@ -178,7 +172,8 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track, SliceSort
                                   uint64_t& overlapping) {
     LockedStatement insert(dbMutex_, workspace_.db(), kInsertChunkSql);
     // Flow ends bind while their own track is written: their times are still the ones added.
-    TrackFlowBinder flows(flows_, trackId);
+    // (Moved with their track by its offset, as the slices are.)
+    TrackFlowBinder flows(flows_, trackId, track.offset);
     const bool binding = flows.active();
 
     struct Open {
@@ -207,7 +202,7 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track, SliceSort
     const int64_t offset = track.offset;
     slices.forEach(trackId, [&](const RawSlice& raw) {
         RawSlice r = raw;
-        r.start = shifted(r.start, offset);
+        r.start = shiftedTime(r.start, offset);
         const PreciseTime start{r.start, r.startPs};
         if (binding) flows.before(start);
         while (!stack.empty() && stack.back().end <= start) pop();
@@ -288,7 +283,7 @@ void TraceWriter::writeCounterTrack(uint32_t trackId) {
     ChunkSink levelZero(insert, dbMutex_, profileId_, trackId, 0);
     samples_->forEach(trackId, [&](const RawSample& r) {
         CounterItem item;
-        item.ts = shifted(r.ts, track.offset);
+        item.ts = shiftedTime(r.ts, track.offset);
         item.value = item.min = item.max = r.value;
         levelZero.add(item);
         levelCounts.add(item);
@@ -379,13 +374,7 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     slices_->seal();
     samples_->seal();
 
-    // Flow ends move with their tracks (they bind against the shifted slices).
-    for (size_t i = 0; i < flows_.size(); ++i) {
-        FlowRecord& f = flows_[i];
-        if (f.fromTrack < tracks_.size()) f.fromTs = shifted(f.fromTs, tracks_[f.fromTrack].offset);
-        if (f.toTrack < tracks_.size()) f.toTs = shifted(f.toTs, tracks_[f.toTrack].offset);
-    }
-    flows_.indexEnds(tracks_.size());
+    flows_.seal();
     const double totalRecords =
         double(slicesHandedOff_ + slices_->records() + samples_->records()) + 1.0;
     TraceSummary summary;
@@ -419,9 +408,12 @@ TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     }
     for (TrackState& t : tracks_) {
         if (!t.hasData() || t.offset == 0) continue;
-        t.start = shifted(t.start, t.offset);
-        t.end = shifted(t.end, t.offset);
+        t.start = shiftedTime(t.start, t.offset);
+        t.end = shiftedTime(t.end, t.offset);
     }
+    // Flow ends move with their tracks; those on tracks without slices attach to nothing.
+    flows_.leaveUnbound(
+        [this](uint32_t t) { return t < tracks_.size() ? tracks_[t].offset : int64_t(0); });
     summary.overlapping = overlapping_;
     summary.unended = ops_.unended();
     summary.percentilesExact = ops_.percentilesExact();
@@ -547,8 +539,7 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
 
     PackedSink flows(workspace_, profileId_, kFlowsStream);
     PackedFlow previous;
-    for (size_t i = 0; i < flows_.size(); ++i) {
-        const FlowRecord& f = flows_[i];
+    flows_.forEachFlow([&](const BoundFlow& f) {
         PackedFlow packed;
         packed.name = f.name;
         packed.fromTrack = int64_t(f.fromTrack);
@@ -562,7 +553,7 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
         encodeFlow(packed, previous, flows.buffer());
         flows.endEntry();
         previous = packed;
-    }
+    });
     flows.finish();
 
     PackedSink ops(workspace_, profileId_, kOpsStream);

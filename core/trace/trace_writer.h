@@ -39,8 +39,8 @@ struct TraceSummary {
 // Collects a trace as importers read it and writes it into the workspace (inside the import's
 // transaction). Memory stays bounded: slices and counter samples are kept in a fixed-size
 // buffer that is sorted and spilled to an anonymous temporary file as sorted runs, merged per
-// track at finish(). Flows, strings and per-name statistics stay in memory (they grow with the
-// number of flows and distinct names, not with the number of slices).
+// track at finish(); flow ends are spilled the same way (FlowTable). Strings and per-name
+// statistics stay in memory (they grow with the number of distinct names, not of slices).
 //
 // The writer orchestrates its parts: StringInterner (names), ArgsStore (argument objects),
 // SpillSorter (slices and samples per track), FlowTable/TrackFlowBinder (flow ends),

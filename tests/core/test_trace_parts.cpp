@@ -12,6 +12,7 @@
 
 #include "core/sqlite.h"
 #include "core/trace/args_store.h"
+#include "core/trace/external_sorter.h"
 #include "core/trace/flow_binder.h"
 #include "core/trace/lod_builder.h"
 #include "core/trace/op_statistics.h"
@@ -162,6 +163,14 @@ void bindTrack(FlowTable& flows, uint32_t track, const std::vector<SliceItem>& i
     binder.finish();
 }
 
+// The flows as they would be stored, once the tracks to bind were bound.
+std::vector<BoundFlow> boundFlows(FlowTable& flows) {
+    flows.leaveUnbound([](uint32_t) { return int64_t(0); });
+    std::vector<BoundFlow> out;
+    flows.forEachFlow([&](const BoundFlow& f) { out.push_back(f); });
+    return out;
+}
+
 }  // namespace
 
 class TestTraceParts : public QObject {
@@ -261,6 +270,66 @@ class TestTraceParts : public QObject {
         sorter.seal();
         for (uint32_t t = 0; t < 3; ++t) QCOMPARE(visited(sorter, t), expected(records, t));
         QCOMPARE(visited(sorter, 1).back().first, int64_t(1'000'000));
+    }
+
+    // Two readers of one track side by side (a flow binder's enclosing and next-slice ends)
+    // see what forEach sees.
+    void spillSorterReadersSideBySide() {
+        SpillSorter<Record, RecordOrder> sorter(1024);
+        std::mt19937_64 rng(11);
+        std::vector<Record> records;
+        for (uint32_t i = 0; i < 5000; ++i) {
+            records.push_back({int64_t(rng() % 900), i, uint32_t(rng() % 2)});
+            sorter.push(records.back());
+        }
+        sorter.seal();
+        SpillSorter<Record, RecordOrder>::Reader zero(sorter, 0), one(sorter, 1);
+        std::vector<std::pair<int64_t, uint32_t>> gotZero, gotOne;
+        while (zero.peek() || one.peek()) {
+            if (const Record* r = zero.peek()) {
+                gotZero.emplace_back(r->key, r->seq);
+                zero.pop();
+            }
+            if (const Record* r = one.peek()) {
+                gotOne.emplace_back(r->key, r->seq);
+                one.pop();
+            }
+        }
+        QCOMPARE(gotZero, expected(records, 0));
+        QCOMPARE(gotOne, expected(records, 1));
+        SpillSorter<Record, RecordOrder>::Reader none(sorter, 5);
+        QVERIFY(!none.peek());
+    }
+
+    // The whole sequence in order across runs on disk and the rest in memory.
+    void externalSorterMergesRuns() {
+        struct ByStartSeq {
+            bool operator()(const Record& a, const Record& b) const {
+                return a.key != b.key ? a.key < b.key : a.seq < b.seq;
+            }
+        };
+        ExternalSorter<Record, ByStartSeq> sorter(1024);
+        std::mt19937_64 rng(7);
+        std::vector<Record> records;
+        for (uint32_t i = 0; i < 10000; ++i) {
+            records.push_back({int64_t(rng() % 3000) - 1500, i, 0});
+            sorter.push(records.back());
+        }
+        QCOMPARE(sorter.runs(), size_t(9));
+        QCOMPARE(sorter.size(), uint64_t(10000));
+        sorter.seal();
+        std::sort(records.begin(), records.end(), ByStartSeq{});
+        Record r;
+        size_t i = 0;
+        while (sorter.next(r)) {
+            QCOMPARE(r.key, records[i].key);
+            QCOMPARE(r.seq, records[i].seq);
+            ++i;
+        }
+        QCOMPARE(i, records.size());
+        ExternalSorter<Record, ByStartSeq> empty(1024);
+        empty.seal();
+        QVERIFY(!empty.next(r));
     }
 
     void levelsChosenAndSized() {
@@ -589,44 +658,71 @@ class TestTraceParts : public QObject {
     // does not enclose, unless it is a zero-length slice at that time. A source leaves at its
     // slice's end (rounded up to whole ns), a destination enters at its start.
     void flowBindingEnclosing() {
-        FlowTable flows;
-        auto enclosing = [](int64_t ts) { return FlowEnd{0, ts, FlowBinding::Enclosing, 0}; };
-        const FlowEnd elsewhere{1, 5, FlowBinding::Enclosing, 0};
-        flows.add(enclosing(130), elsewhere, 1);  // 0: in B, nested in A
-        flows.add(elsewhere, enclosing(110), 1);  // 1: in A only (B starts at 120)
-        flows.add(enclosing(200), elsewhere, 1);  // 2: where A ends: nothing encloses it
-        flows.add(elsewhere, enclosing(300), 1);  // 3: the zero-length Z at 300, not P
-        flows.add(enclosing(351), elsewhere, 1);  // 4: in Q, ending at 400.2 ns
-        flows.add(elsewhere, enclosing(900), 1);  // 5: after every slice
-        flows.add(elsewhere, enclosing(-5), 1);   // 6: before every slice
-        flows.indexEnds(2);
-        std::vector<SliceItem> items = {
+        // budget: ends held in memory by each sorter (1024 at the least)
+        auto table = [](size_t budget, size_t padding) {
+            auto flows = std::make_unique<FlowTable>(budget);
+            auto enclosing = [](int64_t ts) { return FlowEnd{0, ts, FlowBinding::Enclosing, 0}; };
+            const FlowEnd elsewhere{1, 5, FlowBinding::Enclosing, 0};
+            flows->add(enclosing(130), elsewhere, 1);  // 0: in B, nested in A
+            flows->add(elsewhere, enclosing(110), 1);  // 1: in A only (B starts at 120)
+            flows->add(enclosing(200), elsewhere, 1);  // 2: where A ends: nothing encloses it
+            flows->add(elsewhere, enclosing(300), 1);  // 3: the zero-length Z at 300, not P
+            flows->add(enclosing(351), elsewhere, 1);  // 4: in Q, ending at 400.2 ns
+            flows->add(elsewhere, enclosing(900), 1);  // 5: after every slice
+            flows->add(elsewhere, enclosing(-5), 1);   // 6: before every slice
+            // Flows on a third track (more than a budget of them: spilled runs to merge).
+            for (size_t i = 0; i < padding; ++i)
+                flows->add({2, int64_t(i % 7), FlowBinding::Enclosing, 0},
+                           {2, int64_t(i), FlowBinding::Enclosing, 0}, 2);
+            flows->seal();
+            return flows;
+        };
+        const std::vector<SliceItem> items = {
             slice(100, 100, 0),         // A [100, 200)
             slice(120, 40, 1),          // B [120, 160)
             slice(250, 50, 0),          // P [250, 300)
             slice(300, 0, 0),           // Z, zero-length at 300
             slice(350, 50, 0, 0, 200),  // Q [350, 400.2)
         };
-        bindTrack(flows, 0, items);
-        QCOMPARE(flows[0].fromTs, int64_t(160));
-        QCOMPARE(flows[0].fromDepth, 1);
-        QCOMPARE(flows[1].toTs, int64_t(100));
-        QCOMPARE(flows[1].toDepth, 0);
-        QCOMPARE(flows[2].fromTs, int64_t(200));
-        QCOMPARE(flows[2].fromDepth, -1);
-        QCOMPARE(flows[3].toTs, int64_t(300));
-        QCOMPARE(flows[3].toDepth, 0);
-        QCOMPARE(flows[4].fromTs, int64_t(401));
-        QCOMPARE(flows[4].fromDepth, 0);
-        QCOMPARE(flows[5].toTs, int64_t(900));
-        QCOMPARE(flows[5].toDepth, -1);
-        QCOMPARE(flows[6].toDepth, -1);
-        // The ends on track 1 were never bound: every flow counts as unbound.
-        QCOMPARE(flows.unbound(), uint64_t(7));
-        bindTrack(flows, 1, {slice(0, 10, 0)});
-        QCOMPARE(flows[0].toTs, int64_t(0));  // a destination enters at the start
-        QCOMPARE(flows[0].toDepth, 0);
-        QCOMPARE(flows.unbound(), uint64_t(3));  // 2, 5 and 6
+        for (const size_t padding : {size_t(0), size_t(3000)}) {
+            auto flows = table(1024, padding);
+            bindTrack(*flows, 0, items);
+            bindTrack(*flows, 1, {slice(0, 10, 0)});
+            const std::vector<BoundFlow> got = boundFlows(*flows);
+            QCOMPARE(got.size(), 7 + padding);
+            QCOMPARE(got[0].fromTs, int64_t(160));
+            QCOMPARE(got[0].fromDepth, 1);
+            QCOMPARE(got[0].toTs, int64_t(0));  // a destination enters at the start
+            QCOMPARE(got[0].toDepth, 0);
+            QCOMPARE(got[1].toTs, int64_t(100));
+            QCOMPARE(got[1].toDepth, 0);
+            QCOMPARE(got[2].fromTs, int64_t(200));
+            QCOMPARE(got[2].fromDepth, -1);
+            QCOMPARE(got[3].toTs, int64_t(300));
+            QCOMPARE(got[3].toDepth, 0);
+            QCOMPARE(got[4].fromTs, int64_t(401));
+            QCOMPARE(got[4].fromDepth, 0);
+            QCOMPARE(got[5].toTs, int64_t(900));
+            QCOMPARE(got[5].toDepth, -1);
+            QCOMPARE(got[6].toDepth, -1);
+            QCOMPARE(got[6].fromTrack, 1u);
+            QCOMPARE(got[6].toTrack, 0u);
+            // 2, 5 and 6, and every flow on the track never bound.
+            QCOMPARE(flows->unbound(), uint64_t(3 + padding));
+            if (padding > 0) {
+                QCOMPARE(got[7 + 2999].toTs, int64_t(2999));  // unbound: keep their times
+                QCOMPARE(got[7 + 2999].fromTs, int64_t(2999 % 7));
+                QCOMPARE(got[7 + 2999].name, 2u);
+            }
+        }
+        // Track 1 never bound: its ends attach to nothing, and every flow counts as unbound.
+        auto flows = table(1, 0);
+        bindTrack(*flows, 0, items);
+        const std::vector<BoundFlow> got = boundFlows(*flows);
+        QCOMPARE(got[0].fromTs, int64_t(160));
+        QCOMPARE(got[0].toTs, int64_t(5));
+        QCOMPARE(got[0].toDepth, -1);
+        QCOMPARE(flows->unbound(), uint64_t(7));
     }
 
     // NextSlice ends bind to the first slice starting at or after them (instants do not
@@ -640,18 +736,19 @@ class TestTraceParts : public QObject {
         flows.add(other, next(10), 1);   // 1: the slice at 10 itself
         flows.add(next(11), other, 1);   // 2: the child at 12, depth 1: leaves at its end, 14
         flows.add(other, next(500), 1);  // 3: nothing starts after 500
-        flows.indexEnds(2);
+        flows.seal();
         SliceItem instant;
         instant.kind = ItemKind::Instant;
         instant.start = 7;
         bindTrack(flows, 0, {instant, slice(10, 20, 0), slice(12, 2, 1), slice(40, 5, 0)});
-        QCOMPARE(flows[0].toTs, int64_t(10));
-        QCOMPARE(flows[0].toDepth, 0);
-        QCOMPARE(flows[1].toTs, int64_t(10));
-        QCOMPARE(flows[2].fromTs, int64_t(14));
-        QCOMPARE(flows[2].fromDepth, 1);
-        QCOMPARE(flows[3].toTs, int64_t(500));
-        QCOMPARE(flows[3].toDepth, -1);
+        const std::vector<BoundFlow> got = boundFlows(flows);
+        QCOMPARE(got[0].toTs, int64_t(10));
+        QCOMPARE(got[0].toDepth, 0);
+        QCOMPARE(got[1].toTs, int64_t(10));
+        QCOMPARE(got[2].fromTs, int64_t(14));
+        QCOMPARE(got[2].fromDepth, 1);
+        QCOMPARE(got[3].toTs, int64_t(500));
+        QCOMPARE(got[3].toDepth, -1);
 
         for (const bool dense : {true, false}) {
             const uint64_t a = 7, b = dense ? 8 : 1'000'000;
@@ -662,18 +759,19 @@ class TestTraceParts : public QObject {
             exact.add(at(100, a), at(100, b), 1);               // two slices start at 100: by args
             exact.add(at(100, b), at(200, a), 1);               // a's slice starts at 100, not 200
             exact.add(at(100, dense ? 9 : 99), at(100, a), 1);  // no slice carries 9 or 99
-            exact.indexEnds(1);
+            exact.seal();
             bindTrack(exact, 0, {slice(100, 50, 0, a), slice(100, 20, 1, b), slice(200, 5, 0, b)});
-            QCOMPARE(exact[0].fromTs, int64_t(150));
-            QCOMPARE(exact[0].fromDepth, 0);
-            QCOMPARE(exact[0].toTs, int64_t(100));
-            QCOMPARE(exact[0].toDepth, 1);
-            QCOMPARE(exact[1].fromTs, int64_t(120));
-            QCOMPARE(exact[1].fromDepth, 1);
-            QCOMPARE(exact[1].toTs, int64_t(200));
-            QCOMPARE(exact[1].toDepth, -1);
-            QCOMPARE(exact[2].fromDepth, -1);
-            QCOMPARE(exact[2].toDepth, 0);
+            const std::vector<BoundFlow> e = boundFlows(exact);
+            QCOMPARE(e[0].fromTs, int64_t(150));
+            QCOMPARE(e[0].fromDepth, 0);
+            QCOMPARE(e[0].toTs, int64_t(100));
+            QCOMPARE(e[0].toDepth, 1);
+            QCOMPARE(e[1].fromTs, int64_t(120));
+            QCOMPARE(e[1].fromDepth, 1);
+            QCOMPARE(e[1].toTs, int64_t(200));
+            QCOMPARE(e[1].toDepth, -1);
+            QCOMPARE(e[2].fromDepth, -1);
+            QCOMPARE(e[2].toDepth, 0);
             QCOMPARE(exact.unbound(), uint64_t(2));
         }
     }
