@@ -112,14 +112,21 @@ class Gatherer {
     bool looksLikeStream(const TrackRow& t, const std::unordered_set<int64_t>& streamProcesses);
     void readHostTrack(const TrackRow& t);
     void readOtherTrack(const TrackRow& t, TrackRole role);
-    // A track's level 0 by start (step candidates noted on the way).
-    std::vector<SliceItem> readSlices(const TrackRow& t);
+    // A track's level 0 by start (step candidates noted on the way, unless !stepOps).
+    std::vector<SliceItem> readSlices(const TrackRow& t, bool stepOps = true);
     void hostSlice(int64_t track, const SliceItem& s,
                    const std::array<size_t, kHostCategoryCount>& before);
     void stepOp(const SliceItem& s, int64_t track);
     void bindLaunchFlows();
     uint8_t activityClass(const DeviceTrack& d, size_t i, int64_t end);
+    using LaunchCursor = std::vector<Launch>::const_iterator;
+    // Device slice i of d.slices as an activity, when it is one (bound to its launch).
+    void addActivity(DeviceTrack& d, size_t i, LaunchCursor& nextLaunch,
+                     std::vector<Unflowed>& unflowed);
     void readActivities(DeviceTrack& d, std::vector<Unflowed>& unflowed);
+    // The device track's activities a chunk at a time, holding only the slices whose
+    // classification still looks ahead.
+    void streamActivities(DeviceTrack& d, const TrackRow& t, std::vector<Unflowed>& unflowed);
     void bindByCorrelation(const std::vector<Unflowed>& unflowed);
 
     const TraceStore& store_;
@@ -266,16 +273,22 @@ void Gatherer::readHostTrack(const TrackRow& t) {
     });
 }
 
-std::vector<SliceItem> Gatherer::readSlices(const TrackRow& t) {
+namespace {
+
+bool byStart(const SliceItem& a, const SliceItem& b) {
+    return a.start != b.start ? a.start < b.start : a.depth < b.depth;
+}
+
+}  // namespace
+
+std::vector<SliceItem> Gatherer::readSlices(const TrackRow& t, bool stepOps) {
     std::vector<SliceItem> slices;
     slices.reserve(t.slices + t.instants);  // exact: growth by doubling held up to twice that
     forEachChunk(store_, t.id, [&](const std::vector<SliceItem>& chunk) {
-        for (const SliceItem& s : chunk) stepOp(s, t.id);
+        if (stepOps)
+            for (const SliceItem& s : chunk) stepOp(s, t.id);
         slices.insert(slices.end(), chunk.begin(), chunk.end());
     });
-    const auto byStart = [](const SliceItem& a, const SliceItem& b) {
-        return a.start != b.start ? a.start < b.start : a.depth < b.depth;
-    };
     if (!std::is_sorted(slices.begin(), slices.end(), byStart))
         std::stable_sort(slices.begin(), slices.end(), byStart);
     return slices;
@@ -382,39 +395,99 @@ uint8_t Gatherer::activityClass(const DeviceTrack& d, size_t i, int64_t end) {
     return cls;
 }
 
-void Gatherer::readActivities(DeviceTrack& d, std::vector<Unflowed>& unflowed) {
-    std::vector<SliceItem>& slices = d.slices;
+void Gatherer::addActivity(DeviceTrack& d, size_t i, LaunchCursor& nextLaunch,
+                           std::vector<Unflowed>& unflowed) {
+    const SliceItem& s = d.slices[i];
+    if (s.kind != ItemKind::Slice || s.unended) return;
+    const int64_t end = sliceEnd(s);
+    // Kept at zero length: traces in whole µs (Kineto before 2022) write kernels shorter
+    // than 1 µs as dur 0; they take no time but are kernels with a launch.
+    if (end < s.start) return;
+    const uint8_t cls = activityClass(d, i, end);
+    if (cls == kNotActivity) return;
     std::vector<Activity>& out = g_.activities[size_t(d.device)];
-    auto nextLaunch =
-        std::lower_bound(launches_.begin(), launches_.end(), Launch{d.track, INT64_MIN, 0, 0});
-    for (size_t i = 0; i < slices.size(); ++i) {
-        const SliceItem& s = slices[i];
-        if (s.kind != ItemKind::Slice || s.unended) continue;
-        const int64_t end = sliceEnd(s);
-        // Kept at zero length: traces in whole µs (Kineto before 2022) write kernels shorter
-        // than 1 µs as dur 0; they take no time but are kernels with a launch.
-        if (end < s.start) continue;
-        const uint8_t cls = activityClass(d, i, end);
-        if (cls == kNotActivity) continue;
-        Activity a{s.start, end, INT64_MIN, -1, cls};
-        // Slices come by start: the launches of this track are walked alongside.
-        while (nextLaunch < launches_.end() &&
-               (nextLaunch->toTrack < d.track ||
-                (nextLaunch->toTrack == d.track && nextLaunch->toTs < s.start)))
-            ++nextLaunch;
-        if (nextLaunch < launches_.end() && nextLaunch->toTrack == d.track &&
-            nextLaunch->toTs == s.start) {
-            a.launch = nextLaunch->ts;
-            a.launchTrack = nextLaunch->track;
-        } else if (g_.chrome) {
-            // No launch flow (traces without ac2g flows, or one lost): its correlation.
-            if (const auto correlation = args_.integer(s.args, "correlation");
-                correlation && *correlation >= 0)
-                unflowed.push_back({size_t(d.device), out.size(), *correlation});
-        }
-        out.push_back(a);
+    Activity a{s.start, end, INT64_MIN, -1, cls};
+    // Slices come by start: the launches of this track are walked alongside.
+    while (nextLaunch < launches_.end() &&
+           (nextLaunch->toTrack < d.track ||
+            (nextLaunch->toTrack == d.track && nextLaunch->toTs < s.start)))
+        ++nextLaunch;
+    if (nextLaunch < launches_.end() && nextLaunch->toTrack == d.track &&
+        nextLaunch->toTs == s.start) {
+        a.launch = nextLaunch->ts;
+        a.launchTrack = nextLaunch->track;
+    } else if (g_.chrome) {
+        // No launch flow (traces without ac2g flows, or one lost): its correlation.
+        if (const auto correlation = args_.integer(s.args, "correlation");
+            correlation && *correlation >= 0)
+            unflowed.push_back({size_t(d.device), out.size(), *correlation});
     }
-    slices = {};
+    out.push_back(a);
+}
+
+void Gatherer::readActivities(DeviceTrack& d, std::vector<Unflowed>& unflowed) {
+    LaunchCursor nextLaunch =
+        std::lower_bound(launches_.begin(), launches_.end(), Launch{d.track, INT64_MIN, 0, 0});
+    for (size_t i = 0; i < d.slices.size(); ++i) addActivity(d, i, nextLaunch, unflowed);
+    d.slices = {};
+}
+
+void Gatherer::streamActivities(DeviceTrack& d, const TrackRow& t,
+                                std::vector<Unflowed>& unflowed) {
+    std::vector<SliceItem>& window = d.slices;  // read, from `head` not classified yet
+    const size_t activitiesBefore = g_.activities[size_t(d.device)].size();
+    const size_t unflowedBefore = unflowed.size();
+    LaunchCursor nextLaunch =
+        std::lower_bound(launches_.begin(), launches_.end(), Launch{d.track, INT64_MIN, 0, 0});
+    size_t head = 0, scan = 0;  // scan: how far the head's look ahead is known to stay inside
+    bool inOrder = true;
+    SliceItem previous;
+    uint64_t read = 0;
+    // Classifies from the head while each slice's look ahead (activityClass: the deeper slices
+    // starting before it ends) ends inside the window, or at the track's end (`last`).
+    auto classifyReady = [&](bool last) {
+        for (; head < window.size(); ++head, scan = 0) {
+            const SliceItem& s = window[head];
+            if (!last && s.kind == ItemKind::Slice && !s.unended) {
+                const int64_t end = sliceEnd(s);
+                scan = std::max(scan, head + 1);
+                while (scan < window.size() && window[scan].start < end &&
+                       window[scan].depth > s.depth)
+                    ++scan;
+                if (scan == window.size()) return;
+            }
+            addActivity(d, head, nextLaunch, unflowed);
+        }
+    };
+    forEachChunk(store_, t.id, [&](const std::vector<SliceItem>& chunk) {
+        for (const SliceItem& s : chunk) stepOp(s, t.id);
+        if (!inOrder) return;
+        for (const SliceItem& s : chunk) {
+            if (read > 0 && byStart(s, previous)) {
+                inOrder = false;
+                return;
+            }
+            window.push_back(s);
+            previous = s;
+            ++read;
+        }
+        classifyReady(false);
+        if (head >= 4096 && 2 * head >= window.size()) {
+            window.erase(window.begin(), window.begin() + std::ptrdiff_t(head));
+            scan = scan > head ? scan - head : 0;
+            head = 0;
+        }
+    });
+    if (inOrder) {
+        classifyReady(true);
+        window = {};
+        return;
+    }
+    // Not stored by start (rare): read whole and sorted, as the classification expects.
+    g_.activities[size_t(d.device)].resize(activitiesBefore);
+    unflowed.resize(unflowedBefore);
+    window = readSlices(t, false);
+    readActivities(d, unflowed);
 }
 
 // Activities without a flow, bound to their runtime calls by correlation: the calls' args are
@@ -513,8 +586,7 @@ Gathered Gatherer::run() {
             continue;
         }
         DeviceTrack& d = deviceTracks_[device++];
-        d.slices = readSlices(*t);
-        readActivities(d, unflowed);  // frees the slices
+        streamActivities(d, *t, unflowed);
     }
     if (!unflowed.empty()) bindByCorrelation(unflowed);
     for (auto& list : g_.activities)
