@@ -101,14 +101,20 @@ std::vector<SliceItem> TraceStore::slices(int64_t trackId, int64_t from, int64_t
     std::vector<SliceItem> out;
     const TrackRow* t = track(trackId);
     if (!t || t->slices + t->instants == 0) return out;
+    const int level = levelFor(*t, resolution);
+    const auto [firstSeq, lastSeq] = chunkSeqs(trackId, level, from, to);
+    if (firstSeq > lastSeq) return out;
     sql::Statement st(workspace_.db(),
                       "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
-                      "level = ? AND first_ns <= ? AND end_ns >= ? ORDER BY seq");
+                      "level = ? AND seq >= ? AND seq <= ? AND first_ns <= ? AND end_ns >= ? "
+                      "ORDER BY seq");
     st.bind(1, profileId_)
         .bind(2, trackId)
-        .bind(3, levelFor(*t, resolution))
-        .bind(4, to)
-        .bind(5, from);
+        .bind(3, level)
+        .bind(4, firstSeq)
+        .bind(5, lastSeq)
+        .bind(6, to)
+        .bind(7, from);
     std::vector<SliceItem> chunk;
     while (st.step()) {
         chunk.clear();
@@ -122,6 +128,38 @@ std::vector<SliceItem> TraceStore::slices(int64_t trackId, int64_t from, int64_t
         return a.depth < b.depth;
     });
     return out;
+}
+
+std::pair<int64_t, int64_t> TraceStore::chunkSeqs(int64_t track, int level, int64_t from,
+                                                  int64_t to) const {
+    std::lock_guard lock(directoriesMutex_);
+    auto [it, fresh] = directories_.try_emplace({track, level});
+    ChunkDirectory& d = it->second;
+    if (fresh) {
+        sql::Statement st(workspace_.db(),
+                          "SELECT seq, first_ns, end_ns FROM trace_chunks WHERE profile_id = ? "
+                          "AND track_id = ? AND level = ? ORDER BY seq");
+        st.bind(1, profileId_).bind(2, track).bind(3, level);
+        std::vector<int64_t> firsts;
+        while (st.step()) {
+            d.seqs.push_back(st.int64(0));
+            firsts.push_back(st.int64(1));
+            const int64_t end = st.int64(2);
+            d.endsBefore.push_back(d.endsBefore.empty() ? end : std::max(d.endsBefore.back(), end));
+        }
+        d.firstsAfter.resize(firsts.size());
+        for (size_t i = firsts.size(); i-- > 0;)
+            d.firstsAfter[i] =
+                i + 1 < firsts.size() ? std::min(firsts[i], d.firstsAfter[i + 1]) : firsts[i];
+    }
+    // Both are monotonic: chunks before `lo` all end before `from`, those from `hi` on all
+    // start after `to`.
+    const size_t lo = size_t(std::lower_bound(d.endsBefore.begin(), d.endsBefore.end(), from) -
+                             d.endsBefore.begin());
+    const size_t hi = size_t(std::upper_bound(d.firstsAfter.begin(), d.firstsAfter.end(), to) -
+                             d.firstsAfter.begin());
+    if (lo >= hi) return {1, 0};
+    return {d.seqs[lo], d.seqs[hi - 1]};
 }
 
 void TraceStore::forEachChunk(

@@ -3,6 +3,7 @@
 #include <QJsonObject>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -119,6 +120,16 @@ class TraceStore {
         std::vector<std::pair<uint32_t, uint32_t>> entries;
     };
     const ArgsChunk* argsChunk(int64_t seq) const;
+    // The seqs [first, last] of the chunks of a track's level that may hold items between
+    // `from` and `to` (first > last: none). A level's rows are a few per b-tree page with their
+    // data in overflow pages: filtering every row of a 10^7-slice track on its times read
+    // ~800 pages per query, so each (track, level)'s times are read once and kept.
+    std::pair<int64_t, int64_t> chunkSeqs(int64_t track, int level, int64_t from, int64_t to) const;
+    struct ChunkDirectory {
+        std::vector<int64_t> seqs;
+        std::vector<int64_t> endsBefore;   // the latest end_ns of the chunks up to each one
+        std::vector<int64_t> firstsAfter;  // the earliest first_ns of the chunks from each one
+    };
     const Workspace& workspace_;
     int64_t profileId_;
     std::vector<TrackRow> tracks_;
@@ -127,6 +138,8 @@ class TraceStore {
     mutable std::optional<std::vector<FlowRow>> flows_;
     mutable std::optional<QJsonObject> metadata_;
     mutable std::vector<ArgsChunk> argsCache_;  // most recently used first
+    mutable std::mutex directoriesMutex_;       // readers on several threads share the store
+    mutable std::map<std::pair<int64_t, int>, ChunkDirectory> directories_;
     // Members of shared (base) args looked up so far, by args id.
     mutable std::unordered_map<uint64_t,
                                std::vector<std::pair<std::string, std::optional<std::string>>>>
