@@ -776,6 +776,37 @@ class TestTraceParts : public QObject {
         }
     }
 
+    // Ranged reads choose chunks by their times: a long slice in the first chunk is found from
+    // a window near the end, chunks wholly before or after a window are skipped, and nothing
+    // is found outside the track's time.
+    void rangedReadsFindChunksByTime() {
+        auto ws = Workspace::open(dir_.filePath("ranged.sqlite").toStdString());
+        sql::Transaction tx(ws->db());
+        ProfileInfo info;
+        info.name = "ranged";
+        info.kind = "trace";
+        const int64_t id = ws->insertProfile(info);
+        TraceWriter writer(*ws, id);
+        const uint32_t track = writer.addTrack(TrackSpec{});
+        const uint32_t longName = writer.intern("long"), shortName = writer.intern("short");
+        const int64_t count = 3 * int64_t(kChunkItems);  // at least three chunks of level 0
+        writer.addSlice(track, 0, 10 * count + 5, longName);
+        for (int64_t i = 0; i < count; ++i) writer.addSlice(track, 10 * i + 1, 5, shortName);
+        writer.finish([](double) {});
+        tx.commit();
+        TraceStore store(*ws, id);
+        const int64_t late = 10 * (count - 1) + 2;  // inside the last short slice
+        const std::vector<SliceItem> atLate = store.slices(track, late, late, 0);
+        QCOMPARE(atLate.size(), size_t(2));
+        QCOMPARE(atLate[0].name, longName);
+        QCOMPARE(atLate[1].start, 10 * (count - 1) + 1);
+        QCOMPARE(store.slices(track, 10 * 2500 + 7, 10 * 2600, 0).size(), size_t(1 + 99));
+        QVERIFY(store.slices(track, -100, -1, 0).empty());
+        QVERIFY(store.slices(track, 10 * count + 6, 10 * count + 100, 0).empty());
+        // The same window again (the chunk times are kept) gives the same slices.
+        QCOMPARE(store.slices(track, late, late, 0).size(), size_t(2));
+    }
+
     // Through the writer: ends bind as their tracks are written, and flows left unbound are
     // counted in the summary.
     void flowsUnboundCountedByWriter() {

@@ -657,6 +657,36 @@ class TestTraceImporters : public QObject {
         QCOMPARE(imp.meta.value("flows_ending_before_start").toInt(), 1);
     }
 
+    // Flow ids are keyed by their text: "01" is not 1 and "0x1F" not "0x1f", while 7 and "7"
+    // (the same text) are one id; categories keep ids apart. Flows come out in the order of
+    // their id's first event in the file.
+    void chromeFlowIdsKeyedByText() {
+        const QByteArray json = R"([
+{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":20},
+{"ph":"X","name":"b","pid":1,"tid":2,"ts":0,"dur":20},
+{"ph":"s","cat":"c","name":"one","id":1,"pid":1,"tid":1,"ts":1},
+{"ph":"f","cat":"c","name":"one","id":"01","pid":1,"tid":2,"ts":2,"bp":"e"},
+{"ph":"s","cat":"c","name":"upper","id":"0x1F","pid":1,"tid":1,"ts":3},
+{"ph":"s","cat":"c","name":"hex","id":"0x1f","pid":1,"tid":1,"ts":4},
+{"ph":"f","cat":"c","name":"hex","id":"0x1f","pid":1,"tid":2,"ts":5,"bp":"e"},
+{"ph":"f","cat":"c","name":"seven","id":"7","pid":1,"tid":2,"ts":6,"bp":"e"},
+{"ph":"s","cat":"c","name":"seven","id":7,"pid":1,"tid":1,"ts":5.5},
+{"ph":"s","cat":"c","name":"minus","id":-3,"pid":1,"tid":1,"ts":7},
+{"ph":"f","cat":"d","name":"minus","id":-3,"pid":1,"tid":2,"ts":8,"bp":"e"},
+{"ph":"s","cat":"d","name":"minus","id":-3,"pid":1,"tid":1,"ts":7.5}
+])";
+        const Imported imp = importOne(*ws_, write(path("flow_ids.json"), json));
+        TraceStore store(*ws_, imp.profile.id);
+        const auto& flows = store.flows();
+        QCOMPARE(flows.size(), size_t(3));
+        QCOMPARE(store.text(flows[0].name), std::string("hex"));
+        QCOMPARE(store.text(flows[1].name), std::string("seven"));
+        QCOMPARE(store.text(flows[2].name), std::string("minus"));
+        QCOMPARE(imp.meta.value("unmatched_flow_starts").toInt(), 3);  // 1, "0x1F", c:-3
+        QCOMPARE(imp.meta.value("unmatched_flow_ends").toInt(), 1);    // "01"
+        QCOMPARE(imp.meta.value("flow_events").toInt(), 10);
+    }
+
     void chromeEdgeCases() {
         // Unmatched E, overlapping X on one thread, unknown ph, non-ASCII and escaped names,
         // huge args, and a missing closing bracket.
