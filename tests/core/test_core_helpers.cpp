@@ -10,6 +10,7 @@
 
 #include "core/json_escape.h"
 #include "core/lanes.h"
+#include "core/nearly_sorted.h"
 #include "core/trace/trace_format.h"
 
 using namespace stallscope;
@@ -54,6 +55,25 @@ class TestCoreHelpers : public QObject {
     Q_OBJECT
 
   private slots:
+    // In order but for a few (merged in from the back), or too many out of place (a plain
+    // sort): the sorted sequence either way, with nothing lost or duplicated.
+    void nearlySortedSorts() {
+        std::mt19937_64 rng(17);
+        for (const size_t displaced : {size_t(0), size_t(1), size_t(40), size_t(400)}) {
+            std::vector<int> items(1000);
+            for (size_t i = 0; i < items.size(); ++i) items[i] = int(i) * 2;
+            for (size_t k = 0; k < displaced; ++k) items[rng() % items.size()] = int(rng() % 2500);
+            if (displaced == 1) items[0] = 5000;  // a large first item: all the rest set aside
+            std::vector<int> expected = items;
+            std::sort(expected.begin(), expected.end());
+            sortNearlySorted(items, std::less<int>());
+            QCOMPARE(items, expected);
+        }
+        std::vector<int> empty;
+        sortNearlySorted(empty, std::less<int>());
+        QVERIFY(empty.empty());
+    }
+
     void jsonEscapes() {
         QCOMPARE(jsonLiteral(""), std::string("\"\""));
         QCOMPARE(jsonLiteral("plain text"), std::string("\"plain text\""));
