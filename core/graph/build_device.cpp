@@ -67,16 +67,18 @@ int64_t KinetoBuilder::correlationOf(uint64_t args) const {
 // correlation id both carry (scoped by host in a run).
 void KinetoBuilder::bindLaunches(std::vector<std::vector<Activity>>& lanes) {
     // (to track, to ts, call) of every flow leaving a call, sorted for the lanes' lookups.
+    // Streamed a chunk at a time: the store's cache of every flow (56 bytes each, 3.3 M at 10^7
+    // slices) would stay with the store through the simulation.
     std::vector<std::tuple<int64_t, int64_t, uint32_t>> flowTo;
-    for (const trace::FlowRow& f : store_.flows()) {
+    store_.forEachFlow([&](const trace::FlowRow& f) {
         const auto from = callsByEnd_.find(f.fromTrack);
-        if (from == callsByEnd_.end()) continue;
+        if (from == callsByEnd_.end()) return;
         const auto& ends = from->second;
         const auto call =
             std::lower_bound(ends.begin(), ends.end(), std::pair<int64_t, uint32_t>(f.fromTs, 0));
         if (call != ends.end() && call->first == f.fromTs)
             flowTo.emplace_back(f.toTrack, f.toTs, call->second);
-    }
+    });
     std::sort(flowTo.begin(), flowTo.end());
     std::unordered_map<int64_t, std::vector<Activity*>> byCorrelation;
     for (size_t l = 0; l < lanes.size(); ++l) {

@@ -36,6 +36,13 @@ KinetoBuilder::KinetoBuilder(const trace::TraceStore& store)
 
 Graph KinetoBuilder::build() {
     classifyTracks();
+    // About two nodes per host slice (a call and the gap after it) and one per device slice:
+    // reserved, growing by doubling held the old and the new copy at once (the peak of the
+    // whole command). Pages reserved but never reached are not committed.
+    uint64_t expected = 16;
+    for (const trace::TrackRow* track : hostTracks_) expected += 2 * track->slices;
+    for (const trace::TrackRow* track : deviceTracks_) expected += track->slices;
+    g_.nodes.reserve(size_t(expected));
     for (const trace::TrackRow* track : hostTracks_) tileHostLane(*track);
     const size_t hostLanes = g_.lanes.size();
     std::vector<std::vector<Activity>> activities(deviceTracks_.size());
