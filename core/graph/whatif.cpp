@@ -167,4 +167,21 @@ void writePredictedTrace(const Graph& g, const trace::TraceStore& store,
     out << "\n]}\n";
 }
 
+std::vector<PredictedLane> predictedLanes(const Graph& g, const std::vector<Timed>& t) {
+    std::vector<PredictedLane> lanes(g.lanes.size());
+    for (size_t l = 0; l < g.lanes.size(); ++l) lanes[l].track = g.lanes[l].track;
+    for (uint32_t i = 0; i < g.nodes.size() && i < t.size(); ++i) {
+        const Node& n = g.nodes[i];
+        if (t[i].end <= t[i].start) continue;  // a lane's start, a marker: nothing to draw
+        PredictedLane& lane = lanes[n.lane];
+        lane.items.push_back({t[i].start, t[i].end, n.start, n.end, n.name, n.kind});
+        lane.longest = std::max(lane.longest, t[i].end - t[i].start);
+    }
+    for (PredictedLane& lane : lanes)
+        std::stable_sort(
+            lane.items.begin(), lane.items.end(),
+            [](const PredictedItem& a, const PredictedItem& b) { return a.start < b.start; });
+    return lanes;
+}
+
 }  // namespace stallscope::graph

@@ -50,4 +50,20 @@ QJsonObject whatifJson(const WhatifResult& result);
 void writePredictedTrace(const Graph& graph, const trace::TraceStore& store,
                          const std::vector<Timed>& timed, std::ostream& out);
 
+// One node of a predicted schedule as the timeline draws it under its track.
+struct PredictedItem {
+    int64_t start = 0, end = 0;                  // predicted, store ns
+    int64_t measuredStart = 0, measuredEnd = 0;  // as the trace has it
+    uint32_t name = kNone;                       // the trace's string id
+    NodeKind kind = NodeKind::Host;
+};
+// A lane of the graph (a host thread or a device stream) re-simulated: its nodes that take
+// time, by predicted start.
+struct PredictedLane {
+    int64_t track = -1;  // the store's track
+    std::vector<PredictedItem> items;
+    int64_t longest = 0;  // the longest item (window lookups)
+};
+std::vector<PredictedLane> predictedLanes(const Graph& graph, const std::vector<Timed>& predicted);
+
 }  // namespace stallscope::graph

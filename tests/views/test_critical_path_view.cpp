@@ -27,6 +27,7 @@
 #include "views/shell/elided_label.h"
 #include "views/trace/critical_path_trace_panel.h"
 #include "views/trace/critical_path_tracks.h"
+#include "views/trace/predicted_track.h"
 #include "views/trace/step_tracks.h"
 #include "views/trace/trace_view.h"
 #include "views/trace/utilisation_track.h"
@@ -191,6 +192,45 @@ class TestCriticalPathView : public QObject {
         QVERIFY(previewed.wait(30000));
         QVERIFY2(box->result()->text().contains("predicted 161.0 µs"),
                  qPrintable(box->result()->text()));
+        // The preview on the timeline: the kernels' stream re-simulated, right under it.
+        QVERIFY(box->previewLanes());
+        int64_t streamId = -1;
+        for (const graph::PredictedLane& l : *box->previewLanes())
+            for (const graph::PredictedItem& i : l.items)
+                if (i.kind == graph::NodeKind::Kernel) streamId = l.track;
+        const TimelineTrack* stream = view.binding()->trackFor(streamId);
+        QVERIFY(stream);
+        const auto& tracks = view.timeline()->tracks();
+        const auto at = std::find_if(tracks.begin(), tracks.end(),
+                                     [&](const auto& t) { return t.get() == stream; });
+        QVERIFY(at != tracks.end() && at + 1 != tracks.end());
+        const auto* predicted = dynamic_cast<const PredictedLaneTrack*>((at + 1)->get());
+        QVERIFY(predicted);
+        // gemm_a in half its 100 µs; elementwise starts 50 µs earlier, 1 µs after it.
+        const auto& items = predicted->lane().items;
+        QVERIFY(items.size() >= 2);
+        QCOMPARE(predicted->itemName(items[0]), QString("gemm_a"));
+        QCOMPARE(items[0].end - items[0].start, int64_t(50000));
+        QCOMPARE(items[0].measuredEnd - items[0].measuredStart, int64_t(100000));
+        QCOMPARE(items[1].start - items[1].measuredStart, int64_t(-50000));
+        QCOMPARE(items[1].start - items[0].end, int64_t(1000));
+        // Drawn: 80 µs into step 1 the predicted lane runs elementwise (kernel green); at 180 µs
+        // it is done (the lane's band), while the measured stream still runs it.
+        view.showRange(0, 211000);
+        view.timeline()->setAsynchronous(false);
+        view.timeline()->ensureTrackVisible(predicted);
+        const QSize size = view.timeline()->viewport()->size();
+        const QImage image = view.timeline()->renderImage(size);
+        const TimeMapping mapping = view.timeline()->mappingFor(size);
+        const double origin = double(view.source()->origin());
+        const QRect lane = view.timeline()->trackRect(predicted, size);
+        QVERIFY(!lane.isEmpty());
+        // (The bar's top row: the names are written across its middle.)
+        const int barTop = lane.top() + 3;
+        QVERIFY(near(image.pixelColor(int(mapping.x(80000 - origin)), barTop),
+                     pathview::kindColor("kernel")));
+        QVERIFY(
+            near(image.pixelColor(int(mapping.x(180000 - origin)), barTop), QColor(246, 244, 252)));
         QSignalSpy requested(box, &WhatifBox::saveRequested);
         box->apply();
         QVERIFY(requested.wait(30000));

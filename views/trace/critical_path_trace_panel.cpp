@@ -15,6 +15,7 @@
 #include "views/common/table_kit.h"
 #include "views/common/timeline_view.h"
 #include "views/trace/critical_path_tracks.h"
+#include "views/trace/predicted_track.h"
 #include "views/trace/whatif_box.h"
 
 namespace stallscope {
@@ -164,6 +165,7 @@ CriticalPathTracePanel::CriticalPathTracePanel(TracePanelHost& host) : TracePane
         whatif_->proposeRecommendation(savings_->item(row, 0)->text());
     });
     connect(onTimeline_, &QCheckBox::toggled, this, &CriticalPathTracePanel::setShownOnTimeline);
+    connect(whatif_, &WhatifBox::previewed, this, [this] { host_.panelChanged(); });
     auto* toggle = new QShortcut(QKeySequence(Qt::Key_C), host_.keyScope());
     toggle->setContext(Qt::WidgetWithChildrenShortcut);
     connect(toggle, &QShortcut::activated, this, [this] { setShownOnTimeline(!shown_); });
@@ -302,6 +304,19 @@ std::vector<std::shared_ptr<TimelineTrack>> CriticalPathTracePanel::leadingTrack
     if (!path_ || !shown_ || !path_->why.empty() || path_->steps.empty() || !host_.source())
         return {};
     return {std::make_shared<CriticalPathStripTrack>(path_, host_.source()->origin())};
+}
+
+std::vector<std::pair<int64_t, std::shared_ptr<TimelineTrack>>>
+CriticalPathTracePanel::companionTracks() const {
+    std::vector<std::pair<int64_t, std::shared_ptr<TimelineTrack>>> out;
+    const auto& lanes = whatif_->previewLanes();
+    if (!lanes || !host_.source()) return out;
+    for (size_t l = 0; l < lanes->size(); ++l)
+        if ((*lanes)[l].track >= 0 && !(*lanes)[l].items.empty())
+            out.emplace_back((*lanes)[l].track,
+                             std::make_shared<PredictedLaneTrack>(host_.source(), lanes, l,
+                                                                  whatif_->previewEdit()));
+    return out;
 }
 
 QString CriticalPathTracePanel::overviewHtml() const {

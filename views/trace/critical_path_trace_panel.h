@@ -50,6 +50,9 @@ class CriticalPathTracePanel : public TracePanel {
     void showMessage(const QString& text) override;
     void clear() override;
     std::vector<std::shared_ptr<TimelineTrack>> leadingTracks() const override;
+    // The what-if's last Preview: each re-simulated lane under the track it re-simulates.
+    std::vector<std::pair<int64_t, std::shared_ptr<TimelineTrack>>> companionTracks()
+        const override;
 
     void setPath(std::shared_ptr<const graph::CriticalPath> path);
     const std::shared_ptr<const graph::CriticalPath>& result() const { return path_; }

@@ -283,7 +283,16 @@ void TraceTimelineBinding::show(const std::vector<int64_t>& trackIds) {
     shown_ = makeTraceTracks(source_, trackIds, highlight_);
     *map_ = shown_.byTrackId;
     std::vector<std::shared_ptr<TimelineTrack>> all = leading_;
-    all.insert(all.end(), shown_.tracks.begin(), shown_.tracks.end());
+    std::unordered_map<const TimelineTrack*, int64_t> idOf;
+    if (!companions_.empty())
+        for (const auto& [id, track] : shown_.byTrackId) idOf.emplace(track, id);
+    for (const auto& track : shown_.tracks) {
+        all.push_back(track);
+        const auto id = idOf.find(track.get());
+        if (id == idOf.end()) continue;
+        for (const auto& [under, companion] : companions_)
+            if (under == id->second) all.push_back(companion);
+    }
     view_.setTracks(std::move(all));
     view_.setWindow(window);
 }
@@ -291,6 +300,11 @@ void TraceTimelineBinding::show(const std::vector<int64_t>& trackIds) {
 void TraceTimelineBinding::setLeadingTracks(std::vector<std::shared_ptr<TimelineTrack>> tracks) {
     leading_ = std::move(tracks);
     show(shownIds_);
+}
+
+void TraceTimelineBinding::setCompanionTracks(
+    std::vector<std::pair<int64_t, std::shared_ptr<TimelineTrack>>> tracks) {
+    companions_ = std::move(tracks);
 }
 
 const TimelineTrack* TraceTimelineBinding::trackFor(int64_t trackId) const {

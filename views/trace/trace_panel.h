@@ -79,6 +79,11 @@ class TracePanel : public QObject {
 
     // Tracks above the trace's own on the timeline.
     virtual std::vector<std::shared_ptr<TimelineTrack>> leadingTracks() const { return {}; }
+    // Tracks right under a trace track (by store id): a what-if's predicted lanes.
+    virtual std::vector<std::pair<int64_t, std::shared_ptr<TimelineTrack>>> companionTracks()
+        const {
+        return {};
+    }
     // Its entries of the suggestions dock; panels with lower suggestionOrder() list first.
     virtual QList<SuggestionItem> suggestions() const { return {}; }
     virtual int suggestionOrder() const { return 0; }

@@ -306,6 +306,9 @@ class TraceTimelineBinding {
     void show(const std::vector<int64_t>& trackIds);
     // Tracks drawn above the trace's own (the step strip), kept across show().
     void setLeadingTracks(std::vector<std::shared_ptr<TimelineTrack>> tracks);
+    // Tracks drawn right under a trace track of the given id (a what-if's predicted lane), kept
+    // across show(); shown from the next show() or setLeadingTracks().
+    void setCompanionTracks(std::vector<std::pair<int64_t, std::shared_ptr<TimelineTrack>>> tracks);
     const TraceTimelineTracks& shown() const { return shown_; }
     const TimelineTrack* trackFor(int64_t trackId) const;
     const TraceSourcePtr& source() const { return source_; }
@@ -319,6 +322,7 @@ class TraceTimelineBinding {
     std::shared_ptr<TraceFlowOverlay::TrackMap> map_;
     std::shared_ptr<TraceFlowOverlay> flows_;
     std::vector<std::shared_ptr<TimelineTrack>> leading_;
+    std::vector<std::pair<int64_t, std::shared_ptr<TimelineTrack>>> companions_;
     std::vector<int64_t> shownIds_;
     TraceTimelineTracks shown_;
 };

@@ -70,8 +70,12 @@ void TraceView::setAnalysis(std::string_view name, const analysis::Result& resul
 void TraceView::panelChanged() {
     if (binding_ && source_) {
         std::vector<std::shared_ptr<TimelineTrack>> leading;
-        for (const auto& panel : panels_)
+        std::vector<std::pair<int64_t, std::shared_ptr<TimelineTrack>>> companions;
+        for (const auto& panel : panels_) {
             for (auto& track : panel->leadingTracks()) leading.push_back(std::move(track));
+            for (auto& entry : panel->companionTracks()) companions.push_back(std::move(entry));
+        }
+        binding_->setCompanionTracks(std::move(companions));
         binding_->setLeadingTracks(std::move(leading));
     }
     refreshOverview();

@@ -98,6 +98,14 @@ void WhatifBox::setProfile(const std::string& workspacePath, int64_t profileId) 
     profileId_ = profileId;
     derived_.reset();
     compare_->setEnabled(false);
+    previewLanes_.reset();
+    previewEdit_.clear();
+}
+
+void WhatifBox::clearPreview() {
+    previewLanes_.reset();
+    previewEdit_.clear();
+    emit previewed();
 }
 
 void WhatifBox::syncControls() {
@@ -184,14 +192,30 @@ void WhatifBox::preview() {
     } catch (const std::exception& error) {
         return fail(QString::fromUtf8(error.what()));
     }
+    const std::vector<std::string> described = e.describe();
+    const QString edit =
+        described.empty() ? tr("unchanged") : QString::fromStdString(described.front());
     result_->setText(tr("Re-simulating…"));
+    using Lanes = std::shared_ptr<const std::vector<graph::PredictedLane>>;
     previewJob_.start(
         [path = workspacePath_, id = profileId_, e] {
             const auto ws = Workspace::open(path, Workspace::Mode::ReadOnly);
-            return graph::whatif(trace::TraceStore(*ws, id), e);
+            graph::Graph g;
+            std::vector<graph::Timed> predicted;
+            graph::WhatifResult r = graph::whatif(trace::TraceStore(*ws, id), e, &g, &predicted);
+            Lanes lanes;
+            if (r.why.empty())
+                lanes = std::make_shared<const std::vector<graph::PredictedLane>>(
+                    graph::predictedLanes(g, predicted));
+            return std::pair{std::move(r), std::move(lanes)};
         },
-        [this](const graph::WhatifResult& r) {
-            result_->setText(resultText(r));
+        [this, edit](const std::pair<graph::WhatifResult, Lanes>& done) {
+            previewLanes_ = done.second;
+            previewEdit_ = edit;
+            QString text = resultText(done.first);
+            if (previewLanes_)
+                text += tr("<br>On the timeline: each re-simulated lane under its track.");
+            result_->setText(text);
             emit previewed();
         });
 }

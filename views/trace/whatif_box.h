@@ -3,7 +3,8 @@
 // What-if on the step graph of the open trace, in the Critical path tab: pick an edit (from a
 // recommendation, from a kernel on the path, or by hand), Preview re-simulates it (measured,
 // simulated and predicted median step), Apply saves the predicted trace as a profile derived
-// from this one (the window imports it), and Compare opens the two side by side. Work runs on
+// from this one (the window imports it), and Compare opens the two side by side. A Preview's
+// re-simulated lanes are kept for the timeline (under the tracks they re-simulate). Work runs on
 // workers over their own connections (core/graph/whatif.h).
 
 #include <QGroupBox>
@@ -11,6 +12,7 @@
 #include <optional>
 
 #include "core/graph/edits.h"
+#include "core/graph/whatif.h"
 #include "views/common/async_job.h"
 
 class QComboBox;
@@ -50,6 +52,13 @@ class WhatifBox : public QGroupBox {
     void setSaved(qint64 id, const QString& name);
     void saveFailed(const QString& message);
     QLabel* result() const { return result_; }
+    // The last Preview's lanes re-simulated (null before one, or once another profile opened),
+    // and its edit as words.
+    const std::shared_ptr<const std::vector<graph::PredictedLane>>& previewLanes() const {
+        return previewLanes_;
+    }
+    const QString& previewEdit() const { return previewEdit_; }
+    void clearPreview();
     QPushButton* compareButton() const { return compare_; }
     std::optional<qint64> derived() const { return derived_; }
 
@@ -76,6 +85,8 @@ class WhatifBox : public QGroupBox {
     QLabel* result_ = nullptr;
     std::optional<qint64> derived_;
     QString previewText_;
+    std::shared_ptr<const std::vector<graph::PredictedLane>> previewLanes_;
+    QString previewEdit_;
     std::shared_ptr<QTemporaryDir> files_;
     async::JobSlot previewJob_, applyJob_;
 };
