@@ -40,7 +40,7 @@ class ExternalSorter {
     // After the last push: sorts what is in memory and readies the merge.
     void seal() {
         std::sort(buffer_.begin(), buffer_.end(), less_);
-        for (const Run& run : runs_) cursors_.emplace_back(this, run.offset, run.count);
+        for (const Run& run : runs_) cursors_.emplace_back(file_, run.offset, run.count);
         if (!buffer_.empty()) cursors_.emplace_back(buffer_.data(), buffer_.size());
         for (size_t i = 0; i < cursors_.size(); ++i) heap_.push(i);
     }
@@ -60,42 +60,7 @@ class ExternalSorter {
     struct Run {
         uint64_t offset, count;
     };
-    // A sorted run in memory or in the spill file, read a block at a time.
-    class Cursor {
-      public:
-        Cursor(const T* memory, size_t count) : memory_(memory), left_(count) {}
-        Cursor(ExternalSorter* owner, uint64_t offset, uint64_t count)
-            : owner_(owner), offset_(offset), left_(count) {}
-        const T* peek() {
-            if (left_ == 0) return nullptr;
-            if (memory_) return memory_;
-            if (pos_ == block_.size()) refill();
-            return &block_[pos_];
-        }
-        void pop() {
-            --left_;
-            if (memory_)
-                ++memory_;
-            else
-                ++pos_;
-        }
-
-      private:
-        void refill() {
-            const size_t n = size_t(std::min<uint64_t>(left_, kBlock));
-            block_.resize(n);
-            spill_file::read(owner_->file_, offset_, block_.data(), n * sizeof(T));
-            offset_ += n * sizeof(T);
-            pos_ = 0;
-        }
-        static constexpr size_t kBlock = 4096;
-        const T* memory_ = nullptr;
-        ExternalSorter* owner_ = nullptr;
-        uint64_t offset_ = 0;
-        uint64_t left_;
-        std::vector<T> block_;
-        size_t pos_ = 0;
-    };
+    using Cursor = SortedRunCursor<T>;
     // The heap's top is the cursor with the smallest record.
     struct CursorAfter {
         ExternalSorter* owner;

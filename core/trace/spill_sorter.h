@@ -16,6 +16,44 @@ void write(FILE* file, uint64_t offset, const void* data, size_t bytes);
 void read(FILE* file, uint64_t offset, void* data, size_t bytes);
 }  // namespace spill_file
 
+// Reads a sorted run of records either from memory or from a spill file, a block at a time.
+template <class T>
+class SortedRunCursor {
+  public:
+    SortedRunCursor(const T* memory, size_t count) : memory_(memory), left_(count) {}
+    SortedRunCursor(FILE* file, uint64_t offset, uint64_t count)
+        : file_(file), offset_(offset), left_(count) {}
+    const T* peek() {
+        if (left_ == 0) return nullptr;
+        if (memory_) return memory_;
+        if (pos_ == block_.size()) refill();
+        return &block_[pos_];
+    }
+    void pop() {
+        --left_;
+        if (memory_)
+            ++memory_;
+        else
+            ++pos_;
+    }
+
+  private:
+    void refill() {
+        const size_t n = size_t(std::min<uint64_t>(left_, kBlock));
+        block_.resize(n);
+        spill_file::read(file_, offset_, block_.data(), n * sizeof(T));
+        offset_ += n * sizeof(T);
+        pos_ = 0;
+    }
+    static constexpr size_t kBlock = 4096;
+    const T* memory_ = nullptr;
+    FILE* file_ = nullptr;
+    uint64_t offset_ = 0;
+    uint64_t left_;
+    std::vector<T> block_;
+    size_t pos_ = 0;
+};
+
 // Sorts records of many tracks in a fixed memory budget: a buffer that, when full, is sorted and
 // appended to a temporary file as a run. At the end each track's records come back in order by
 // merging its segments of every run with what is left in memory.
@@ -101,42 +139,7 @@ class SpillSorter {
         uint64_t offset;
         std::map<uint32_t, std::pair<uint64_t, uint64_t>> segments;  // track -> (first, count)
     };
-    // Reads a sorted segment either from memory or from the spill file, a block at a time.
-    class Cursor {
-      public:
-        Cursor(const T* memory, size_t count) : memory_(memory), left_(count) {}
-        Cursor(SpillSorter* owner, uint64_t offset, uint64_t count)
-            : owner_(owner), offset_(offset), left_(count) {}
-        const T* peek() {
-            if (left_ == 0) return nullptr;
-            if (memory_) return memory_;
-            if (pos_ == block_.size()) refill();
-            return &block_[pos_];
-        }
-        void pop() {
-            --left_;
-            if (memory_)
-                ++memory_;
-            else
-                ++pos_;
-        }
-
-      private:
-        void refill() {
-            const size_t n = size_t(std::min<uint64_t>(left_, kBlock));
-            block_.resize(n);
-            spill_file::read(owner_->file_, offset_, block_.data(), n * sizeof(T));
-            offset_ += n * sizeof(T);
-            pos_ = 0;
-        }
-        static constexpr size_t kBlock = 4096;
-        const T* memory_ = nullptr;
-        SpillSorter* owner_ = nullptr;
-        uint64_t offset_ = 0;
-        uint64_t left_;
-        std::vector<T> block_;
-        size_t pos_ = 0;
-    };
+    using Cursor = SortedRunCursor<T>;
 
   public:
     // The records of one track in order (after seal()), one at a time: several tracks, or
@@ -148,8 +151,8 @@ class SpillSorter {
             for (const Run& run : owner.runs_) {
                 auto it = run.segments.find(track);
                 if (it != run.segments.end())
-                    cursors_.push_back(Cursor(&owner, run.offset + it->second.first * sizeof(T),
-                                              it->second.second));
+                    cursors_.push_back(Cursor(
+                        owner.file_, run.offset + it->second.first * sizeof(T), it->second.second));
             }
             auto [lo, hi] =
                 std::equal_range(owner.buffer_.begin(), owner.buffer_.end(), track, ByTrack{});
