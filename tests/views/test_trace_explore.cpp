@@ -111,13 +111,14 @@ class TestTraceExplore : public QObject {
     }
     // The summary table's row for `name`: count, self, in range, total (ns), or all -1.
     static std::array<double, 4> row(const QTableWidget* table, const QString& name) {
-        for (int r = 0; r < table->rowCount(); ++r)
-            if (table->item(r, 0)->text() == name)
-                return {table->item(r, 1)->data(tablekit::kSortRole).toDouble(),
-                        table->item(r, 2)->data(tablekit::kSortRole).toDouble(),
-                        table->item(r, 3)->data(tablekit::kSortRole).toDouble(),
-                        table->item(r, 4)->data(tablekit::kSortRole).toDouble()};
-        return {-1, -1, -1, -1};
+        std::array<double, 4> cells = {-1, -1, -1, -1};
+        for (int r = 0; r < table->rowCount(); ++r) {
+            if (table->item(r, 0)->text() != name) continue;
+            for (int c = 0; c < 4; ++c)
+                cells[size_t(c)] = table->item(r, c + 1)->data(tablekit::kSortRole).toDouble();
+            break;
+        }
+        return cells;
     }
 
   private slots:

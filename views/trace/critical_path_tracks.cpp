@@ -44,6 +44,14 @@ std::vector<FlatSegment> flatten(const graph::CriticalPath& path) {
     return out;
 }
 
+void outlineSelected(QPainter& painter, const TimeMapping& mapping, const TimelineItem& selected,
+                     const QRectF& bar) {
+    painter.setPen(QPen(QColor(20, 20, 20), 2));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(QRectF(QPointF(mapping.x(selected.start), bar.top()),
+                            QPointF(mapping.x(selected.end), bar.bottom())));
+}
+
 }  // namespace pathview
 
 namespace {
@@ -100,12 +108,7 @@ void CriticalPathStripTrack::paint(QPainter& painter, const QRect& rect, const T
                    painter.fillRect(QRectF(x0, bar.top(), x1 - x0, bar.height()),
                                     pathview::kindColor(f.segment->kind));
                });
-    if (selected) {
-        painter.setPen(QPen(QColor(20, 20, 20), 2));
-        painter.setBrush(Qt::NoBrush);
-        painter.drawRect(QRectF(QPointF(mapping.x(selected->start), bar.top()),
-                                QPointF(mapping.x(selected->end), bar.bottom())));
-    }
+    if (selected) pathview::outlineSelected(painter, mapping, *selected, bar);
     painter.restore();
 }
 

@@ -27,6 +27,9 @@ struct FlatSegment {
     int step = 0;
 };
 std::vector<FlatSegment> flatten(const graph::CriticalPath& path);
+// The selected item outlined across `bar` (the strip's and the predicted lanes' selection).
+void outlineSelected(QPainter& painter, const TimeMapping& mapping, const TimelineItem& selected,
+                     const QRectF& bar);
 
 }  // namespace pathview
 

@@ -15,7 +15,14 @@ PredictedLaneTrack::PredictedLaneTrack(TraceSourcePtr source, PredictedLanesPtr 
       lanes_(std::move(lanes)),
       lane_(lane),
       edit_(std::move(edit)),
-      origin_(source_->origin()) {}
+      origin_(source_->origin()) {
+    // The lane's span, once (the view asks for extents when it fits the window).
+    const std::vector<graph::PredictedItem>& items = (*lanes_)[lane_].items;
+    if (items.empty()) return;
+    int64_t end = items.front().end;
+    for (const graph::PredictedItem& i : items) end = std::max(end, i.end);
+    extent_ = {double(items.front().start - origin_), double(end - origin_)};
+}
 
 QString PredictedLaneTrack::title() const {
     return QObject::tr("↳ what if (predicted)");
@@ -84,12 +91,7 @@ void PredictedLaneTrack::paint(QPainter& painter, const QRect& rect, const TimeM
                 metrics.elidedText(itemName(item), Qt::ElideRight, int(r.width()) - 5));
         }
     }
-    if (selected) {
-        painter.setPen(QPen(QColor(20, 20, 20), 2));
-        painter.setBrush(Qt::NoBrush);
-        painter.drawRect(QRectF(QPointF(mapping.x(selected->start), bar.top()),
-                                QPointF(mapping.x(selected->end), bar.bottom())));
-    }
+    if (selected) pathview::outlineSelected(painter, mapping, *selected, bar);
     painter.restore();
 }
 
@@ -143,11 +145,7 @@ QList<LegendEntry> PredictedLaneTrack::legend() const {
 }
 
 TimeRange PredictedLaneTrack::extent() const {
-    const std::vector<graph::PredictedItem>& items = lane().items;
-    if (items.empty()) return {};
-    int64_t end = items.front().end;
-    for (const graph::PredictedItem& i : items) end = std::max(end, i.end);
-    return {double(items.front().start - origin_), double(end - origin_)};
+    return extent_;
 }
 
 }  // namespace stallscope

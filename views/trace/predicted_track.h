@@ -54,6 +54,7 @@ class PredictedLaneTrack final : public TimelineTrack {
     size_t lane_;
     QString edit_;
     int64_t origin_;
+    TimeRange extent_;
 };
 
 }  // namespace stallscope
