@@ -101,10 +101,9 @@ Graph buildGraph(const trace::TraceStore& store) {
     }
     if (evidence.has(trace::Evidence::XlaOpLines)) return buildXlaGraph(store);
     if (evidence.has(trace::Evidence::ChromeThreads)) return build::KinetoBuilder(store).build();
+    if (evidence.has(trace::Evidence::NodeGraph)) return buildChakraGraph(store);
     Graph g;
-    g.why = evidence.has(trace::Evidence::NodeGraph)
-                ? "Chakra traces: their nodes' dependencies are not yet read into a step graph"
-                : "the trace has neither Chrome-style threads nor XLA op lines";
+    g.why = "the trace has neither Chrome-style threads, XLA op lines nor a Chakra node graph";
     return g;
 }
 

@@ -6,6 +6,7 @@
 //   build_device.cpp   device streams' activities, bound to their launches; their latencies
 //   build_waits.cpp    syncs, collectives across ranks, steps
 //   build_graph.cpp    the order of the parts, and the graph of XLA op lines
+//   build_chakra.cpp   Chakra node graphs (collectives matched as above)
 
 #include <cstdint>
 #include <string>
@@ -96,6 +97,11 @@ class KinetoBuilder {
     std::vector<Marker> markers_;
     std::vector<Marker> deviceStepMarkers() const;
 };
+
+// Collectives across hosts: the k-th of each host's list (ordered by start here) are one
+// group when every host has one of that name still running after the last arrived; each
+// member's own length becomes its time after that arrival. Others are counted unmatched.
+void matchCollectiveGroups(Graph& g, std::vector<std::vector<uint32_t>> byHost);
 
 // The median of `v` (nearest rank), `fallback` when empty.
 int64_t medianOf(std::vector<int64_t> v, int64_t fallback);

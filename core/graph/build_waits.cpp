@@ -148,16 +148,11 @@ void KinetoBuilder::linkHandoffs() {
 // The k-th collective of every rank, when they all have one of the same name, is one
 // collective: each rank's ends when the last rank arrived plus the transfer (as that rank
 // measured it). A run whose clocks put an end before the last arrival is left unmatched.
-void KinetoBuilder::matchCollectives() {
-    if (g_.hosts < 2) return;
-    std::vector<std::vector<uint32_t>> byHost(size_t(g_.hosts));
-    for (uint32_t i = 0; i < g_.nodes.size(); ++i)
-        if (g_.nodes[i].kind == NodeKind::Collective)
-            byHost[size_t(g_.lanes[g_.nodes[i].lane].host)].push_back(i);
+void matchCollectiveGroups(Graph& g, std::vector<std::vector<uint32_t>> byHost) {
     size_t most = 0;
     for (auto& list : byHost) {
-        std::stable_sort(list.begin(), list.end(), [this](uint32_t a, uint32_t b) {
-            return g_.nodes[a].start < g_.nodes[b].start;
+        std::stable_sort(list.begin(), list.end(), [&g](uint32_t a, uint32_t b) {
+            return g.nodes[a].start < g.nodes[b].start;
         });
         most = std::max(most, list.size());
     }
@@ -165,24 +160,33 @@ void KinetoBuilder::matchCollectives() {
         std::vector<uint32_t> members;
         for (const auto& list : byHost)
             if (k < list.size()) members.push_back(list[k]);
-        bool same = members.size() == size_t(g_.hosts);
+        bool same = members.size() == byHost.size();
         int64_t lastArrival = INT64_MIN;
         for (uint32_t m : members) {
-            same = same && g_.nodes[m].name == g_.nodes[members.front()].name;
-            lastArrival = std::max(lastArrival, g_.nodes[m].start);
+            same = same && g.nodes[m].name == g.nodes[members.front()].name;
+            lastArrival = std::max(lastArrival, g.nodes[m].start);
         }
-        for (uint32_t m : members) same = same && g_.nodes[m].end >= lastArrival;
+        for (uint32_t m : members) same = same && g.nodes[m].end >= lastArrival;
         if (!same) {
-            g_.unmatchedCollectives += members.size();
+            g.unmatchedCollectives += members.size();
             continue;
         }
-        const uint32_t group = uint32_t(g_.groups.size());
+        const uint32_t group = uint32_t(g.groups.size());
         for (uint32_t m : members) {
-            g_.nodes[m].group = group;
-            g_.nodes[m].own = g_.nodes[m].end - lastArrival;
+            g.nodes[m].group = group;
+            g.nodes[m].own = g.nodes[m].end - lastArrival;
         }
-        g_.groups.push_back(std::move(members));
+        g.groups.push_back(std::move(members));
     }
+}
+
+void KinetoBuilder::matchCollectives() {
+    if (g_.hosts < 2) return;
+    std::vector<std::vector<uint32_t>> byHost(size_t(g_.hosts));
+    for (uint32_t i = 0; i < g_.nodes.size(); ++i)
+        if (g_.nodes[i].kind == NodeKind::Collective)
+            byHost[size_t(g_.lanes[g_.nodes[i].lane].host)].push_back(i);
+    matchCollectiveGroups(g_, std::move(byHost));
 }
 
 void KinetoBuilder::findSteps() {

@@ -118,6 +118,12 @@ class PathWalker {
                     laneOf(node));
                 node = prev;
                 atEnd = true;
+            } else if (me.startBy == Bound::Trigger && g_.nodes[node].afterTrigger) {
+                // A Chakra node: after the wait for its dependencies, which names the last.
+                const uint32_t trigger = g_.nodes[node].trigger;
+                add("idle", "", t_[trigger].end, me.start, laneOf(node));
+                node = trigger;
+                atEnd = true;
             } else if (me.startBy == Bound::Trigger) {
                 const uint32_t trigger = g_.nodes[node].trigger;
                 // A device activity anchored to another stream's: that one was running.

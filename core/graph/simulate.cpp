@@ -43,8 +43,10 @@ Simulator::Simulator(const Graph& graph) : g_(graph) {
     auto forEachEdge = [this, n](auto&& edge) {
         for (uint32_t i = 0; i < n; ++i) {
             const Node& node = g_.nodes[i];
-            if (!g_.firstInLane(i)) edge(endEvent(i - 1), startEvent(i));
-            if (node.trigger != kNone) edge(startEvent(node.trigger), startEvent(i));
+            if (followsLane(i)) edge(endEvent(i - 1), startEvent(i));
+            if (node.trigger != kNone)
+                edge(node.afterTrigger ? endEvent(node.trigger) : startEvent(node.trigger),
+                     startEvent(i));
             edge(startEvent(i), endEvent(i));
             for (uint32_t k = 0; k < node.waitsCount; ++k)
                 edge(endEvent(g_.waits[node.waitsBegin + k]), endEvent(i));
@@ -90,13 +92,15 @@ std::vector<Timed> Simulator::run(const Lengths& l) const {
             me.start = node.start;
             me.startBy = Bound::Fixed;
             bool any = false;
-            if (!g_.firstInLane(i)) {
+            if (followsLane(i)) {
                 me.start = t[i - 1].end + l.gap[i];
                 me.startBy = Bound::Lane;
                 any = true;
             }
             if (node.trigger != kNone) {
-                const int64_t launched = t[node.trigger].start + l.delay[i];
+                const Timed& trigger = t[node.trigger];
+                const int64_t launched =
+                    (node.afterTrigger ? trigger.end : trigger.start) + l.delay[i];
                 const bool device = g_.lanes[node.lane].device;
                 if (!any || launched > me.start || (launched == me.start && device)) {
                     me.start = launched;

@@ -17,7 +17,7 @@ namespace stallscope::graph {
 enum class Bound : uint8_t {
     Fixed,    // nothing before it: its measured time
     Lane,     // the previous node of its lane (plus gap)
-    Trigger,  // its trigger's start (plus delay)
+    Trigger,  // its trigger's start (plus delay); its end when Node::afterTrigger
     Own,      // its start plus its own length
     Waited,   // a node it waits for (plus the return latency): `by`
     Partner,  // the last member of its collective to arrive: `by`
@@ -42,6 +42,9 @@ class Simulator {
     std::vector<Timed> run(const Lengths& lengths) const;
 
   private:
+    bool followsLane(uint32_t node) const {
+        return !g_.firstInLane(node) && !g_.lanes[g_.nodes[node].lane].unordered;
+    }
     const Graph& g_;
     // Start and end events (2 per node: node * 2 + 0 start, + 1 end) in dependency order.
     std::vector<uint32_t> order_;

@@ -55,6 +55,9 @@ struct Node {
     uint32_t waitsBegin = 0, waitsCount = 0;  // into Graph::waits
     uint32_t group = kNone;                   // its collective group (Graph::groups)
     NodeKind kind = NodeKind::Host;
+    // Starts `delay` after its trigger ends rather than starts: a Chakra node after the wait
+    // for its dependencies.
+    bool afterTrigger = false;
 };
 
 struct Lane {
@@ -62,6 +65,9 @@ struct Lane {
     int host = 0;        // its host in a multi-host run (0 otherwise)
     bool device = false;
     std::string name;
+    // Its nodes do not follow one another, only their triggers: a Chakra rank, whose nodes
+    // run as soon as their dependencies allow.
+    bool unordered = false;
 };
 
 // A step: the nodes of one lane it covers (a host thread's, cut at the step's bounds).
@@ -91,11 +97,19 @@ struct Graph {
     int hosts = 1;
     uint32_t laneOf(uint32_t node) const { return nodes[node].lane; }
     bool firstInLane(uint32_t node) const { return laneBegin[nodes[node].lane] == node; }
+    // A Chakra node's wait for its dependencies (or a rank's start or end): the graph's, not
+    // the trace's; it spans from the rank's start, so it is neither drawn nor written.
+    bool isDependencyWait(uint32_t node) const {
+        return nodes[node].kind == NodeKind::Wait && lanes[nodes[node].lane].unordered;
+    }
 };
 
 // The graph of a trace (Kineto-style Chrome threads or XLA op lines; a multi-host run's hosts
 // each with their lanes). Graph::why says when it cannot be built.
 Graph buildGraph(const trace::TraceStore& store);
+// The graph of a Chakra execution trace with durations: each rank's nodes after their
+// dependencies (as their args list them), collectives matched across ranks.
+Graph buildChakraGraph(const trace::TraceStore& store);
 // The graph of an XProf profile: each device's XLA ops in order, their async copies and
 // collectives (from the transfers analysis) as nodes that the matching done waits for.
 Graph buildXlaGraph(const trace::TraceStore& store);

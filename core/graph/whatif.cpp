@@ -34,7 +34,8 @@ std::vector<int64_t> deviceBusy(const Graph& g, const std::vector<Timed>& timed)
     std::map<std::pair<size_t, uint32_t>, int64_t> busy;  // (window, lane) -> ns
     for (uint32_t i = 0; i < g.nodes.size(); ++i) {
         const Node& n = g.nodes[i];
-        if (!g.lanes[n.lane].device || n.trigger == kNone) continue;
+        // A Chakra rank's nodes overlap (compute beside communication): no launch floor.
+        if (!g.lanes[n.lane].device || g.lanes[n.lane].unordered || n.trigger == kNone) continue;
         const Node& launch = g.nodes[n.trigger];
         const auto host = windowsByHost.find(g.lanes[launch.lane].host);
         if (host == windowsByHost.end()) continue;
@@ -146,6 +147,7 @@ void writePredictedTrace(const Graph& g, const trace::TraceStore& store,
     char ts[64];
     for (uint32_t i = 0; i < g.nodes.size(); ++i) {
         const Node& n = g.nodes[i];
+        if (g.isDependencyWait(i)) continue;
         const std::string name = n.name == kNone ? kindName(n.kind) : store.text(n.name);
         comma();
         std::snprintf(ts, sizeof ts, "\"ts\":%.3f,\"dur\":%.3f", double(t[i].start) / 1000.0,
@@ -172,7 +174,8 @@ std::vector<PredictedLane> predictedLanes(const Graph& g, const std::vector<Time
     for (size_t l = 0; l < g.lanes.size(); ++l) lanes[l].track = g.lanes[l].track;
     for (uint32_t i = 0; i < g.nodes.size() && i < t.size(); ++i) {
         const Node& n = g.nodes[i];
-        if (t[i].end <= t[i].start) continue;  // a lane's start, a marker: nothing to draw
+        // A lane's start, a marker: nothing to draw.
+        if (t[i].end <= t[i].start || g.isDependencyWait(i)) continue;
         PredictedLane& lane = lanes[n.lane];
         lane.items.push_back({t[i].start, t[i].end, n.start, n.end, n.name, n.kind});
         lane.longest = std::max(lane.longest, t[i].end - t[i].start);

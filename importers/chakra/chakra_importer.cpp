@@ -226,7 +226,21 @@ struct CommValues {
     size_t typeAt = 0, typeEnd = 0, sizeAt = 0, sizeEnd = 0;
 };
 
-// A node's args as a JSON object: its type, id and attributes.
+// `,"key":[id,...]`, nothing when `ids` is empty.
+void appendIds(std::string& args, const char* key, const std::vector<uint64_t>& ids) {
+    if (ids.empty()) return;
+    args += ",\"";
+    args += key;
+    args += "\":[";
+    char digits[24];
+    for (size_t i = 0; i < ids.size(); ++i) {
+        if (i > 0) args.push_back(',');
+        args.append(digits, std::to_chars(digits, digits + sizeof digits, ids[i]).ptr);
+    }
+    args.push_back(']');
+}
+
+// A node's args as a JSON object: its type, id, attributes and dependencies.
 CommValues nodeArgs(const chakra_wire::Node& node, const std::string& typeName, bool collective,
                     std::string& args) {
     CommValues comm;
@@ -256,6 +270,10 @@ CommValues nodeArgs(const chakra_wire::Node& node, const std::string& typeName, 
             comm.sizeEnd = args.size();
         }
     }
+    // The dependencies by node id: flows bind by time and depth, which cannot tell apart two
+    // zero-length nodes starting together; the step graph (core/graph) follows these.
+    appendIds(args, "data_deps", node.dataDeps);
+    appendIds(args, "ctrl_deps", node.ctrlDeps);
     args.push_back('}');
     return comm;
 }

@@ -83,7 +83,8 @@ void PredictedLaneTrack::paint(QPainter& painter, const QRect& rect, const TimeM
         QColor color = pathview::kindColor(graph::kindName(item.kind));
         if (box.count > 1) color = color.darker(115);
         const QRectF r(x0, bar.top(), x1 - x0, bar.height());
-        painter.fillRect(r, color);
+        // A pixel of the band at its end keeps back-to-back items of one kind apart.
+        painter.fillRect(r.width() >= 4 ? r.adjusted(0, 0, -1, 0) : r, color);
         if (box.count == 1 && r.width() > 40) {
             painter.setPen(QColor(20, 20, 20));  // as the measured slices' names
             painter.drawText(
