@@ -673,7 +673,7 @@ class TestTraceViews : public QObject {
         view.setAsynchronous(false);
         TraceTimelineBinding binding(view, std::make_shared<TraceSource>(wsPath_, id));
         binding.show(traceTracksInOrder(binding.source()->store()));
-        QCOMPARE(binding.source()->flows().size(), size_t(2));
+        QCOMPARE(binding.source()->waitForFlows()->byStart.size(), size_t(2));
         QCOMPARE(binding.flowDisplay(), FlowDisplay::Selected);
         view.setWindow({0, 200000});
         view.resize(1000, 300);
@@ -762,7 +762,7 @@ class TestTraceViews : public QObject {
         view.setAsynchronous(false);
         TraceTimelineBinding binding(view, std::make_shared<TraceSource>(wsPath_, id));
         binding.show(traceTracksInOrder(binding.source()->store()));
-        QCOMPARE(binding.source()->flows().size(), size_t(12));
+        QCOMPARE(binding.source()->waitForFlows()->byStart.size(), size_t(12));
         view.setWindow({0, 1400000});
         view.resize(1400, 300);
         const QSize size = view.viewport()->size();

@@ -7,6 +7,7 @@
 #include <QPainterPath>
 #include <QStaticText>
 #include <QTimeZone>
+#include <QTimer>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -23,11 +24,7 @@ namespace stallscope {
 
 TraceFlowOverlay::TraceFlowOverlay(TraceSourcePtr source, std::shared_ptr<const TrackMap> shown,
                                    const TimelineView* view)
-    : source_(std::move(source)),
-      shown_(std::move(shown)),
-      view_(view),
-      byStart_(source_->flows()),
-      longest_(source_->longestFlow()) {}
+    : source_(std::move(source)), shown_(std::move(shown)), view_(view) {}
 
 std::optional<TraceFlowOverlay::FlowArrow> TraceFlowOverlay::arrowFor(const trace::FlowRow& f,
                                                                       const QRect& a,
@@ -90,7 +87,13 @@ std::optional<TraceFlowOverlay::FlowArrow> TraceFlowOverlay::arrowFor(const trac
 
 void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const TimeMapping& mapping,
                              const std::function<QRect(const TimelineTrack*)>& trackRect) const {
-    if (byStart_.empty() || display_ == FlowDisplay::None) return;
+    if (display_ == FlowDisplay::None) return;
+    // Until read (from opening on, on a thread of their own) there is nothing to draw.
+    const std::shared_ptr<const TraceSource::Flows> flows =
+        waitForFlows_ ? source_->waitForFlows() : source_->flows();
+    const std::vector<trace::FlowRow>& byStart_ = flows->byStart;
+    const int64_t longest_ = flows->longest;
+    if (byStart_.empty()) return;
     constexpr int kMaxArrows = 1000;
     constexpr int kSmoothArrows = 50;
     const int64_t origin = source_->origin();
@@ -266,6 +269,17 @@ TraceTimelineBinding::TraceTimelineBinding(TimelineView& view, TraceSourcePtr so
     const trace::TraceStore& store = source_->store();
     view_.setExtent(TimeRange{0, double(std::max<int64_t>(store.end() - store.start(), 1))});
     view_.addOverlay(flows_);
+    if (!source_->flowsRead()) {
+        // The arrows appear once the flows are read (polled: the reader is no QObject).
+        auto* poll = new QTimer(&view_);
+        QObject::connect(poll, &QTimer::timeout, &view_, [poll, source = source_, view = &view_] {
+            if (!source->flowsRead()) return;
+            poll->deleteLater();
+            poll->stop();
+            view->update();
+        });
+        poll->start(100);
+    }
 }
 
 void TraceTimelineBinding::setFlowDisplay(FlowDisplay display) {

@@ -22,6 +22,7 @@ QImage renderTraceTimelineImage(const TraceSourcePtr& source, const RenderOption
     view.setAsynchronous(false);
     TraceTimelineBinding binding(view, source);
     binding.setFlowDisplay(FlowDisplay::All);  // an image has no selection to follow
+    binding.setWaitForFlows(true);
     binding.setLeadingTracks(std::move(leading));
     binding.show(traceTracksInOrder(source->store()));
     // The same minimap as the GUI's (here on the calling thread: this is the headless path).

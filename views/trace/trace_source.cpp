@@ -25,20 +25,56 @@ TraceSource::TraceSource(std::string workspacePath, int64_t profileId)
     : workspacePath_(std::move(workspacePath)), profileId_(profileId) {
     primaryConnection_ = open();
     primary_ = primaryConnection_->store.get();
-    // One copy, sorted once by the earlier end's time (the flow overlay's order): read a chunk at
-    // a time, not through the store's cache (two more copies of 33 M flows at 10^8 slices).
     metadata_ = primary_->metadata();
-    // The import's count: the vector is not grown by doubling (a tenth of opening at 10^7).
-    const qint64 stored = metadata_.value("trace").toObject().value("flows").toInteger(0);
-    if (stored > 0) flows_.reserve(size_t(stored));
-    primary_->forEachFlow([this](const trace::FlowRow& f) { flows_.push_back(f); });
-    flows_.shrink_to_fit();
-    sortNearlySorted(flows_, [](const trace::FlowRow& a, const trace::FlowRow& b) {
-        const int64_t x = std::min(a.fromTs, a.toTs), y = std::min(b.fromTs, b.toTs);
-        return x != y ? x < y : a.id < b.id;
-    });
-    for (const trace::FlowRow& f : flows_)
-        longestFlow_ = std::max(longestFlow_, std::abs(f.toTs - f.fromTs));
+    flows_ = std::make_shared<const Flows>();
+    flowReader_ = std::thread([this] { readFlows(); });
+}
+
+void TraceSource::readFlows() {
+    // Asked to stop: the profile was closed before its flows were read.
+    struct Closing {};
+    auto flows = std::make_shared<Flows>();
+    try {
+        Lease lease(*this);
+        // One copy, sorted once by the earlier end's time (the flow overlay's order): read a
+        // chunk at a time, not through the store's cache (two more copies of 33 M flows at 10^8
+        // slices). The import's count reserves it (growing by doubling was a tenth of opening).
+        const qint64 stored = metadata_.value("trace").toObject().value("flows").toInteger(0);
+        if (stored > 0) flows->byStart.reserve(size_t(stored));
+        lease.store->forEachFlow([&](const trace::FlowRow& f) {
+            if ((flows->byStart.size() & 0xffff) == 0 && closing_.load()) throw Closing{};
+            flows->byStart.push_back(f);
+        });
+        flows->byStart.shrink_to_fit();
+        sortNearlySorted(flows->byStart, [](const trace::FlowRow& a, const trace::FlowRow& b) {
+            const int64_t x = std::min(a.fromTs, a.toTs), y = std::min(b.fromTs, b.toTs);
+            return x != y ? x < y : a.id < b.id;
+        });
+        for (const trace::FlowRow& f : flows->byStart)
+            flows->longest = std::max(flows->longest, std::abs(f.toTs - f.fromTs));
+    } catch (const Closing&) {
+        return;
+    } catch (const std::exception&) {
+        // Unreadable flows leave the timeline without arrows; the slices still show.
+        flows->byStart.clear();
+    }
+    {
+        std::lock_guard lock(flowsMutex_);
+        flows_ = std::move(flows);
+    }
+    flowsRead_.store(true);
+    flowsDone_.notify_all();
+}
+
+std::shared_ptr<const TraceSource::Flows> TraceSource::flows() const {
+    std::lock_guard lock(flowsMutex_);
+    return flows_;
+}
+
+std::shared_ptr<const TraceSource::Flows> TraceSource::waitForFlows() const {
+    std::unique_lock lock(flowsMutex_);
+    flowsDone_.wait(lock, [this] { return flowsRead_.load(); });
+    return flows_;
 }
 
 namespace {
@@ -88,7 +124,10 @@ DetailFields TraceSource::processDetails(const trace::TrackRow& process) const {
     return fields;
 }
 
-TraceSource::~TraceSource() = default;
+TraceSource::~TraceSource() {
+    closing_.store(true);
+    if (flowReader_.joinable()) flowReader_.join();
+}
 
 std::unique_ptr<TraceSource::Connection> TraceSource::open() const {
     auto c = std::make_unique<Connection>();

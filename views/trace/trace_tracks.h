@@ -12,11 +12,14 @@
 #include <QPolygonF>
 #include <QStaticText>
 #include <QString>
+#include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -42,9 +45,17 @@ class TraceSource {
     const std::string& workspacePath() const { return workspacePath_; }
     int64_t origin() const { return primary_->start(); }
     const std::string& text(uint32_t id) const { return primary_->text(id); }
-    // Every flow, sorted by the earlier of its two ends' times.
-    const std::vector<trace::FlowRow>& flows() const { return flows_; }
-    int64_t longestFlow() const { return longestFlow_; }  // ns between a flow's ends, at most
+    // Every flow, sorted by the earlier of its two ends' times, and the most ns between a
+    // flow's ends. Read on a thread of their own from opening on: 10^7 flows take a second,
+    // which the first frame does not wait for (arrows follow a selection). Empty until read.
+    struct Flows {
+        std::vector<trace::FlowRow> byStart;
+        int64_t longest = 0;
+    };
+    std::shared_ptr<const Flows> flows() const;
+    bool flowsRead() const { return flowsRead_.load(); }
+    // The flows once read (an image of every arrow, tests).
+    std::shared_ptr<const Flows> waitForFlows() const;
     // The profile's metadata (what the importer recorded), read at opening.
     const QJsonObject& metadata() const { return metadata_; }
     // What the profile knows about a process track: XProf plane stats (device type, peak
@@ -78,8 +89,12 @@ class TraceSource {
     int64_t profileId_;
     std::unique_ptr<Connection> primaryConnection_;
     const trace::TraceStore* primary_ = nullptr;
-    std::vector<trace::FlowRow> flows_;
-    int64_t longestFlow_ = 0;
+    void readFlows();
+    mutable std::mutex flowsMutex_;
+    mutable std::condition_variable flowsDone_;
+    std::shared_ptr<const Flows> flows_;
+    std::atomic<bool> flowsRead_{false}, closing_{false};
+    std::thread flowReader_;
     QJsonObject metadata_;
     mutable std::mutex poolMutex_;
     mutable std::vector<std::unique_ptr<Connection>> pool_;
@@ -230,6 +245,8 @@ class TraceFlowOverlay final : public TimelineOverlay {
     void paint(QPainter& painter, const QRect& dataArea, const TimeMapping& mapping,
                const std::function<QRect(const TimelineTrack*)>& trackRect) const override;
     void setDisplay(FlowDisplay display) { display_ = display; }
+    // Paints wait for the flows to be read (a headless image; never on the GUI thread).
+    void setWaitForFlows(bool wait) { waitForFlows_ = wait; }
     FlowDisplay display() const { return display_; }
 
     // A slice a flow end may lie in: its track, [start, end] in store time and its depth.
@@ -276,8 +293,7 @@ class TraceFlowOverlay final : public TimelineOverlay {
     std::shared_ptr<const TrackMap> shown_;
     QPointer<const TimelineView> view_;
     FlowDisplay display_ = FlowDisplay::Selected;
-    const std::vector<trace::FlowRow>& byStart_;  // the source's, by the earlier end's time
-    int64_t longest_ = 0;
+    bool waitForFlows_ = false;
 };
 
 // The tracks of `source` in the order given, as timeline tracks, with a process header above
@@ -313,6 +329,8 @@ class TraceTimelineBinding {
     const TimelineTrack* trackFor(int64_t trackId) const;
     const TraceSourcePtr& source() const { return source_; }
     void setFlowDisplay(FlowDisplay display);
+    // A headless image: its paint waits for the flows (read meanwhile, beside its tracks).
+    void setWaitForFlows(bool wait) { flows_->setWaitForFlows(wait); }
     FlowDisplay flowDisplay() const { return flows_->display(); }
 
   private:

@@ -730,7 +730,7 @@ QString TraceView::overviewHtml() const {
                 .arg(slices)
                 .arg(instants)
                 .arg(samples)
-                .arg(source_->flows().size());
+                .arg(source_->metadata().value("trace").toObject().value("flows").toInteger());
     html +=
         "<h3>Top ops</h3><table cellspacing=0 cellpadding=3><tr><th "
         "align=left>Op</th><th>Count</th><th>Total</th></tr>";

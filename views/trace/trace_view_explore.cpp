@@ -92,9 +92,12 @@ QString TraceView::flowsHtml(const TimelineView::Selection& selection) {
     QString rows;
     // Flows come sorted by their earlier end: only those from the slice's start (less the
     // longest flow) to its end can touch it (10^7 flows are not scanned on every click).
-    const std::vector<trace::FlowRow>& flows = source_->flows();
+    if (!source_->flowsRead())
+        return "<h4>" + tr("Flows") + "</h4><p>" + tr("Still reading the trace's flows…") + "</p>";
+    const std::shared_ptr<const TraceSource::Flows> read = source_->flows();
+    const std::vector<trace::FlowRow>& flows = read->byStart;
     const auto earlier = [](const trace::FlowRow& f) { return std::min(f.fromTs, f.toTs); };
-    auto it = std::lower_bound(flows.begin(), flows.end(), span.start - source_->longestFlow(),
+    auto it = std::lower_bound(flows.begin(), flows.end(), span.start - read->longest,
                                [&](const trace::FlowRow& f, int64_t t) { return earlier(f) < t; });
     for (; it != flows.end() && earlier(*it) <= span.end && shownFlows_.size() < kFlowsListed;
          ++it) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/nearly_sorted.h"
 #include "views/common/format.h"
 
 namespace stallscope {
@@ -23,20 +24,31 @@ QString DeviceUtilisationTrack::title() const {
 const std::vector<DeviceUtilisationTrack::Busy>& DeviceUtilisationTrack::intervals() const {
     std::call_once(loaded_, [this] {
         const double origin = double(source_->origin());
-        std::vector<Busy> all;
+        const auto byStart = [](const Busy& a, const Busy& b) { return a.start < b.start; };
+        std::vector<Busy> all, track;
         source_->query([&](const trace::TraceStore& store) {
-            for (const int64_t track : device_.tracks)
-                store.forEachChunk(track, [&](const std::vector<trace::SliceItem>& chunk) {
+            for (const int64_t id : device_.tracks) {
+                track.clear();
+                store.forEachChunk(id, [&](const std::vector<trace::SliceItem>& chunk) {
                     for (const trace::SliceItem& s : chunk) {
                         // Top-level activities only: nested ones lie inside them.
                         if (s.kind != trace::ItemKind::Slice || s.depth != 0) continue;
                         const double start = double(s.start) - origin + s.startPs * 1e-3;
-                        all.push_back({start, start + s.durNs()});
+                        track.push_back({start, start + s.durNs()});
                     }
                 });
+                // A stream's chunks come in time order: its activities are (nearly) sorted
+                // already, and the device's are a merge of its streams (a full sort of 10^7
+                // was a seventh of the first frame).
+                sortNearlySorted(track, byStart);
+                if (all.empty()) {
+                    all.swap(track);
+                    continue;
+                }
+                const auto middle = all.insert(all.end(), track.begin(), track.end());
+                std::inplace_merge(all.begin(), middle, all.end(), byStart);
+            }
         });
-        std::sort(all.begin(), all.end(),
-                  [](const Busy& a, const Busy& b) { return a.start < b.start; });
         for (const Busy& b : all) {
             if (!busy_.empty() && b.start <= busy_.back().end)
                 busy_.back().end = std::max(busy_.back().end, b.end);
