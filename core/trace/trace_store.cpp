@@ -244,19 +244,15 @@ void TraceStore::forEachFlow(const std::function<void(const FlowRow&)>& visit) c
         return;
     }
     // One stored chunk at a time: a pass over 10^7 flows holds one chunk, not all of them.
-    const std::vector<std::string> chunks = workspace_.readBlobs(profileId_, kFlowsStream);
-    if (!chunks.empty()) {
-        int64_t id = 0;
-        std::vector<PackedFlow> packed;
-        for (const std::string& chunk : chunks) {
-            packed.clear();
-            decodeFlows(unpackChunk(chunk), packed);
-            for (const PackedFlow& p : packed)
-                visit({id++, p.name, p.fromTrack, p.fromTs, p.fromDepth, p.toTrack, p.toTs,
-                       p.toDepth});
-        }
-        return;
-    }
+    int64_t id = 0;
+    std::vector<FlowRow> rows;
+    const bool packed = forEachFlowChunk([&](std::string_view chunk) {
+        rows.clear();
+        decodeFlowChunk(chunk, id, rows);
+        id += int64_t(rows.size());
+        for (const FlowRow& f : rows) visit(f);
+    });
+    if (packed) return;
     sql::Statement st(workspace_.db(),
                       "SELECT id, name_id, from_track, from_ns, from_depth, to_track, to_ns, "
                       "to_depth FROM trace_flows WHERE profile_id = ? ORDER BY id");
@@ -273,6 +269,28 @@ void TraceStore::forEachFlow(const std::function<void(const FlowRow&)>& visit) c
         f.toDepth = int32_t(st.int64(7));
         visit(f);
     }
+}
+
+bool TraceStore::forEachFlowChunk(const std::function<void(std::string_view)>& visit) const {
+    sql::Statement st(workspace_.db(),
+                      "SELECT data FROM blobs WHERE profile_id = ? AND stream = ? ORDER BY seq");
+    st.bind(1, profileId_).bind(2, std::string(kFlowsStream));
+    bool any = false;
+    while (st.step()) {
+        any = true;
+        visit(st.blob(0));
+    }
+    return any;
+}
+
+void TraceStore::decodeFlowChunk(std::string_view packed, int64_t firstId,
+                                 std::vector<FlowRow>& out) {
+    std::vector<PackedFlow> flows;
+    decodeFlows(unpackChunk(packed), flows);
+    out.reserve(out.size() + flows.size());
+    for (const PackedFlow& p : flows)
+        out.push_back(
+            {firstId++, p.name, p.fromTrack, p.fromTs, p.fromDepth, p.toTrack, p.toTs, p.toDepth});
 }
 
 const QJsonObject& TraceStore::metadata() const {

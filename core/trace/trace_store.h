@@ -93,6 +93,12 @@ class TraceStore {
     const std::vector<FlowRow>& flows() const;  // read once, kept
     // Every flow in id order without keeping them (passes over a whole profile).
     void forEachFlow(const std::function<void(const FlowRow&)>& visit) const;
+    // The stored flow chunks as they are (packed, in flow id order), one at a time; false when
+    // the profile keeps its flows in the older table (forEachFlow reads both).
+    bool forEachFlowChunk(const std::function<void(std::string_view packed)>& visit) const;
+    // A packed flow chunk's flows, ids from `firstId` on, appended to `out`.
+    static void decodeFlowChunk(std::string_view packed, int64_t firstId,
+                                std::vector<FlowRow>& out);
 
     std::vector<OpStat> opStats() const;  // by total, descending
     // The profile's metadata object (what the importer recorded), read once.

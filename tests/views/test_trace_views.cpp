@@ -17,7 +17,10 @@
 #include <QtTest>
 #include <cmath>
 #include <fstream>
+#include <random>
 
+#include "core/sqlite.h"
+#include "core/trace/trace_writer.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
 #include "tests/importers/trace_fixtures.h"
@@ -27,6 +30,7 @@
 #include "views/common/timeline_view.h"
 #include "views/shell/elided_label.h"
 #include "views/shell/profile_summary.h"
+#include "views/trace/flow_index.h"
 #include "views/trace/trace_compare_view.h"
 #include "views/trace/trace_tracks.h"
 #include "views/trace/trace_view.h"
@@ -106,6 +110,58 @@ class TestTraceViews : public QObject {
         wsPath_ = dir_.filePath("ws.sqlite").toStdString();
         ws_ = Workspace::open(wsPath_);
         tiny_ = importFile(write("tiny.json", tinyTrace()));
+    }
+
+    // The timeline's flows stay packed per stored chunk (65,536 flows) and decode by time
+    // window: 150,000 flows in three chunks, once with ids in time order (chunks by time) and
+    // once shuffled (every chunk spans the trace: held decoded and sorted instead). Either way a
+    // window's flows are exactly those a filter over all of them finds, in the same order.
+    void flowIndexFindsAWindowsFlows_data() {
+        QTest::addColumn<bool>("shuffled");
+        QTest::newRow("ids in time order") << false;
+        QTest::newRow("ids shuffled") << true;
+    }
+    void flowIndexFindsAWindowsFlows() {
+        QFETCH(bool, shuffled);
+        constexpr int kFlows = 150000;
+        std::vector<int64_t> starts(kFlows);
+        for (int i = 0; i < kFlows; ++i) starts[size_t(i)] = int64_t(i) * 10;
+        if (shuffled) std::shuffle(starts.begin(), starts.end(), std::mt19937(7));
+        sql::Transaction tx(ws_->db());
+        ProfileInfo info;
+        info.name = shuffled ? "flows-shuffled" : "flows-ordered";
+        info.kind = "trace";
+        const int64_t id = ws_->insertProfile(info);
+        {
+            trace::TraceWriter writer(*ws_, id);
+            const uint32_t from = writer.addTrack({}), to = writer.addTrack({});
+            const uint32_t name = writer.intern("f");
+            for (int64_t start : starts)
+                writer.addFlow({from, start}, {to, start + 5 + start % 7}, name);
+            writer.finish([](double) {});
+        }
+        tx.commit();
+        const trace::TraceStore store(*ws_, id);
+        const std::atomic<bool> stop{false};
+        const FlowIndex index(store, stop);
+        QCOMPARE(index.size(), size_t(kFlows));
+        QCOMPARE(index.longest(), int64_t(11));
+        QCOMPARE(index.packed(), !shuffled);
+        std::vector<trace::FlowRow> all;
+        store.forEachFlow([&](const trace::FlowRow& f) { all.push_back(f); });
+        for (const auto& [a, b] : std::vector<std::pair<int64_t, int64_t>>{
+                 {0, 99}, {655300, 655500}, {1000000, 1400000}, {-50, 2000000}}) {
+            std::vector<int64_t> expected, found;
+            for (const trace::FlowRow& f : all)
+                if (std::min(f.fromTs, f.toTs) >= a && std::min(f.fromTs, f.toTs) <= b)
+                    expected.push_back(f.fromTs);
+            std::sort(expected.begin(), expected.end());
+            for (const trace::FlowRow& f : index.between(a, b)) found.push_back(f.fromTs);
+            QCOMPARE(found, expected);
+            QVERIFY(index.atLeastBetween(a, b) <= expected.size());
+        }
+        // Counted without decoding: all of them over the whole trace.
+        QCOMPARE(index.atLeastBetween(-50, 2000000), size_t(kFlows));
     }
 
     void slicesAtKnownPixels() {
@@ -673,7 +729,7 @@ class TestTraceViews : public QObject {
         view.setAsynchronous(false);
         TraceTimelineBinding binding(view, std::make_shared<TraceSource>(wsPath_, id));
         binding.show(traceTracksInOrder(binding.source()->store()));
-        QCOMPARE(binding.source()->waitForFlows()->byStart.size(), size_t(2));
+        QCOMPARE(binding.source()->waitForFlows()->size(), size_t(2));
         QCOMPARE(binding.flowDisplay(), FlowDisplay::Selected);
         view.setWindow({0, 200000});
         view.resize(1000, 300);
@@ -762,7 +818,7 @@ class TestTraceViews : public QObject {
         view.setAsynchronous(false);
         TraceTimelineBinding binding(view, std::make_shared<TraceSource>(wsPath_, id));
         binding.show(traceTracksInOrder(binding.source()->store()));
-        QCOMPARE(binding.source()->waitForFlows()->byStart.size(), size_t(12));
+        QCOMPARE(binding.source()->waitForFlows()->size(), size_t(12));
         view.setWindow({0, 1400000});
         view.resize(1400, 300);
         const QSize size = view.viewport()->size();

@@ -89,11 +89,10 @@ void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const Tim
                              const std::function<QRect(const TimelineTrack*)>& trackRect) const {
     if (display_ == FlowDisplay::None) return;
     // Until read (from opening on, on a thread of their own) there is nothing to draw.
-    const std::shared_ptr<const TraceSource::Flows> flows =
+    const std::shared_ptr<const FlowIndex> index =
         waitForFlows_ ? source_->waitForFlows() : source_->flows();
-    const std::vector<trace::FlowRow>& byStart_ = flows->byStart;
-    const int64_t longest_ = flows->longest;
-    if (byStart_.empty()) return;
+    if (index->empty()) return;
+    const int64_t longest = index->longest();
     constexpr int kMaxArrows = 1000;
     constexpr int kSmoothArrows = 50;
     const int64_t origin = source_->origin();
@@ -116,13 +115,8 @@ void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const Tim
     FlowTie shownTie = FlowTie::Own;
     if (focus) {
         int own = 0, nested = 0;
-        for (auto f =
-                 std::lower_bound(byStart_.begin(), byStart_.end(), double(focus->start - longest_),
-                                  [](const trace::FlowRow&row, double t) {
-                                      return double(std::min(row.fromTs, row.toTs)) < t;
-                                  });
-             f != byStart_.end() && std::min(f->fromTs, f->toTs) <= focus->end; ++f) {
-            const FlowTie t = tie(*f, *focus);
+        for (const trace::FlowRow& f : index->between(focus->start - longest, focus->end)) {
+            const FlowTie t = tie(f, *focus);
             own += t == FlowTie::Own;
             nested += t == FlowTie::Nested;
         }
@@ -132,14 +126,19 @@ void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const Tim
     const auto wanted = [&](const trace::FlowRow& f) {
         return !focus || tie(f, *focus) == shownTie;
     };
-    auto it = std::lower_bound(
-        byStart_.begin(), byStart_.end(), windowStart - double(longest_),
-        [](const trace::FlowRow& f, double t) { return double(std::min(f.fromTs, f.toTs)) < t; });
+    // More flows than are drawn lying wholly in a wide window: none is drawn (as below), and
+    // none is decoded.
+    if (!focus && index->atLeastBetween(int64_t(std::ceil(windowStart)),
+                                        int64_t(std::floor(windowEnd))) > size_t(kMaxArrows))
+        return;
+    const std::vector<trace::FlowRow> near =
+        index->between(int64_t(std::floor(windowStart)) - longest, int64_t(std::ceil(windowEnd)));
+    auto it = near.begin();
     // Count what the window holds first: past kSmoothArrows arrows they are drawn without
     // antialiasing (a smooth curve costs ~80 us), and past kMaxArrows none is (they would only
     // hatch the view; zoom in).
     int inWindow = 0;
-    for (auto probe = it; probe != byStart_.end() && inWindow <= kMaxArrows; ++probe) {
+    for (auto probe = it; probe != near.end() && inWindow <= kMaxArrows; ++probe) {
         if (double(std::min(probe->fromTs, probe->toTs)) > windowEnd) break;
         if (double(std::max(probe->fromTs, probe->toTs)) >= windowStart && wanted(*probe))
             ++inWindow;
@@ -151,7 +150,7 @@ void TraceFlowOverlay::paint(QPainter& painter, const QRect& dataArea, const Tim
     const QColor color(40, 70, 160, 190);
     painter.setPen(QPen(color, inWindow <= kSmoothArrows ? 1.3 : 1.0));
     int drawn = 0;
-    for (; it != byStart_.end() && drawn < kMaxArrows; ++it) {
+    for (; it != near.end() && drawn < kMaxArrows; ++it) {
         const trace::FlowRow& f = *it;
         if (double(std::min(f.fromTs, f.toTs)) > windowEnd) break;
         if (double(std::max(f.fromTs, f.toTs)) < windowStart || !wanted(f)) continue;

@@ -12,7 +12,6 @@
 #include <limits>
 #include <unordered_map>
 
-#include "core/nearly_sorted.h"
 #include "core/sqlite.h"
 #include "views/common/format.h"
 #include "views/common/timeline_view.h"
@@ -26,52 +25,34 @@ TraceSource::TraceSource(std::string workspacePath, int64_t profileId)
     primaryConnection_ = open();
     primary_ = primaryConnection_->store.get();
     metadata_ = primary_->metadata();
-    flows_ = std::make_shared<const Flows>();
+    flows_ = std::make_shared<const FlowIndex>();
     flowReader_ = std::thread([this] { readFlows(); });
 }
 
 void TraceSource::readFlows() {
-    // Asked to stop: the profile was closed before its flows were read.
-    struct Closing {};
-    auto flows = std::make_shared<Flows>();
+    std::shared_ptr<const FlowIndex> index;
     try {
         Lease lease(*this);
-        // One copy, sorted once by the earlier end's time (the flow overlay's order): read a
-        // chunk at a time, not through the store's cache (two more copies of 33 M flows at 10^8
-        // slices). The import's count reserves it (growing by doubling was a tenth of opening).
-        const qint64 stored = metadata_.value("trace").toObject().value("flows").toInteger(0);
-        if (stored > 0) flows->byStart.reserve(size_t(stored));
-        lease.store->forEachFlow([&](const trace::FlowRow& f) {
-            if ((flows->byStart.size() & 0xffff) == 0 && closing_.load()) throw Closing{};
-            flows->byStart.push_back(f);
-        });
-        flows->byStart.shrink_to_fit();
-        sortNearlySorted(flows->byStart, [](const trace::FlowRow& a, const trace::FlowRow& b) {
-            const int64_t x = std::min(a.fromTs, a.toTs), y = std::min(b.fromTs, b.toTs);
-            return x != y ? x < y : a.id < b.id;
-        });
-        for (const trace::FlowRow& f : flows->byStart)
-            flows->longest = std::max(flows->longest, std::abs(f.toTs - f.fromTs));
-    } catch (const Closing&) {
-        return;
+        index = std::make_shared<const FlowIndex>(*lease.store, closing_);
     } catch (const std::exception&) {
         // Unreadable flows leave the timeline without arrows; the slices still show.
-        flows->byStart.clear();
+        index = std::make_shared<const FlowIndex>();
     }
+    if (closing_.load()) return;
     {
         std::lock_guard lock(flowsMutex_);
-        flows_ = std::move(flows);
+        flows_ = std::move(index);
     }
     flowsRead_.store(true);
     flowsDone_.notify_all();
 }
 
-std::shared_ptr<const TraceSource::Flows> TraceSource::flows() const {
+std::shared_ptr<const FlowIndex> TraceSource::flows() const {
     std::lock_guard lock(flowsMutex_);
     return flows_;
 }
 
-std::shared_ptr<const TraceSource::Flows> TraceSource::waitForFlows() const {
+std::shared_ptr<const FlowIndex> TraceSource::waitForFlows() const {
     std::unique_lock lock(flowsMutex_);
     flowsDone_.wait(lock, [this] { return flowsRead_.load(); });
     return flows_;

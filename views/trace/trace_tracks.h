@@ -27,6 +27,7 @@
 #include "core/trace/trace_store.h"
 #include "core/workspace.h"
 #include "views/common/timeline_track.h"
+#include "views/trace/flow_index.h"
 
 namespace stallscope {
 
@@ -45,17 +46,13 @@ class TraceSource {
     const std::string& workspacePath() const { return workspacePath_; }
     int64_t origin() const { return primary_->start(); }
     const std::string& text(uint32_t id) const { return primary_->text(id); }
-    // Every flow, sorted by the earlier of its two ends' times, and the most ns between a
-    // flow's ends. Read on a thread of their own from opening on: 10^7 flows take a second,
-    // which the first frame does not wait for (arrows follow a selection). Empty until read.
-    struct Flows {
-        std::vector<trace::FlowRow> byStart;
-        int64_t longest = 0;
-    };
-    std::shared_ptr<const Flows> flows() const;
+    // The flows by the earlier of their two ends' times (flow_index.h). Read on a thread of
+    // their own from opening on: 10^7 flows take a second, which the first frame does not wait
+    // for (arrows follow a selection). Empty until read.
+    std::shared_ptr<const FlowIndex> flows() const;
     bool flowsRead() const { return flowsRead_.load(); }
     // The flows once read (an image of every arrow, tests).
-    std::shared_ptr<const Flows> waitForFlows() const;
+    std::shared_ptr<const FlowIndex> waitForFlows() const;
     // The profile's metadata (what the importer recorded), read at opening.
     const QJsonObject& metadata() const { return metadata_; }
     // What the profile knows about a process track: XProf plane stats (device type, peak
@@ -92,7 +89,7 @@ class TraceSource {
     void readFlows();
     mutable std::mutex flowsMutex_;
     mutable std::condition_variable flowsDone_;
-    std::shared_ptr<const Flows> flows_;
+    std::shared_ptr<const FlowIndex> flows_;
     std::atomic<bool> flowsRead_{false}, closing_{false};
     std::thread flowReader_;
     QJsonObject metadata_;

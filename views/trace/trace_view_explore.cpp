@@ -90,17 +90,14 @@ QString TraceView::flowsHtml(const TimelineView::Selection& selection) {
         return track == span.track && ts >= span.start && ts <= span.end && depth == span.depth;
     };
     QString rows;
-    // Flows come sorted by their earlier end: only those from the slice's start (less the
-    // longest flow) to its end can touch it (10^7 flows are not scanned on every click).
     if (!source_->flowsRead())
         return "<h4>" + tr("Flows") + "</h4><p>" + tr("Still reading the trace's flows…") + "</p>";
-    const std::shared_ptr<const TraceSource::Flows> read = source_->flows();
-    const std::vector<trace::FlowRow>& flows = read->byStart;
-    const auto earlier = [](const trace::FlowRow& f) { return std::min(f.fromTs, f.toTs); };
-    auto it = std::lower_bound(flows.begin(), flows.end(), span.start - read->longest,
-                               [&](const trace::FlowRow& f, int64_t t) { return earlier(f) < t; });
-    for (; it != flows.end() && earlier(*it) <= span.end && shownFlows_.size() < kFlowsListed;
-         ++it) {
+    // Only flows whose earlier end lies from the slice's start (less the longest flow) to its
+    // end can touch it (10^7 flows are not scanned on every click).
+    const std::shared_ptr<const FlowIndex> index = source_->flows();
+    const std::vector<trace::FlowRow> flows =
+        index->between(span.start - index->longest(), span.end);
+    for (auto it = flows.begin(); it != flows.end() && shownFlows_.size() < kFlowsListed; ++it) {
         const trace::FlowRow& f = *it;
         const bool outgoing = atSpan(f.fromTrack, f.fromTs, f.fromDepth);
         if (!outgoing && !atSpan(f.toTrack, f.toTs, f.toDepth)) continue;
