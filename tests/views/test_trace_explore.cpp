@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLineEdit>
+#include <QPainter>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -344,6 +345,43 @@ class TestTraceExplore : public QObject {
         QVERIFY(sameColor(image.pixelColor(int(mapping.x(100000)), rect.top() + 4),
                           QColor(236, 242, 238)));
         QVERIFY(track->toolTip({0, 10000, 12000, 1, 0}).contains("busy 100.0%"));
+    }
+
+    // In the window the lane does not hold back the first frame: its intervals are read on a
+    // thread of its own, the frames drawn meanwhile are partial, and the timeline asks again
+    // until the busy profile is drawn.
+    void utilisationLaneReadsInTheBackground() {
+        auto lane = std::make_shared<DeviceUtilisationTrack>(
+            source(), trace::StepDevice{"GPU 0", -1, {trackNamed("stream 7")}});
+        lane->setReadsInBackground(true);
+        const auto first = lane->prepare({0, 200000}, 500.0);
+        QVERIFY(first->partial);
+        QTRY_VERIFY(lane->ready());
+        const auto after = std::dynamic_pointer_cast<const DeviceUtilisationTrack::Frame>(
+            lane->prepare({0, 200000}, 500.0));
+        QVERIFY(!after->partial);
+        QCOMPARE(after->busy[size_t(10)], 1.0f);
+
+        TimelineView view;  // asynchronous, as in the window
+        auto track = std::make_shared<DeviceUtilisationTrack>(
+            source(), trace::StepDevice{"GPU 0", -1, {trackNamed("stream 7")}});
+        track->setReadsInBackground(true);
+        view.addTrack(track);
+        view.resize(1000, 200);
+        view.setWindow({0, 200000});
+        view.show();
+        const QSize size = view.viewport()->size();
+        const QRect rect = view.trackRect(track.get(), size);
+        const TimeMapping mapping = view.mappingFor(size);
+        const auto busyDrawn = [&] {
+            QImage image(size, QImage::Format_ARGB32_Premultiplied);
+            image.fill(Qt::white);
+            QPainter painter(&image);
+            view.paintContent(painter, size);
+            return sameColor(image.pixelColor(int(mapping.x(15000)), rect.top() + 4),
+                             QColor(46, 140, 80));
+        };
+        QTRY_VERIFY(busyDrawn());
     }
 };
 

@@ -72,6 +72,9 @@ struct TrackFrame {
     virtual ~TrackFrame() = default;
     TimeRange window;          // what it covers
     double unitsPerPixel = 1;  // resolution it was folded at
+    // Drawn before the track's data was read (a device's busy intervals at 10^8 slices take
+    // seconds): the view prepares it again shortly rather than wait for it with every track.
+    bool partial = false;
 };
 
 class TimelineTrack {

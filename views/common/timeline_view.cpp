@@ -8,6 +8,7 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QScrollBar>
+#include <QTimer>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <QtConcurrent>
@@ -308,7 +309,7 @@ void TimelineView::updateScrollBars() {
 
 bool TimelineView::framesCover(TimeRange window, double unitsPerPixel) const {
     for (const auto& frame : frames_) {
-        if (!frame) return false;
+        if (!frame || frame->partial) return false;
         if (frame->window.start > window.start || frame->window.end < window.end) return false;
         const double ratio = frame->unitsPerPixel / unitsPerPixel;
         if (ratio > 1.5 || ratio < 0.5) return false;
@@ -341,6 +342,10 @@ void TimelineView::requestFrames() {
             frames_ = std::move(frames);
             viewport()->update();
             emit framesReady();
+            // A track still reading its data: ask again until it has drawn it all.
+            if (std::any_of(frames_.begin(), frames_.end(),
+                            [](const auto& f) { return f && f->partial; }))
+                QTimer::singleShot(kPartialRetryMs, this, &TimelineView::requestFrames);
         });
 }
 

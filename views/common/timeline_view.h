@@ -166,6 +166,7 @@ class TimelineView : public QAbstractScrollArea {
     std::vector<const TimelineTrack*> measuredTracks_;
     std::optional<double> cursor_;
     bool asynchronous_ = true;
+    static constexpr int kPartialRetryMs = 150;  // then a partial frame is prepared again
     async::JobSlot frameJob_{this};
     bool updatingScrollBars_ = false;
 

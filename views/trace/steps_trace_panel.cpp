@@ -179,9 +179,13 @@ std::vector<std::shared_ptr<TimelineTrack>> StepsTracePanel::leadingTracks() con
     if (!steps_ || steps_->devices.empty() || !host_.source()) return {};
     const int device = std::clamp(device_, 0, int(steps_->devices.size()) - 1);
     std::shared_ptr<TimelineTrack>& utilisation = utilisation_[device];
-    if (!utilisation)
-        utilisation = std::make_shared<DeviceUtilisationTrack>(host_.source(),
-                                                               steps_->devices[size_t(device)]);
+    if (!utilisation) {
+        auto track = std::make_shared<DeviceUtilisationTrack>(host_.source(),
+                                                              steps_->devices[size_t(device)]);
+        // The window's first frame does not wait for every device activity (10^8 slices).
+        track->setReadsInBackground(true);
+        utilisation = std::move(track);
+    }
     return {std::make_shared<StepStripTrack>(steps_, host_.source()->origin(), device),
             utilisation};
 }

@@ -17,38 +17,49 @@ const QColor kBusyColor(46, 140, 80);
 DeviceUtilisationTrack::DeviceUtilisationTrack(TraceSourcePtr source, trace::StepDevice device)
     : source_(std::move(source)), device_(std::move(device)) {}
 
+DeviceUtilisationTrack::~DeviceUtilisationTrack() {
+    closing_.store(true);
+    if (reader_.joinable()) reader_.join();
+}
+
 QString DeviceUtilisationTrack::title() const {
     return QObject::tr("Utilisation · %1").arg(QString::fromStdString(device_.name));
 }
 
 const std::vector<DeviceUtilisationTrack::Busy>& DeviceUtilisationTrack::intervals() const {
     std::call_once(loaded_, [this] {
+        struct Closing {};  // the track went away before its intervals were read
         const double origin = double(source_->origin());
         const auto byStart = [](const Busy& a, const Busy& b) { return a.start < b.start; };
         std::vector<Busy> all, track;
-        source_->query([&](const trace::TraceStore& store) {
-            for (const int64_t id : device_.tracks) {
-                track.clear();
-                store.forEachChunk(id, [&](const std::vector<trace::SliceItem>& chunk) {
-                    for (const trace::SliceItem& s : chunk) {
-                        // Top-level activities only: nested ones lie inside them.
-                        if (s.kind != trace::ItemKind::Slice || s.depth != 0) continue;
-                        const double start = double(s.start) - origin + s.startPs * 1e-3;
-                        track.push_back({start, start + s.durNs()});
+        try {
+            source_->query([&](const trace::TraceStore& store) {
+                for (const int64_t id : device_.tracks) {
+                    track.clear();
+                    store.forEachChunk(id, [&](const std::vector<trace::SliceItem>& chunk) {
+                        if (closing_.load()) throw Closing{};
+                        for (const trace::SliceItem& s : chunk) {
+                            // Top-level activities only: nested ones lie inside them.
+                            if (s.kind != trace::ItemKind::Slice || s.depth != 0) continue;
+                            const double start = double(s.start) - origin + s.startPs * 1e-3;
+                            track.push_back({start, start + s.durNs()});
+                        }
+                    });
+                    // A stream's chunks come in time order: its activities are (nearly) sorted
+                    // already, and the device's are a merge of its streams (a full sort of 10^7
+                    // was a seventh of the first frame).
+                    sortNearlySorted(track, byStart);
+                    if (all.empty()) {
+                        all.swap(track);
+                        continue;
                     }
-                });
-                // A stream's chunks come in time order: its activities are (nearly) sorted
-                // already, and the device's are a merge of its streams (a full sort of 10^7
-                // was a seventh of the first frame).
-                sortNearlySorted(track, byStart);
-                if (all.empty()) {
-                    all.swap(track);
-                    continue;
+                    const auto middle = all.insert(all.end(), track.begin(), track.end());
+                    std::inplace_merge(all.begin(), middle, all.end(), byStart);
                 }
-                const auto middle = all.insert(all.end(), track.begin(), track.end());
-                std::inplace_merge(all.begin(), middle, all.end(), byStart);
-            }
-        });
+            });
+        } catch (const Closing&) {
+            return;
+        }
         for (const Busy& b : all) {
             if (!busy_.empty() && b.start <= busy_.back().end)
                 busy_.back().end = std::max(busy_.back().end, b.end);
@@ -78,6 +89,19 @@ std::shared_ptr<const TrackFrame> DeviceUtilisationTrack::prepare(TimeRange wind
     frame->unitsPerPixel = upp;
     frame->binWidth = std::max(upp * kBinPixels, 1e-3);
     frame->binStart = std::floor(window.start / frame->binWidth) * frame->binWidth;
+    if (background_ && !ready_.load() && !failed_.load()) {
+        std::call_once(started_, [this] {
+            reader_ = std::thread([this] {
+                try {
+                    intervals();
+                } catch (const std::exception&) {
+                    failed_.store(true);  // drawn idle rather than asked for forever
+                }
+            });
+        });
+        frame->partial = true;
+        return frame;
+    }
     const size_t bins = size_t(std::ceil((window.end - frame->binStart) / frame->binWidth)) + 1;
     frame->busy.assign(std::min<size_t>(bins, 1 << 20), 0.0f);
     const std::vector<Busy>& busy = intervals();
@@ -108,6 +132,14 @@ void DeviceUtilisationTrack::paint(QPainter& painter, const QRect& rect, const T
     painter.setClipRect(rect);
     const double top = rect.top() + 2, height = rect.height() - 4, bottom = top + height;
     painter.fillRect(QRectF(rect.left(), top, rect.width(), height), QColor(236, 242, 238));
+    if (frame->partial) {
+        painter.setPen(QColor(110, 120, 112));
+        painter.drawText(QRectF(rect.left() + 6, top, rect.width() - 12, height),
+                         Qt::AlignVCenter | Qt::AlignLeft,
+                         QObject::tr("reading the device's activity…"));
+        painter.restore();
+        return;
+    }
     QPainterPath profile;
     profile.moveTo(mapping.x(frame->binStart), bottom);
     for (size_t i = 0; i < frame->busy.size(); ++i) {

@@ -2,12 +2,14 @@
 
 // A device's utilisation lane (Nsight Systems' GPU utilisation row, HTA's GPU utilisation): at
 // every pixel, the share of time any activity (kernel, copy, memset) ran on any of the device's
-// tracks, as a filled profile. The device's busy intervals are read once, on the first frame's
-// worker, merged across its streams; every frame after bins them exactly for its window.
+// tracks, as a filled profile. The device's busy intervals are read once (on the first frame's
+// worker, or in the window on a thread of their own), merged across its streams; every frame
+// after bins them exactly for its window.
 
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "core/trace/step_analysis.h"
@@ -21,6 +23,11 @@ class DeviceUtilisationTrack final : public TimelineTrack {
     static constexpr int kHeight = 30;
     static constexpr int kBinPixels = 2;
     DeviceUtilisationTrack(TraceSourcePtr source, trace::StepDevice device);
+    ~DeviceUtilisationTrack() override;
+    // The window's frames do not wait for the busy intervals: they are read on a thread of
+    // their own, frames drawn meanwhile are partial (the timeline asks again). Off: a frame
+    // reads them first (a headless image).
+    void setReadsInBackground(bool background) { background_ = background; }
 
     struct Frame : TrackFrame {
         double binStart = 0, binWidth = 1;  // timeline units
@@ -55,6 +62,11 @@ class DeviceUtilisationTrack final : public TimelineTrack {
     mutable std::once_flag loaded_;
     mutable std::vector<Busy> busy_;
     mutable std::atomic<bool> ready_{false};
+    bool background_ = false;
+    mutable std::once_flag started_;
+    mutable std::thread reader_;
+    std::atomic<bool> closing_{false};         // stops the reader between chunks
+    mutable std::atomic<bool> failed_{false};  // the reader could not read them
 };
 
 }  // namespace stallscope
