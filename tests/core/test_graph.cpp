@@ -377,6 +377,16 @@ class TestGraph : public QObject {
         uncorrelated.kernel("gemm", 0, 5, 50, 1, false);
         const trace::TraceStore b(*ws_, import(uncorrelated.json()));
         QVERIFY(whatif(b, Edits{}).why.starts_with("no correlation ids or launch flows"));
+
+        // A graph that would not fit the memory it may use (at 260 bytes a slice, the 6-slice
+        // step needs 1,560 bytes; 0.001 MB allows 1,000) says so instead of being built.
+        const trace::TraceStore c(*ws_, import(syncedStep().json()));
+        qputenv("STALLSCOPE_GRAPH_MEMORY_MB", "0.001");
+        const std::string why = criticalPathOf(c).why;
+        qunsetenv("STALLSCOPE_GRAPH_MEMORY_MB");
+        QVERIFY2(why.starts_with("too large: the step graph of 6 slices needs about 0.0 GB"),
+                 why.c_str());
+        QVERIFY(criticalPathOf(c).why.empty());
     }
 
     void chakraWithoutDurationsSaysSo() {
