@@ -3,6 +3,7 @@
 // latency and kernel figures; then the recommendations.
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <numeric>
 #include <queue>
@@ -67,7 +68,8 @@ class StepCutter {
           gapInfo_(gapInfo),
           firstTrack_(firstTrack) {}
 
-    void cut(const std::vector<Segment>& segs, const Step& step, size_t device,
+    // `segs`: the device's segments in time order, at least all that overlap the step.
+    void cut(const std::deque<Segment>& segs, const Step& step, size_t device,
              DeviceStepBreakdown& b) {
         size_t i = size_t(std::upper_bound(segs.begin(), segs.end(), step.start,
                                            [](int64_t t, const Segment& s) { return t < s.end; }) -
@@ -307,18 +309,39 @@ StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
                 ++r.launchLatency.negative;
         }
         std::vector<GapInfo> gapInfo;
-        const std::vector<Segment> segs = deviceSegments(acts, g, from, to, gapInfo);
         const int64_t firstTrack = r.devices[d].tracks.empty() ? -1 : r.devices[d].tracks[0];
         StepCutter cutter(r, g, found, longestGaps, gapInfo, firstTrack);
-        for (const Step& step : r.steps) {
-            DeviceStepBreakdown& b = r.breakdown[size_t(step.index) * r.devices.size() + d];
-            b.step = step.index;
-            b.device = int(d);
-            b.start = step.start;
-            b.end = step.end;
-            countActivities(acts, step, b, found, computeDurations);
-            cutter.cut(segs, step, d, b);
-        }
+        // The segments as they are painted, kept while a step still to cut may need them:
+        // steps come by start, so a step is cut once a segment starts at its end or later,
+        // and segments ending by the next step's start are let go (the whole trace's segments
+        // were 300 MB at 10^7 slices).
+        std::deque<Segment> window;
+        size_t next = 0;
+        const bool byStart =
+            std::is_sorted(r.steps.begin(), r.steps.end(),
+                           [](const Step& a, const Step& b) { return a.start < b.start; });
+        const auto cutUntil = [&](int64_t painted) {
+            for (; next < r.steps.size() && r.steps[next].end <= painted; ++next) {
+                const Step& step = r.steps[next];
+                DeviceStepBreakdown& b = r.breakdown[size_t(step.index) * r.devices.size() + d];
+                b.step = step.index;
+                b.device = int(d);
+                b.start = step.start;
+                b.end = step.end;
+                countActivities(acts, step, b, found, computeDurations);
+                cutter.cut(window, step, d, b);
+                // (Steps out of order keep every segment: a later one may start earlier.)
+                const int64_t keepFrom = !byStart                    ? INT64_MIN
+                                         : next + 1 < r.steps.size() ? r.steps[next + 1].start
+                                                                     : INT64_MAX;
+                while (!window.empty() && window.front().end <= keepFrom) window.pop_front();
+            }
+        };
+        deviceSegments(acts, g, from, to, gapInfo, [&](const Segment& s) {
+            window.push_back(s);
+            cutUntil(s.start);
+        });
+        cutUntil(INT64_MAX);
     }
     hostSide(r, g, from);
 

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -150,9 +151,10 @@ struct GapInfo {
 };
 
 // Paints a device's timeline over [from, to): the winning activity class at every moment,
-// idle stretches split by cause.
-std::vector<Segment> deviceSegments(const std::vector<Activity>& acts, const Gathered& g,
-                                    int64_t from, int64_t to, std::vector<GapInfo>& gaps);
+// idle stretches split by cause; each segment handed to `sink` in time order.
+using SegmentSink = std::function<void(const Segment&)>;
+void deviceSegments(const std::vector<Activity>& acts, const Gathered& g, int64_t from, int64_t to,
+                    std::vector<GapInfo>& gaps, const SegmentSink& sink);
 
 // ---- figures and words (recommend.cpp) ----
 

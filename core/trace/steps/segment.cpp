@@ -20,13 +20,13 @@ struct Raw {
 };
 
 // Splits idle stretches by what the host was doing (input > runtime call or late launch > idle)
-// and appends the result to `out`.
+// and hands the result to `sink` in time order (a segment once it can no longer grow).
 class IdleSplitter {
   public:
-    IdleSplitter(const Gathered& g, std::vector<Segment>& out, std::vector<GapInfo>& gaps)
+    IdleSplitter(const Gathered& g, const SegmentSink& sink, std::vector<GapInfo>& gaps)
         : input_(g.host[size_t(HostCategory::Input)]),
           runtime_(g.host[size_t(HostCategory::Runtime)]),
-          out_(out),
+          sink_(sink),
           gaps_(gaps) {
         runtime_.insert(runtime_.end(), g.host[size_t(HostCategory::Sync)].begin(),
                         g.host[size_t(HostCategory::Sync)].end());
@@ -36,7 +36,7 @@ class IdleSplitter {
     // `r` is final; `next` is the stretch after it (nullptr: the last).
     void write(const Raw& r, const Raw* next) {
         if (r.cls != kSegIdle) {
-            out_.push_back({r.start, r.end, r.cls, r.active, -1});
+            push({r.start, r.end, r.cls, r.active, -1});
             return;
         }
         // The next activity was launched after the device went idle: the host was late.
@@ -65,17 +65,26 @@ class IdleSplitter {
             const uint8_t cls = inInput                   ? kSegInput
                                 : inRuntime || lateLaunch ? kSegHostWait
                                                           : kSegIdle;
-            if (!out_.empty() && out_.back().gapId == gapId && out_.back().cls == cls)
-                out_.back().end = b;
+            if (last_ && last_->gapId == gapId && last_->cls == cls)
+                last_->end = b;
             else
-                out_.push_back({a, b, cls, 0, gapId});
+                push({a, b, cls, 0, gapId});
         }
+    }
+    void finish() {
+        if (last_) sink_(*last_);
+        last_.reset();
     }
 
   private:
+    void push(const Segment& s) {
+        if (last_) sink_(*last_);
+        last_ = s;
+    }
     const std::vector<Interval>& input_;
     std::vector<Interval> runtime_;
-    std::vector<Segment>& out_;
+    const SegmentSink& sink_;
+    std::optional<Segment> last_;  // may still grow (the same gap's next cut, same cause)
     std::vector<GapInfo>& gaps_;
     std::vector<int64_t> cuts_;
 };
@@ -84,14 +93,12 @@ class IdleSplitter {
 
 // Paints a device's timeline over [from, to): the winning activity class at every moment,
 // idle stretches split by cause. One sweep over the activities (by start) with a heap of the
-// running ones' ends; each stretch is split and written as soon as the next one begins, so
-// nothing but the segments is the size of the trace (the edges and stretches were 580 MB at
-// 10^7 slices).
-std::vector<Segment> deviceSegments(const std::vector<Activity>& acts, const Gathered& g,
-                                    int64_t from, int64_t to, std::vector<GapInfo>& gaps) {
-    std::vector<Segment> out;
-    out.reserve(acts.size() * 2 + 16);  // an activity and the gap after it, mostly
-    IdleSplitter splitter(g, out, gaps);
+// running ones' ends; each stretch is split and handed on as soon as the next one begins, so
+// nothing the size of the trace is built (the edges and stretches were 580 MB at 10^7 slices,
+// then the segments 300 MB).
+void deviceSegments(const std::vector<Activity>& acts, const Gathered& g, int64_t from, int64_t to,
+                    std::vector<GapInfo>& gaps, const SegmentSink& sink) {
+    IdleSplitter splitter(g, sink, gaps);
     std::optional<Raw> open;  // the stretch being painted: it may still grow
     std::array<int32_t, kDeviceClassCount> count{};
     int64_t t = from;
@@ -148,7 +155,7 @@ std::vector<Segment> deviceSegments(const std::vector<Activity>& acts, const Gat
     count.fill(0);
     paintUntil(to, INT64_MAX, -1);
     if (open) splitter.write(*open, nullptr);
-    return out;
+    splitter.finish();
 }
 
 }  // namespace stallscope::trace::steps
