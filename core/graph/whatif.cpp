@@ -170,21 +170,41 @@ void writePredictedTrace(const Graph& g, const trace::TraceStore& store,
 }
 
 std::vector<PredictedLane> predictedLanes(const Graph& g, const std::vector<Timed>& t) {
-    std::vector<PredictedLane> lanes(g.lanes.size());
-    for (size_t l = 0; l < g.lanes.size(); ++l) lanes[l].track = g.lanes[l].track;
+    std::vector<PredictedLane> byLane(g.lanes.size());
+    for (size_t l = 0; l < g.lanes.size(); ++l) byLane[l].track = g.lanes[l].track;
     for (uint32_t i = 0; i < g.nodes.size() && i < t.size(); ++i) {
         const Node& n = g.nodes[i];
         // A lane's start, a marker: nothing to draw.
         if (t[i].end <= t[i].start || g.isDependencyWait(i)) continue;
-        PredictedLane& lane = lanes[n.lane];
-        lane.items.push_back({t[i].start, t[i].end, n.start, n.end, n.name, n.kind});
-        lane.longest = std::max(lane.longest, t[i].end - t[i].start);
+        byLane[n.lane].items.push_back({t[i].start, t[i].end, n.start, n.end, n.name, n.kind});
     }
-    for (PredictedLane& lane : lanes)
-        std::stable_sort(
-            lane.items.begin(), lane.items.end(),
-            [](const PredictedItem& a, const PredictedItem& b) { return a.start < b.start; });
-    return lanes;
+    const auto byStart = [](const PredictedItem& a, const PredictedItem& b) {
+        return a.start < b.start;
+    };
+    std::vector<PredictedLane> out;
+    for (size_t l = 0; l < byLane.size(); ++l) {
+        PredictedLane& lane = byLane[l];
+        std::stable_sort(lane.items.begin(), lane.items.end(), byStart);
+        if (!g.lanes[l].unordered) {
+            out.push_back(std::move(lane));
+            continue;
+        }
+        // A Chakra rank's nodes overlap (compute beside communication): rows in which they
+        // do not, each the first with room (a lane row draws its items side by side).
+        const size_t first = out.size();
+        for (const PredictedItem& item : lane.items) {
+            size_t row = first;
+            while (row < out.size() && !out[row].items.empty() &&
+                   out[row].items.back().end > item.start)
+                ++row;
+            if (row == out.size()) out.push_back({lane.track, {}, 0});
+            out[row].items.push_back(item);
+        }
+    }
+    for (PredictedLane& lane : out)
+        for (const PredictedItem& item : lane.items)
+            lane.longest = std::max(lane.longest, item.end - item.start);
+    return out;
 }
 
 }  // namespace stallscope::graph

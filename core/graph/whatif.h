@@ -58,7 +58,8 @@ struct PredictedItem {
     NodeKind kind = NodeKind::Host;
 };
 // A lane of the graph (a host thread or a device stream) re-simulated: its nodes that take
-// time, by predicted start.
+// time, by predicted start. A Chakra rank's nodes overlap: its lane comes as several, rows in
+// which they do not (consecutive, on the same track).
 struct PredictedLane {
     int64_t track = -1;  // the store's track
     std::vector<PredictedItem> items;

@@ -416,6 +416,7 @@ class TestGraph : public QObject {
         rank += chakraNode(4, "recv", 6, {1}, 0);
         rank += chakraNode(5, "ar", 7, {2}, 5);
         rank += chakraNode(6, "upd", 4, {5, 4}, 8);
+        rank += chakraNode(7, "bg", 4, {1}, 15);  // [10, 25), beside mm; nothing waits for it
         for (int r = 0; r < 2; ++r)
             std::ofstream(dir_.filePath(QString("dp.%1.et").arg(r)).toStdString(), std::ios::binary)
                 << rank;
@@ -433,7 +434,20 @@ class TestGraph : public QObject {
         QVERIFY(unchanged.note.starts_with("4 communication nodes have no duration"));
         Edits faster;
         faster.kernelSpeedups.push_back({"mm", 2.0});
-        QCOMPARE(whatif(store, faster).predictedMedian, us(33));
+        Graph g;
+        std::vector<Timed> predicted;
+        QCOMPARE(whatif(store, faster, &g, &predicted).predictedMedian, us(33));
+        // The Preview's lanes: each rank in two rows, as bg overlaps mm (both from 10 us).
+        const std::vector<PredictedLane> lanes = predictedLanes(g, predicted);
+        QCOMPARE(lanes.size(), size_t(4));
+        QCOMPARE(lanes[0].track, lanes[1].track);
+        // Nodes by measured start then end: bg (ends at 25) before mm (30) takes row 0.
+        QCOMPARE(lanes[0].items.size(), size_t(3));  // load, bg [10, 25), upd [25, 33)
+        QCOMPARE(lanes[0].items[1].end, us(25));
+        QCOMPARE(lanes[0].items[2].start, us(25));
+        QCOMPARE(lanes[1].items.size(), size_t(2));  // mm [10, 20), ar [20, 25)
+        QCOMPARE(lanes[1].items[0].end, us(20));
+        QCOMPARE(lanes[1].items[1].end, us(25));
         Edits comm;
         comm.commSpeedup = 5;
         QCOMPARE(whatif(store, comm).predictedMedian, us(39));
