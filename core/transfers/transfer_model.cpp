@@ -7,6 +7,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "core/release_memory.h"
 #include "core/transfers/derive_common.h"
 #include "core/transfers/model_internal.h"
 #include "core/transfers/transfers.h"
@@ -296,7 +297,7 @@ Analysis join(MergedParts&& merged) {
             t.module += part.moduleBase;
             into.transfers.push_back(t);
         }
-        part.transfers = {};  // its memory back before the next part moves
+        releaseMemory(part.transfers);  // its memory back before the next part moves
     }
     return into;
 }
