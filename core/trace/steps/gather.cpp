@@ -4,8 +4,10 @@
 // (core/trace/dialect.h), never by its format's name.
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
+#include "core/release_memory.h"
 #include "core/trace/dialect.h"
 #include "core/trace/hosts.h"
 #include "core/trace/steps/internal.h"
@@ -68,20 +70,73 @@ struct Unflowed {
     int64_t correlation;
 };
 
-// Runtime calls by (host track, end), to date launches from their start. Sorted vectors, not
-// hash maps: a lookup per kernel in a map of 10^5-10^6 entries is mostly cache misses.
+// Runtime calls, to date launches from their start: per host track a span of one sorted
+// vector (not hash maps: a lookup per kernel in a map of 10^5-10^6 entries is mostly cache
+// misses), held only until the launch flows are bound.
 struct Call {
-    int64_t track, end, start;
-    uint64_t args;  // read only when an activity has no launch flow (by correlation then)
-    bool operator<(const Call& o) const { return track != o.track ? track < o.track : end < o.end; }
+    int64_t end, start;
+    bool operator<(const Call& o) const { return end != o.end ? end < o.end : start < o.start; }
+};
+struct CallSpan {
+    int64_t track;
+    size_t begin, end;  // in Gatherer::calls_
 };
 
-// Launch call -> device activity, by the flow's destination (track, time).
+// Launch call -> device activity, by the flow's destination time on the device track.
 struct Launch {
-    int64_t toTrack, toTs, ts, track;
+    int64_t toTs, ts, track;
     bool operator<(const Launch& o) const {
-        return toTrack != o.toTrack ? toTrack < o.toTrack : toTs < o.toTs;
+        return toTs != o.toTs ? toTs < o.toTs : ts != o.ts ? ts < o.ts : track < o.track;
     }
+};
+
+// A device track's launches by destination time, in blocks, so that those passed can be let go
+// while the track's activities are read. A full block is above the largest mmap threshold glibc
+// adopts (32 MiB), so freeing it gives the memory back; smaller blocks (a deque's, or 400 KB
+// ones, tried) stay in the heap and in the resident size once the threshold has risen.
+class LaunchList {
+  public:
+    size_t size() const { return size_; }
+    const Launch& operator[](size_t i) const { return blocks_[i / kBlock][i % kBlock]; }
+    Launch& operator[](size_t i) { return blocks_[i / kBlock][i % kBlock]; }
+    void push_back(const Launch& l) {
+        if (size_ % kBlock == 0) blocks_.emplace_back();
+        // A block grows as needed (most tracks hold a few launches), at most to kBlock.
+        std::vector<Launch>& block = blocks_.back();
+        if (block.size() == block.capacity())
+            block.reserve(std::min(std::max<size_t>(2 * block.capacity(), 1024), kBlock));
+        block.push_back(l);
+        ++size_;
+    }
+    // Sorted by destination time (flows usually come so; else sorted whole, once).
+    void sort() {
+        bool sorted = true;
+        for (size_t i = 1; i < size_ && sorted; ++i) sorted = !((*this)[i] < (*this)[i - 1]);
+        if (sorted) return;
+        std::vector<Launch> all;
+        all.reserve(size_);
+        for (std::vector<Launch>& block : blocks_) {
+            all.insert(all.end(), block.begin(), block.end());
+            releaseMemory(block);
+        }
+        std::sort(all.begin(), all.end());
+        blocks_.clear();
+        size_ = 0;
+        for (const Launch& l : all) push_back(l);
+    }
+    // The blocks wholly before launch i are freed (not to be read again).
+    void releaseBefore(size_t i) {
+        for (; released_ < i / kBlock; ++released_) releaseMemory(blocks_[released_]);
+    }
+    void clear() {
+        releaseMemory(blocks_);
+        size_ = released_ = 0;
+    }
+
+  private:
+    static constexpr size_t kBlock = 1'400'000;  // 33.6 MB
+    std::vector<std::vector<Launch>> blocks_;
+    size_t size_ = 0, released_ = 0;
 };
 
 struct DeviceTrack {
@@ -89,12 +144,22 @@ struct DeviceTrack {
     int device;
     std::vector<SliceItem> slices;
     uint8_t copyClass = kNotActivity;  // copyStreamClass of the track's name
+    // Let go as its activities are read (unless the whole track may be read again:
+    // Gatherer::keepLaunches_).
+    LaunchList launches;
 };
+
+// A device track whose level 0 does not come by start: gathered again, keeping every launch.
+struct NotInTimeOrder {};
 
 class Gatherer {
   public:
-    Gatherer(const TraceStore& store, const StepOptions& options)
-        : store_(store), options_(options), args_(store), hosts_(runHosts(store.metadata())) {
+    Gatherer(const TraceStore& store, const StepOptions& options, bool keepLaunches)
+        : store_(store),
+          options_(options),
+          args_(store),
+          hosts_(runHosts(store.metadata())),
+          keepLaunches_(keepLaunches) {
         const EvidenceSet evidence = evidenceOf(store);
         nodeGraph_ = evidence.has(Evidence::NodeGraph);
         xlaLines_ = !nodeGraph_ && evidence.has(Evidence::XlaOpLines);
@@ -119,10 +184,9 @@ class Gatherer {
     void stepOp(const SliceItem& s, int64_t track);
     void bindLaunchFlows();
     uint8_t activityClass(const DeviceTrack& d, size_t i, int64_t end);
-    using LaunchCursor = std::vector<Launch>::const_iterator;
     // Device slice i of d.slices as an activity, when it is one (bound to its launch).
-    void addActivity(DeviceTrack& d, size_t i, LaunchCursor& nextLaunch,
-                     std::vector<Unflowed>& unflowed);
+    // `nextLaunch`: the first of d.launches not passed yet.
+    void addActivity(DeviceTrack& d, size_t i, size_t& nextLaunch, std::vector<Unflowed>& unflowed);
     void readActivities(DeviceTrack& d, std::vector<Unflowed>& unflowed);
     // The device track's activities a chunk at a time, holding only the slices whose
     // classification still looks ahead.
@@ -133,6 +197,7 @@ class Gatherer {
     const StepOptions& options_;
     TraceArgs args_;
     const std::vector<RunHost> hosts_;
+    const bool keepLaunches_;
     bool nodeGraph_ = false, xlaLines_ = false;
     Gathered g_;
     // Per interned name: classified yet, seen on a host track (Kineto's GPU annotations), and
@@ -141,8 +206,8 @@ class Gatherer {
     std::vector<uint8_t> deviceClassOf_, hostClassOf_;
     std::unordered_map<int64_t, int> deviceOfProcess_;
     std::vector<DeviceTrack> deviceTracks_;
-    std::vector<Call> callStarts_;
-    std::vector<Launch> launches_;
+    std::vector<Call> calls_;
+    std::vector<CallSpan> callSpans_;
 };
 
 void Gatherer::classifyName(uint32_t name) {
@@ -250,8 +315,9 @@ void Gatherer::hostSlice(int64_t track, const SliceItem& s,
     const uint8_t cls = hostClassOf_[s.name];
     if (cls == kHostIgnored) return;
     // Flows leave their source slice at its end; launches count from the call's start.
-    if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync))
-        callStarts_.push_back({track, end, s.start, s.args});
+    if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync)) {
+        calls_.push_back({end, s.start});
+    }
     if (cls == uint8_t(HostCategory::Sync)) g_.syncCalls.push_back({s.start, end, name, track});
     std::vector<Interval>& list = g_.host[cls];
     if (list.size() > before[cls] && s.start <= list.back().end)
@@ -265,12 +331,18 @@ void Gatherer::readHostTrack(const TrackRow& t) {
     g_.hostTracks.push_back(t.id);
     std::array<size_t, kHostCategoryCount> before{};
     for (size_t c = 0; c < kHostCategoryCount; ++c) before[c] = g_.host[c].size();
+    const size_t firstCall = calls_.size();
     forEachChunk(store_, t.id, [&](const std::vector<SliceItem>& chunk) {
         for (const SliceItem& s : chunk) {
             stepOp(s, t.id);
             hostSlice(t.id, s, before);
         }
     });
+    if (calls_.size() == firstCall) return;
+    // Calls come by start; nested ones (a sync inside a runtime call) end out of that order.
+    const auto first = calls_.begin() + std::ptrdiff_t(firstCall);
+    if (!std::is_sorted(first, calls_.end())) std::sort(first, calls_.end());
+    callSpans_.push_back({t.id, firstCall, calls_.size()});
 }
 
 namespace {
@@ -311,19 +383,30 @@ void Gatherer::readOtherTrack(const TrackRow& t, TrackRole role) {
 // Flows from host calls to device tracks. A flow from a slice that is not a runtime call by
 // name (MTIA's "runFunction - ..."): the launch dates from the innermost slice ending there.
 void Gatherer::bindLaunchFlows() {
-    std::unordered_map<int64_t, int> deviceOfTrack;
-    for (const DeviceTrack& d : deviceTracks_) deviceOfTrack.emplace(d.track, d.device);
+    std::unordered_map<int64_t, size_t> deviceTrackOf;
+    for (size_t k = 0; k < deviceTracks_.size(); ++k)
+        deviceTrackOf.emplace(deviceTracks_[k].track, k);
+    std::unordered_map<int64_t, const CallSpan*> callsOf;
+    for (const CallSpan& span : callSpans_) callsOf.emplace(span.track, &span);
     const std::unordered_set<int64_t> isHost(g_.hostTracks.begin(), g_.hostTracks.end());
     std::unordered_map<int64_t, bool> launching;
-    std::unordered_map<int64_t, std::unordered_map<int64_t, std::vector<size_t>>> unnamed;
+    // Launches from no call (by host track and time): where in which device track's list.
+    std::unordered_map<int64_t, std::unordered_map<int64_t, std::vector<std::pair<size_t, size_t>>>>
+        unnamed;
     store_.forEachFlow([&](const FlowRow& f) {
-        if (!deviceOfTrack.count(f.toTrack) || !isHost.count(f.fromTrack)) return;
-        const auto call = std::lower_bound(callStarts_.begin(), callStarts_.end(),
-                                           Call{f.fromTrack, f.fromTs, 0, 0});
-        const bool found =
-            call != callStarts_.end() && call->track == f.fromTrack && call->end == f.fromTs;
-        if (!found) unnamed[f.fromTrack][f.fromTs].push_back(launches_.size());
-        launches_.push_back({f.toTrack, f.toTs, found ? call->start : f.fromTs, f.fromTrack});
+        const auto device = deviceTrackOf.find(f.toTrack);
+        if (device == deviceTrackOf.end() || !isHost.count(f.fromTrack)) return;
+        std::optional<int64_t> callStart;
+        if (const auto span = callsOf.find(f.fromTrack); span != callsOf.end()) {
+            const auto first = calls_.begin() + std::ptrdiff_t(span->second->begin);
+            const auto last = calls_.begin() + std::ptrdiff_t(span->second->end);
+            const auto call = std::lower_bound(first, last, Call{f.fromTs, INT64_MIN});
+            if (call != last && call->end == f.fromTs) callStart = call->start;
+        }
+        LaunchList& launches = deviceTracks_[device->second].launches;
+        if (!callStart)
+            unnamed[f.fromTrack][f.fromTs].emplace_back(device->second, launches.size());
+        launches.push_back({f.toTs, callStart.value_or(f.fromTs), f.fromTrack});
         launching[f.fromTrack] = true;
     });
     for (auto& entry : unnamed) {  // no structured binding: captured below (clang 14)
@@ -340,9 +423,12 @@ void Gatherer::bindLaunchFlows() {
             }
         });
         for (const auto& [end, start] : startOf)
-            for (size_t l : byEnd[end]) launches_[l].ts = start;
+            for (const auto& [device, at] : byEnd[end])
+                deviceTracks_[device].launches[at].ts = start;
     }
-    std::sort(launches_.begin(), launches_.end());
+    for (DeviceTrack& d : deviceTracks_) d.launches.sort();
+    releaseMemory(calls_);
+    releaseMemory(callSpans_);
     for (const auto& entry : launching) g_.launchingTracks.push_back(entry.first);
     std::sort(g_.launchingTracks.begin(), g_.launchingTracks.end());
 }
@@ -395,7 +481,7 @@ uint8_t Gatherer::activityClass(const DeviceTrack& d, size_t i, int64_t end) {
     return cls;
 }
 
-void Gatherer::addActivity(DeviceTrack& d, size_t i, LaunchCursor& nextLaunch,
+void Gatherer::addActivity(DeviceTrack& d, size_t i, size_t& nextLaunch,
                            std::vector<Unflowed>& unflowed) {
     const SliceItem& s = d.slices[i];
     if (s.kind != ItemKind::Slice || s.unended) return;
@@ -407,15 +493,14 @@ void Gatherer::addActivity(DeviceTrack& d, size_t i, LaunchCursor& nextLaunch,
     if (cls == kNotActivity) return;
     std::vector<Activity>& out = g_.activities[size_t(d.device)];
     Activity a{s.start, end, INT64_MIN, -1, cls};
-    // Slices come by start: the launches of this track are walked alongside.
-    while (nextLaunch < launches_.end() &&
-           (nextLaunch->toTrack < d.track ||
-            (nextLaunch->toTrack == d.track && nextLaunch->toTs < s.start)))
-        ++nextLaunch;
-    if (nextLaunch < launches_.end() && nextLaunch->toTrack == d.track &&
-        nextLaunch->toTs == s.start) {
-        a.launch = nextLaunch->ts;
-        a.launchTrack = nextLaunch->track;
+    // Slices come by start: the launches of this track are walked alongside, and let go once
+    // passed (as many as the activities: 24 bytes each held beside them was a third more).
+    LaunchList& launches = d.launches;
+    while (nextLaunch < launches.size() && launches[nextLaunch].toTs < s.start) ++nextLaunch;
+    if (!keepLaunches_) launches.releaseBefore(nextLaunch);
+    if (nextLaunch < launches.size() && launches[nextLaunch].toTs == s.start) {
+        a.launch = launches[nextLaunch].ts;
+        a.launchTrack = int32_t(launches[nextLaunch].track);
     } else if (g_.chrome) {
         // No launch flow (traces without ac2g flows, or one lost): its correlation.
         if (const auto correlation = args_.integer(s.args, "correlation");
@@ -426,10 +511,10 @@ void Gatherer::addActivity(DeviceTrack& d, size_t i, LaunchCursor& nextLaunch,
 }
 
 void Gatherer::readActivities(DeviceTrack& d, std::vector<Unflowed>& unflowed) {
-    LaunchCursor nextLaunch =
-        std::lower_bound(launches_.begin(), launches_.end(), Launch{d.track, INT64_MIN, 0, 0});
+    size_t nextLaunch = 0;
     for (size_t i = 0; i < d.slices.size(); ++i) addActivity(d, i, nextLaunch, unflowed);
-    d.slices = {};
+    releaseMemory(d.slices);
+    d.launches.clear();
 }
 
 void Gatherer::streamActivities(DeviceTrack& d, const TrackRow& t,
@@ -437,12 +522,18 @@ void Gatherer::streamActivities(DeviceTrack& d, const TrackRow& t,
     std::vector<SliceItem>& window = d.slices;  // read, from `head` not classified yet
     const size_t activitiesBefore = g_.activities[size_t(d.device)].size();
     const size_t unflowedBefore = unflowed.size();
-    LaunchCursor nextLaunch =
-        std::lower_bound(launches_.begin(), launches_.end(), Launch{d.track, INT64_MIN, 0, 0});
+    size_t nextLaunch = 0;
     size_t head = 0, scan = 0;  // scan: how far the head's look ahead is known to stay inside
     bool inOrder = true;
-    SliceItem previous;
-    uint64_t read = 0;
+    // Slices starting together, held until a later start: stored longest first, they are
+    // ordered by depth here as the whole track's sort by (start, depth) would.
+    std::vector<SliceItem> together;
+    const auto release = [&] {
+        std::stable_sort(together.begin(), together.end(),
+                         [](const SliceItem& a, const SliceItem& b) { return a.depth < b.depth; });
+        window.insert(window.end(), together.begin(), together.end());
+        together.clear();
+    };
     // Classifies from the head while each slice's look ahead (activityClass: the deeper slices
     // starting before it ends) ends inside the window, or at the track's end (`last`).
     auto classifyReady = [&](bool last) {
@@ -463,13 +554,12 @@ void Gatherer::streamActivities(DeviceTrack& d, const TrackRow& t,
         for (const SliceItem& s : chunk) stepOp(s, t.id);
         if (!inOrder) return;
         for (const SliceItem& s : chunk) {
-            if (read > 0 && byStart(s, previous)) {
+            if (!together.empty() && s.start < together.front().start) {
                 inOrder = false;
                 return;
             }
-            window.push_back(s);
-            previous = s;
-            ++read;
+            if (!together.empty() && s.start > together.front().start) release();
+            together.push_back(s);
         }
         classifyReady(false);
         if (head >= 4096 && 2 * head >= window.size()) {
@@ -479,41 +569,57 @@ void Gatherer::streamActivities(DeviceTrack& d, const TrackRow& t,
         }
     });
     if (inOrder) {
+        release();
         classifyReady(true);
-        window = {};
+        releaseMemory(window);
+        d.launches.clear();
         return;
     }
-    // Not stored by start (rare): read whole and sorted, as the classification expects.
+    // Not stored by start (no writer does that): read whole and sorted, as the classification
+    // expects, with the launches passed so far, which only a gathering keeping them all has.
+    if (!keepLaunches_) throw NotInTimeOrder{};
     g_.activities[size_t(d.device)].resize(activitiesBefore);
     unflowed.resize(unflowedBefore);
     window = readSlices(t, false);
     readActivities(d, unflowed);
 }
 
-// Activities without a flow, bound to their runtime calls by correlation: the calls' args are
-// read only now (in args order, a chunk at a time), for traces that need it.
+// Activities without a flow, bound to their runtime calls by correlation. Rare (traces without
+// launch flows), so the host tracks are read again for their calls rather than every call held
+// through the whole gathering; the calls' args are read in args order, a chunk at a time.
 void Gatherer::bindByCorrelation(const std::vector<Unflowed>& unflowed) {
-    std::unordered_map<int64_t, size_t> wanted;
-    for (const Unflowed& u : unflowed) wanted.emplace(u.correlation, SIZE_MAX);
-    std::vector<size_t> byArgs;
-    for (size_t c = 0; c < callStarts_.size(); ++c)
-        if (callStarts_[c].args != 0) byArgs.push_back(c);
-    std::sort(byArgs.begin(), byArgs.end(),
-              [&](size_t x, size_t y) { return callStarts_[x].args < callStarts_[y].args; });
+    struct Candidate {
+        uint64_t args;
+        int64_t start, track;
+    };
+    std::vector<Candidate> calls;
+    for (int64_t track : g_.hostTracks)
+        forEachChunk(store_, track, [&](const std::vector<SliceItem>& chunk) {
+            for (const SliceItem& s : chunk) {
+                if (s.kind != ItemKind::Slice || s.unended || s.args == 0) continue;
+                const uint8_t cls = hostClassOf_[s.name];
+                if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync))
+                    calls.push_back({s.args, s.start, track});
+            }
+        });
+    std::sort(calls.begin(), calls.end(),
+              [](const Candidate& x, const Candidate& y) { return x.args < y.args; });
+    std::unordered_map<int64_t, const Candidate*> wanted;
+    for (const Unflowed& u : unflowed) wanted.emplace(u.correlation, nullptr);
     size_t found = 0;
-    for (size_t c : byArgs) {
-        const auto it = wanted.find(args_.integer(callStarts_[c].args, "correlation").value_or(-1));
-        if (it == wanted.end() || it->second != SIZE_MAX) continue;
-        it->second = c;
+    for (const Candidate& c : calls) {
+        const auto it = wanted.find(args_.integer(c.args, "correlation").value_or(-1));
+        if (it == wanted.end() || it->second) continue;
+        it->second = &c;
         if (++found == wanted.size()) break;
     }
     std::vector<int64_t> launching(g_.launchingTracks);
     for (const Unflowed& u : unflowed) {
-        const size_t c = wanted[u.correlation];
-        if (c == SIZE_MAX) continue;
+        const Candidate* c = wanted[u.correlation];
+        if (!c) continue;
         Activity& a = g_.activities[u.device][u.index];
-        a.launch = callStarts_[c].start;
-        a.launchTrack = callStarts_[c].track;
+        a.launch = c->start;
+        a.launchTrack = int32_t(c->track);
         launching.push_back(a.launchTrack);
     }
     std::sort(launching.begin(), launching.end());
@@ -563,14 +669,12 @@ Gathered Gatherer::run() {
         mergeIntervals(list);
         list.shrink_to_fit();
     }
-    callStarts_.shrink_to_fit();
+
     std::sort(g_.syncCalls.begin(), g_.syncCalls.end(),
               [](const TimedSlice& a, const TimedSlice& b) {
                   return a.start != b.start ? a.start < b.start : a.end > b.end;
               });
-    std::sort(callStarts_.begin(), callStarts_.end());
     if (!nodeGraph_) bindLaunchFlows();
-    launches_.shrink_to_fit();
     g_.activities.resize(g_.devices.size());
     {
         std::vector<size_t> slicesOf(g_.devices.size(), 0);
@@ -598,7 +702,11 @@ Gathered Gatherer::run() {
 }  // namespace
 
 Gathered gather(const TraceStore& store, const StepOptions& options) {
-    return Gatherer(store, options).run();
+    try {
+        return Gatherer(store, options, false).run();
+    } catch (const NotInTimeOrder&) {
+        return Gatherer(store, options, true).run();
+    }
 }
 
 }  // namespace stallscope::trace::steps

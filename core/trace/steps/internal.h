@@ -102,12 +102,14 @@ inline int64_t sliceEnd(const SliceItem& s) {
     return s.preciseEnd().ns;
 }
 
+// 32 bytes: one per device activity, the analysis's largest list.
 struct Activity {
     int64_t start, end;
     int64_t launch;       // start of the runtime call that launched it; INT64_MIN: unknown
-    int64_t launchTrack;  // its track, -1 unknown
+    int32_t launchTrack;  // its track, -1 unknown
     uint8_t cls;
 };
+static_assert(sizeof(Activity) == 32);
 
 struct TimedSlice {
     int64_t start, end;
