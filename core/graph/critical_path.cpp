@@ -186,7 +186,7 @@ CriticalPath criticalPathOf(const trace::TraceStore& store) {
     CriticalPath path = criticalPath(g, store, unchanged);
     if (const auto steps =
             analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis()))
-        path.savings = simulateRecommendations(g, store, unchanged, *steps);
+        path.savings = simulateRecommendations(g, sim, store, unchanged, *steps);
     return path;
 }
 

@@ -20,12 +20,12 @@ bool editForRecommendation(const std::string& kind, Edits& edits) {
     return true;
 }
 
-std::vector<StepSaving> simulateRecommendations(const Graph& g, const trace::TraceStore& store,
+std::vector<StepSaving> simulateRecommendations(const Graph& g, const Simulator& sim,
+                                                const trace::TraceStore& store,
                                                 const std::vector<Timed>& unchanged,
                                                 const trace::StepAnalysis& steps) {
     std::vector<StepSaving> out;
     if (!g.why.empty()) return out;
-    const Simulator sim(g);
     for (const trace::StepRecommendation& rec : steps.recommendations) {
         Edits edits;
         if (!editForRecommendation(rec.kind, edits)) continue;
