@@ -110,21 +110,24 @@ double graphMemoryBudget() {
 
 }  // namespace
 
-Graph buildGraph(const trace::TraceStore& store) {
-    // The graph holds the whole trace: one that would not fit says so rather than exhaust the
-    // machine (a window opening a 10^8-slice trace would otherwise be killed deriving it).
+std::string graphSizeRefusal(const trace::TraceStore& store) {
     uint64_t slices = 0;
     for (const trace::TrackRow& t : store.tracks()) slices += t.slices;
     const double needed = double(slices) * kGraphBytesPerSlice, budget = graphMemoryBudget();
-    if (needed > budget) {
+    if (needed <= budget) return std::string();
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "too large: the step graph of %llu slices needs about %.1f GB, more than "
+                  "the %.1f GB it may use here (half the memory; STALLSCOPE_GRAPH_MEMORY_MB "
+                  "sets it)",
+                  static_cast<unsigned long long>(slices), needed / 1e9, budget / 1e9);
+    return text;
+}
+
+Graph buildGraph(const trace::TraceStore& store) {
+    if (std::string why = graphSizeRefusal(store); !why.empty()) {
         Graph g;
-        char text[256];
-        std::snprintf(text, sizeof text,
-                      "too large: the step graph of %llu slices needs about %.1f GB, more than "
-                      "the %.1f GB it may use here (half the memory; STALLSCOPE_GRAPH_MEMORY_MB "
-                      "sets it)",
-                      static_cast<unsigned long long>(slices), needed / 1e9, budget / 1e9);
-        g.why = text;
+        g.why = std::move(why);
         return g;
     }
     const trace::EvidenceSet evidence = trace::evidenceOf(store);

@@ -175,6 +175,11 @@ CriticalPath criticalPath(const Graph& g, const trace::TraceStore& store,
 }
 
 CriticalPath criticalPathOf(const trace::TraceStore& store) {
+    // The step analysis (for its recommendations' savings) before the graph: derived beside the
+    // graph, its own peak added to the graph's.
+    std::shared_ptr<const trace::StepAnalysis> steps;
+    if (graphSizeRefusal(store).empty())
+        steps = analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis());
     const Graph g = buildGraph(store);
     if (!g.why.empty()) {
         CriticalPath none;
@@ -184,9 +189,7 @@ CriticalPath criticalPathOf(const trace::TraceStore& store) {
     const Simulator sim(g);
     const std::vector<Timed> unchanged = sim.run(Lengths::of(g));
     CriticalPath path = criticalPath(g, store, unchanged);
-    if (const auto steps =
-            analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis()))
-        path.savings = simulateRecommendations(g, sim, store, unchanged, *steps);
+    if (steps) path.savings = simulateRecommendations(g, sim, store, unchanged, *steps);
     return path;
 }
 

@@ -107,6 +107,10 @@ struct Graph {
 // The graph of a trace (Kineto-style Chrome threads or XLA op lines; a multi-host run's hosts
 // each with their lanes). Graph::why says when it cannot be built.
 Graph buildGraph(const trace::TraceStore& store);
+// Why the trace's graph is not built for its size (it holds the whole trace: one that would not
+// fit says so rather than exhaust the machine, as a window opening a 10^8-slice trace would
+// deriving it); empty when it fits.
+std::string graphSizeRefusal(const trace::TraceStore& store);
 // The graph of a Chakra execution trace with durations: each rank's nodes after their
 // dependencies (as their args list them), collectives matched across ranks.
 Graph buildChakraGraph(const trace::TraceStore& store);
