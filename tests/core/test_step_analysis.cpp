@@ -502,6 +502,23 @@ class TestStepAnalysis : public QObject {
         QCOMPARE(a.breakdown[0].at(StepCategory::Idle), us(9));
     }
 
+    // Launch latencies and kernel lengths are held in 4 bytes below 2^32 ns (4.3 s): one
+    // longer (a kernel queued 5 s behind its launch, a 4.5 s kernel) still counts in order.
+    void figuresPastFourSeconds() {
+        TraceBuilder t;
+        t.stream(7);
+        t.gpu("k1", 10, 2, 7, 5);
+        t.gpu("k2", 20, 3, 7, 15);
+        t.gpu("k3", 5'000'030, 4'500'000, 7, 25);
+        const StepAnalysis a = analyze(t.json());
+        QCOMPARE(a.launchLatency.count, uint64_t(3));
+        QCOMPARE(a.launchLatency.p50, us(5));
+        QCOMPARE(a.launchLatency.p95, us(5'000'005));
+        QCOMPARE(a.launchLatency.max, us(5'000'005));
+        QCOMPARE(a.launchLatency.mean, (us(5) + us(5) + us(5'000'005)) / 3);
+        QCOMPARE(a.medianKernel, us(3));
+    }
+
     void launchBoundTraceRecommendsGraphs() {
         // 200 kernels of 2 µs, each launched 3 µs after the previous one ended.
         TraceBuilder t;

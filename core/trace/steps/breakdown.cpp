@@ -172,7 +172,7 @@ class StepCutter {
 
 // Activities starting in the step: counted, and compute kernels measured.
 void countActivities(const std::vector<Activity>& acts, const Step& step, DeviceStepBreakdown& b,
-                     Findings& found, std::vector<int64_t>& computeDurations) {
+                     Findings& found, Figures& computeDurations) {
     const auto first = std::lower_bound(acts.begin(), acts.end(), step.start,
                                         [](const Activity& a, int64_t t) { return a.start < t; });
     for (auto it = first; it != acts.end() && it->start < step.end; ++it) {
@@ -248,26 +248,45 @@ void hostSide(StepAnalysis& r, const Gathered& g, int64_t from) {
 
 // Launch latency and the kernel median from every activity's figures (sorted here; negative
 // latencies were counted already).
-void setKernelFigures(StepAnalysis& r, std::vector<int64_t>& latencies,
-                      std::vector<int64_t>& computeDurations) {
-    std::sort(latencies.begin(), latencies.end());
+void setKernelFigures(StepAnalysis& r, Figures& latencies, Figures& computeDurations) {
+    latencies.sort();
     r.launchLatency.count = latencies.size();
     if (!latencies.empty()) {
-        r.launchLatency.mean = std::accumulate(latencies.begin(), latencies.end(), int64_t(0)) /
-                               int64_t(latencies.size());
+        r.launchLatency.mean = latencies.sum() / int64_t(latencies.size());
         r.launchLatency.p50 = nearestRank(latencies, 0.5);
         r.launchLatency.p95 = nearestRank(latencies, 0.95);
-        r.launchLatency.max = latencies.back();
+        r.launchLatency.max = latencies[latencies.size() - 1];
     }
-    std::sort(computeDurations.begin(), computeDurations.end());
+    computeDurations.sort();
     r.medianKernel = nearestRank(computeDurations, 0.5);
 }
+
+namespace {
+
+// The host lists only hostSide reads; the devices' idle causes read input, runtime and sync.
+void releaseHostOnlyLists(Gathered& g) {
+    for (const HostCategory c : {HostCategory::Operator, HostCategory::Python, HostCategory::Other})
+        releaseMemory(g.host[size_t(c)]);
+}
+
+}  // namespace
 
 StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
                         KernelFigures& figures) {
     StepAnalysis r;
-    Gathered g = gather(store, options);
-    detectSteps(r, g, store, options);
+    // Without a step op (which may lie on a device track) the steps are known once the host is
+    // read: the host's side is broken down then, and the lists only it reads let go before the
+    // device tracks are read (the operators' intervals were a fifth of the peak at 10^8 slices).
+    bool hostSideDone = false;
+    Gathered g = gather(store, options, [&](Gathered& hosts) {
+        if (!options.stepOp.empty()) return;
+        r = StepAnalysis{};
+        detectSteps(r, hosts, store, options);
+        if (!r.steps.empty()) hostSide(r, hosts, std::min(store.start(), r.steps.front().start));
+        releaseHostOnlyLists(hosts);
+        hostSideDone = true;
+    });
+    if (!hostSideDone) detectSteps(r, g, store, options);
     // A CPU-only trace, or one whose device lines hold no activity (a CUPTI range profile):
     // its idle causes still show, but nothing is recommended about a device it does not have.
     const bool anyDevice = !g.devices.empty();
@@ -296,15 +315,14 @@ StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
     int64_t to = store.end();
     for (const Step& s : r.steps) to = std::max(to, s.end);
 
-    // The host's side first: then only the lists the devices' idle causes read are kept (the
-    // operators' intervals were a fifth of the analysis's peak at 10^7 slices).
-    hostSide(r, g, from);
-    for (const HostCategory c : {HostCategory::Operator, HostCategory::Python, HostCategory::Other})
-        releaseMemory(g.host[size_t(c)]);
+    if (!hostSideDone) {
+        hostSide(r, g, from);
+        releaseHostOnlyLists(g);
+    }
 
     std::priority_queue<GapCandidate> longestGaps;
     Findings found;
-    std::vector<int64_t> computeDurations, latencies;
+    Figures computeDurations, latencies;
     r.breakdown.resize(r.steps.size() * r.devices.size());
     for (size_t d = 0; d < r.devices.size(); ++d) {
         const std::vector<Activity>& acts = g.activities[d];

@@ -154,9 +154,11 @@ struct NotInTimeOrder {};
 
 class Gatherer {
   public:
-    Gatherer(const TraceStore& store, const StepOptions& options, bool keepLaunches)
+    Gatherer(const TraceStore& store, const StepOptions& options, const HostsRead& hostsRead,
+             bool keepLaunches)
         : store_(store),
           options_(options),
+          hostsRead_(hostsRead),
           args_(store),
           hosts_(runHosts(store.metadata())),
           keepLaunches_(keepLaunches) {
@@ -195,6 +197,7 @@ class Gatherer {
 
     const TraceStore& store_;
     const StepOptions& options_;
+    const HostsRead& hostsRead_;
     TraceArgs args_;
     const std::vector<RunHost> hosts_;
     const bool keepLaunches_;
@@ -674,6 +677,9 @@ Gathered Gatherer::run() {
               [](const TimedSlice& a, const TimedSlice& b) {
                   return a.start != b.start ? a.start < b.start : a.end > b.end;
               });
+    for (const auto& [t, role] : others)
+        if (role != TrackRole::Device) readOtherTrack(*t, role);
+    if (hostsRead_) hostsRead_(g_);
     if (!nodeGraph_) bindLaunchFlows();
     g_.activities.resize(g_.devices.size());
     {
@@ -685,10 +691,7 @@ Gathered Gatherer::run() {
     std::vector<Unflowed> unflowed;
     size_t device = 0;
     for (const auto& [t, role] : others) {
-        if (role != TrackRole::Device) {
-            readOtherTrack(*t, role);
-            continue;
-        }
+        if (role != TrackRole::Device) continue;
         DeviceTrack& d = deviceTracks_[device++];
         streamActivities(d, *t, unflowed);
     }
@@ -701,11 +704,11 @@ Gathered Gatherer::run() {
 
 }  // namespace
 
-Gathered gather(const TraceStore& store, const StepOptions& options) {
+Gathered gather(const TraceStore& store, const StepOptions& options, const HostsRead& hostsRead) {
     try {
-        return Gatherer(store, options, false).run();
+        return Gatherer(store, options, hostsRead, false).run();
     } catch (const NotInTimeOrder&) {
-        return Gatherer(store, options, true).run();
+        return Gatherer(store, options, hostsRead, true).run();
     }
 }
 

@@ -131,7 +131,13 @@ struct Gathered {
     std::unordered_set<int64_t> withinHost;  // StepOptions::withinTrack: the host's tracks
     bool chrome = false;  // Chrome-style threads: activities bind to calls by correlation
 };
-Gathered gather(const TraceStore& store, const StepOptions& options);
+// `hostsRead` sees what was gathered once every track but the devices' is read (the host's
+// intervals and calls, the step candidates but step ops on device tracks), before the device
+// tracks are read; it may let go of lists the devices do not need. (Called again when the
+// gathering starts over: a device track not stored by start.)
+using HostsRead = std::function<void(Gathered&)>;
+Gathered gather(const TraceStore& store, const StepOptions& options,
+                const HostsRead& hostsRead = {});
 
 // ---- steps (detect.cpp) ----
 
@@ -177,15 +183,45 @@ void recommend(StepAnalysis& r, const std::vector<TimedSlice>& syncCalls, const 
 
 // ---- one profile or host (breakdown.cpp), a run (join.cpp) ----
 
+// Nanosecond figures, one per activity (launch latencies, kernel lengths), for exact
+// percentiles: 4 bytes each below 2^32 ns (4.3 s), the rare others apart (negative ones sort
+// before, longer ones after all of those), instead of 8 bytes each (half a gigabyte for the two
+// lists at 10^8 slices).
+class Figures {
+  public:
+    void push_back(int64_t ns) {
+        if (ns >= 0 && ns <= int64_t(UINT32_MAX))
+            short_.push_back(uint32_t(ns));
+        else
+            (ns < 0 ? negative_ : long_).push_back(ns);
+    }
+    void append(const Figures& other);
+    void sort();
+    size_t size() const { return negative_.size() + short_.size() + long_.size(); }
+    bool empty() const { return size() == 0; }
+    // The k-th smallest, once sorted.
+    int64_t operator[](size_t k) const {
+        if (k < negative_.size()) return negative_[k];
+        k -= negative_.size();
+        return k < short_.size() ? int64_t(short_[k]) : long_[k - short_.size()];
+    }
+    int64_t sum() const;
+
+  private:
+    std::vector<int64_t> negative_;
+    std::vector<uint32_t> short_;
+    std::vector<int64_t> long_;
+};
+int64_t nearestRank(const Figures& sorted, double q);
+
 // The per-activity figures behind the percentiles, kept so that a run's hosts join exactly.
 struct KernelFigures {
-    std::vector<int64_t> latencies;         // launch -> start, sorted
-    std::vector<int64_t> computeDurations;  // sorted
+    Figures latencies;         // launch -> start, sorted
+    Figures computeDurations;  // sorted
 };
 // Launch latency and the kernel median from every activity's figures (sorted here; negative
 // latencies were counted already).
-void setKernelFigures(StepAnalysis& r, std::vector<int64_t>& latencies,
-                      std::vector<int64_t>& computeDurations);
+void setKernelFigures(StepAnalysis& r, Figures& latencies, Figures& computeDurations);
 StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
                         KernelFigures& figures);
 StepAnalysis joinHosts(std::vector<StepAnalysis> hosts, const std::vector<RunHost>& runHosts,

@@ -79,7 +79,7 @@ StepAnalysis joinHosts(std::vector<StepAnalysis> hosts, const std::vector<RunHos
         }
     r.host.resize(r.steps.size());
     for (size_t j = 0; j < r.steps.size(); ++j) r.host[j].step = int(j);
-    std::vector<int64_t> latencies, computeDurations;
+    Figures latencies, computeDurations;
     for (size_t h = 0; h < hosts.size(); ++h) {
         StepAnalysis& a = hosts[h];
         for (DeviceStepBreakdown b : a.breakdown) {
@@ -98,9 +98,8 @@ StepAnalysis joinHosts(std::vector<StepAnalysis> hosts, const std::vector<RunHos
         }
         for (size_t c = 0; c < kStepCategoryCount; ++c) r.gapCounts[c] += a.gapCounts[c];
         r.launchLatency.negative += a.launchLatency.negative;
-        latencies.insert(latencies.end(), figures[h].latencies.begin(), figures[h].latencies.end());
-        computeDurations.insert(computeDurations.end(), figures[h].computeDurations.begin(),
-                                figures[h].computeDurations.end());
+        latencies.append(figures[h].latencies);
+        computeDurations.append(figures[h].computeDurations);
     }
     std::stable_sort(r.gaps.begin(), r.gaps.end(), [](const IdleGap& x, const IdleGap& y) {
         return x.duration() > y.duration();

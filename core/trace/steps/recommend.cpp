@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <unordered_map>
 
 #include "core/trace/steps/internal.h"
@@ -15,6 +16,30 @@ int64_t nearestRank(std::vector<int64_t>& sorted, double q) {
     if (sorted.empty()) return 0;
     const size_t rank = size_t(std::ceil(q * double(sorted.size())));
     return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+int64_t nearestRank(const Figures& sorted, double q) {
+    if (sorted.empty()) return 0;
+    const size_t rank = size_t(std::ceil(q * double(sorted.size())));
+    return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+void Figures::append(const Figures& other) {
+    negative_.insert(negative_.end(), other.negative_.begin(), other.negative_.end());
+    short_.insert(short_.end(), other.short_.begin(), other.short_.end());
+    long_.insert(long_.end(), other.long_.begin(), other.long_.end());
+}
+
+void Figures::sort() {
+    std::sort(negative_.begin(), negative_.end());
+    std::sort(short_.begin(), short_.end());
+    std::sort(long_.begin(), long_.end());
+}
+
+int64_t Figures::sum() const {
+    int64_t total = std::accumulate(negative_.begin(), negative_.end(), int64_t(0));
+    total = std::accumulate(short_.begin(), short_.end(), total);
+    return std::accumulate(long_.begin(), long_.end(), total);
 }
 
 std::string percentText(double pct) {
