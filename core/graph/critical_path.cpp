@@ -187,7 +187,7 @@ CriticalPath criticalPathOf(const trace::TraceStore& store) {
         return none;
     }
     const Simulator sim(g);
-    const std::vector<Timed> unchanged = sim.run(Lengths::of(g));
+    const std::vector<Timed> unchanged = sim.run();
     CriticalPath path = criticalPath(g, store, unchanged);
     if (steps) path.savings = simulateRecommendations(g, sim, store, unchanged, *steps);
     return path;

@@ -80,7 +80,36 @@ Simulator::Simulator(const Graph& graph) : g_(graph) {
             "each other); no simulation");
 }
 
-std::vector<Timed> Simulator::run(const Lengths& l) const {
+namespace {
+
+// A node's lengths from a Lengths (edited) or from the graph's nodes (unchanged).
+struct EditedLengths {
+    const Lengths& l;
+    int64_t own(uint32_t i) const { return l.own[i]; }
+    int64_t gap(uint32_t i) const { return l.gap[i]; }
+    int64_t delay(uint32_t i) const { return l.delay[i]; }
+    int64_t returnNs(uint32_t i) const { return l.returnNs[i]; }
+};
+struct MeasuredLengths {
+    const Graph& g;
+    int64_t own(uint32_t i) const { return g.nodes[i].own; }
+    int64_t gap(uint32_t i) const { return g.nodes[i].gap; }
+    int64_t delay(uint32_t i) const { return g.nodes[i].delay; }
+    int64_t returnNs(uint32_t i) const { return g.nodes[i].returnNs; }
+};
+
+}  // namespace
+
+std::vector<Timed> Simulator::run(const Lengths& lengths) const {
+    return runWith(EditedLengths{lengths});
+}
+
+std::vector<Timed> Simulator::run() const {
+    return runWith(MeasuredLengths{g_});
+}
+
+template <class LengthsOf>
+std::vector<Timed> Simulator::runWith(const LengthsOf& l) const {
     std::vector<Timed> t(g_.nodes.size());
     for (const uint32_t event : order_) {
         const uint32_t i = event / 2;
@@ -93,14 +122,14 @@ std::vector<Timed> Simulator::run(const Lengths& l) const {
             me.startBy = Bound::Fixed;
             bool any = false;
             if (followsLane(i)) {
-                me.start = t[i - 1].end + l.gap[i];
+                me.start = t[i - 1].end + l.gap(i);
                 me.startBy = Bound::Lane;
                 any = true;
             }
             if (node.trigger != kNone) {
                 const Timed& trigger = t[node.trigger];
                 const int64_t launched =
-                    (node.afterTrigger ? trigger.end : trigger.start) + l.delay[i];
+                    (node.afterTrigger ? trigger.end : trigger.start) + l.delay(i);
                 const bool device = g_.lanes[node.lane].device;
                 if (!any || launched > me.start || (launched == me.start && device)) {
                     me.start = launched;
@@ -109,21 +138,21 @@ std::vector<Timed> Simulator::run(const Lengths& l) const {
             }
             continue;
         }
-        me.end = me.start + l.own[i];
+        me.end = me.start + l.own(i);
         me.endBy = Bound::Own;
         me.by = kNone;
         for (uint32_t k = 0; k < node.waitsCount; ++k) {
             const uint32_t w = g_.waits[node.waitsBegin + k];
-            if (t[w].end + l.returnNs[i] > me.end) {
-                me.end = t[w].end + l.returnNs[i];
+            if (t[w].end + l.returnNs(i) > me.end) {
+                me.end = t[w].end + l.returnNs(i);
                 me.endBy = Bound::Waited;
                 me.by = w;
             }
         }
         if (node.group != kNone)
             for (uint32_t member : g_.groups[node.group]) {
-                if (member == i || t[member].start + l.own[i] <= me.end) continue;
-                me.end = t[member].start + l.own[i];
+                if (member == i || t[member].start + l.own(i) <= me.end) continue;
+                me.end = t[member].start + l.own(i);
                 me.endBy = Bound::Partner;
                 me.by = member;
             }

@@ -103,7 +103,7 @@ WhatifResult whatif(const trace::TraceStore& store, const Edits& edits, Graph* g
         return none;
     }
     const Simulator sim(g);
-    const std::vector<Timed> unchanged = sim.run(Lengths::of(g));
+    const std::vector<Timed> unchanged = sim.run();
     std::vector<Timed> predicted = edits.empty() ? unchanged : sim.run(applyEdits(g, store, edits));
     WhatifResult r = compareSchedules(g, unchanged, predicted, edits);
     if (predictedOut) *predictedOut = std::move(predicted);

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     }
     const graph::Simulator sim(g);
     const double order = lap(timer);
-    const std::vector<graph::Timed> unchanged = sim.run(graph::Lengths::of(g));
+    const std::vector<graph::Timed> unchanged = sim.run();
     const double run = lap(timer);
     const graph::CriticalPath path = graph::criticalPath(g, store, unchanged);
     const double walk = lap(timer);
