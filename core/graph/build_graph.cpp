@@ -98,8 +98,8 @@ Graph KinetoBuilder::build() {
 namespace {
 
 // What building, simulating and walking a graph costs per slice of the trace, measured at
-// 10^6 and 10^7 Kineto slices (276 MB and 2.53 GB peaks).
-constexpr double kGraphBytesPerSlice = 260;
+// 10^6 and 10^7 Kineto slices (232 MB and 2.10 GB peaks, the steps stored).
+constexpr double kGraphBytesPerSlice = 215;
 
 // The memory a graph may take: half of this machine's, or STALLSCOPE_GRAPH_MEMORY_MB.
 double graphMemoryBudget() {
