@@ -318,9 +318,8 @@ void Gatherer::hostSlice(int64_t track, const SliceItem& s,
     const uint8_t cls = hostClassOf_[s.name];
     if (cls == kHostIgnored) return;
     // Flows leave their source slice at its end; launches count from the call's start.
-    if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync)) {
+    if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync))
         calls_.push_back({end, s.start});
-    }
     if (cls == uint8_t(HostCategory::Sync)) g_.syncCalls.push_back({s.start, end, name, track});
     std::vector<Interval>& list = g_.host[cls];
     if (list.size() > before[cls] && s.start <= list.back().end)
@@ -672,7 +671,6 @@ Gathered Gatherer::run() {
         mergeIntervals(list);
         list.shrink_to_fit();
     }
-
     std::sort(g_.syncCalls.begin(), g_.syncCalls.end(),
               [](const TimedSlice& a, const TimedSlice& b) {
                   return a.start != b.start ? a.start < b.start : a.end > b.end;
