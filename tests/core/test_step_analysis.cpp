@@ -9,12 +9,14 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
+#include <random>
 
 #include "core/analysis/cache.h"
 #include "core/compare/step_compare.h"
 #include "core/errors.h"
 #include "core/trace/step_analysis.h"
 #include "core/trace/step_registration.h"
+#include "core/trace/steps/internal.h"
 #include "core/trace/trace_store.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
@@ -517,6 +519,49 @@ class TestStepAnalysis : public QObject {
         QCOMPARE(a.launchLatency.max, us(5'000'005));
         QCOMPARE(a.launchLatency.mean, (us(5) + us(5) + us(5'000'005)) / 3);
         QCOMPARE(a.medianKernel, us(3));
+    }
+
+    // The host's interval lists are kept packed (varint deltas in blocks of 64): every lookup
+    // the analysis makes gives what the plain list gives, across block edges, with gaps of 0 ns
+    // to 2^40 ns between them and lengths to 2^33 ns.
+    void packedIntervalsMatchTheList() {
+        std::mt19937_64 random(7);
+        for (const size_t count :
+             {size_t(0), size_t(1), size_t(63), size_t(64), size_t(65), size_t(1000)}) {
+            std::vector<steps::Interval> list;
+            int64_t t = -5000;
+            for (size_t i = 0; i < count; ++i) {
+                const int64_t gap = random() % 4 == 0 ? int64_t(random() % (int64_t(1) << 40))
+                                                      : int64_t(random() % 100);
+                const int64_t length = 1 + int64_t(random() % (int64_t(1) << (random() % 34)));
+                list.push_back({t + gap, t + gap + length});
+                t = t + gap + length;
+            }
+            steps::mergeIntervals(list);
+            const steps::PackedIntervals packed(list);
+            QCOMPARE(packed.size(), list.size());
+            std::vector<steps::Interval> walked;
+            for (auto c = packed.begin(); c.valid(); c.next()) walked.push_back(*c);
+            QCOMPARE(walked.size(), list.size());
+            for (size_t i = 0; i < list.size(); ++i) {
+                QCOMPARE(walked[i].start, list[i].start);
+                QCOMPARE(walked[i].end, list[i].end);
+            }
+            std::vector<int64_t> probes{INT64_MIN / 2, -5001, t, t + 1};
+            for (const steps::Interval& v : list)
+                for (const int64_t d : {-1, 0, 1}) {
+                    probes.push_back(v.start + d);
+                    probes.push_back(v.end + d);
+                }
+            for (const int64_t probe : probes) {
+                const size_t expected = steps::firstEndingAfter(list, probe);
+                const auto found = packed.firstEndingAfter(probe);
+                QCOMPARE(found.valid(), expected < list.size());
+                if (found.valid()) QCOMPARE(found->start, list[expected].start);
+                QCOMPARE(packed.overlapsAny(probe, probe + 1000),
+                         steps::overlapsAny(list, probe, probe + 1000));
+            }
+        }
     }
 
     void launchBoundTraceRecommendsGraphs() {

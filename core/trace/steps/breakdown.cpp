@@ -148,7 +148,7 @@ class StepCutter {
         // A gap opening while the host is in a synchronisation is the drained queue the sync
         // leaves behind: its host wait is a sync stall (1 µs of clock skew).
         if (gap_.hostWait > 0 &&
-            overlapsAny(g_.host[size_t(HostCategory::Sync)], gap_.start - 1000, gap_.start + 1))
+            g_.host[size_t(HostCategory::Sync)].overlapsAny(gap_.start - 1000, gap_.start + 1))
             found_.syncWait += gap_.hostWait;
         const int64_t launchTrack = gapInfo_[size_t(gapId_)].launchTrack;
         if (longestGaps_.size() < StepAnalysis::kMaxGaps) {
@@ -214,11 +214,12 @@ void hostSide(StepAnalysis& r, const Gathered& g, int64_t from) {
         }
     };
     constexpr size_t kClasses = kHostCategoryCount;
-    std::array<size_t, kClasses> next{};  // per class: the interval whose edge comes next
+    std::vector<PackedIntervals::Cursor> next;  // per class: the interval whose edge comes next
+    for (const PackedIntervals& list : g.host) next.push_back(list.begin());
     std::array<bool, kClasses> inside{};  // per class: inside that interval (its end is next)
     auto edge = [&](size_t c) {
-        if (next[c] >= g.host[c].size()) return std::numeric_limits<int64_t>::max();
-        return inside[c] ? g.host[c][next[c]].end : g.host[c][next[c]].start;
+        if (!next[c].valid()) return std::numeric_limits<int64_t>::max();
+        return inside[c] ? next[c]->end : next[c]->start;
     };
     int64_t t = from;
     for (;;) {
@@ -236,7 +237,7 @@ void hostSide(StepAnalysis& r, const Gathered& g, int64_t from) {
         }
         for (size_t c = 0; c < kClasses; ++c)
             while (edge(c) == now) {
-                if (inside[c]) ++next[c];
+                if (inside[c]) next[c].next();
                 inside[c] = !inside[c];
             }
     }

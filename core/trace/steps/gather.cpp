@@ -15,31 +15,6 @@
 
 namespace stallscope::trace::steps {
 
-void mergeIntervals(std::vector<Interval>& v) {
-    std::sort(v.begin(), v.end(),
-              [](const Interval& a, const Interval& b) { return a.start < b.start; });
-    size_t out = 0;
-    for (const Interval& i : v) {
-        if (i.end <= i.start) continue;
-        if (out > 0 && i.start <= v[out - 1].end)
-            v[out - 1].end = std::max(v[out - 1].end, i.end);
-        else
-            v[out++] = i;
-    }
-    v.resize(out);
-}
-
-size_t firstEndingAfter(const std::vector<Interval>& v, int64_t t) {
-    return size_t(std::upper_bound(v.begin(), v.end(), t,
-                                   [](int64_t x, const Interval& i) { return x < i.end; }) -
-                  v.begin());
-}
-
-bool overlapsAny(const std::vector<Interval>& v, int64_t from, int64_t to) {
-    const size_t i = firstEndingAfter(v, from);
-    return i < v.size() && v[i].start < to;
-}
-
 std::vector<SliceItem> firstChunk(const TraceStore& store, int64_t track) {
     std::vector<SliceItem> out;
     forEachChunk(
@@ -211,6 +186,8 @@ class Gatherer {
     std::vector<DeviceTrack> deviceTracks_;
     std::vector<Call> calls_;
     std::vector<CallSpan> callSpans_;
+    // The host's intervals per class as read, packed into g_.host once merged.
+    std::array<std::vector<Interval>, kHostCategoryCount> host_;
 };
 
 void Gatherer::classifyName(uint32_t name) {
@@ -321,7 +298,7 @@ void Gatherer::hostSlice(int64_t track, const SliceItem& s,
     if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync))
         calls_.push_back({end, s.start});
     if (cls == uint8_t(HostCategory::Sync)) g_.syncCalls.push_back({s.start, end, name, track});
-    std::vector<Interval>& list = g_.host[cls];
+    std::vector<Interval>& list = host_[cls];
     if (list.size() > before[cls] && s.start <= list.back().end)
         list.back().end = std::max(list.back().end, end);
     else
@@ -332,7 +309,7 @@ void Gatherer::hostSlice(int64_t track, const SliceItem& s,
 void Gatherer::readHostTrack(const TrackRow& t) {
     g_.hostTracks.push_back(t.id);
     std::array<size_t, kHostCategoryCount> before{};
-    for (size_t c = 0; c < kHostCategoryCount; ++c) before[c] = g_.host[c].size();
+    for (size_t c = 0; c < kHostCategoryCount; ++c) before[c] = host_[c].size();
     const size_t firstCall = calls_.size();
     forEachChunk(store_, t.id, [&](const std::vector<SliceItem>& chunk) {
         for (const SliceItem& s : chunk) {
@@ -665,11 +642,12 @@ Gathered Gatherer::run() {
             deviceFor(*t);
         }
     }
-    // Vectors grown by doubling hold up to twice their size: trimmed before the device tracks
-    // are read (the analysis's peak), and the activities reserved exactly.
-    for (auto& list : g_.host) {
-        mergeIntervals(list);
-        list.shrink_to_fit();
+    // Merged and packed, one class at a time, before the device tracks are read (the
+    // analysis's peak); the activities are reserved exactly.
+    for (size_t c = 0; c < kHostCategoryCount; ++c) {
+        mergeIntervals(host_[c]);
+        g_.host[c] = PackedIntervals(host_[c]);
+        releaseMemory(host_[c]);
     }
     std::sort(g_.syncCalls.begin(), g_.syncCalls.end(),
               [](const TimedSlice& a, const TimedSlice& b) {

@@ -44,27 +44,28 @@ class IdleSplitter {
         gaps_.push_back({next ? next->launchTrack : -1});
         // Cut points: edges of input and runtime intervals inside the gap.
         cuts_.assign({r.start, r.end});
-        for (const std::vector<Interval>* list :
-             std::array<const std::vector<Interval>*, 3>{&input_, &runtime_, &sync_})
-            for (size_t k = firstEndingAfter(*list, r.start);
-                 k < list->size() && (*list)[k].start < r.end; ++k) {
-                if ((*list)[k].start > r.start) cuts_.push_back((*list)[k].start);
-                if ((*list)[k].end < r.end) cuts_.push_back((*list)[k].end);
+        for (const PackedIntervals* list :
+             std::array<const PackedIntervals*, 3>{&input_, &runtime_, &sync_})
+            for (auto k = list->firstEndingAfter(r.start); k.valid() && k->start < r.end;
+                 k.next()) {
+                if (k->start > r.start) cuts_.push_back(k->start);
+                if (k->end < r.end) cuts_.push_back(k->end);
             }
         std::sort(cuts_.begin(), cuts_.end());
         cuts_.erase(std::unique(cuts_.begin(), cuts_.end()), cuts_.end());
-        size_t inputAt = firstEndingAfter(input_, r.start);
-        size_t runtimeAt = firstEndingAfter(runtime_, r.start);
-        size_t syncAt = firstEndingAfter(sync_, r.start);
+        auto inputAt = input_.firstEndingAfter(r.start);
+        auto runtimeAt = runtime_.firstEndingAfter(r.start);
+        auto syncAt = sync_.firstEndingAfter(r.start);
+        // Moves `at` past the intervals ending by t; whether t is inside the next one.
+        const auto insideAt = [](PackedIntervals::Cursor& at, int64_t t) {
+            while (at.valid() && at->end <= t) at.next();
+            return at.valid() && at->start <= t;
+        };
         for (size_t c = 0; c + 1 < cuts_.size(); ++c) {
             const int64_t a = cuts_[c], b = cuts_[c + 1];
-            while (inputAt < input_.size() && input_[inputAt].end <= a) ++inputAt;
-            while (runtimeAt < runtime_.size() && runtime_[runtimeAt].end <= a) ++runtimeAt;
-            while (syncAt < sync_.size() && sync_[syncAt].end <= a) ++syncAt;
-            const bool inInput = inputAt < input_.size() && input_[inputAt].start <= a;
-            const bool inRuntime =
-                (runtimeAt < runtime_.size() && runtime_[runtimeAt].start <= a) ||
-                (syncAt < sync_.size() && sync_[syncAt].start <= a);
+            const bool inInput = insideAt(inputAt, a);
+            const bool inRuntimeCall = insideAt(runtimeAt, a), inSync = insideAt(syncAt, a);
+            const bool inRuntime = inRuntimeCall || inSync;
             const uint8_t cls = inInput                   ? kSegInput
                                 : inRuntime || lateLaunch ? kSegHostWait
                                                           : kSegIdle;
@@ -84,9 +85,9 @@ class IdleSplitter {
         if (last_) sink_(*last_);
         last_ = s;
     }
-    const std::vector<Interval>& input_;
-    const std::vector<Interval>& runtime_;
-    const std::vector<Interval>& sync_;
+    const PackedIntervals& input_;
+    const PackedIntervals& runtime_;
+    const PackedIntervals& sync_;
     const SegmentSink& sink_;
     std::optional<Segment> last_;  // may still grow (the same gap's next cut, same cause)
     std::vector<GapInfo>& gaps_;

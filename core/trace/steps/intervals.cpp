@@ -1,0 +1,122 @@
+// Interval lists of the step analysis: merging, lookups, and the packed form the host's lists
+// are kept in (varint deltas in blocks).
+
+#include <algorithm>
+
+#include "core/trace/steps/internal.h"
+
+namespace stallscope::trace::steps {
+
+namespace {
+
+void putVarint(std::vector<uint8_t>& out, uint64_t v) {
+    while (v >= 0x80) {
+        out.push_back(uint8_t(v | 0x80));
+        v >>= 7;
+    }
+    out.push_back(uint8_t(v));
+}
+
+uint64_t getVarint(const uint8_t*& p) {
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+        const uint8_t b = *p++;
+        v |= uint64_t(b & 0x7f) << shift;
+        if (b < 0x80) return v;
+    }
+}
+
+}  // namespace
+
+void mergeIntervals(std::vector<Interval>& v) {
+    std::sort(v.begin(), v.end(),
+              [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    size_t out = 0;
+    for (const Interval& i : v) {
+        if (i.end <= i.start) continue;
+        if (out > 0 && i.start <= v[out - 1].end)
+            v[out - 1].end = std::max(v[out - 1].end, i.end);
+        else
+            v[out++] = i;
+    }
+    v.resize(out);
+}
+
+size_t firstEndingAfter(const std::vector<Interval>& v, int64_t t) {
+    return size_t(std::upper_bound(v.begin(), v.end(), t,
+                                   [](int64_t x, const Interval& i) { return x < i.end; }) -
+                  v.begin());
+}
+
+bool overlapsAny(const std::vector<Interval>& v, int64_t from, int64_t to) {
+    const size_t i = firstEndingAfter(v, from);
+    return i < v.size() && v[i].start < to;
+}
+
+PackedIntervals::PackedIntervals(const std::vector<Interval>& merged) : size_(merged.size()) {
+    for (size_t i = 0; i < merged.size(); ++i) {
+        const Interval& v = merged[i];
+        if (i % kBlock == 0) blocks_.push_back({v.start, v.end, bytes_.size()});
+        // From the previous end (the block's first: from its own start, 0).
+        const int64_t from = i % kBlock == 0 ? v.start : merged[i - 1].end;
+        putVarint(bytes_, uint64_t(v.start - from));
+        putVarint(bytes_, uint64_t(v.end - v.start));
+        blocks_.back().lastEnd = v.end;
+    }
+    bytes_.shrink_to_fit();
+    blocks_.shrink_to_fit();
+}
+
+void PackedIntervals::swap(PackedIntervals& other) noexcept {
+    blocks_.swap(other.blocks_);
+    bytes_.swap(other.bytes_);
+    std::swap(size_, other.size_);
+}
+
+PackedIntervals::Cursor PackedIntervals::firstEndingAfter(int64_t t) const {
+    // Ends grow with the list: the first block whose last end is after t holds it.
+    const auto block = std::partition_point(blocks_.begin(), blocks_.end(),
+                                            [t](const Block& b) { return b.lastEnd <= t; });
+    Cursor c(*this, size_t(block - blocks_.begin()));
+    while (c.valid() && c->end <= t) c.next();
+    return c;
+}
+
+bool PackedIntervals::overlapsAny(int64_t from, int64_t to) const {
+    const Cursor c = firstEndingAfter(from);
+    return c.valid() && c->start < to;
+}
+
+PackedIntervals::Cursor::Cursor(const PackedIntervals& list, size_t block)
+    : list_(&list), block_(block) {
+    enterBlock();
+}
+
+void PackedIntervals::Cursor::enterBlock() {
+    if (block_ >= list_->blocks_.size()) return;
+    at_ = list_->bytes_.data() + list_->blocks_[block_].offset;
+    inBlock_ = 0;
+    current_.end = list_->blocks_[block_].firstStart;
+    decode();
+}
+
+void PackedIntervals::Cursor::decode() {
+    current_.start = current_.end + int64_t(getVarint(at_));
+    current_.end = current_.start + int64_t(getVarint(at_));
+}
+
+void PackedIntervals::Cursor::next() {
+    const size_t index = block_ * kBlock + inBlock_ + 1;
+    if (index >= list_->size_) {
+        block_ = list_->blocks_.size();
+        return;
+    }
+    if (++inBlock_ == kBlock) {
+        ++block_;
+        enterBlock();
+        return;
+    }
+    decode();
+}
+
+}  // namespace stallscope::trace::steps
