@@ -10,7 +10,9 @@
 //   join.cpp       a run's hosts joined into one analysis
 //   report.cpp     JSON both ways, `suggest` and the text table
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -19,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/byte_codec.h"
 #include "core/sqlite.h"
 #include "core/trace/step_analysis.h"
 #include "core/trace/trace_store.h"
@@ -106,7 +109,7 @@ class PackedIntervals {
         const PackedIntervals* list_;
         size_t block_;
         size_t inBlock_ = 0;
-        const uint8_t* at_ = nullptr;
+        ByteReader reader_{std::string_view()};
         Interval current_{0, 0};
     };
     Cursor begin() const { return Cursor(*this, 0); }
@@ -121,7 +124,7 @@ class PackedIntervals {
         size_t offset;  // into bytes_
     };
     std::vector<Block> blocks_;
-    std::vector<uint8_t> bytes_;
+    std::string bytes_;
     size_t size_ = 0;
 };
 
@@ -211,7 +214,12 @@ void deviceSegments(const std::vector<Activity>& acts, const Gathered& g, int64_
 // ---- figures and words (recommend.cpp) ----
 
 // Nearest rank, as the op table does.
-int64_t nearestRank(std::vector<int64_t>& sorted, double q);
+template <class Sorted>
+int64_t nearestRank(const Sorted& sorted, double q) {
+    if (sorted.empty()) return 0;
+    const size_t rank = size_t(std::ceil(q * double(sorted.size())));
+    return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
 std::string percentText(double pct);
 std::string usText(int64_t ns);
 
@@ -256,7 +264,6 @@ class Figures {
     std::vector<uint32_t> short_;
     std::vector<int64_t> long_;
 };
-int64_t nearestRank(const Figures& sorted, double q);
 
 // The per-activity figures behind the percentiles, kept so that a run's hosts join exactly.
 struct KernelFigures {

@@ -3,30 +3,10 @@
 
 #include <algorithm>
 
+#include "core/byte_codec.h"
 #include "core/trace/steps/internal.h"
 
 namespace stallscope::trace::steps {
-
-namespace {
-
-void putVarint(std::vector<uint8_t>& out, uint64_t v) {
-    while (v >= 0x80) {
-        out.push_back(uint8_t(v | 0x80));
-        v >>= 7;
-    }
-    out.push_back(uint8_t(v));
-}
-
-uint64_t getVarint(const uint8_t*& p) {
-    uint64_t v = 0;
-    for (int shift = 0;; shift += 7) {
-        const uint8_t b = *p++;
-        v |= uint64_t(b & 0x7f) << shift;
-        if (b < 0x80) return v;
-    }
-}
-
-}  // namespace
 
 void mergeIntervals(std::vector<Interval>& v) {
     std::sort(v.begin(), v.end(),
@@ -54,15 +34,17 @@ bool overlapsAny(const std::vector<Interval>& v, int64_t from, int64_t to) {
 }
 
 PackedIntervals::PackedIntervals(const std::vector<Interval>& merged) : size_(merged.size()) {
+    ByteWriter out;
     for (size_t i = 0; i < merged.size(); ++i) {
         const Interval& v = merged[i];
-        if (i % kBlock == 0) blocks_.push_back({v.start, v.end, bytes_.size()});
+        if (i % kBlock == 0) blocks_.push_back({v.start, v.end, out.size()});
         // From the previous end (the block's first: from its own start, 0).
         const int64_t from = i % kBlock == 0 ? v.start : merged[i - 1].end;
-        putVarint(bytes_, uint64_t(v.start - from));
-        putVarint(bytes_, uint64_t(v.end - v.start));
+        out.varint(uint64_t(v.start - from));
+        out.varint(uint64_t(v.end - v.start));
         blocks_.back().lastEnd = v.end;
     }
+    bytes_ = out.release();
     bytes_.shrink_to_fit();
     blocks_.shrink_to_fit();
 }
@@ -94,15 +76,15 @@ PackedIntervals::Cursor::Cursor(const PackedIntervals& list, size_t block)
 
 void PackedIntervals::Cursor::enterBlock() {
     if (block_ >= list_->blocks_.size()) return;
-    at_ = list_->bytes_.data() + list_->blocks_[block_].offset;
+    reader_ = ByteReader(std::string_view(list_->bytes_).substr(list_->blocks_[block_].offset));
     inBlock_ = 0;
     current_.end = list_->blocks_[block_].firstStart;
     decode();
 }
 
 void PackedIntervals::Cursor::decode() {
-    current_.start = current_.end + int64_t(getVarint(at_));
-    current_.end = current_.start + int64_t(getVarint(at_));
+    current_.start = current_.end + int64_t(reader_.varint());
+    current_.end = current_.start + int64_t(reader_.varint());
 }
 
 void PackedIntervals::Cursor::next() {

@@ -12,18 +12,6 @@
 
 namespace stallscope::trace::steps {
 
-int64_t nearestRank(std::vector<int64_t>& sorted, double q) {
-    if (sorted.empty()) return 0;
-    const size_t rank = size_t(std::ceil(q * double(sorted.size())));
-    return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
-}
-
-int64_t nearestRank(const Figures& sorted, double q) {
-    if (sorted.empty()) return 0;
-    const size_t rank = size_t(std::ceil(q * double(sorted.size())));
-    return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
-}
-
 void Figures::append(const Figures& other) {
     negative_.insert(negative_.end(), other.negative_.begin(), other.negative_.end());
     short_.insert(short_.end(), other.short_.begin(), other.short_.end());
