@@ -5,13 +5,17 @@
 // itself `delay` after that wait ends. A source at the rank's first start and a sink waiting for
 // the nodes nothing depends on bound the rank's step (the whole trace). Dependencies are read
 // from the nodes' args (data_deps, ctrl_deps): the stored flows bind by time and depth, which
-// cannot tell apart zero-length nodes starting together.
+// cannot tell apart zero-length nodes starting together. Across ranks, collectives and sends with
+// their receives meet as trace::matchRendezvous pairs them (the import's schedule did too): a
+// collective runs its own length after the last rank arrived, a receive after its send did.
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <unordered_map>
 
 #include "core/graph/build_internal.h"
+#include "core/trace/rendezvous.h"
 #include "core/trace/steps/internal.h"
 
 namespace stallscope::graph {
@@ -24,9 +28,28 @@ struct ChakraNode {
     uint64_t args = 0;  // 1-based in file order: the tie-break of equal times
     uint64_t id = 0;
     NodeKind kind = NodeKind::Host;
-    bool collective = false;        // COMM_COLL_NODE: matched across ranks
-    size_t firstDep = 0, deps = 0;  // into the rank's dependency ids
+    std::optional<trace::CommNode> comm;  // a collective, send or receive: meets other ranks
+    size_t firstDep = 0, deps = 0;        // into the rank's dependency ids
 };
+
+// What a communication node's args say about whom it meets (as the importer read them).
+std::optional<trace::CommNode> commOf(const trace::TraceArgs& args, uint64_t id,
+                                      std::string_view type) {
+    trace::CommNode comm;
+    if (type == "COMM_SEND_NODE")
+        comm.kind = trace::CommNode::Kind::Send;
+    else if (type == "COMM_RECV_NODE")
+        comm.kind = trace::CommNode::Kind::Receive;
+    else if (type != "COMM_COLL_NODE")
+        return std::nullopt;
+    const bool send = comm.kind == trace::CommNode::Kind::Send;
+    comm.peer = args.integer(id, send ? "comm_dst" : "comm_src").value_or(-1);
+    comm.tag = args.integer(id, "comm_tag").value_or(0);
+    if (comm.kind == trace::CommNode::Kind::Collective)
+        comm.commType = args.text(id, "comm_type").value_or("");
+    comm.group = args.text(id, "pg_name").value_or("");
+    return comm;
+}
 
 NodeKind kindOfType(std::string_view type) {
     if (type == "COMP_NODE") return NodeKind::Kernel;
@@ -58,8 +81,16 @@ class ChakraBuilder {
         std::vector<const trace::TrackRow*> ranks;
         for (const trace::TrackRow& t : store_.tracks())
             if (t.kind == trace::TrackKind::Thread && t.slices > 0) ranks.push_back(&t);
-        std::vector<std::vector<uint32_t>> collectives(ranks.size());
-        for (size_t r = 0; r < ranks.size(); ++r) addRank(*ranks[r], int(r), collectives[r]);
+        std::vector<std::vector<trace::CommNode>> comms(ranks.size());
+        std::vector<std::vector<uint32_t>> commWork(ranks.size());  // their work nodes
+        std::vector<int64_t> rankNumbers;
+        for (size_t r = 0; r < ranks.size(); ++r) {
+            addRank(*ranks[r], int(r), comms[r], commWork[r]);
+            int64_t number = int64_t(r);
+            const std::string& tid = ranks[r]->tid;
+            std::from_chars(tid.data(), tid.data() + tid.size(), number);
+            rankNumbers.push_back(number);
+        }
         if (!anyDependencyArgs_ && store_.metadata().value("dependencies").toInteger() > 0) {
             Graph none;
             none.why =
@@ -70,7 +101,9 @@ class ChakraBuilder {
         g_.hosts = std::max(1, int(ranks.size()));
         g_.laneBegin.assign(g_.lanes.size() + 1, uint32_t(g_.nodes.size()));
         for (uint32_t i = uint32_t(g_.nodes.size()); i-- > 0;) g_.laneBegin[g_.nodes[i].lane] = i;
-        if (ranks.size() > 1) build::matchCollectiveGroups(g_, std::move(collectives));
+        if (ranks.size() > 1) meet(trace::matchRendezvous(comms, rankNumbers), commWork);
+        for (const auto& work : commWork)
+            for (uint32_t w : work) untimedComms_ += g_.nodes[w].own == 0 ? 1 : 0;
         describe();
         if (g_.steps.empty()) g_.why = "no step to simulate: no rank holds a node";
         return std::move(g_);
@@ -90,7 +123,7 @@ class ChakraBuilder {
                 n.id = uint64_t(args_.integer(s.args, "id").value_or(-1));
                 const std::string type = args_.text(s.args, "type").value_or("");
                 n.kind = kindOfType(type);
-                n.collective = type == "COMM_COLL_NODE";
+                n.comm = commOf(args_, s.args, type);
                 n.firstDep = depIds_.size();
                 for (const char* key : {"data_deps", "ctrl_deps"})
                     if (const auto ids = args_.text(s.args, key)) {
@@ -109,7 +142,10 @@ class ChakraBuilder {
         return nodes;
     }
 
-    void addRank(const trace::TrackRow& track, int rank, std::vector<uint32_t>& collectives) {
+    // The rank's nodes on a lane of their own; its communication nodes (in file order) and their
+    // work nodes into `comms` and `commWork`.
+    void addRank(const trace::TrackRow& track, int rank, std::vector<trace::CommNode>& comms,
+                 std::vector<uint32_t>& commWork) {
         depIds_.clear();
         const std::vector<ChakraNode> nodes = readRank(track);
         if (nodes.empty()) return;
@@ -122,6 +158,7 @@ class ChakraBuilder {
             add({.start = origin, .end = origin, .lane = lane, .kind = NodeKind::Wait});
         const uint32_t firstWork = uint32_t(g_.nodes.size()) + 1;  // node k's work: + 2k
         std::vector<bool> depended(nodes.size(), false);
+        std::vector<std::pair<uint64_t, uint32_t>> commsByFileOrder;  // (args, node k)
         for (size_t k = 0; k < nodes.size(); ++k) {
             const ChakraNode& n = nodes[k];
             Node wait{.start = origin, .end = origin, .lane = lane, .kind = NodeKind::Wait};
@@ -144,17 +181,16 @@ class ChakraBuilder {
             }
             wait.waitsCount = uint32_t(g_.waits.size()) - wait.waitsBegin;
             const uint32_t waitNode = add(wait);
-            const uint32_t work = add({.start = n.start,
-                                       .end = n.end,
-                                       .own = n.end - n.start,
-                                       .delay = n.start - wait.end,
-                                       .lane = lane,
-                                       .name = n.name,
-                                       .trigger = waitNode,
-                                       .kind = n.kind,
-                                       .afterTrigger = true});
-            if (n.collective) collectives.push_back(work);
-            if (n.end == n.start && n.kind == NodeKind::Collective) ++untimedCollectives_;
+            add({.start = n.start,
+                 .end = n.end,
+                 .own = n.end - n.start,
+                 .delay = n.start - wait.end,
+                 .lane = lane,
+                 .name = n.name,
+                 .trigger = waitNode,
+                 .kind = n.kind,
+                 .afterTrigger = true});
+            if (n.comm) commsByFileOrder.push_back({n.args, uint32_t(k)});
         }
         Node sink{.start = origin, .end = origin, .lane = lane, .kind = NodeKind::Wait};
         sink.waitsBegin = uint32_t(g_.waits.size());
@@ -165,6 +201,11 @@ class ChakraBuilder {
             }
         sink.waitsCount = uint32_t(g_.waits.size()) - sink.waitsBegin;
         const uint32_t last = add(sink);
+        std::sort(commsByFileOrder.begin(), commsByFileOrder.end());
+        for (const auto& [args, k] : commsByFileOrder) {
+            comms.push_back(*nodes[k].comm);
+            commWork.push_back(firstWork + 2 * k);
+        }
         g_.steps.push_back({.name = "whole trace",
                             .host = rank,
                             .lane = lane,
@@ -174,6 +215,20 @@ class ChakraBuilder {
                             .end = sink.end});
     }
 
+    // Forms the groups matchRendezvous found; one whose member ended before the others arrived
+    // (the trace's times say it did not wait for them) is left unmatched.
+    void meet(const trace::Rendezvous& matched,
+              const std::vector<std::vector<uint32_t>>& commWork) {
+        g_.unmatchedCollectives += matched.unmatched;
+        for (size_t k = 0; k < matched.groups.size(); ++k) {
+            std::vector<uint32_t> members;
+            for (const trace::RendezvousMember& m : matched.groups[k])
+                members.push_back(commWork[m.rank][m.node]);
+            if (!build::formGroup(g_, members, matched.pointToPoint(k)))
+                g_.unmatchedCollectives += members.size();
+        }
+    }
+
     uint32_t add(const Node& node) {
         g_.nodes.push_back(node);
         return uint32_t(g_.nodes.size() - 1);
@@ -181,10 +236,13 @@ class ChakraBuilder {
 
     void describe() {
         std::string note;
-        if (untimedCollectives_ > 0)
-            note = std::to_string(untimedCollectives_) +
+        if (untimedComms_ > 0)
+            note = std::to_string(untimedComms_) +
                    " communication nodes have no duration in the trace: they take no time, so "
                    "no prediction includes communication";
+        if (g_.unmatchedCollectives > 0)
+            note += (note.empty() ? "" : "; ") + std::to_string(g_.unmatchedCollectives) +
+                    " collectives, sends or receives meet no other rank: they wait for no one";
         if (contradicted_ > 0)
             note += (note.empty() ? "" : "; ") + std::to_string(contradicted_) +
                     " dependencies left out: their node had not ended when the dependent "
@@ -197,7 +255,7 @@ class ChakraBuilder {
     Graph g_;
     std::vector<uint64_t> depIds_;  // the current rank's, flat
     bool anyDependencyArgs_ = false;
-    uint64_t untimedCollectives_ = 0, contradicted_ = 0;
+    uint64_t untimedComms_ = 0, contradicted_ = 0;
 };
 
 }  // namespace

@@ -102,6 +102,10 @@ class KinetoBuilder {
 // group when every host has one of that name still running after the last arrived; each
 // member's own length becomes its time after that arrival. Others are counted unmatched.
 void matchCollectiveGroups(Graph& g, std::vector<std::vector<uint32_t>> byHost);
+// Makes `members` one group when each ends after the last of them started: each then runs its
+// own length after that arrival. eagerFirst (a send and its receive): the first goes at once and
+// is no member itself; the others wait for it. False, nothing changed, when one ended before.
+bool formGroup(Graph& g, std::vector<uint32_t> members, bool eagerFirst);
 
 // The median of `v` (nearest rank), `fallback` when empty.
 int64_t medianOf(std::vector<int64_t> v, int64_t fallback);

@@ -145,6 +145,21 @@ void KinetoBuilder::linkHandoffs() {
     }
 }
 
+bool formGroup(Graph& g, std::vector<uint32_t> members, bool eagerFirst) {
+    int64_t lastArrival = INT64_MIN;
+    for (uint32_t m : members) lastArrival = std::max(lastArrival, g.nodes[m].start);
+    for (size_t k = eagerFirst ? 1 : 0; k < members.size(); ++k)
+        if (g.nodes[members[k]].end < lastArrival) return false;
+    const uint32_t group = uint32_t(g.groups.size());
+    for (size_t k = eagerFirst ? 1 : 0; k < members.size(); ++k) {
+        Node& node = g.nodes[members[k]];
+        node.group = group;
+        node.own = node.end - lastArrival;
+    }
+    g.groups.push_back(std::move(members));
+    return true;
+}
+
 // The k-th collective of every rank, when they all have one of the same name, is one
 // collective: each rank's ends when the last rank arrived plus the transfer (as that rank
 // measured it). A run whose clocks put an end before the last arrival is left unmatched.
@@ -160,23 +175,11 @@ void matchCollectiveGroups(Graph& g, std::vector<std::vector<uint32_t>> byHost) 
         std::vector<uint32_t> members;
         for (const auto& list : byHost)
             if (k < list.size()) members.push_back(list[k]);
-        bool same = members.size() == byHost.size();
-        int64_t lastArrival = INT64_MIN;
-        for (uint32_t m : members) {
-            same = same && g.nodes[m].name == g.nodes[members.front()].name;
-            lastArrival = std::max(lastArrival, g.nodes[m].start);
-        }
-        for (uint32_t m : members) same = same && g.nodes[m].end >= lastArrival;
-        if (!same) {
-            g.unmatchedCollectives += members.size();
-            continue;
-        }
-        const uint32_t group = uint32_t(g.groups.size());
-        for (uint32_t m : members) {
-            g.nodes[m].group = group;
-            g.nodes[m].own = g.nodes[m].end - lastArrival;
-        }
-        g.groups.push_back(std::move(members));
+        const bool same = members.size() == byHost.size() &&
+                          std::all_of(members.begin(), members.end(), [&](uint32_t m) {
+                              return g.nodes[m].name == g.nodes[members.front()].name;
+                          });
+        if (!same || !formGroup(g, members, false)) g.unmatchedCollectives += members.size();
     }
 }
 

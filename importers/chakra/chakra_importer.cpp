@@ -16,10 +16,13 @@
 
 #include "core/errors.h"
 #include "core/json_escape.h"
+#include "core/release_memory.h"
 #include "core/trace/dialect.h"
+#include "core/trace/rendezvous.h"
 #include "core/trace/trace_store.h"
 #include "core/trace/trace_writer.h"
 #include "et_def.pb.h"
+#include "importers/chakra/chakra_schedule.h"
 #include "importers/chakra/chakra_wire.h"
 #include "importers/common/proto_wire.h"
 #include "importers/import_service.h"
@@ -29,6 +32,7 @@ namespace stallscope {
 
 namespace {
 
+using chakra_schedule::NodeRecord;
 using chakra_wire::appendAttributeJson;
 using json::appendString;
 using trace::FlowBinding;
@@ -117,21 +121,11 @@ class FrameReader {
     uint64_t offset_ = 0;
 };
 
-struct NodeRecord {
-    uint64_t id;
-    uint32_t name;
-    uint64_t args;
-    int64_t start;    // ns; -1 until scheduled
-    int64_t dur;      // ns
-    size_t firstDep;  // into the rank's flat list of dependency ids: data then control
-    uint32_t dataDeps, deps;
-};
-
 // Node id -> position of its first occurrence. Ids are dense in practice (0..n-1): a vector
 // then, a hash map otherwise.
 class NodeIndex {
   public:
-    static constexpr size_t kNone = SIZE_MAX;
+    static constexpr size_t kNone = chakra_schedule::kMissingNode;
     explicit NodeIndex(const std::vector<NodeRecord>& nodes) {
         uint64_t maxId = 0;
         for (const NodeRecord& r : nodes) maxId = std::max(maxId, r.id);
@@ -300,7 +294,34 @@ struct RankNodes {
     std::vector<NodeRecord> nodes;
     std::vector<uint64_t> depIds;
     bool anyStart = false;  // whether any node has a start time
+    // Its collectives, sends and receives in file order, and where each is in `nodes`.
+    std::vector<trace::CommNode> comms;
+    std::vector<size_t> commPositions;
 };
+
+// What a collective, send or receive says about whom it meets.
+trace::CommNode commNode(const chakra_wire::Node& node) {
+    trace::CommNode comm;
+    comm.kind = node.type == chakra::COMM_SEND_NODE   ? trace::CommNode::Kind::Send
+                : node.type == chakra::COMM_RECV_NODE ? trace::CommNode::Kind::Receive
+                                                      : trace::CommNode::Kind::Collective;
+    const char* peerKey = comm.kind == trace::CommNode::Kind::Send ? "comm_dst" : "comm_src";
+    for (const chakra_wire::Attribute& a : node.attributes) {
+        int64_t number = 0;
+        if (a.name == peerKey && a.integer(number))
+            comm.peer = number;
+        else if (a.name == "comm_tag" && a.integer(number))
+            comm.tag = number;
+        else if (a.name == "pg_name" && a.value == chakra_wire::kStringVal)
+            comm.group = std::string(a.bytes);
+        else if (a.name == "comm_type" && a.integer(number))
+            comm.commType =
+                chakra::CollectiveCommType_IsValid(int(number))
+                    ? chakra::CollectiveCommType_Name(chakra::CollectiveCommType(number))
+                    : std::to_string(number);
+    }
+    return comm;
+}
 
 // Adds the node (read at `at`, its name and args stored in `writer`) to `rank`.
 void addNode(const chakra_wire::Node& node, const std::string& typeName, const std::string& args,
@@ -360,6 +381,11 @@ RankNodes readNodes(FrameReader& frames, std::string_view frame, bool firstIsNod
             }
             result.collectives.append(entry);
         }
+        if (collective || node.type == chakra::COMM_SEND_NODE ||
+            node.type == chakra::COMM_RECV_NODE) {
+            read.comms.push_back(commNode(node));
+            read.commPositions.push_back(read.nodes.size());
+        }
         addNode(node, typeName, args, writer, in.path(), at, read);
         if (progress && (read.nodes.size() & 0xffff) == 0)
             progress->report(in.fraction(), "reading nodes");
@@ -368,75 +394,12 @@ RankNodes readNodes(FrameReader& frames, std::string_view frame, bool firstIsNod
     return read;
 }
 
-// Dependents of each node as one flat list (offsets per node), in node order, and how many
-// dependencies each node waits for.
-struct Dependents {
-    std::vector<int> pending;
-    std::vector<size_t> begin;  // node i's dependents: list[begin[i]] to list[begin[i + 1]]
-    std::vector<size_t> list;
+// A rank read from its file, before its nodes are placed and written.
+struct RankRead {
+    RankResult result;
+    RankNodes read;
+    std::vector<size_t> depPositions;  // of each dependency id, NodeIndex::kNone when missing
 };
-
-Dependents dependentsOf(const std::vector<NodeRecord>& nodes,
-                        const std::vector<size_t>& depPositions) {
-    Dependents out;
-    out.pending.assign(nodes.size(), 0);
-    out.begin.assign(nodes.size() + 1, 0);
-    for (size_t i = 0; i < nodes.size(); ++i) {
-        for (uint32_t k = 0; k < nodes[i].deps; ++k) {
-            const size_t d = depPositions[nodes[i].firstDep + k];
-            // A node listing itself (383 do in a public PyTorch ET) waits for nothing.
-            if (d == NodeIndex::kNone || d == i) continue;
-            ++out.pending[i];
-            ++out.begin[d + 1];
-        }
-    }
-    for (size_t i = 0; i < nodes.size(); ++i) out.begin[i + 1] += out.begin[i];
-    out.list.resize(out.begin.back());
-    std::vector<size_t> fill(out.begin.begin(), out.begin.end() - 1);
-    for (size_t i = 0; i < nodes.size(); ++i)
-        for (uint32_t k = 0; k < nodes[i].deps; ++k) {
-            const size_t d = depPositions[nodes[i].firstDep + k];
-            if (d != NodeIndex::kNone && d != i) out.list[fill[d]++] = i;
-        }
-    return out;
-}
-
-// ASAP: a node starts when the last of its dependencies ends (iterative, in dependency order;
-// missing dependencies are ignored). A cycle (real traces have them: an op and its kernel
-// depending on each other) would leave its nodes and all that follow them unplaced: when
-// nothing is ready, the first pending node in file order goes, after its dependencies placed so
-// far, and is counted. Returns the count.
-uint64_t scheduleAsap(std::vector<NodeRecord>& nodes, const std::vector<size_t>& depPositions) {
-    for (NodeRecord& r : nodes) r.start = 0;
-    Dependents dependents = dependentsOf(nodes, depPositions);
-    std::vector<int>& pending = dependents.pending;
-    std::vector<size_t> ready;
-    for (size_t i = 0; i < nodes.size(); ++i)
-        if (pending[i] == 0) ready.push_back(i);
-    uint64_t cycleBreaks = 0;
-    size_t firstPending = 0;
-    std::vector<bool> placed(nodes.size(), false);  // a placed node's start stays
-    for (;;) {
-        if (ready.empty()) {
-            while (firstPending < nodes.size() && pending[firstPending] <= 0) ++firstPending;
-            if (firstPending == nodes.size()) break;
-            pending[firstPending] = 0;
-            ready.push_back(firstPending);
-            ++cycleBreaks;
-        }
-        const size_t i = ready.back();
-        ready.pop_back();
-        placed[i] = true;
-        const int64_t end = nodes[i].start + nodes[i].dur;
-        for (size_t k = dependents.begin[i]; k < dependents.begin[i + 1]; ++k) {
-            const size_t j = dependents.list[k];
-            if (placed[j]) continue;  // on a cycle, placed already
-            nodes[j].start = std::max(nodes[j].start, end);
-            if (pending[j] > 0 && --pending[j] == 0) ready.push_back(j);
-        }
-    }
-    return cycleBreaks;
-}
 
 // The nodes as slices on `track`, their dependencies as flows; counts the dependencies found
 // and missing in `result`.
@@ -462,10 +425,10 @@ void writeNodes(const std::vector<NodeRecord>& nodes, const std::vector<size_t>&
     }
 }
 
-// Reads one rank's file onto `track`.
-RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress* progress,
-                    int rank) {
-    RankResult result;
+// Reads one rank's file: its nodes (their names and args stored in `writer`), placed later.
+RankRead readRank(InputFile& in, TraceWriter& writer, Progress* progress, int rank) {
+    RankRead out;
+    RankResult& result = out.result;
     FrameReader frames(in);
     std::string_view frame;
     if (!frames.next(frame)) throw InputError(in.path() + ": empty Chakra ET file");
@@ -474,23 +437,164 @@ RankResult readRank(InputFile& in, TraceWriter& writer, uint32_t track, Progress
     if (!firstIsNode) readGlobalMetadata(frame, in.path(), result);
     result.hasGlobalMetadata = !firstIsNode;
 
-    RankNodes read = readNodes(frames, frame, firstIsNode, in, writer, progress, rank, result);
-    std::vector<NodeRecord>& nodes = read.nodes;
+    out.read = readNodes(frames, frame, firstIsNode, in, writer, progress, rank, result);
+    const std::vector<NodeRecord>& nodes = out.read.nodes;
     result.nodes = nodes.size();
     for (const NodeRecord& r : nodes) result.timedNodes += r.dur > 0 ? 1 : 0;
     const NodeIndex index(nodes);
-    // Positions of each node's dependencies, NodeIndex::kNone when missing.
-    std::vector<size_t> depPositions(read.depIds.size());
-    for (size_t k = 0; k < read.depIds.size(); ++k) depPositions[k] = index.find(read.depIds[k]);
-    std::vector<uint64_t>().swap(read.depIds);
-
-    if (!read.anyStart) {
-        result.scheduled = true;
-        result.cycleBreaks = scheduleAsap(nodes, depPositions);
-    }
-    writeNodes(nodes, depPositions, writer, track, result);
-    return result;
+    const std::vector<uint64_t>& depIds = out.read.depIds;
+    out.depPositions.resize(depIds.size());
+    for (size_t k = 0; k < depIds.size(); ++k) out.depPositions[k] = index.find(depIds[k]);
+    releaseMemory(out.read.depIds);
+    return out;
 }
+
+// What the ranks' rendezvous came to.
+struct Meetings {
+    trace::Rendezvous matched;
+    uint64_t releasedEarly = 0;
+    bool joint = false;  // two or more ranks were placed together
+};
+
+// Places the ranks without start times ASAP, together: their collectives and send/receive pairs
+// meet across them.
+Meetings placeRanks(std::vector<RankRead>& ranks, const std::vector<int>& rankNumbers) {
+    std::vector<chakra_schedule::RankSchedule> asap;
+    std::vector<RankRead*> placed;
+    std::vector<std::vector<trace::CommNode>> comms;
+    std::vector<int64_t> numbers;
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        RankRead& rank = ranks[r];
+        if (rank.read.anyStart) continue;
+        rank.result.scheduled = true;
+        asap.push_back({&rank.read.nodes, &rank.depPositions, &rank.read.commPositions});
+        placed.push_back(&rank);
+        comms.push_back(rank.read.comms);
+        numbers.push_back(rankNumbers[r]);
+    }
+    Meetings out;
+    out.joint = asap.size() > 1;
+    if (out.joint) out.matched = trace::matchRendezvous(comms, numbers);
+    out.releasedEarly = chakra_schedule::scheduleRanks(asap, out.matched);
+    for (size_t r = 0; r < asap.size(); ++r) placed[r]->result.cycleBreaks = asap[r].cycleBreaks;
+    return out;
+}
+
+// The ranks' counts summed, and the profile's metadata from them.
+struct Totals {
+    QJsonArray ranks, collectives;
+    std::map<std::string, uint64_t> typeCounts;
+    uint64_t nodes = 0, dependencies = 0, missing = 0, withoutMetadata = 0, cycleBreaks = 0;
+    uint64_t timed = 0, untimedCollectives = 0, untimedCollectiveBytes = 0;
+    bool scheduled = false;
+    std::string version, schema;
+    QJsonObject globalAttributes;
+
+    void add(const RankResult& result, int rank, const std::string& file, bool first) {
+        nodes += result.nodes;
+        timed += result.timedNodes;
+        untimedCollectives += result.untimedCollectives;
+        untimedCollectiveBytes += result.untimedCollectiveBytes;
+        dependencies += result.dependencies;
+        missing += result.missingDependencies;
+        cycleBreaks += result.cycleBreaks;
+        scheduled = scheduled || result.scheduled;
+        if (!result.hasGlobalMetadata) ++withoutMetadata;
+        if (version.empty()) version = result.version;
+        if (schema.empty()) schema = result.schema;
+        if (first) globalAttributes = result.globalAttributes;
+        for (const auto& [t, n] : result.types) typeCounts[t] += n;
+        for (const auto& c : result.collectives) collectives.append(c);
+        ranks.append(QJsonObject{{"rank", rank},
+                                 {"file", QString::fromStdString(file)},
+                                 {"nodes", qint64(result.nodes)},
+                                 {"scheduled_asap", result.scheduled},
+                                 {"global_metadata_record", result.hasGlobalMetadata}});
+    }
+
+    QJsonObject describe(const Meetings& meetings, size_t files) const {
+        QJsonObject types;
+        for (const auto& [t, n] : typeCounts) types.insert(QString::fromStdString(t), qint64(n));
+        QJsonObject meta;
+        // Durations are evidence of their own: without them the timeline has no length.
+        trace::EvidenceSet evidence = trace::defaultEvidence(trace::Dialect::Chakra);
+        if (timed == 0) evidence.remove(trace::Evidence::Durations);
+        trace::recordDialect(meta, trace::Dialect::Chakra, evidence);
+        meta.insert("timed_nodes", qint64(timed));
+        meta.insert("untimed", QJsonObject{{"nodes", qint64(nodes - timed)},
+                                           {"collectives", qint64(untimedCollectives)},
+                                           {"collective_bytes", qint64(untimedCollectiveBytes)}});
+        if (!version.empty()) meta.insert("chakra_version", QString::fromStdString(version));
+        if (!schema.empty()) meta.insert("chakra_schema", QString::fromStdString(schema));
+        if (!globalAttributes.isEmpty()) meta.insert("global_metadata", globalAttributes);
+        meta.insert("ranks", ranks);
+        meta.insert("nodes", qint64(nodes));
+        meta.insert("node_types", types);
+        meta.insert("dependencies", qint64(dependencies));
+        meta.insert("missing_dependencies", qint64(missing));
+        if (scheduled) meta.insert("cycle_breaks", qint64(cycleBreaks));
+        meta.insert("collectives", collectives);
+        const trace::Rendezvous& matched = meetings.matched;
+        if (meetings.joint)
+            meta.insert("rendezvous",
+                        QJsonObject{{"collectives", qint64(matched.collectives)},
+                                    {"send_receive", qint64(matched.sendReceives)},
+                                    {"unmatched", qint64(matched.unmatched)},
+                                    {"released_early", qint64(meetings.releasedEarly)}});
+        meta.insert("schedule",
+                    !scheduled ? "start times from the trace"
+                    : meetings.joint
+                        ? "nodes carry no start times: placed as soon as their dependencies "
+                          "allow (ASAP), using their durations; a collective, and a send with its "
+                          "receive, ends its duration after the last of its ranks arrived"
+                        : "nodes carry no start times: placed as soon as their dependencies "
+                          "allow (ASAP), using their durations");
+        meta.insert("ranks_without_global_metadata", qint64(withoutMetadata));
+        meta.insert("warnings", warnings(meetings, files));
+        return meta;
+    }
+
+    QJsonArray warnings(const Meetings& meetings, size_t files) const {
+        QJsonArray out;
+        if (timed == 0 && nodes > 0)
+            out.append(QString("no durations: none of the %1 nodes states a duration (only "
+                               "what it computes or moves: op counts, tensor and message "
+                               "sizes), so the timeline has no length and steps, transfers "
+                               "and what-ifs have no times")
+                           .arg(qint64(nodes)));
+        if (timed > 0 && untimedCollectives > 0)
+            out.append(QString("no durations for %1 collectives (%2 bytes in all): they "
+                               "take no time on the timeline, and communication is not in "
+                               "the steps' breakdown")
+                           .arg(qint64(untimedCollectives))
+                           .arg(qint64(untimedCollectiveBytes)));
+        if (meetings.matched.unmatched > 0)
+            out.append(QString("%1 collectives, sends or receives meet no other rank (no peer "
+                               "stated, no matching send or receive, or a rank has fewer "
+                               "collectives in their process group): they wait for no one")
+                           .arg(qint64(meetings.matched.unmatched)));
+        if (meetings.releasedEarly > 0)
+            out.append(QString("%1 collectives or send/receive pairs went before all their ranks "
+                               "arrived: the ranks reach them in orders that wait for each "
+                               "other")
+                           .arg(qint64(meetings.releasedEarly)));
+        if (withoutMetadata > 0)
+            out.append(QString("%1 of %2 rank files have no GlobalMetadata record (written "
+                               "before Chakra had one); their first message is a node")
+                           .arg(qint64(withoutMetadata))
+                           .arg(qint64(files)));
+        if (missing > 0)
+            out.append(
+                QString("%1 dependencies name nodes that are not in the trace; no arrow is drawn")
+                    .arg(qint64(missing)));
+        if (cycleBreaks > 0)
+            out.append(QString("the dependencies form cycles: %1 nodes were placed after "
+                               "only the dependencies placed before them (each cycle "
+                               "broken at its first node in file order)")
+                           .arg(qint64(cycleBreaks)));
+        return out;
+    }
+};
 
 class ChakraImporter : public Importer {
   public:
@@ -533,120 +637,54 @@ class ChakraImporter : public Importer {
 
     void run(ImportContext& ctx) const override {
         const RankName name = splitRank(ctx.input.path());
-        const std::string& stem = name.stem;
-        const int rank = name.rank;
         TraceWriter writer(ctx.workspace, ctx.profileId);
-        TrackSpec group;
-        group.kind = TrackKind::Process;
-        group.name = std::filesystem::path(stem).filename().string();
-        const uint32_t groupTrack = writer.addTrack(group);
-
         std::vector<std::string> files{ctx.input.path()};
         for (const std::string& sibling : companions(ctx.input.path())) files.push_back(sibling);
-        QJsonArray ranks, collectives;
-        QJsonObject types;
-        std::map<std::string, uint64_t> typeCounts;
-        uint64_t nodes = 0, dependencies = 0, missing = 0, withoutMetadata = 0, cycleBreaks = 0;
-        uint64_t timed = 0, untimedCollectives = 0, untimedCollectiveBytes = 0;
-        bool scheduled = false;
-        std::string version, schema;
-        QJsonObject globalAttributes;
+        std::vector<RankRead> reads;
+        std::vector<int> rankNumbers;
         for (size_t i = 0; i < files.size(); ++i) {
-            const int thisRank = rank < 0 ? 0 : rank + int(i);
+            const int thisRank = name.rank < 0 ? 0 : name.rank + int(i);
+            rankNumbers.push_back(thisRank);
+            if (i == 0) {
+                reads.push_back(readRank(ctx.input, writer, &ctx.progress, thisRank));
+            } else {
+                InputFile sibling(files[i]);
+                reads.push_back(readRank(sibling, writer, nullptr, thisRank));
+                ctx.progress.report(0.5 * double(i + 1) / double(files.size()), "reading ranks");
+            }
+        }
+        const Meetings meetings = placeRanks(reads, rankNumbers);
+
+        TrackSpec group;
+        group.kind = TrackKind::Process;
+        group.name = std::filesystem::path(name.stem).filename().string();
+        const uint32_t groupTrack = writer.addTrack(group);
+        Totals totals;
+        for (size_t i = 0; i < reads.size(); ++i) {
             TrackSpec spec;
             spec.kind = TrackKind::Thread;
             spec.parent = groupTrack;
-            spec.name = "rank " + std::to_string(thisRank);
-            spec.tid = std::to_string(thisRank);
-            spec.sortIndex = thisRank;
+            spec.name = "rank " + std::to_string(rankNumbers[i]);
+            spec.tid = std::to_string(rankNumbers[i]);
+            spec.sortIndex = rankNumbers[i];
             const uint32_t track = writer.addTrack(spec);
-            RankResult result;
-            if (i == 0) {
-                result = readRank(ctx.input, writer, track, &ctx.progress, thisRank);
-            } else {
-                InputFile sibling(files[i]);
-                result = readRank(sibling, writer, track, nullptr, thisRank);
-                ctx.progress.report(0.6 * double(i + 1) / double(files.size()), "reading ranks");
-            }
-            nodes += result.nodes;
-            timed += result.timedNodes;
-            untimedCollectives += result.untimedCollectives;
-            untimedCollectiveBytes += result.untimedCollectiveBytes;
-            dependencies += result.dependencies;
-            missing += result.missingDependencies;
-            cycleBreaks += result.cycleBreaks;
-            scheduled = scheduled || result.scheduled;
-            if (!result.hasGlobalMetadata) ++withoutMetadata;
-            if (version.empty()) version = result.version;
-            if (schema.empty()) schema = result.schema;
-            if (i == 0) globalAttributes = result.globalAttributes;
-            for (const auto& [t, n] : result.types) typeCounts[t] += n;
-            for (const auto& c : result.collectives) collectives.append(c);
-            ranks.append(QJsonObject{{"rank", thisRank},
-                                     {"file", QString::fromStdString(files[i])},
-                                     {"nodes", qint64(result.nodes)},
-                                     {"scheduled_asap", result.scheduled},
-                                     {"global_metadata_record", result.hasGlobalMetadata}});
+            RankRead& rank = reads[i];
+            writeNodes(rank.read.nodes, rank.depPositions, writer, track, rank.result);
+            releaseMemory(rank.read.nodes);
+            releaseMemory(rank.depPositions);
+            totals.add(rank.result, rankNumbers[i], files[i], i == 0);
+            ctx.progress.report(0.5 + 0.1 * double(i + 1) / double(reads.size()), "placing ranks");
         }
         const trace::TraceSummary summary = writer.finish(
             [&](double f) { ctx.progress.report(0.6 + 0.4 * f, "building timeline"); });
-        for (const auto& [t, n] : typeCounts) types.insert(QString::fromStdString(t), qint64(n));
-        QJsonObject meta;
-        // Durations are evidence of their own: without them the timeline has no length.
-        trace::EvidenceSet evidence = trace::defaultEvidence(trace::Dialect::Chakra);
-        if (timed == 0) evidence.remove(trace::Evidence::Durations);
-        trace::recordDialect(meta, trace::Dialect::Chakra, evidence);
-        meta.insert("timed_nodes", qint64(timed));
-        meta.insert("untimed", QJsonObject{{"nodes", qint64(nodes - timed)},
-                                           {"collectives", qint64(untimedCollectives)},
-                                           {"collective_bytes", qint64(untimedCollectiveBytes)}});
-        if (!version.empty()) meta.insert("chakra_version", QString::fromStdString(version));
-        if (!schema.empty()) meta.insert("chakra_schema", QString::fromStdString(schema));
-        if (!globalAttributes.isEmpty()) meta.insert("global_metadata", globalAttributes);
-        meta.insert("ranks", ranks);
-        meta.insert("nodes", qint64(nodes));
-        meta.insert("node_types", types);
-        meta.insert("dependencies", qint64(dependencies));
-        meta.insert("missing_dependencies", qint64(missing));
-        if (scheduled) meta.insert("cycle_breaks", qint64(cycleBreaks));
-        meta.insert("collectives", collectives);
-        meta.insert("schedule",
-                    scheduled ? "nodes carry no start times: placed as soon as their dependencies "
-                                "allow (ASAP), using their durations"
-                              : "start times from the trace");
+        QJsonObject meta = totals.describe(meetings, files.size());
         meta.insert("trace", trace::summaryJson(summary));
-        meta.insert("ranks_without_global_metadata", qint64(withoutMetadata));
-        QJsonArray warnings;
-        if (timed == 0 && nodes > 0)
-            warnings.append(QString("no durations: none of the %1 nodes states a duration (only "
-                                    "what it computes or moves: op counts, tensor and message "
-                                    "sizes), so the timeline has no length and steps, transfers "
-                                    "and what-ifs have no times")
-                                .arg(qint64(nodes)));
-        if (timed > 0 && untimedCollectives > 0)
-            warnings.append(QString("no durations for %1 collectives (%2 bytes in all): they "
-                                    "take no time on the timeline, and communication is not in "
-                                    "the steps' breakdown")
-                                .arg(qint64(untimedCollectives))
-                                .arg(qint64(untimedCollectiveBytes)));
-        if (withoutMetadata > 0)
-            warnings.append(QString("%1 of %2 rank files have no GlobalMetadata record (written "
-                                    "before Chakra had one); their first message is a node")
-                                .arg(qint64(withoutMetadata))
-                                .arg(qint64(files.size())));
-        if (missing > 0)
-            warnings.append(
-                QString("%1 dependencies name nodes that are not in the trace; no arrow is drawn")
-                    .arg(qint64(missing)));
-        if (cycleBreaks > 0)
-            warnings.append(QString("the dependencies form cycles: %1 nodes were placed after "
-                                    "only the dependencies placed before them (each cycle "
-                                    "broken at its first node in file order)")
-                                .arg(qint64(cycleBreaks)));
-        if (summary.unboundFlows > 0)
+        if (summary.unboundFlows > 0) {
+            QJsonArray warnings = meta.value("warnings").toArray();
             warnings.append(QString("%1 dependency arrows found no node slice to attach to")
                                 .arg(qint64(summary.unboundFlows)));
-        meta.insert("warnings", warnings);
+            meta.insert("warnings", warnings);
+        }
         ctx.metadataJson = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
     }
 };

@@ -223,6 +223,10 @@ bool Attribute::integer(int64_t& out) const {
         out = int32_t(bits);
         return true;
     }
+    if ((value == kUint32Val || value == kUint64Val) && bits <= uint64_t(INT64_MAX)) {
+        out = int64_t(bits);
+        return true;
+    }
     return false;
 }
 

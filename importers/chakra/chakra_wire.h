@@ -52,7 +52,8 @@ struct Attribute {
     uint64_t bits = 0;                // scalar members: the varint or the fixed-size bits
     std::string_view bytes;           // string_val, bytes_val
     std::string_view message;         // the whole attribute, re-read for list members
-    // The value's integer when it is an int32 or int64 member (comm_type).
+    // The value's integer when it is an int32, int64, uint32 or uint64 member (comm_type,
+    // comm_src) that fits.
     bool integer(int64_t& out) const;
 };
 

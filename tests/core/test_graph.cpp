@@ -11,10 +11,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
+#include <set>
 
 #include "core/graph/critical_path.h"
 #include "core/graph/step_graph.h"
 #include "core/graph/whatif.h"
+#include "core/trace/trace_args.h"
 #include "core/trace/trace_store.h"
 #include "core/workspace.h"
 #include "importers/import_service.h"
@@ -125,7 +127,8 @@ Run cli(const QStringList& args) {
 // traces, without GlobalMetadata): id (1), name (2), type (3: COMP 4, COMM_SEND 5, COMM_RECV 6,
 // COMM_COLL 7), data_deps (5, packed), duration_micros (7).
 std::string chakraNode(uint64_t id, const std::string& name, uint64_t type,
-                       const std::vector<uint64_t>& deps, uint64_t micros) {
+                       const std::vector<uint64_t>& deps, uint64_t micros,
+                       const std::string& attrs = {}) {
     const auto varint = [](std::string& out, uint64_t v) {
         for (; v >= 0x80; v >>= 7) out.push_back(char(v | 0x80));
         out.push_back(char(v));
@@ -146,9 +149,23 @@ std::string chakraNode(uint64_t id, const std::string& name, uint64_t type,
     }
     varint(node, 7 << 3);
     varint(node, micros);
+    node += attrs;
     std::string framed;
     varint(framed, node.size());
     return framed + node;
+}
+
+// A Chakra attribute (node field 10) with an int32 value (AttributeProto field 7).
+std::string chakraIntAttr(const std::string& name, uint64_t value) {
+    std::string attr, framed;
+    attr += char(1 << 3 | 2);
+    attr += char(name.size());
+    attr += name;
+    attr += char(7 << 3);
+    attr += char(value);
+    framed += char(10 << 3 | 2);
+    framed += char(attr.size());
+    return framed + attr;
 }
 
 size_t kindIndexOf(const char* kind) {
@@ -174,6 +191,17 @@ class TestGraph : public QObject {
         std::ofstream(path) << json;
         Progress progress;
         return importFiles(*ws_, ImportRequest{{path}, {}, {}}, progress).at(0).id;
+    }
+
+    // Writes `stem`.<r>.et for each rank's nodes and imports the set (from its rank-0 file).
+    int64_t importRanks(const QString& stem, const std::vector<std::string>& ranks) {
+        for (size_t r = 0; r < ranks.size(); ++r)
+            std::ofstream(dir_.filePath(QString("%1.%2.et").arg(stem).arg(r)).toStdString(),
+                          std::ios::binary)
+                << ranks[r];
+        Progress progress;
+        const std::string first = dir_.filePath(stem + ".0.et").toStdString();
+        return importFiles(*ws_, ImportRequest{{first}, {}, {}}, progress).at(0).id;
     }
 
   private slots:
@@ -417,16 +445,7 @@ class TestGraph : public QObject {
         rank += chakraNode(5, "ar", 7, {2}, 5);
         rank += chakraNode(6, "upd", 4, {5, 4}, 8);
         rank += chakraNode(7, "bg", 4, {1}, 15);  // [10, 25), beside mm; nothing waits for it
-        for (int r = 0; r < 2; ++r)
-            std::ofstream(dir_.filePath(QString("dp.%1.et").arg(r)).toStdString(), std::ios::binary)
-                << rank;
-        Progress progress;
-        const int64_t id =
-            importFiles(*ws_, ImportRequest{{dir_.filePath("dp.0.et").toStdString()}, {}, {}},
-                        progress)
-                .at(0)
-                .id;
-        const trace::TraceStore store(*ws_, id);
+        const trace::TraceStore store(*ws_, importRanks("dp", {rank, rank}));
         const WhatifResult unchanged = whatif(store, Edits{});
         QVERIFY2(unchanged.why.empty(), unchanged.why.c_str());
         QCOMPARE(unchanged.measuredMedian, us(43));
@@ -460,6 +479,53 @@ class TestGraph : public QObject {
         QCOMPARE(names, (std::vector<std::string>{"load", "mm", "ar", "upd"}));
         QCOMPARE(path.byKind[kindIndexOf("kernel")], us(38));
         QCOMPARE(path.byKind[kindIndexOf("collective")], us(5));
+    }
+
+    // Ranks meet across the graph as the import placed them: rank 0's all-reduce waits for
+    // rank 1's (fwd1 ends at 30 us), rank 1's receive for rank 0's send (at 35). The run ends with
+    // rank 1 at 44 us, its path crossing to rank 0 and back; fwd1 3x faster: 24 us (rank 1: ar at
+    // 10-15, the send at 15, recv to 18, tail1 to 24), collectives 2x: 40 us. Times worked out by
+    // hand from the nodes below.
+    void chakraRanksWaitForEachOther() {
+        const std::string rank0 =
+            chakraNode(1, "fwd0", 4, {}, 10) +
+            chakraNode(2, "ar", 7, {1}, 5, chakraIntAttr("comm_type", 0)) +
+            chakraNode(3, "send", 5, {2}, 2,
+                       chakraIntAttr("comm_dst", 1) + chakraIntAttr("comm_tag", 7)) +
+            chakraNode(4, "tail0", 4, {3}, 4);
+        const std::string rank1 =
+            chakraNode(1, "fwd1", 4, {}, 30) +
+            chakraNode(2, "ar", 7, {1}, 5, chakraIntAttr("comm_type", 0)) +
+            chakraNode(3, "recv", 6, {}, 3,
+                       chakraIntAttr("comm_src", 0) + chakraIntAttr("comm_tag", 7)) +
+            chakraNode(4, "tail1", 4, {3, 2}, 6);
+        const trace::TraceStore store(*ws_, importRanks("meet", {rank0, rank1}));
+        const WhatifResult unchanged = whatif(store, Edits{});
+        QVERIFY2(unchanged.why.empty(), unchanged.why.c_str());
+        QCOMPARE(unchanged.measuredMedian, us(44));
+        QCOMPARE(unchanged.simulatedMedian, us(44));
+        Edits faster;
+        faster.kernelSpeedups.push_back({"fwd1", 3.0});
+        QCOMPARE(whatif(store, faster).predictedMedian, us(24));
+        Edits comm;
+        comm.commSpeedup = 2;
+        QCOMPARE(whatif(store, comm).predictedMedian, us(40));
+
+        const CriticalPath path = criticalPathOf(store);
+        QVERIFY2(path.why.empty(), path.why.c_str());
+        QCOMPARE(path.steps.size(), size_t(1));
+        QCOMPARE(path.steps[0].duration, us(44));
+        std::vector<std::string> names;
+        std::vector<int> hosts;
+        for (const PathSegment& s : path.steps[0].segments) {
+            names.push_back(s.name);
+            hosts.push_back(s.host);
+        }
+        QCOMPARE(names, (std::vector<std::string>{"fwd1", "ar: waited for rank 1",
+                                                  "recv: waited for rank 0", "tail1"}));
+        QCOMPARE(hosts, (std::vector<int>{1, 0, 1, 1}));
+        QCOMPARE(path.byKind[kindIndexOf("kernel")], us(36));
+        QCOMPARE(path.byKind[kindIndexOf("collective")], us(8));
     }
 
     // The 64 ranks of astra-sim's data-parallel ResNet-50 (ASAP-scheduled at import): unchanged
@@ -526,6 +592,65 @@ class TestGraph : public QObject {
         // The change mattered: the after differs from the before by more than the tolerance.
         QVERIFY(std::abs(after - expected.value("before_step_ns").toDouble()) / after > 0.02 ||
                 change == "launch-overhead=1000");
+    }
+
+    // Generated multi-rank Chakra traces (tests/tools/gen_chakra_ranks.py: 2-6 ranks, collectives
+    // of all ranks and of a process group, ring sends and receives) against the generator's own
+    // schedule, a memoised recursion written apart from the importer's: every node's span as
+    // the import placed it, unchanged re-simulation, and a kernel edit's prediction.
+    void generatedChakraRanksMeet_data() {
+        QTest::addColumn<int>("seed");
+        for (int seed : {3, 5, 6, 9})
+            QTest::newRow(qPrintable(QString("seed %1").arg(seed))) << seed;
+    }
+    void generatedChakraRanksMeet() {
+        QFETCH(int, seed);
+        const QString stem = dir_.filePath(QString("ranks-%1").arg(seed));
+        QProcess gen;
+        gen.start("python3", {STALLSCOPE_GEN_CHAKRA, stem, "--seed", QString::number(seed)});
+        QVERIFY(gen.waitForFinished(120000));
+        QCOMPARE(gen.exitCode(), 0);
+        QFile expectedFile(stem + ".expected.json");
+        QVERIFY(expectedFile.open(QIODevice::ReadOnly));
+        const QJsonObject expected = QJsonDocument::fromJson(expectedFile.readAll()).object();
+        Progress progress;
+        const int64_t id =
+            importFiles(*ws_, ImportRequest{{(stem + ".0.et").toStdString()}, {}, {}}, progress)
+                .at(0)
+                .id;
+        const trace::TraceStore store(*ws_, id);
+        const trace::TraceArgs args(store);
+        std::set<std::vector<int64_t>> placed, want;
+        for (const trace::TrackRow& track : store.tracks()) {
+            if (track.kind != trace::TrackKind::Thread) continue;
+            store.forEachChunk(track.id, [&](const std::vector<trace::SliceItem>& chunk) {
+                for (const trace::SliceItem& s : chunk)
+                    placed.insert({std::stoll(track.tid), args.integer(s.args, "id").value_or(-1),
+                                   s.start, s.dur});
+            });
+        }
+        for (const QJsonValue span : expected.value("spans").toArray()) {
+            std::vector<int64_t> row;
+            for (const QJsonValue v : span.toArray()) row.push_back(v.toInteger());
+            want.insert(row);
+        }
+        QCOMPARE(placed.size(), want.size());
+        QVERIFY(placed == want);
+
+        const int64_t before = expected.value("before_ns").toInteger();
+        const WhatifResult unchanged = whatif(store, Edits{});
+        QVERIFY2(unchanged.why.empty(), unchanged.why.c_str());
+        QCOMPARE(unchanged.measuredMedian, before);
+        QCOMPARE(unchanged.simulatedMedian, before);
+        Edits faster;
+        faster.kernelSpeedups.push_back({"c1_*", 2.0});
+        const double after = expected.value("after_ns").toDouble();
+        const int64_t predicted = whatif(store, faster).predictedMedian;
+        // Within a nanosecond a node (a sped-up length rounds to whole ns).
+        QVERIFY2(std::abs(double(predicted) - after) <= double(want.size()),
+                 qPrintable(QString("predicted %1 ns, the generator's %2 ns")
+                                .arg(predicted)
+                                .arg(after, 0, 'f', 1)));
     }
 
     void commandLineKeysAreTheContract() {

@@ -61,6 +61,18 @@ std::string chakraNodeOf(uint64_t id, const std::string& name, uint64_t type,
     if (durationMicros > 0) node += intField(7, durationMicros);
     return chakraFrame(node + attrs);
 }
+// The same with data dependencies (5, packed).
+std::string chakraNodeAfter(uint64_t id, const std::string& name, uint64_t type,
+                            const std::vector<uint64_t>& deps, uint64_t durationMicros,
+                            const std::string& attrs = {}) {
+    using namespace fixtures::wire;
+    std::string node = intField(1, id) + bytesField(2, name) + intField(3, type);
+    std::string packed;
+    for (uint64_t d : deps) varint(packed, d);
+    if (!packed.empty()) node += bytesField(5, packed);
+    if (durationMicros > 0) node += intField(7, durationMicros);
+    return chakraFrame(node + attrs);
+}
 #pragma GCC diagnostic ignored "-Wunused-function"
 
 QString samples() {
@@ -1209,6 +1221,83 @@ class TestTraceImporters : public QObject {
         QCOMPARE(nodes[1].start, int64_t(7000));  // after a, its control dependency
         QCOMPARE(nodes[1].dur, int64_t(5000));
         QCOMPARE(store.flows().size(), size_t(1));
+    }
+
+    // Ranks placed ASAP meet: a collective ends its duration after the last rank arrived, a
+    // receive after its send did (comm_src/comm_dst/comm_tag, the k-th of each). Rank 0: fwd0
+    // [0, 10), ar arrives at 10 and waits for rank 1's (fwd1 ends at 30): [10, 35); send [35, 37)
+    // to rank 1 with tag 7, tail0 [37, 41). Rank 1: the receive arrives at 0 and ends 3 us after
+    // the send arrived at 35: [0, 38); tail1 after it and ar: [38, 44). Checked against a Python
+    // schedule of the same files written apart (memoised arrival/finish recursion).
+    void chakraRanksMeetAtCollectivesAndReceives() {
+        const auto attr = [](const char* name, uint64_t v) { return chakraAttr(name, 7, v); };
+        const std::string rank0 =
+            chakraNodeAfter(1, "fwd0", 4, {}, 10) +
+            chakraNodeAfter(2, "ar", 7, {1}, 5, chakraAttr("comm_type", 9, 0)) +
+            chakraNodeAfter(3, "send", 5, {2}, 2, attr("comm_dst", 1) + attr("comm_tag", 7)) +
+            chakraNodeAfter(4, "tail0", 4, {3}, 4);
+        const std::string rank1 =
+            chakraNodeAfter(1, "fwd1", 4, {}, 30) +
+            chakraNodeAfter(2, "ar", 7, {1}, 5, chakraAttr("comm_type", 9, 0)) +
+            chakraNodeAfter(3, "recv", 6, {}, 3, attr("comm_src", 0) + attr("comm_tag", 7)) +
+            chakraNodeAfter(4, "tail1", 4, {3, 2}, 6);
+        write(path("meet.1.et"), QByteArray::fromStdString(rank1));
+        const Imported imp =
+            importOne(*ws_, write(path("meet.0.et"), QByteArray::fromStdString(rank0)));
+        const QJsonObject met = imp.meta.value("rendezvous").toObject();
+        QCOMPARE(met.value("collectives").toInt(), 1);
+        QCOMPARE(met.value("send_receive").toInt(), 1);
+        QCOMPARE(met.value("unmatched").toInt(), 0);
+        QCOMPARE(met.value("released_early").toInt(), 0);
+        TraceStore store(*ws_, imp.profile.id);
+        const auto spans = [&](const char* rank) {
+            std::map<std::string, std::pair<int64_t, int64_t>> out;
+            for (const auto& n : allSlices(store, trackNamed(store, rank)->id))
+                out[store.text(n.name)] = {n.start / 1000, (n.start + n.dur) / 1000};
+            return out;
+        };
+        using Span = std::pair<int64_t, int64_t>;
+        const auto r0 = spans("rank 0"), r1 = spans("rank 1");
+        QCOMPARE(r0.at("ar"), Span(10, 35));
+        QCOMPARE(r0.at("send"), Span(35, 37));
+        QCOMPARE(r0.at("tail0"), Span(37, 41));
+        QCOMPARE(r1.at("ar"), Span(30, 35));
+        QCOMPARE(r1.at("recv"), Span(0, 38));
+        QCOMPARE(r1.at("tail1"), Span(38, 44));
+
+        // Each rank's receive waits for a send the other makes after its own receive: neither can
+        // arrive, so the first receive waited at goes alone (said), and the other then meets its
+        // send. A send to a rank the trace does not have meets no one (said).
+        const auto crossed = [&](uint64_t peer) {
+            return chakraNodeAfter(1, "recv", 6, {}, 1, attr("comm_src", peer)) +
+                   chakraNodeAfter(2, "send", 5, {1}, 1, attr("comm_dst", peer));
+        };
+        write(path("cross.1.et"), QByteArray::fromStdString(crossed(0)));
+        const Imported cross = importOne(
+            *ws_,
+            write(path("cross.0.et"),
+                  QByteArray::fromStdString(
+                      crossed(1) + chakraNodeAfter(3, "lost", 5, {2}, 1, attr("comm_dst", 5)))));
+        const QJsonObject crossMet = cross.meta.value("rendezvous").toObject();
+        QCOMPARE(crossMet.value("send_receive").toInt(), 2);
+        QCOMPARE(crossMet.value("released_early").toInt(), 1);
+        QCOMPARE(crossMet.value("unmatched").toInt(), 1);
+        const QJsonArray warnings = cross.meta.value("warnings").toArray();
+        const auto says = [&](const char* text) {
+            return std::any_of(warnings.begin(), warnings.end(),
+                               [&](const QJsonValue& w) { return w.toString().contains(text); });
+        };
+        QVERIFY(says("1 collectives or send/receive pairs went before all their ranks arrived"));
+        QVERIFY(says("1 collectives, sends or receives meet no other rank"));
+        TraceStore crossStore(*ws_, cross.profile.id);
+        std::vector<int64_t> ends;
+        for (const char* rank : {"rank 0", "rank 1"})
+            for (const auto& n : allSlices(crossStore, trackNamed(crossStore, rank)->id))
+                if (crossStore.text(n.name) == "send") ends.push_back((n.start + n.dur) / 1000);
+        std::sort(ends.begin(), ends.end());
+        // The receive released alone ends at 1, its rank sends [1, 2); the other's receive
+        // ends 1 us after that send arrived (2), then its send [2, 3).
+        QCOMPARE(ends, (std::vector<int64_t>{2, 3}));
     }
 
     // Dependency cycles (a public PyTorch Chakra trace has 941 nodes on them: an op and its
