@@ -86,6 +86,7 @@ Graph KinetoBuilder::build() {
         if (g_.lanes[l].device) setLatencies(l);
     }
     addSyncWaits();
+    addQueueWaits();
     linkHandoffs();
     matchCollectives();
     findSteps();

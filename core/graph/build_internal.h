@@ -65,6 +65,7 @@ class KinetoBuilder {
     int64_t correlationOf(uint64_t args) const;
     // build_waits.cpp
     void addSyncWaits();
+    void addQueueWaits();
     void linkHandoffs();
     void matchCollectives();
     void findSteps();

@@ -80,6 +80,71 @@ void KinetoBuilder::addSyncWaits() {
     }
 }
 
+// A launch held far longer than launches take, returning just after work pending on its stream
+// ended, waited for a full launch queue (CUDA holds about a thousand pending launches; a
+// device-bound loop without syncs fills it): it then waits for that activity as a sync does
+// (own: a typical launch; return: as measured), so faster device work frees the host. Unchanged,
+// its end is reproduced. Only launches longer than kBlockedLaunchFactor typical ones and at
+// least kSyncReturnNs longer, made while kMinQueued or more activities of the stream were
+// launched and not done, count: a launch held by anything else (a module loading, a pageable
+// copy) keeps its time.
+void KinetoBuilder::addQueueWaits() {
+    constexpr int64_t kBlockedLaunchFactor = 3;
+    constexpr int kMinQueued = 8;
+    // Whether kMinQueued activities of `lane` were launched before `t` and had not ended by then.
+    const auto queuedAt = [this](uint32_t lane, int64_t t) {
+        const auto begin = g_.nodes.begin() + g_.laneBegin[lane];
+        const auto end = g_.nodes.begin() + g_.laneBegin[lane + 1];
+        auto it =
+            std::upper_bound(begin, end, t, [](int64_t x, const Node& n) { return x < n.end; });
+        int queued = 0;
+        for (int looked = 0; it != end && looked < 4 * kMinQueued && queued < kMinQueued;
+             ++it, ++looked)
+            if (it->trigger != kNone && g_.nodes[it->trigger].start < t) ++queued;
+        return queued >= kMinQueued;
+    };
+    struct Launch {
+        uint32_t call;   // its host node
+        uint32_t after;  // the activity it returned after, kNone when not blocked
+    };
+    std::vector<Launch> launches;
+    std::vector<int64_t> freeLengths;
+    for (uint32_t i = 0; i < g_.nodes.size(); ++i) {
+        const Node& activity = g_.nodes[i];
+        if (!g_.lanes[activity.lane].device || activity.trigger == kNone || isAnchored(i)) continue;
+        const uint32_t c = activity.trigger;
+        const Node& call = g_.nodes[c];
+        if (call.kind != NodeKind::Launch || call.waitsCount > 0) continue;
+        // The last activity of the launched stream that ended by the call's return.
+        const uint32_t begin = g_.laneBegin[activity.lane], end = g_.laneBegin[activity.lane + 1];
+        auto it = std::upper_bound(g_.nodes.begin() + begin, g_.nodes.begin() + end,
+                                   call.end + kClockSlackNs,
+                                   [](int64_t t, const Node& n) { return t < n.end; });
+        uint32_t after = kNone;
+        if (it != g_.nodes.begin() + begin) {
+            const Node& last = *(it - 1);
+            if (last.end > call.start && call.end - last.end <= kSyncReturnNs &&
+                queuedAt(activity.lane, call.start))
+                after = uint32_t(it - 1 - g_.nodes.begin());
+        }
+        launches.push_back({c, after});
+        if (after == kNone) freeLengths.push_back(call.end - call.start);
+    }
+    const int64_t typical = medianOf(std::move(freeLengths), 5000);
+    for (const Launch& l : launches) {
+        Node& call = g_.nodes[l.call];
+        const int64_t length = call.end - call.start;
+        if (l.after == kNone || call.waitsCount > 0 || length < kBlockedLaunchFactor * typical ||
+            length < typical + kSyncReturnNs)
+            continue;
+        call.waitsBegin = uint32_t(g_.waits.size());
+        call.waitsCount = 1;
+        g_.waits.push_back(l.after);
+        call.own = typical;
+        call.returnNs = call.end - g_.nodes[l.after].end;
+    }
+}
+
 // Host threads handing work to each other: a thread idle (no op or call over it) for at least
 // kHandoffMinGapNs that resumes within kHandoffWindowNs after another thread of its host went
 // idle, while that one stays idle at least kHandoffMinGapNs longer, was woken by it (PyTorch's

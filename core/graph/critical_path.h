@@ -43,7 +43,8 @@ struct StepPath {
 };
 
 struct CriticalPath {
-    static constexpr int kVersion = 2;
+    // 3: Chakra ranks meet across the graph; launches blocked by a full queue wait for it.
+    static constexpr int kVersion = 3;
     std::vector<StepPath> steps;
     std::array<int64_t, kPathKinds.size()> byKind{};
     std::string why;   // when there is no graph ("no correlation ids: ...")

@@ -33,6 +33,7 @@ namespace stallscope {
 namespace {
 
 using chakra_schedule::NodeRecord;
+using chakra_schedule::Position;
 using chakra_wire::appendAttributeJson;
 using json::appendString;
 using trace::FlowBinding;
@@ -125,20 +126,20 @@ class FrameReader {
 // then, a hash map otherwise.
 class NodeIndex {
   public:
-    static constexpr size_t kNone = chakra_schedule::kMissingNode;
-    explicit NodeIndex(const std::vector<NodeRecord>& nodes) {
+    static constexpr Position kNone = chakra_schedule::kMissingNode;
+    explicit NodeIndex(const std::vector<uint64_t>& ids) {
         uint64_t maxId = 0;
-        for (const NodeRecord& r : nodes) maxId = std::max(maxId, r.id);
-        dense_ = maxId < 4 * uint64_t(nodes.size()) + 1024;
+        for (uint64_t id : ids) maxId = std::max(maxId, id);
+        dense_ = maxId < 4 * uint64_t(ids.size()) + 1024;
         if (dense_) positions_.assign(size_t(maxId) + 1, kNone);
-        for (size_t i = 0; i < nodes.size(); ++i) {
+        for (size_t i = 0; i < ids.size(); ++i) {
             if (!dense_)
-                sparse_.emplace(nodes[i].id, i);
-            else if (positions_[size_t(nodes[i].id)] == kNone)
-                positions_[size_t(nodes[i].id)] = i;
+                sparse_.emplace(ids[i], Position(i));
+            else if (positions_[size_t(ids[i])] == kNone)
+                positions_[size_t(ids[i])] = Position(i);
         }
     }
-    size_t find(uint64_t id) const {
+    Position find(uint64_t id) const {
         if (dense_) return id < positions_.size() ? positions_[size_t(id)] : kNone;
         const auto it = sparse_.find(id);
         return it == sparse_.end() ? kNone : it->second;
@@ -146,8 +147,8 @@ class NodeIndex {
 
   private:
     bool dense_ = false;
-    std::vector<size_t> positions_;
-    std::unordered_map<uint64_t, size_t> sparse_;
+    std::vector<Position> positions_;
+    std::unordered_map<uint64_t, Position> sparse_;
 };
 
 struct RankResult {
@@ -292,11 +293,12 @@ QJsonObject collectiveJson(const chakra_wire::Node& node, int rank, const std::s
 // A rank's nodes as read, with their dependency ids as one flat list.
 struct RankNodes {
     std::vector<NodeRecord> nodes;
+    std::vector<uint64_t> ids;  // each node's, until its dependencies are resolved
     std::vector<uint64_t> depIds;
     bool anyStart = false;  // whether any node has a start time
     // Its collectives, sends and receives in file order, and where each is in `nodes`.
     std::vector<trace::CommNode> comms;
-    std::vector<size_t> commPositions;
+    std::vector<Position> commPositions;
 };
 
 // What a collective, send or receive says about whom it meets.
@@ -326,8 +328,14 @@ trace::CommNode commNode(const chakra_wire::Node& node) {
 // Adds the node (read at `at`, its name and args stored in `writer`) to `rank`.
 void addNode(const chakra_wire::Node& node, const std::string& typeName, const std::string& args,
              TraceWriter& writer, const std::string& path, uint64_t at, RankNodes& rank) {
+    // Positions are 32-bit: a rank of 2^32 nodes or dependencies (over 8 GB of file) is refused.
+    if (rank.nodes.size() >= chakra_schedule::kMissingNode ||
+        rank.depIds.size() + node.dataDeps.size() + node.ctrlDeps.size() >=
+            chakra_schedule::kMissingNode)
+        throw InputError(atOffset(path, static_cast<long long>(at),
+                                  "Chakra ET: more than 4,294,967,294 nodes or dependencies in "
+                                  "one rank"));
     NodeRecord r;
-    r.id = node.id;
     r.name = writer.intern(node.name.empty() ? std::string_view(typeName) : node.name);
     r.args = writer.addArgs(args);
     // Microseconds to ns within int64 (±292 years): a larger time is no time a trace holds.
@@ -340,12 +348,13 @@ void addNode(const chakra_wire::Node& node, const std::string& typeName, const s
     r.dur = int64_t(node.durationMicros) * 1000;
     rank.anyStart = rank.anyStart || node.startMicros != 0;
     std::vector<uint64_t>& depIds = rank.depIds;
-    r.firstDep = depIds.size();
+    r.firstDep = uint32_t(depIds.size());
     depIds.insert(depIds.end(), node.dataDeps.begin(), node.dataDeps.end());
     r.dataDeps = uint32_t(depIds.size() - r.firstDep);
     depIds.insert(depIds.end(), node.ctrlDeps.begin(), node.ctrlDeps.end());
     r.deps = uint32_t(depIds.size() - r.firstDep);
     rank.nodes.push_back(r);
+    rank.ids.push_back(node.id);
 }
 
 // Reads the rank's Nodes, `frame` the first of them when firstIsNode; counts them by type and
@@ -384,7 +393,7 @@ RankNodes readNodes(FrameReader& frames, std::string_view frame, bool firstIsNod
         if (collective || node.type == chakra::COMM_SEND_NODE ||
             node.type == chakra::COMM_RECV_NODE) {
             read.comms.push_back(commNode(node));
-            read.commPositions.push_back(read.nodes.size());
+            read.commPositions.push_back(Position(read.nodes.size()));
         }
         addNode(node, typeName, args, writer, in.path(), at, read);
         if (progress && (read.nodes.size() & 0xffff) == 0)
@@ -398,19 +407,19 @@ RankNodes readNodes(FrameReader& frames, std::string_view frame, bool firstIsNod
 struct RankRead {
     RankResult result;
     RankNodes read;
-    std::vector<size_t> depPositions;  // of each dependency id, NodeIndex::kNone when missing
+    std::vector<Position> depPositions;  // of each dependency id, NodeIndex::kNone when missing
 };
 
 // The nodes as slices on `track`, their dependencies as flows; counts the dependencies found
 // and missing in `result`.
-void writeNodes(const std::vector<NodeRecord>& nodes, const std::vector<size_t>& depPositions,
+void writeNodes(const std::vector<NodeRecord>& nodes, const std::vector<Position>& depPositions,
                 TraceWriter& writer, uint32_t track, RankResult& result) {
     for (const NodeRecord& r : nodes) writer.addSlice(track, r.start, r.dur, r.name, r.args);
     const uint32_t dataName = writer.intern("data dependency");
     const uint32_t ctrlName = writer.intern("control dependency");
     for (const NodeRecord& r : nodes) {
         for (uint32_t k = 0; k < r.deps; ++k) {
-            const size_t d = depPositions[r.firstDep + k];
+            const Position d = depPositions[r.firstDep + k];
             if (d == NodeIndex::kNone) {
                 ++result.missingDependencies;
                 continue;
@@ -441,7 +450,8 @@ RankRead readRank(InputFile& in, TraceWriter& writer, Progress* progress, int ra
     const std::vector<NodeRecord>& nodes = out.read.nodes;
     result.nodes = nodes.size();
     for (const NodeRecord& r : nodes) result.timedNodes += r.dur > 0 ? 1 : 0;
-    const NodeIndex index(nodes);
+    const NodeIndex index(out.read.ids);
+    releaseMemory(out.read.ids);
     const std::vector<uint64_t>& depIds = out.read.depIds;
     out.depPositions.resize(depIds.size());
     for (size_t k = 0; k < depIds.size(); ++k) out.depPositions[k] = index.find(depIds[k]);

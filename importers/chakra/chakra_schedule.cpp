@@ -10,12 +10,12 @@ namespace {
 // dependencies each node waits for.
 struct Dependents {
     std::vector<int> pending;
-    std::vector<size_t> begin;  // node i's dependents: list[begin[i]] to list[begin[i + 1]]
-    std::vector<size_t> list;
+    std::vector<Position> begin;  // node i's dependents: list[begin[i]] to list[begin[i + 1]]
+    std::vector<Position> list;
 };
 
 Dependents dependentsOf(const std::vector<NodeRecord>& nodes,
-                        const std::vector<size_t>& depPositions) {
+                        const std::vector<Position>& depPositions) {
     Dependents out;
     out.pending.assign(nodes.size(), 0);
     out.begin.assign(nodes.size() + 1, 0);
@@ -30,11 +30,11 @@ Dependents dependentsOf(const std::vector<NodeRecord>& nodes,
     }
     for (size_t i = 0; i < nodes.size(); ++i) out.begin[i + 1] += out.begin[i];
     out.list.resize(out.begin.back());
-    std::vector<size_t> fill(out.begin.begin(), out.begin.end() - 1);
+    std::vector<Position> fill(out.begin.begin(), out.begin.end() - 1);
     for (size_t i = 0; i < nodes.size(); ++i)
         for (uint32_t k = 0; k < nodes[i].deps; ++k) {
             const size_t d = depPositions[nodes[i].firstDep + k];
-            if (d != kMissingNode && d != i) out.list[fill[d]++] = i;
+            if (d != kMissingNode && d != i) out.list[fill[d]++] = Position(i);
         }
     return out;
 }

@@ -9,26 +9,29 @@
 
 namespace stallscope::chakra_schedule {
 
+// A node as the schedule and the writer need it (its id is only needed to resolve dependencies).
 struct NodeRecord {
-    uint64_t id;
     uint32_t name;
+    uint32_t dataDeps;  // how many of its dependencies are data dependencies (the first ones)
     uint64_t args;
-    int64_t start;    // ns; -1 until scheduled
-    int64_t dur;      // ns
-    size_t firstDep;  // into the rank's flat list of dependency ids: data then control
-    uint32_t dataDeps, deps;
+    int64_t start;      // ns
+    int64_t dur;        // ns
+    uint32_t firstDep;  // into the rank's flat list of dependency ids: data then control
+    uint32_t deps;
 };
 
-// A dependency naming no node of its rank.
-constexpr size_t kMissingNode = SIZE_MAX;
+// A node's place in its rank, and a dependency naming no node of its rank. A rank holds fewer
+// than 2^32 - 1 nodes and dependencies (the importer refuses more).
+using Position = uint32_t;
+constexpr Position kMissingNode = UINT32_MAX;
 
 // One rank to place: its nodes (their starts and durations are set), the position of each
 // dependency id in `nodes` (kMissingNode when missing), and of each communication node that
 // matchRendezvous was given.
 struct RankSchedule {
     std::vector<NodeRecord>* nodes = nullptr;
-    const std::vector<size_t>* depPositions = nullptr;
-    const std::vector<size_t>* commPositions = nullptr;
+    const std::vector<Position>* depPositions = nullptr;
+    const std::vector<Position>* commPositions = nullptr;
     uint64_t cycleBreaks = 0;  // set: nodes of a dependency cycle started early
 };
 

@@ -19,8 +19,12 @@ Changes (--change): kernel-speedup GLOB=F (those kernels F times faster), no-inp
 DataLoader takes nothing), comm-speedup F (transfers F times faster), launch-overhead N (CUDA
 graphs: each launch costs N, the host work between a thread's launches goes, the stream's gap
 is at most N), rank-like-median (the slow rank's compute runs at the others' speed).
+--queue N: the launch queue holds N launches: a launch returns no earlier than `unblock` ns after
+the activity launched N launches before it on the stream ended (CUDA blocks a full queue so).
+--host-scale S: the host's Python per op scaled by S (0.3: device-bound) instead of a draw.
 
 usage: gen_whatif_pair.py OUT_DIR --change CHANGE [--ranks R] [--steps S] [--seed N]
+                         [--queue N] [--host-scale S]
 Writes OUT_DIR/before[/rank-R].pt.trace.json, OUT_DIR/after[...] and OUT_DIR/expected.json:
 {"before_step_ns","after_step_ns","before_steps":[...],"after_steps":[...],"whatif_args":[...]}
 (a run's step is its slowest rank's; medians are nearest-rank).
@@ -43,8 +47,8 @@ def nearest_rank_median(values):
 class Workload:
     """What every run of the scenario shares, drawn once from the seed."""
 
-    def __init__(self, rng, ranks, steps):
-        self.ranks, self.steps = ranks, steps
+    def __init__(self, rng, ranks, steps, queue=None, host_scale_override=None):
+        self.ranks, self.steps, self.queue = ranks, steps, queue
         self.lat = rng.randint(3_000, 8_000)        # launch -> kernel start on an idle stream
         self.gap = rng.randint(800, 2_000)          # between kernels on a busy stream
         self.wake = rng.randint(40_000, 120_000)    # a sleeping thread woken by another
@@ -56,6 +60,8 @@ class Workload:
 
         # Device-bound, balanced or host-bound: the host's Python per op scaled against kernels.
         host_scale = rng.choice([0.3, 1.0, 6.0, 20.0])
+        if host_scale_override is not None:
+            host_scale = host_scale_override
 
         def ops(n, python_lo, python_hi):
             return [{"kernel": rng.choice(KERNELS), "dur": rng.randint(60_000, 900_000),
@@ -68,6 +74,8 @@ class Workload:
         # Rank 0 is the slow one (its compute 1.2-1.5x), others jitter by up to 2 %.
         self.speed = [rng.uniform(1.2, 1.5) if r == 0 and ranks > 2 else rng.uniform(1.0, 1.02)
                       for r in range(ranks)]
+        # Drawn last: the draws above stay those of every seed before --queue existed.
+        self.unblock = rng.randint(1_000, 3_000)  # a blocked launch returning after a slot frees
 
 
 class Change:
@@ -105,6 +113,15 @@ class Rank:
         self.noise = random.Random(1000 + r)
         self.events = []
         self.graph = change is not None and change.launch_ns is not None
+        self.ends = []  # the stream's activities' ends, in launch order
+
+    def call_length(self, t, call):
+        """A launch call at t: `call` long, unless the queue is full: then it returns `unblock`
+        after the activity launched `queue` launches before it ended."""
+        q = self.w.queue
+        if q and len(self.ends) >= q:
+            return max(call, self.ends[-q] + self.w.unblock - t)
+        return call
 
     def x(self, name, cat, ts, dur, tid, args=None, pid=None):
         e = {"ph": "X", "cat": cat, "name": name, "pid": 100 + self.r if pid is None else pid,
@@ -132,7 +149,7 @@ class Rank:
 
     def launch_on_stream(self, t, name, dur, cat="kernel"):
         self.corr += 1
-        call = self.change.launch_ns if self.graph else self.w.launch
+        call = self.call_length(t, self.change.launch_ns if self.graph else self.w.launch)
         self.x("cudaLaunchKernel" if cat == "kernel" else "cudaMemcpyAsync", "cuda_runtime", t,
                call, 1, {"correlation": self.corr})
         lat, gap = self.jitter()
@@ -142,6 +159,7 @@ class Rank:
         self.x(name, cat, start, dur, 7, {"correlation": self.corr, "device": 0, "stream": 7},
                pid=0)
         self.stream = start + dur
+        self.ends.append(self.stream)
         return t + call, start
 
     def run_ops(self, t, ops, tid_name, first_stretch):
@@ -174,7 +192,7 @@ class Rank:
             begin = a
             a += self.host_ns(op["python"], i == 0)
             self.corr += 1
-            call = self.change.launch_ns if self.graph else self.w.launch
+            call = self.call_length(a, self.change.launch_ns if self.graph else self.w.launch)
             self.x("cudaLaunchKernel", "cuda_runtime", a, call, 2, {"correlation": self.corr})
             lat, gap = self.jitter()
             gap = min(gap, self.change.launch_ns) if self.graph else gap
@@ -183,6 +201,7 @@ class Rank:
             self.x(op["kernel"], "kernel", start, dur, 7,
                    {"correlation": self.corr, "device": 0, "stream": 7}, pid=0)
             self.stream = start + dur
+            self.ends.append(self.stream)
             a += call + self.host_ns(op["tail"], False)
             self.x("autograd::engine::evaluate_function: MmBackward0", "cpu_op", begin, a - begin, 2)
         return a
@@ -190,7 +209,7 @@ class Rank:
     def collective_start(self):
         a = self.autograd_before_collective
         self.corr += 1
-        call = self.change.launch_ns if self.graph else self.w.launch
+        call = self.call_length(a, self.change.launch_ns if self.graph else self.w.launch)
         self.x("cudaLaunchKernel", "cuda_runtime", a, call, 2, {"correlation": self.corr})
         lat, gap = self.jitter()
         gap = min(gap, self.change.launch_ns) if self.graph else gap
@@ -206,6 +225,7 @@ class Rank:
                    coll_end - self.coll_start, 7,
                    {"correlation": self.coll_corr, "device": 0, "stream": 7}, pid=0)
             self.stream = coll_end
+            self.ends.append(coll_end)
         else:
             self.autograd = self.autograd_before_collective
         t = self.autograd + w.wake  # backward() returns on the main thread
@@ -268,9 +288,11 @@ def main():
     ap.add_argument("--ranks", type=int, default=1)
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--queue", type=int, default=None)
+    ap.add_argument("--host-scale", type=float, default=None)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    w = Workload(random.Random(a.seed), a.ranks, a.steps)
+    w = Workload(random.Random(a.seed), a.ranks, a.steps, a.queue, a.host_scale)
     change = Change(a.change)
     before, before_steps = simulate(w, None)
     after, after_steps = simulate(w, change)
