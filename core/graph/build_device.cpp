@@ -35,8 +35,8 @@ void KinetoBuilder::readDeviceLane(const trace::TrackRow& track, std::vector<Act
     // Reserved exactly and filtered in place: a second list, each grown by doubling, was a
     // third of the critical path's peak.
     std::vector<Activity>& all = out;
-    all.reserve(all.size() + track.slices);
-    trace::steps::forEachChunk(store_, track.id, [&](const std::vector<trace::SliceItem>& chunk) {
+    if (!window_) all.reserve(all.size() + track.slices);
+    readTrack(track.id, [&](const std::vector<trace::SliceItem>& chunk) {
         for (const trace::SliceItem& s : chunk) {
             if (s.kind != trace::ItemKind::Slice || s.unended) continue;
             const uint8_t cls = deviceClassOf(s.name);
@@ -77,15 +77,16 @@ void KinetoBuilder::bindLaunches(std::vector<std::vector<Activity>>& lanes) {
     // Streamed a chunk at a time: the store's cache of every flow (56 bytes each, 3.3 M at 10^7
     // slices) would stay with the store through the simulation.
     std::vector<std::tuple<int64_t, int64_t, uint32_t>> flowTo;
-    store_.forEachFlow([&](const trace::FlowRow& f) {
-        const auto from = callsByEnd_.find(f.fromTrack);
-        if (from == callsByEnd_.end()) return;
-        const auto& ends = from->second;
-        const auto call =
-            std::lower_bound(ends.begin(), ends.end(), std::pair<int64_t, uint32_t>(f.fromTs, 0));
-        if (call != ends.end() && call->first == f.fromTs)
-            flowTo.emplace_back(f.toTrack, f.toTs, call->second);
-    });
+    if (!window_)
+        store_.forEachFlow([&](const trace::FlowRow& f) {
+            const auto from = callsByEnd_.find(f.fromTrack);
+            if (from == callsByEnd_.end()) return;
+            const auto& ends = from->second;
+            const auto call = std::lower_bound(ends.begin(), ends.end(),
+                                               std::pair<int64_t, uint32_t>(f.fromTs, 0));
+            if (call != ends.end() && call->first == f.fromTs)
+                flowTo.emplace_back(f.toTrack, f.toTs, call->second);
+        });
     std::sort(flowTo.begin(), flowTo.end());
     std::unordered_map<int64_t, std::vector<Activity*>> byCorrelation;
     for (size_t l = 0; l < lanes.size(); ++l) {

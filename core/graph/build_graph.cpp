@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -36,8 +37,8 @@ const char* kindName(NodeKind kind) {
 
 namespace build {
 
-KinetoBuilder::KinetoBuilder(const trace::TraceStore& store)
-    : store_(store), args_(store), hosts_(store) {}
+KinetoBuilder::KinetoBuilder(const trace::TraceStore& store, std::optional<TimeWindow> window)
+    : store_(store), window_(window), args_(store), hosts_(store) {}
 
 Graph KinetoBuilder::build() {
     classifyTracks();
@@ -47,7 +48,7 @@ Graph KinetoBuilder::build() {
     uint64_t expected = 16;
     for (const trace::TrackRow* track : hostTracks_) expected += 2 * track->slices;
     for (const trace::TrackRow* track : deviceTracks_) expected += track->slices;
-    g_.nodes.reserve(size_t(expected));
+    if (!window_) g_.nodes.reserve(size_t(expected));
     for (const trace::TrackRow* track : hostTracks_) tileHostLane(*track);
     const size_t hostLanes = g_.lanes.size();
     std::vector<std::vector<Activity>> activities(deviceTracks_.size());
@@ -123,6 +124,16 @@ std::string graphSizeRefusal(const trace::TraceStore& store) {
                   "sets it)",
                   static_cast<unsigned long long>(slices), needed / 1e9, budget / 1e9);
     return text;
+}
+
+uint64_t windowSlices() {
+    constexpr uint64_t kMostSlices = 2'000'000;
+    return std::max<uint64_t>(
+        10'000, std::min(kMostSlices, uint64_t(graphMemoryBudget() / kGraphBytesPerSlice)));
+}
+
+Graph buildGraphInWindow(const trace::TraceStore& store, TimeWindow window) {
+    return build::KinetoBuilder(store, window).build();
 }
 
 Graph buildGraph(const trace::TraceStore& store) {

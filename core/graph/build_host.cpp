@@ -124,7 +124,7 @@ void KinetoBuilder::tileHostLane(const trace::TrackRow& track) {
     const uint32_t lane = uint32_t(g_.lanes.size());
     std::vector<std::pair<int64_t, int64_t>> spans;
     std::vector<std::pair<int64_t, uint32_t>>& callEnds = callsByEnd_[track.id];
-    trace::steps::forEachChunk(store_, track.id, [&](const std::vector<trace::SliceItem>& chunk) {
+    readTrack(track.id, [&](const std::vector<trace::SliceItem>& chunk) {
         for (const trace::SliceItem& s : chunk) {
             if (s.kind != trace::ItemKind::Slice || s.unended) continue;
             const int64_t end = s.preciseEnd().ns;

@@ -9,11 +9,13 @@
 //   build_chakra.cpp   Chakra node graphs (collectives matched as above)
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/graph/step_graph.h"
+#include "core/trace/steps/internal.h"
 #include "core/trace/trace_args.h"
 #include "core/trace/trace_store.h"
 #include "core/transfers/derive_common.h"
@@ -37,10 +39,22 @@ struct Activity {
 
 class KinetoBuilder {
   public:
-    explicit KinetoBuilder(const trace::TraceStore& store);
+    // window: only the slices overlapping it (a batch of steps of a trace too large for one
+    // graph); launches are then bound by correlation alone (the flows have no time index).
+    explicit KinetoBuilder(const trace::TraceStore& store,
+                           std::optional<TimeWindow> window = std::nullopt);
     Graph build();
 
   private:
+    // Level 0 of a track, a chunk at a time, or the slices overlapping the window at once.
+    template <class Fn>
+    void readTrack(int64_t track, Fn&& visit) const {
+        if (!window_)
+            trace::steps::forEachChunk(store_, track, visit);
+        else
+            visit(store_.slices(track, window_->from, window_->to, 0.0));
+    }
+
     // build_host.cpp
     void classifyTracks();
     void tileHostLane(const trace::TrackRow& track);
@@ -73,6 +87,7 @@ class KinetoBuilder {
     int hostOf(int64_t track) const { return hosts_.of(track) < 0 ? 0 : hosts_.of(track); }
 
     const trace::TraceStore& store_;
+    std::optional<TimeWindow> window_;
     trace::TraceArgs args_;
     transfers::detail::TrackHosts hosts_;
     Graph g_;

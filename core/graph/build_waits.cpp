@@ -333,12 +333,11 @@ std::vector<KinetoBuilder::Marker> KinetoBuilder::deviceStepMarkers() const {
             }
         }
         if (busiest == kNone || !hostsDone.insert(g_.lanes[busiest].host).second) continue;
-        trace::steps::forEachChunk(
-            store_, line.id, [&](const std::vector<trace::SliceItem>& chunk) {
-                for (const trace::SliceItem& s : chunk)
-                    if (s.kind == trace::ItemKind::Slice && s.depth == 0 && !s.unended)
-                        out.push_back({s.start, s.preciseEnd().ns, s.name, busiest});
-            });
+        readTrack(line.id, [&](const std::vector<trace::SliceItem>& chunk) {
+            for (const trace::SliceItem& s : chunk)
+                if (s.kind == trace::ItemKind::Slice && s.depth == 0 && !s.unended)
+                    out.push_back({s.start, s.preciseEnd().ns, s.name, busiest});
+        });
     }
     return out;
 }

@@ -4,9 +4,12 @@
 #include <QJsonDocument>
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/analysis/cache.h"
 #include "core/errors.h"
+#include "core/graph/simulate.h"
+#include "core/trace/dialect.h"
 #include "core/trace/step_registration.h"
 #include "core/trace/trace_format.h"
 #include "core/trace/trace_store.h"
@@ -174,12 +177,83 @@ CriticalPath criticalPath(const Graph& g, const trace::TraceStore& store,
     return out;
 }
 
+namespace {
+
+// A trace too large for one graph (graphSizeRefusal) is walked a batch of steps at a time: each
+// batch's graph holds the slices overlapping its steps and a tenth of a step around them (work
+// launched across the edge starts as measured), about windowSlices() of them, and each step's
+// path comes from the batch holding it whole. Its recommendations are not re-simulated: their
+// edits reach across the trace. Chrome-style traces with step markers only; others refuse.
+CriticalPath criticalPathByWindows(const trace::TraceStore& store, const std::string& refusal) {
+    CriticalPath out;
+    out.why = refusal;
+    const trace::EvidenceSet evidence = trace::evidenceOf(store);
+    if (!evidence.has(trace::Evidence::Durations) ||
+        !evidence.has(trace::Evidence::ChromeThreads) || evidence.has(trace::Evidence::XlaOpLines))
+        return out;
+    const auto analysed =
+        analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis());
+    if (!analysed || analysed->steps.size() < 2 || analysed->steps.front().markerTrack < 0)
+        return out;
+    std::vector<trace::Step> steps = analysed->steps;
+    std::sort(steps.begin(), steps.end(),
+              [](const trace::Step& a, const trace::Step& b) { return a.start < b.start; });
+    uint64_t slices = 0;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (const trace::TrackRow& t : store.tracks()) {
+        if (t.slices == 0) continue;
+        slices += t.slices;
+        first = std::min(first, t.start);
+        last = std::max(last, t.end);
+    }
+    const double perNs = double(slices) / double(std::max<int64_t>(1, last - first));
+    const double target = double(windowSlices());
+    out.why.clear();
+    size_t windows = 0, unbuilt = 0;
+    for (size_t i = 0; i < steps.size();) {
+        size_t j = i + 1;
+        double held = double(steps[i].duration()) * perNs;
+        while (j < steps.size() && held + double(steps[j].duration()) * perNs <= target)
+            held += double(steps[j++].duration()) * perNs;
+        std::set<std::string> names;
+        for (size_t k = i; k < j; ++k) names.insert(steps[k].name);
+        const TimeWindow window{steps[i].start - steps[i].duration() / 10,
+                                steps[j - 1].end + steps[j - 1].duration() / 10};
+        i = j;
+        ++windows;
+        const Graph g = buildGraphInWindow(store, window);
+        if (!g.why.empty()) {
+            ++unbuilt;
+            if (out.note.empty()) out.note = g.why;
+            continue;
+        }
+        const Simulator sim(g);
+        CriticalPath part = criticalPath(g, store, sim.run());
+        if (out.note.empty()) out.note = part.note;
+        for (StepPath& path : part.steps) {
+            if (!names.count(path.name)) continue;
+            for (const PathSegment& seg : path.segments) out.byKind[kindIndex(seg.kind)] += seg.dur;
+            out.steps.push_back(std::move(path));
+        }
+    }
+    const std::string walked =
+        "walked a batch of steps at a time (" + std::to_string(windows) + " windows of up to " +
+        std::to_string(windowSlices()) + " slices), as one graph is " + refusal +
+        "; recommendations are not re-simulated" +
+        (unbuilt > 0 ? "; " + std::to_string(unbuilt) + " windows had no graph" : "");
+    out.note = out.note.empty() ? walked : walked + "; " + out.note;
+    return out;
+}
+
+}  // namespace
+
 CriticalPath criticalPathOf(const trace::TraceStore& store) {
+    if (std::string refusal = graphSizeRefusal(store); !refusal.empty())
+        return criticalPathByWindows(store, refusal);
     // The step analysis (for its recommendations' savings) before the graph: derived beside the
     // graph, its own peak added to the graph's.
-    std::shared_ptr<const trace::StepAnalysis> steps;
-    if (graphSizeRefusal(store).empty())
-        steps = analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis());
+    const std::shared_ptr<const trace::StepAnalysis> steps =
+        analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis());
     const Graph g = buildGraph(store);
     if (!g.why.empty()) {
         CriticalPath none;

@@ -111,6 +111,17 @@ Graph buildGraph(const trace::TraceStore& store);
 // fit says so rather than exhaust the machine, as a window opening a 10^8-slice trace would
 // deriving it); empty when it fits.
 std::string graphSizeRefusal(const trace::TraceStore& store);
+// A span of a trace's time, ns.
+struct TimeWindow {
+    int64_t from = 0, to = 0;
+};
+// The graph of the slices of a Chrome-style trace (Kineto) overlapping `window`: its steps
+// inside it are as in the whole graph, those cut by its edges are not. Unlike buildGraph, no
+// size refusal: a window is what a trace too large for one graph is walked by.
+Graph buildGraphInWindow(const trace::TraceStore& store, TimeWindow window);
+// How many slices one window's graph may hold: the graph's memory budget (half the machine,
+// STALLSCOPE_GRAPH_MEMORY_MB) over its cost a slice, at most 2 M (about 430 MB).
+uint64_t windowSlices();
 // The graph of a Chakra execution trace with durations: each rank's nodes after their
 // dependencies (as their args list them), collectives matched across ranks.
 Graph buildChakraGraph(const trace::TraceStore& store);

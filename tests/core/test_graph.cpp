@@ -654,6 +654,45 @@ class TestGraph : public QObject {
                 change == "launch-overhead=1000");
     }
 
+    // A trace whose graph is over the memory budget is walked a batch of steps at a time: on a
+    // generated Kineto trace of 20 steps (tests/tools/gen_kineto_steps.py, 60,080 slices) with
+    // a 2 MB budget (7 windows of up to 10,000 slices), every step's path as one graph gives it.
+    void largeTracesAreWalkedByWindows() {
+        const QString json = dir_.filePath("k60k.json");
+        QProcess gen;
+        gen.start("python3", {STALLSCOPE_GEN_KINETO, json, "60000"});
+        QVERIFY(gen.waitForFinished(120000));
+        QCOMPARE(gen.exitCode(), 0);
+        Progress progress;
+        const int64_t id =
+            importFiles(*ws_, ImportRequest{{json.toStdString()}, {}, {}}, progress).at(0).id;
+        const trace::TraceStore store(*ws_, id);
+        const CriticalPath whole = criticalPathOf(store);
+        QVERIFY2(whole.why.empty(), whole.why.c_str());
+        QCOMPARE(whole.steps.size(), size_t(20));
+        qputenv("STALLSCOPE_GRAPH_MEMORY_MB", "2");
+        const CriticalPath windowed = criticalPathOf(store);
+        qunsetenv("STALLSCOPE_GRAPH_MEMORY_MB");
+        QVERIFY2(windowed.why.empty(), windowed.why.c_str());
+        QVERIFY2(windowed.note.starts_with("walked a batch of steps at a time (7 windows of up to "
+                                           "10000 slices)"),
+                 windowed.note.c_str());
+        QCOMPARE(windowed.steps.size(), whole.steps.size());
+        for (size_t k = 0; k < whole.steps.size(); ++k) {
+            const StepPath &a = whole.steps[k], &b = windowed.steps[k];
+            QCOMPARE(b.name, a.name);
+            QCOMPARE(b.duration, a.duration);
+            QCOMPARE(b.segments.size(), a.segments.size());
+            for (size_t i = 0; i < a.segments.size(); ++i) {
+                QCOMPARE(b.segments[i].name, a.segments[i].name);
+                QCOMPARE(b.segments[i].start, a.segments[i].start);
+                QCOMPARE(b.segments[i].dur, a.segments[i].dur);
+            }
+        }
+        QVERIFY(windowed.byKind == whole.byKind);
+        QVERIFY(windowed.savings.empty());
+    }
+
     // Generated multi-rank Chakra traces (tests/tools/gen_chakra_ranks.py: 2-6 ranks, collectives
     // of all ranks and of a process group, ring sends and receives) against the generator's own
     // schedule, a memoised recursion written apart from the importer's: every node's span as
