@@ -265,12 +265,14 @@ CriticalPath criticalPathByWindows(const trace::TraceStore& store, const std::st
         }
     }
     const std::string walked =
-        "walked a batch of steps at a time (" + std::to_string(windows) + " windows of up to " +
-        std::to_string(windowSlices()) + " slices), as one graph is " + refusal +
-        "; runs of one kind on one track are one segment (" + std::to_string(segments) +
-        " segments as " + std::to_string(segments - merged) +
+        "walked a batch of steps at a time (" + std::to_string(windows) +
+        (windows == 1 ? " window" : " windows") + " of up to " + std::to_string(windowSlices()) +
+        " slices); runs of one kind on one track are one "
+        "segment (" +
+        std::to_string(segments) + " segments as " + std::to_string(segments - merged) +
         "); recommendations are not re-simulated" +
-        (unbuilt > 0 ? "; " + std::to_string(unbuilt) + " windows had no graph" : "");
+        (unbuilt > 0 ? "; " + std::to_string(unbuilt) + " windows had no graph" : "") +
+        "; one graph is " + refusal;
     out.note = out.note.empty() ? walked : walked + "; " + out.note;
     return out;
 }

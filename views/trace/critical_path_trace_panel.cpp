@@ -206,9 +206,20 @@ void CriticalPathTracePanel::setPath(std::shared_ptr<const graph::CriticalPath> 
     QString text = tr("The chain of work that ends each step: %1 over %2 steps.")
                        .arg(largestKinds(path_->byKind, 4))
                        .arg(path_->steps.size());
-    if (!path_->note.empty())
-        text += ' ' + tr("Not in the graph: %1").arg(QString::fromStdString(path_->note));
+    // A long note (a trace walked by windows says how and why) keeps its first clause here and
+    // the whole in the tooltip: four wrapped lines left the what-if box no height at 1280x800.
+    const QString note = QString::fromStdString(path_->note);
+    constexpr qsizetype kNoteShown = 160;
+    qsizetype cut = note.size();
+    if (cut > kNoteShown) {
+        cut = note.indexOf(QLatin1String("; "));
+        if (cut < 0 || cut > kNoteShown) cut = kNoteShown;
+    }
+    if (!note.isEmpty())
+        text += ' ' + tr("Not in the graph: %1").arg(note.left(cut)) +
+                (cut < note.size() ? tr("; … (the rest in this text's tooltip)") : QString());
     summary_->setText(text);
+    summary_->setToolTip(note);
     for (const graph::StepPath& s : path_->steps)
         picker_->addItem(QStringLiteral("%1 · %2").arg(QString::fromStdString(s.name),
                                                        format::nanoseconds(double(s.duration))));
