@@ -15,6 +15,7 @@
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QThreadPool>
 #include <QTreeWidget>
 #include <QtTest>
 #include <fstream>
@@ -296,27 +297,32 @@ class TestCriticalPathView : public QObject {
     // what-if box no height at 1280x800).
     void aLongNoteKeepsToItsFirstClause() {
         const int64_t id = importTrace("windowed", syncedSteps(true));
+        // Set for the view's whole life: its workers read it (getenv beside unsetenv races).
         qputenv("STALLSCOPE_GRAPH_MEMORY_MB", "0.001");
-        TraceView view;
-        view.resize(1280, 800);
-        view.open(dir_.filePath("ws.sqlite").toStdString(), id);
-        auto* panel = view.panel<CriticalPathTracePanel>();
-        QTRY_VERIFY_WITH_TIMEOUT(panel->result() != nullptr, 30000);
+        [&] {
+            TraceView view;
+            view.resize(1280, 800);
+            view.open(dir_.filePath("ws.sqlite").toStdString(), id);
+            auto* panel = view.panel<CriticalPathTracePanel>();
+            QTRY_VERIFY_WITH_TIMEOUT(panel->result() != nullptr, 30000);
+            const std::string& note = panel->result()->note;
+            QVERIFY2(note.starts_with("walked a batch of steps at a time (1 window of up to 10000 "
+                                      "slices); runs of one kind on one track are one segment"),
+                     note.c_str());
+            QCOMPARE(panel->result()->steps.size(), size_t(3));
+            QLabel* summary = nullptr;
+            for (QLabel* label : view.findChildren<QLabel*>())
+                if (label->text().startsWith("The chain of work")) summary = label;
+            QVERIFY(summary);
+            QVERIFY2(
+                summary->text().endsWith("Not in the graph: walked a batch of steps at a time (1 "
+                                         "window of up to 10000 slices); … (the rest in this "
+                                         "text's tooltip)"),
+                qPrintable(summary->text()));
+            QCOMPARE(summary->toolTip(), QString::fromStdString(note));
+        }();
+        QThreadPool::globalInstance()->waitForDone();  // the view's jobs outlive it
         qunsetenv("STALLSCOPE_GRAPH_MEMORY_MB");
-        const std::string& note = panel->result()->note;
-        QVERIFY2(note.starts_with("walked a batch of steps at a time (1 window of up to 10000 "
-                                  "slices); runs of one kind on one track are one segment"),
-                 note.c_str());
-        QCOMPARE(panel->result()->steps.size(), size_t(3));
-        QLabel* summary = nullptr;
-        for (QLabel* label : view.findChildren<QLabel*>())
-            if (label->text().startsWith("The chain of work")) summary = label;
-        QVERIFY(summary);
-        QVERIFY2(summary->text().endsWith("Not in the graph: walked a batch of steps at a time (1 "
-                                          "window of up to 10000 slices); … (the rest in this "
-                                          "text's tooltip)"),
-                 qPrintable(summary->text()));
-        QCOMPARE(summary->toolTip(), QString::fromStdString(note));
     }
 
     void traceWithoutGraphSaysWhy() {
