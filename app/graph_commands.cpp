@@ -117,8 +117,12 @@ int runTraceWhatif(const cli::Options& o, Workspace& workspace, const ProfileInf
     const trace::TraceStore store(workspace, profile.id);
     graph::Graph g;
     std::vector<graph::Timed> predicted;
-    const graph::WhatifResult r = graph::whatif(store, edits, &g, &predicted);
-    if (const std::string out = o.value("--out"); !out.empty() && r.why.empty()) {
+    // Only --out needs the graph and its schedule: without it a trace too large for one graph
+    // is re-simulated a batch of steps at a time.
+    const std::string out = o.value("--out");
+    const graph::WhatifResult r =
+        out.empty() ? graph::whatif(store, edits) : graph::whatif(store, edits, &g, &predicted);
+    if (!out.empty() && r.why.empty()) {
         std::ofstream file(out, std::ios::binary);
         if (!file) throw InputError(out + ": cannot write");
         graph::writePredictedTrace(g, store, predicted, file);

@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/analysis/cache.h"
 #include "core/graph/build_internal.h"
 #include "core/trace/dialect.h"
+#include "core/trace/step_registration.h"
 
 namespace stallscope::graph {
 
@@ -134,6 +136,60 @@ uint64_t windowSlices() {
 
 Graph buildGraphInWindow(const trace::TraceStore& store, TimeWindow window) {
     return build::KinetoBuilder(store, window).build();
+}
+
+std::string StepWindows::describe() const {
+    std::string text = "(" + std::to_string(windows) + (windows == 1 ? " window" : " windows") +
+                       " of up to " + std::to_string(windowSlices()) + " slices";
+    if (unbuilt > 0) text += ", " + std::to_string(unbuilt) + " without a graph: " + unbuiltWhy;
+    return text + ")";
+}
+
+StepWindows forEachStepWindow(
+    const trace::TraceStore& store,
+    const std::function<void(const Graph&, const std::set<std::string>&)>& visit) {
+    StepWindows walked;
+    const trace::EvidenceSet evidence = trace::evidenceOf(store);
+    if (!evidence.has(trace::Evidence::Durations) ||
+        !evidence.has(trace::Evidence::ChromeThreads) || evidence.has(trace::Evidence::XlaOpLines))
+        return walked;
+    const auto analysed =
+        analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis());
+    if (!analysed || analysed->steps.size() < 2 || analysed->steps.front().markerTrack < 0)
+        return walked;
+    walked.walkable = true;
+    std::vector<trace::Step> steps = analysed->steps;
+    std::sort(steps.begin(), steps.end(),
+              [](const trace::Step& a, const trace::Step& b) { return a.start < b.start; });
+    uint64_t slices = 0;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (const trace::TrackRow& t : store.tracks()) {
+        if (t.slices == 0) continue;
+        slices += t.slices;
+        first = std::min(first, t.start);
+        last = std::max(last, t.end);
+    }
+    const double perNs = double(slices) / double(std::max<int64_t>(1, last - first));
+    const double target = double(windowSlices());
+    for (size_t i = 0; i < steps.size();) {
+        size_t j = i + 1;
+        double held = double(steps[i].duration()) * perNs;
+        while (j < steps.size() && held + double(steps[j].duration()) * perNs <= target)
+            held += double(steps[j++].duration()) * perNs;
+        std::set<std::string> names;
+        for (size_t k = i; k < j; ++k) names.insert(steps[k].name);
+        const TimeWindow window{steps[i].start - steps[i].duration() / 10,
+                                steps[j - 1].end + steps[j - 1].duration() / 10};
+        i = j;
+        ++walked.windows;
+        const Graph g = buildGraphInWindow(store, window);
+        if (g.why.empty()) {
+            visit(g, names);
+        } else if (walked.unbuilt++ == 0) {
+            walked.unbuiltWhy = g.why;
+        }
+    }
+    return walked;
 }
 
 Graph buildGraph(const trace::TraceStore& store) {

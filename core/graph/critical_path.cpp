@@ -205,75 +205,36 @@ size_t mergeRuns(StepPath& path) {
     return away;
 }
 
-// A trace too large for one graph (graphSizeRefusal) is walked a batch of steps at a time: each
-// batch's graph holds the slices overlapping its steps and a tenth of a step around them (work
-// launched across the edge starts as measured), about windowSlices() of them, and each step's
-// path comes from the batch holding it whole. Its recommendations are not re-simulated: their
-// edits reach across the trace. Chrome-style traces with step markers only; others refuse.
+// A trace too large for one graph (graphSizeRefusal) is walked a batch of steps at a time
+// (forEachStepWindow); each step's path comes from the batch holding it whole. Its
+// recommendations are not re-simulated: their edits reach across the trace.
 CriticalPath criticalPathByWindows(const trace::TraceStore& store, const std::string& refusal) {
     CriticalPath out;
-    out.why = refusal;
-    const trace::EvidenceSet evidence = trace::evidenceOf(store);
-    if (!evidence.has(trace::Evidence::Durations) ||
-        !evidence.has(trace::Evidence::ChromeThreads) || evidence.has(trace::Evidence::XlaOpLines))
+    size_t segments = 0, merged = 0;
+    const StepWindows walked =
+        forEachStepWindow(store, [&](const Graph& g, const std::set<std::string>& names) {
+            const Simulator sim(g);
+            CriticalPath part = criticalPath(g, store, sim.run());
+            if (out.note.empty()) out.note = part.note;
+            for (StepPath& path : part.steps) {
+                if (!names.count(path.name)) continue;
+                for (const PathSegment& seg : path.segments)
+                    out.byKind[kindIndex(seg.kind)] += seg.dur;
+                segments += path.segments.size();
+                merged += mergeRuns(path);
+                out.steps.push_back(std::move(path));
+            }
+        });
+    if (!walked.walkable) {
+        out.why = refusal;
         return out;
-    const auto analysed =
-        analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis());
-    if (!analysed || analysed->steps.size() < 2 || analysed->steps.front().markerTrack < 0)
-        return out;
-    std::vector<trace::Step> steps = analysed->steps;
-    std::sort(steps.begin(), steps.end(),
-              [](const trace::Step& a, const trace::Step& b) { return a.start < b.start; });
-    uint64_t slices = 0;
-    int64_t first = INT64_MAX, last = INT64_MIN;
-    for (const trace::TrackRow& t : store.tracks()) {
-        if (t.slices == 0) continue;
-        slices += t.slices;
-        first = std::min(first, t.start);
-        last = std::max(last, t.end);
     }
-    const double perNs = double(slices) / double(std::max<int64_t>(1, last - first));
-    const double target = double(windowSlices());
-    out.why.clear();
-    size_t windows = 0, unbuilt = 0, segments = 0, merged = 0;
-    for (size_t i = 0; i < steps.size();) {
-        size_t j = i + 1;
-        double held = double(steps[i].duration()) * perNs;
-        while (j < steps.size() && held + double(steps[j].duration()) * perNs <= target)
-            held += double(steps[j++].duration()) * perNs;
-        std::set<std::string> names;
-        for (size_t k = i; k < j; ++k) names.insert(steps[k].name);
-        const TimeWindow window{steps[i].start - steps[i].duration() / 10,
-                                steps[j - 1].end + steps[j - 1].duration() / 10};
-        i = j;
-        ++windows;
-        const Graph g = buildGraphInWindow(store, window);
-        if (!g.why.empty()) {
-            ++unbuilt;
-            if (out.note.empty()) out.note = g.why;
-            continue;
-        }
-        const Simulator sim(g);
-        CriticalPath part = criticalPath(g, store, sim.run());
-        if (out.note.empty()) out.note = part.note;
-        for (StepPath& path : part.steps) {
-            if (!names.count(path.name)) continue;
-            for (const PathSegment& seg : path.segments) out.byKind[kindIndex(seg.kind)] += seg.dur;
-            segments += path.segments.size();
-            merged += mergeRuns(path);
-            out.steps.push_back(std::move(path));
-        }
-    }
-    const std::string walked =
-        "walked a batch of steps at a time (" + std::to_string(windows) +
-        (windows == 1 ? " window" : " windows") + " of up to " + std::to_string(windowSlices()) +
-        " slices); runs of one kind on one track are one "
-        "segment (" +
-        std::to_string(segments) + " segments as " + std::to_string(segments - merged) +
-        "); recommendations are not re-simulated" +
-        (unbuilt > 0 ? "; " + std::to_string(unbuilt) + " windows had no graph" : "") +
-        "; one graph is " + refusal;
-    out.note = out.note.empty() ? walked : walked + "; " + out.note;
+    const std::string how = "walked a batch of steps at a time " + walked.describe() +
+                            "; runs of one kind on one track are one segment (" +
+                            std::to_string(segments) + " segments as " +
+                            std::to_string(segments - merged) +
+                            "); recommendations are not re-simulated; one graph is " + refusal;
+    out.note = out.note.empty() ? how : how + "; " + out.note;
     return out;
 }
 

@@ -18,6 +18,8 @@
 // waiting for the other thread's last work.
 
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -122,6 +124,22 @@ Graph buildGraphInWindow(const trace::TraceStore& store, TimeWindow window);
 // How many slices one window's graph may hold: the graph's memory budget (half the machine,
 // STALLSCOPE_GRAPH_MEMORY_MB) over its cost a slice, at most 2 M (about 430 MB).
 uint64_t windowSlices();
+// How a trace was walked by windows.
+struct StepWindows {
+    bool walkable = false;  // Chrome-style threads and step markers
+    size_t windows = 0, unbuilt = 0;
+    std::string unbuiltWhy;  // why the first window without a graph had none
+    // "(N windows of up to M slices[, K without a graph: why])"
+    std::string describe() const;
+};
+// A trace too large for one graph, a batch of steps at a time (Chrome-style traces with step
+// markers, from their step analysis): each batch's graph holds the slices overlapping its steps
+// and a tenth of a step around them, about windowSlices() of them (work launched across the
+// edge starts as measured); `visit` gets each graph built and the names of the steps it holds
+// whole. Nothing is visited when the trace cannot be walked so.
+StepWindows forEachStepWindow(
+    const trace::TraceStore& store,
+    const std::function<void(const Graph&, const std::set<std::string>&)>& visit);
 // The graph of a Chakra execution trace with durations: each rank's nodes after their
 // dependencies (as their args list them), collectives matched across ranks.
 Graph buildChakraGraph(const trace::TraceStore& store);

@@ -671,9 +671,25 @@ class TestGraph : public QObject {
         const CriticalPath whole = criticalPathOf(store);
         QVERIFY2(whole.why.empty(), whole.why.c_str());
         QCOMPARE(whole.steps.size(), size_t(20));
+        Edits faster;
+        faster.kernelSpeedups.push_back({"*gemm*", 2.0});
+        const WhatifResult wholeSame = whatif(store, Edits{}), wholeFaster = whatif(store, faster);
         qputenv("STALLSCOPE_GRAPH_MEMORY_MB", "2");
         const CriticalPath windowed = criticalPathOf(store);
+        const WhatifResult windowedSame = whatif(store, Edits{}),
+                           windowedFaster = whatif(store, faster);
         qunsetenv("STALLSCOPE_GRAPH_MEMORY_MB");
+        // What-if's figures by windows too: unchanged as one graph gives them; an edit's effect
+        // stays within its batch (here within 0.1 % of the whole graph's median).
+        QVERIFY2(windowedSame.note.starts_with("re-simulated a batch of steps at a time (7 "
+                                               "windows"),
+                 windowedSame.note.c_str());
+        QCOMPARE(windowedSame.steps.size(), size_t(20));
+        QCOMPARE(windowedSame.measuredMedian, wholeSame.measuredMedian);
+        QCOMPARE(windowedSame.simulatedMedian, wholeSame.simulatedMedian);
+        QVERIFY(wholeFaster.predictedMedian < wholeFaster.measuredMedian * 0.9);
+        QVERIFY(std::abs(double(windowedFaster.predictedMedian - wholeFaster.predictedMedian)) <
+                0.001 * double(wholeFaster.predictedMedian));
         QVERIFY2(windowed.why.empty(), windowed.why.c_str());
         QVERIFY2(windowed.note.starts_with("walked a batch of steps at a time (7 windows of up to "
                                            "10000 slices)"),
