@@ -9,7 +9,6 @@
 #include "core/analysis/cache.h"
 #include "core/errors.h"
 #include "core/graph/simulate.h"
-#include "core/trace/dialect.h"
 #include "core/trace/step_registration.h"
 #include "core/trace/trace_format.h"
 #include "core/trace/trace_store.h"
@@ -186,7 +185,9 @@ size_t mergeRuns(StepPath& path) {
     std::vector<PathSegment> merged;
     size_t run = 1, away = 0;
     const auto closeRun = [&] {
-        if (run > 1) merged.back().name += " and " + std::to_string(run - 1) + " more";
+        // (Unnamed runs, host work under no op, stay unnamed.)
+        if (run > 1 && !merged.back().name.empty())
+            merged.back().name += " and " + std::to_string(run - 1) + " more";
         run = 1;
     };
     for (PathSegment& s : path.segments) {
