@@ -43,6 +43,7 @@ int runImport(const cli::Options& a) {
         const CancelOnInterrupt interrupt(progress);
         ImportRequest request{a.positional, a.value("--name"), a.value("--format")};
         request.asOne = a.has("--as-one") || !shard.empty();
+        request.directWrites = true;
         const auto imported = importFiles(*ws, request, progress);
         // The hosts' summaries are what merge reads: computed now, stored in the shard.
         if (!shard.empty())
@@ -52,11 +53,7 @@ int runImport(const cli::Options& a) {
             std::cout << p.id << '\t' << p.kind << '\t' << p.name << '\n';
     } catch (...) {
         clearTerminalProgressBar();
-        if (!storeExisted) {
-            std::error_code ignored;
-            for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-                std::filesystem::remove(target + suffix, ignored);
-        }
+        if (!storeExisted && std::filesystem::exists(target)) Workspace::removeIfUnused(target);
         throw;
     }
     return 0;

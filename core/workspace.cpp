@@ -11,11 +11,13 @@
 #include <QStandardPaths>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <thread>
 
 #include "core/errors.h"
 #include "core/schema.h"
@@ -88,6 +90,37 @@ bool hasWalContent(const std::string& path) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(path + "-wal", ec);
     return !ec && size > 0;
+}
+
+// A rollback journal left by a writer that died mid-transaction (DirectWrites): the main file
+// holds its half-written pages until a writable connection rolls it back.
+bool hasHotJournal(const std::string& path) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path + "-journal", ec);
+    return !ec && size > 0;
+}
+
+// The busy timeout of every workspace connection: a writer's commit is waited for, not failed.
+constexpr int kBusyTimeoutMs = 5000;
+
+// Into WAL (from a new file, or from the rollback mode a command-line import writes in). SQLite
+// answers "busy" at once, without its busy handler, when another connection holds the write lock
+// of a rollback-mode file: waited for here as the busy handler would.
+void switchToWal(sqlite3* db) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    for (;;) {
+        try {
+            sql::exec(db, "PRAGMA journal_mode = WAL");
+            return;
+        } catch (const Failure&) {
+            const int code = sqlite3_errcode(db);
+            if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
+                std::chrono::steady_clock::now() > deadline)
+                throw;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
 }
 
 bool directoryWritable(const std::string& path) {
@@ -165,7 +198,8 @@ std::unique_ptr<Workspace> Workspace::open(const std::string& path, Mode mode) {
     // A WAL database needs its -shm file even to read; where we may not write (a read-only file
     // or directory) SQLite could not create it and would fail, or root would leave stray -wal and
     // -shm files behind. Nobody can be writing such a file, so read it as immutable.
-    if (mode == Mode::ReadOnly && exists && !hasWalContent(path) && !isWritable(path)) {
+    if (mode == Mode::ReadOnly && exists && !hasWalContent(path) && !hasHotJournal(path) &&
+        !isWritable(path)) {
         target = immutableUri(path);
         flags |= SQLITE_OPEN_URI;
     }
@@ -175,7 +209,18 @@ std::unique_ptr<Workspace> Workspace::open(const std::string& path, Mode mode) {
         throw InputError(path + ": cannot open workspace: " + message);
     }
     std::unique_ptr<Workspace> ws(new Workspace(db, path, mode));
-    sqlite3_busy_timeout(db, 5000);
+    sqlite3_busy_timeout(db, kBusyTimeoutMs);
+    // A read-only connection cannot roll back a killed import's journal (SQLite refuses to
+    // read past it): a writable one does, at its first read, when the file may be written.
+    if (mode == Mode::ReadOnly && exists && hasHotJournal(path) && isWritable(path)) {
+        sqlite3* recover = nullptr;
+        if (sqlite3_open_v2(path.c_str(), &recover, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                            nullptr) == SQLITE_OK) {
+            sqlite3_busy_timeout(recover, kBusyTimeoutMs);
+            sqlite3_exec(recover, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+        }
+        sqlite3_close_v2(recover);
+    }
 
     int version = 0;
     int appId = 0;
@@ -202,7 +247,7 @@ std::unique_ptr<Workspace> Workspace::open(const std::string& path, Mode mode) {
 
     sql::exec(db, "PRAGMA foreign_keys = ON");
     if (mode == Mode::ReadWrite) {
-        sql::exec(db, "PRAGMA journal_mode = WAL");
+        switchToWal(db);
         sql::exec(db, "PRAGMA synchronous = NORMAL");
         ws->migrate(kSchemaVersion);
     } else if (version < kSchemaVersion) {
@@ -334,6 +379,66 @@ std::vector<std::string> Workspace::readBlobs(int64_t profileId, const std::stri
     std::vector<std::string> out;
     while (st.step()) out.emplace_back(st.blob(0));
     return out;
+}
+
+DirectWrites::DirectWrites(Workspace& workspace) : workspace_(workspace) {
+    if (workspace.readOnly()) return;
+    sqlite3* db = workspace.db();
+    // Journal modes change in turn with other processes' setup (which switches to WAL): two at
+    // once raced into "disk I/O error".
+    const SetupLock setupLock(workspace.path());
+    // Leaving WAL needs the file to itself: with any other connection open it fails at once
+    // (no waiting), and the import writes through the WAL as before.
+    sqlite3_busy_timeout(db, 0);
+    try {
+        sql::Statement mode(db, "PRAGMA journal_mode = DELETE");
+        active_ = mode.step() && mode.text(0) == "delete";
+    } catch (const Failure&) {
+        active_ = false;
+    }
+    sqlite3_busy_timeout(db, kBusyTimeoutMs);
+}
+
+DirectWrites::~DirectWrites() {
+    if (!active_) return;
+    // Best effort: a workspace left in rollback mode is switched back by its next writable open.
+    try {
+        const SetupLock setupLock(workspace_.path());
+        switchToWal(workspace_.db());
+    } catch (const Failure&) {
+    }
+}
+
+bool Workspace::removeIfUnused(const std::string& path) {
+    const SetupLock setupLock(path);
+    sqlite3* db = nullptr;
+    bool unused = false;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) ==
+        SQLITE_OK) {
+        // Leaving WAL succeeds only on a file no other connection has open.
+        sqlite3_busy_timeout(db, 0);
+        try {
+            sql::Statement mode(db, "PRAGMA journal_mode = DELETE");
+            unused = mode.step() && mode.text(0) == "delete";
+            if (unused) {
+                // A file the failed import never set up has no profiles table at all.
+                sql::Statement table(db,
+                                     "SELECT count(*) FROM sqlite_master WHERE name = 'profiles'");
+                if (table.step() && table.int64(0) > 0) {
+                    sql::Statement count(db, "SELECT count(*) FROM profiles");
+                    unused = count.step() && count.int64(0) == 0;
+                }
+            }
+        } catch (const Failure&) {
+            unused = false;
+        }
+    }
+    sqlite3_close_v2(db);
+    if (!unused) return false;
+    std::error_code ignored;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+        std::filesystem::remove(path + suffix, ignored);
+    return true;
 }
 
 }  // namespace stallscope

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 
 #include "core/analysis/cache.h"
 #include "core/errors.h"
@@ -36,6 +37,35 @@ void deriveAnalyses(Workspace& workspace, int64_t profileId, QJsonObject& meta) 
     const trace::TraceStore store(workspace, profileId);
     const QJsonObject notes = analysis::deriveAtImport(workspace, profileId, store);
     for (auto it = notes.begin(); it != notes.end(); ++it) meta.insert(it.key(), it.value());
+}
+
+// Inputs from this size on write the workspace directly (DirectWrites): below it the WAL's second
+// copy costs little, and switching the journal mode and back would change the file's header even
+// when the import fails.
+constexpr uintmax_t kDirectWritesFrom = uintmax_t(32) << 20;
+
+// The bytes of the files and directories (their files, recursively) to import.
+uintmax_t inputBytes(const std::vector<std::string>& paths) {
+    namespace fs = std::filesystem;
+    uintmax_t total = 0;
+    std::error_code ec;
+    for (const std::string& path : paths) {
+        if (fs::is_regular_file(path, ec)) {
+            total += fs::file_size(path, ec);
+        } else if (fs::is_directory(path, ec)) {
+            for (auto it = fs::recursive_directory_iterator(path, ec);
+                 !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+                if (it->is_regular_file(ec)) total += it->file_size(ec);
+        }
+        if (ec) ec.clear();
+    }
+    return total;
+}
+
+// Large imports of the command line write the workspace directly, while nothing else uses it.
+std::unique_ptr<DirectWrites> directWritesFor(Workspace& workspace, const ImportRequest& request) {
+    if (!request.directWrites || inputBytes(request.files) < kDirectWritesFrom) return nullptr;
+    return std::make_unique<DirectWrites>(workspace);
 }
 
 }  // namespace
@@ -93,6 +123,7 @@ std::vector<ImportedProfile> importFiles(Workspace& workspace, const ImportReque
         if (!forced) throw InputError("unknown --format '" + request.format + "'");
     }
     std::vector<ImportedProfile> out;
+    const std::unique_ptr<DirectWrites> direct = directWritesFor(workspace, request);
     sql::Transaction tx(workspace.db());
     // Runs of several hosts: each directory, and with asOne all the files together.
     struct Run {

@@ -95,6 +95,9 @@ struct ImportRequest {
     // All files are the hosts (ranks) of one run: one trace profile with a host level (a
     // directory among `files` is always one run of its own).
     bool asOne = false;
+    // Write through a rollback journal when the workspace is this connection's alone and the
+    // inputs are large (DirectWrites): the command line, where nobody reads beside the import.
+    bool directWrites = false;
 };
 
 struct ImportedProfile {
