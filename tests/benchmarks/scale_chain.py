@@ -54,6 +54,11 @@ def interrupted_imports(binary, store, trace, seconds, env):
         time.sleep(seconds / 2)
         proc.send_signal(sig)
         _, err = proc.communicate()
+        # A command-line import writes large inputs directly (a rollback journal, not the WAL):
+        # killed, it leaves the journal for the next writable open to roll back, which the
+        # user's next command is. A read-only reader before it is refused (the journal is hot).
+        subprocess.run([binary, "--store", store, "list"], stdout=subprocess.DEVNULL, check=True,
+                       env=env)
         after = store_state(store)
         outcome = "same" if after == before else "CHANGED"
         print(f"  import stopped by {signal.Signals(sig).name} after {seconds / 2:.0f} s "
