@@ -469,7 +469,7 @@ void EventReader::fail(const char* at, const std::string& what) const {
 }
 
 bool EventReader::fill() {
-    if (eof_) return false;
+    if (eof_ || inMemory_) return false;
     if (pos_ > 0) {
         std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
         base_ += pos_;

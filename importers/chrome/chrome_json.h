@@ -26,14 +26,14 @@ struct RawEvent {
     uint32_t repairs = 0;
 };
 
-// The events of one read window, parsed together. The batch owns the bytes and the unescaped
-// strings its events point into, so it can be parsed on one thread and used on another.
+// The events of one read window, parsed together (their bytes and unescaped strings are held by
+// whoever hands the batch out).
 struct EventBatch {
     std::vector<RawEvent> events;
-    std::vector<char> bytes;
-    std::deque<std::string> scratch;
     double fraction = 0;  // of the input file read when the batch was cut
 };
+
+class EventPipeline;
 
 // Streams the events of a Chrome Trace Event JSON document (array form `[...]` or object form
 // `{"traceEvents":[...], ...}`) with bounded memory: the buffer holds a window of the input and
@@ -44,10 +44,6 @@ class EventReader {
     explicit EventReader(InputFile& input);
     // False after the last event. Throws InputError naming the file and byte offset.
     bool next(RawEvent& event);
-    // The events of the rest of the current window (at least one, the window grown to fit it):
-    // false after the last. A reader is used either through next() or through nextBatch().
-    // `batch` may be one used before: its buffers are reused.
-    bool nextBatch(EventBatch& batch);
 
     // After the end: whether the closing bracket (or brace) was missing.
     bool missingClose() const { return missingClose_; }
@@ -60,8 +56,24 @@ class EventReader {
     uint64_t bytesConsumed() const { return base_ + pos_; }
 
   private:
+    friend class EventPipeline;
     enum class State { Start, TopObject, Events, AfterEvents, Trailing, Done };
     enum class Step { Event, End, NeedInput };
+
+    // A reader of one window of `input` held in memory (EventPipeline): `bytes` start at
+    // decompressed offset `base`, either at the document's start or at an event's '{' inside
+    // the events array (whose form, `objectForm`, the cutter saw). `last`: no input follows.
+    EventReader(InputFile& input, std::vector<char> bytes, uint64_t base, bool documentStart,
+                bool objectForm, bool last);
+    // Parses the window's events into `events` until it runs out (or an error: thrown).
+    void parseWindow(std::vector<RawEvent>& events);
+    // The window ended between two events, right after the ',' that separates them.
+    bool endsBetweenEvents() const;
+    // Appends the next window's bytes (the reader goes on where it stopped).
+    void appendWindow(std::string_view bytes, bool last);
+    std::string_view windowBytes() const { return {buf_.data(), end_}; }
+    // What a finished window reader learnt about the document, added to this one's.
+    void adoptEndState(const EventReader& window);
 
     // The next event; NeedInput when the window ends before it and may not be refilled.
     Step step(RawEvent& event, bool mayRefill);
@@ -85,6 +97,7 @@ class EventReader {
     std::deque<std::string> scratch_;  // stable addresses: events hold views into it
     size_t scratchUsed_ = 0;
     bool batchMode_ = false;  // events keep their scratch strings until the batch is cut
+    bool inMemory_ = false;   // a window reader: never reads the input
     std::string keyScratch_;  // a top-level member's name
 };
 

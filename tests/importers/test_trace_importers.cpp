@@ -23,6 +23,7 @@
 #include "core/transfers/transfers.h"
 #include "core/workspace.h"
 #include "importers/chrome/chrome_json.h"
+#include "importers/chrome/event_pipeline.h"
 #include "importers/import_service.h"
 #include "tests/importers/trace_fixtures.h"
 
@@ -496,21 +497,37 @@ class TestTraceImporters : public QObject {
         importBuffers().jsonWindow = window;
     }
 
-    void chromeBatchesReadAsEvents() {
-        // Events read a window at a time (the pipelined import) equal those read one by one,
-        // escaped names and repaired args included, across every window edge.
-        QByteArray json = "{\"traceName\":\"t\",\"traceEvents\":[";
-        for (int i = 0; i < 300; ++i) {
-            if (i) json += ",";
-            json += "{\"ph\":\"X\",\"name\":\"op\\u00e9\\\"" + QByteArray::number(i) +
-                    QByteArray(i % 97, '_') + "\",\"pid\":1,\"tid\":" + QByteArray::number(i % 3) +
-                    ",\"ts\":" + QByteArray::number(i) +
-                    ".25,\"dur\":1,\"args\":{\"v\":" + (i % 5 ? "1" : "nan") + ",\"s\":\"a\\nb\"}}";
-        }
-        json += "],\"schemaVersion\":1}";
-        const QString file = write(path("batches.json"), json);
-        const size_t window = importBuffers().jsonWindow;
-        importBuffers().jsonWindow = 4096;
+    void chromeWindowsReadAsOneReader() {
+        // The import parses the file in windows on two workers, cut where an event seems to
+        // start. Whatever the text around the cuts, the events, the document's end state and the
+        // error must be those of one reader reading it all: checked on 4 KiB windows against
+        // next(), on documents made to put "}, {" where no event starts.
+        auto event = [](int i, const QByteArray& extra) {
+            return "{\"ph\":\"X\",\"name\":\"op\\u00e9\\\"" + QByteArray::number(i) +
+                   QByteArray(i % 97, '_') + "\",\"pid\":1,\"tid\":" + QByteArray::number(i % 3) +
+                   ",\"ts\":" + QByteArray::number(i) +
+                   ".25,\"dur\":1,\"args\":{\"v\":" + (i % 5 ? "1" : "nan") + ",\"s\":\"a\\nb\"" +
+                   extra + "}}";
+        };
+        auto document = [&](const QByteArray& head, int events, int tricky,
+                            const QByteArray& tail) {
+            QByteArray json = head;
+            for (int i = 0; i < events; ++i) {
+                if (i) json += i % 7 ? "," : " ,\n ";
+                QByteArray extra;
+                if (tricky && i % tricky == 1)
+                    extra = ",\"t\":\"x}, {y\",\"l\":[{\"a\":1}, {\"b\":2}]";
+                if (tricky && i == 150) extra += ",\"big\":\"" + QByteArray(9000, 'b') + "\"";
+                json += event(i, extra);
+            }
+            return json + tail;
+        };
+        struct Read {
+            QStringList events;
+            QString end;  // top-level members, display unit, missing bracket, trailing data
+            QString error;
+            uint64_t reparsed = 0;
+        };
         auto describe = [](const chrome::RawEvent& ev) {
             return QString("%1|%2|%3.%4|%5|%6")
                 .arg(QString::fromUtf8(ev.name.data(), qsizetype(ev.name.size())))
@@ -520,31 +537,82 @@ class TestTraceImporters : public QObject {
                 .arg(QString::fromUtf8(ev.args.data(), qsizetype(ev.args.size())))
                 .arg(ev.offset);
         };
-        QStringList one, batched;
-        {
+        auto endState = [](const chrome::EventReader& reader) {
+            QString end;
+            for (const auto& [key, value] : reader.topLevel())
+                end += QString::fromStdString(key + "=" + value + ";");
+            return end + QString::fromStdString(reader.displayTimeUnit()) +
+                   QString("|%1|%2").arg(reader.missingClose()).arg(reader.trailingOffset());
+        };
+        auto readAll = [&](const QString& file, bool windows) {
+            Read read;
             InputFile input(file.toStdString());
             chrome::EventReader reader(input);
-            chrome::RawEvent ev;
-            while (reader.next(ev)) one << describe(ev);
-        }
-        int batches = 0;
-        {
-            InputFile input(file.toStdString());
-            chrome::EventReader reader(input);
-            chrome::EventBatch batch;
-            // Every event is checked once the whole batch is read: views must outlive the read.
-            while (reader.nextBatch(batch)) {
-                ++batches;
-                for (const chrome::RawEvent& ev : batch.events) batched << describe(ev);
+            try {
+                if (windows) {
+                    chrome::EventPipeline pipeline(reader);
+                    // Every event is checked once the whole batch is read: views must last.
+                    while (const chrome::EventBatch* batch = pipeline.next())
+                        for (const chrome::RawEvent& ev : batch->events)
+                            read.events << describe(ev);
+                    read.reparsed = pipeline.windowsReparsed();
+                } else {
+                    chrome::RawEvent ev;
+                    while (reader.next(ev)) read.events << describe(ev);
+                }
+            } catch (const std::exception& e) {
+                read.error = e.what();
             }
-            QCOMPARE(reader.topLevel().size(), size_t(2));
+            read.end = endState(reader);
+            return read;
+        };
+        const QByteArray prologue = "{\"traceName\":\"t\",\"deviceProperties\":[" +
+                                    QByteArray(30, ' ') + "{\"a\":\"" + QByteArray(5000, 'd') +
+                                    "\"}, {\"b\":2}],\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+        struct Case {
+            const char* what;
+            QByteArray json;
+            int reparses;  // windows parsed again: 1 some, 0 none, -1 either
+        };
+        const Case cases[] = {
+            {"plain", document("{\"traceEvents\":[", 300, 0, "],\"schemaVersion\":1}"), 0},
+            {"array form", "\xEF\xBB\xBF" + document("[", 300, 0, "]"), 0},
+            {"cuts in strings and arrays", document("{\"traceEvents\":[", 300, 3, "]}"), 1},
+            {"long prologue, members after",
+             document(prologue, 300, 0,
+                      "],\"after\":[{\"x\":1}, {\"y\":\"" + QByteArray(6000, 'y') +
+                          "\"}],\"schemaVersion\":2}"),
+             1},
+            {"missing bracket", document("[", 300, 0, ""), 0},
+            {"trailing data", document("{\"traceEvents\":[", 300, 0, "]}\n\n  junk"), 0},
+            {"error late", document("[", 300, 0, ",{\"ph\":\"X\",\"ts\":1,}]"), 0},
+            {"error inside a tricky window",
+             document("[", 120, 4, ",{\"ph\":\"X\",\"ts\":\"x}, {\",\"dur\":q}]"), -1},
+        };
+        const size_t window = importBuffers().jsonWindow;
+        importBuffers().jsonWindow = 4096;
+        for (const Case& c : cases) {
+            const QString file = write(path("windows.json"), c.json);
+            const Read one = readAll(file, false);
+            const Read windows = readAll(file, true);
+            QVERIFY2(one.events.size() >= 120, c.what);
+            QCOMPARE(windows.events, one.events);
+            QCOMPARE(windows.end, one.end);
+            QCOMPARE(windows.error, one.error);
+            // The cuts that fell outside the events array or inside a value were parsed again;
+            // on plain documents every window is used as its worker parsed it.
+            QVERIFY2(c.reparses < 0 || (windows.reparsed > 0) == (c.reparses > 0),
+                     qPrintable(
+                         QString("%1: %2 windows parsed again").arg(c.what).arg(windows.reparsed)));
         }
         importBuffers().jsonWindow = window;
-        QCOMPARE(one.size(), 300);
-        QVERIFY(batches > 10);
-        QCOMPARE(batched, one);
-        QVERIFY(one.at(5).startsWith(QString::fromUtf8("op\u00e9\"5_____|2|5250.0|")));
-        QVERIFY(one.at(5).contains("\"v\":\"nan\""));
+        const Read plain = readAll(write(path("windows.json"), cases[0].json), false);
+        QVERIFY(plain.events.at(5).startsWith(QString::fromUtf8("op\u00e9\"5_____|2|5250.0|")));
+        QVERIFY(plain.events.at(5).contains("\"v\":\"nan\""));
+        QCOMPARE(plain.end, QString("schemaVersion=1;|0|-1"));
+        const Read late = readAll(write(path("windows.json"), cases[6].json), true);
+        QVERIFY2(late.error.contains("byte ") && late.error.contains("expected a member name"),
+                 qPrintable(late.error));
     }
 
     void chromeDetectedBehindLargeMetadata() {
