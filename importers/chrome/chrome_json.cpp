@@ -498,6 +498,7 @@ bool EventReader::next(RawEvent& event) {
 }
 
 EventReader::Step EventReader::step(RawEvent& event, bool mayRefill) {
+    bool startSeenAtEnd = false;
     for (;;) {
         const char* const begin = buf_.data();
         const char* const e = begin + end_;
@@ -599,6 +600,12 @@ EventReader::Step EventReader::step(RawEvent& event, bool mayRefill) {
             scratchUsed_ = scratchBefore;
             if (!mayRefill && !eof_) return Step::NeedInput;
             if (fill()) continue;
+            // A document shorter than a byte order mark waited for more input: it has all of it
+            // now (so "p" is not JSON, not a value cut short, whatever the window).
+            if (state_ == State::Start && !startSeenAtEnd) {
+                startSeenAtEnd = true;
+                continue;
+            }
             if (state_ == State::Trailing) {
                 state_ = State::Done;
                 return Step::End;

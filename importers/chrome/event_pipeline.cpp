@@ -121,6 +121,7 @@ bool EventPipeline::cut(Window& window, std::vector<char> bytes) {
     bytes.assign(carry_.begin(), carry_.end());
     const uint64_t base = carryBase_;
     size_t at = 0;  // where the window ends; 0 while no event start is found
+    size_t read = bytes.size();
     try {
         for (size_t searched = 1; at == 0;) {
             const size_t before = bytes.size();
@@ -130,6 +131,7 @@ bool EventPipeline::cut(Window& window, std::vector<char> bytes) {
                 const size_t n = input.read(bytes.data() + before + got, chunk - got);
                 if (n == 0) break;
                 got += n;
+                read = before + got;
             }
             bytes.resize(before + got);
             if (objectForm_ < 0 && base == 0) {
@@ -147,9 +149,16 @@ bool EventPipeline::cut(Window& window, std::vector<char> bytes) {
             if (at == 0 && bytes.size() >= kMaxWindowBytes) at = bytes.size();
         }
     } catch (...) {
-        window.error = std::current_exception();
-        window.last = true;
+        // The bytes read before the failure are parsed first, as one reader would.
+        window.readError = std::current_exception();
+        bytes.resize(read);
+        at = 0;
+    }
+    if (window.readError) {
         inputDone_ = true;
+        window.batch.fraction = input.fraction();
+        window.reader = std::unique_ptr<EventReader>(
+            new EventReader(input, std::move(bytes), base, base == 0, objectForm_ == 1, false));
         return true;
     }
     if (!window.last) {
@@ -170,7 +179,7 @@ void EventPipeline::recycle(std::unique_ptr<Window> window) {
     if (window->reader) bytes = std::move(window->reader->buf_);
     window->reader.reset();
     window->batch.events.clear();
-    window->error = nullptr;
+    window->error = window->readError = nullptr;
     window->last = window->between = false;
     std::lock_guard lock(mutex_);
     spareWindows_.push_back(std::move(window));
@@ -178,7 +187,6 @@ void EventPipeline::recycle(std::unique_ptr<Window> window) {
 }
 
 void EventPipeline::parse(Window& window) {
-    if (!window.reader) return;  // the input could not be read
     try {
         window.reader->parseWindow(window.batch.events);
         window.between = !window.last && window.reader->endsBetweenEvents();
@@ -259,10 +267,7 @@ const EventBatch* EventPipeline::next() {
             finished_ = true;
             return nullptr;
         }
-        if (!window->reader) {  // the input failed here: after every event before it
-            pendingError_ = window->error;
-            continue;
-        }
+        const std::exception_ptr readError = window->readError;
         Window* parsed = window.get();
         if (continued_) {
             // This window's start was not an event's: its own parse is dropped, its bytes go on
@@ -274,12 +279,18 @@ const EventBatch* EventPipeline::next() {
         } else {
             continued_ = std::move(window);
         }
-        const bool ends = parsed->error || parsed->between || parsed->last;
+        // The document may end before the input does: what follows is not read (as one reader
+        // stops there), nor is a failure to read it.
+        const bool documentEnded = parsed->reader->state_ == EventReader::State::Done;
+        const bool ends = parsed->error || parsed->between || parsed->last || documentEnded;
+        // The input failed after these bytes: its error comes after their events (and after
+        // their own error, which is earlier in the file).
         if (parsed->error)
             pendingError_ = parsed->error;
-        else if (ends)
-            reader_.adoptEndState(*parsed->reader);
-        finished_ = parsed->last;
+        else if (readError && !documentEnded)
+            pendingError_ = readError;
+        if (ends || readError) reader_.adoptEndState(*parsed->reader);
+        finished_ = parsed->last || documentEnded;
         // A window that ended inside a value stays: the next one's bytes continue it.
         if (ends) current_ = std::move(continued_);
         if (!parsed->batch.events.empty()) return &parsed->batch;

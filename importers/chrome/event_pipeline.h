@@ -43,7 +43,8 @@ class EventPipeline {
         uint64_t seq = 0;
         std::unique_ptr<EventReader> reader;  // owns the bytes and strings the events view
         EventBatch batch;
-        std::exception_ptr error;  // the window's parse stopped here
+        std::exception_ptr error;      // the window's parse stopped here
+        std::exception_ptr readError;  // the input failed after the window's bytes
         bool last = false;
         bool between = false;  // ended between two events
     };
@@ -75,9 +76,8 @@ class EventPipeline {
     std::map<uint64_t, std::unique_ptr<Window>> ready_;
     std::vector<std::unique_ptr<Window>> spareWindows_;
     std::vector<std::vector<char>> spareBytes_;
-    uint64_t issued_ = 0;       // windows workers took on
-    uint64_t windowCount_ = 0;  // known once the input is exhausted (UINT64_MAX before)
-    uint64_t wanted_ = 0;       // the next window the caller takes
+    uint64_t issued_ = 0;  // windows workers took on
+    uint64_t wanted_ = 0;  // the next window the caller takes
     bool stop_ = false;
 
     std::unique_ptr<Window> current_;    // handed out

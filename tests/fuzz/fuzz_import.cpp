@@ -4,6 +4,10 @@
 // from the same empty workspace. The project's own input error (InputError) is the expected end
 // of a bad input; anything else escaping, and any sanitizer report, is a finding.
 //
+// Chrome JSON is also read a second way: the windows the import's workers parse
+// (EventPipeline) must give what one reader reading it all gives (events, end state, error);
+// a difference aborts.
+//
 // Built once per format with STALLSCOPE_FUZZ_FORMAT (the --format name) and
 // STALLSCOPE_FUZZ_SUFFIX (the file name's ending, which some detectors and importers look at).
 #include <google/protobuf/stubs/logging.h>
@@ -15,6 +19,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/errors.h"
 #include "core/import_buffers.h"
@@ -22,6 +27,7 @@
 #include "core/progress.h"
 #include "core/sqlite.h"
 #include "core/workspace.h"
+#include "importers/chrome/event_pipeline.h"
 #include "importers/import_service.h"
 
 using namespace stallscope;
@@ -38,6 +44,36 @@ struct State {
 State& state() {
     static State s;
     return s;
+}
+
+// What a read of a Chrome JSON file gave: every event's fields, the end state, the error.
+std::string readChrome(const std::string& path, bool windows) {
+    std::string out;
+    InputFile input(path);
+    chrome::EventReader reader(input);
+    auto add = [&out](const chrome::RawEvent& ev) {
+        for (const std::string_view field :
+             {ev.ph, ev.name, ev.cat, ev.id, ev.bp, ev.scope, ev.pid, ev.tid, ev.bindId, ev.args})
+            out.append(field).push_back('|');
+        out += std::to_string(ev.tsNs) + "." + std::to_string(ev.tsPs) + "|" +
+               std::to_string(ev.durNs) + "." + std::to_string(ev.durPs) + "|" +
+               std::to_string(ev.offset) + "|" + std::to_string(ev.repairs) + "\n";
+    };
+    try {
+        if (windows) {
+            chrome::EventPipeline pipeline(reader);
+            while (const chrome::EventBatch* batch = pipeline.next())
+                for (const chrome::RawEvent& ev : batch->events) add(ev);
+        } else {
+            chrome::RawEvent ev;
+            while (reader.next(ev)) add(ev);
+        }
+    } catch (const InputError& e) {
+        out += std::string("error: ") + e.what();
+    }
+    for (const auto& [key, value] : reader.topLevel()) out += key + "=" + value + ";";
+    return out + reader.displayTimeUnit() + "|" + std::to_string(reader.missingClose()) + "|" +
+           std::to_string(reader.trailingOffset());
 }
 
 }  // namespace
@@ -86,6 +122,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::fclose(f);
     }
     try {
+        if (std::string_view(STALLSCOPE_FUZZ_FORMAT) == "chrome-json") {
+            const std::string a = readChrome(s.input, true), b = readChrome(s.input, false);
+            if (a != b) {
+                std::fprintf(stderr, "WINDOWS:\n%s\nONE:\n%s\n", a.c_str(), b.c_str());
+                std::abort();
+            }
+        }
         InputFile input(s.input);
         // Every detector sees the input, as `import` without --format does.
         const std::string head(input.peek(4096));
