@@ -123,6 +123,18 @@ void switchToWal(sqlite3* db) {
     }
 }
 
+// Switches `db` to a rollback journal, without waiting: true when it did, which it can only when
+// no other connection has the file open (its busy timeout is left at 0).
+bool leaveWal(sqlite3* db) {
+    sqlite3_busy_timeout(db, 0);
+    try {
+        sql::Statement mode(db, "PRAGMA journal_mode = DELETE");
+        return mode.step() && mode.text(0) == "delete";
+    } catch (const Failure&) {
+        return false;
+    }
+}
+
 bool directoryWritable(const std::string& path) {
     std::filesystem::path parent = std::filesystem::absolute(path).parent_path();
     return ::access(parent.c_str(), W_OK) == 0;
@@ -389,13 +401,7 @@ DirectWrites::DirectWrites(Workspace& workspace) : workspace_(workspace) {
     const SetupLock setupLock(workspace.path());
     // Leaving WAL needs the file to itself: with any other connection open it fails at once
     // (no waiting), and the import writes through the WAL as before.
-    sqlite3_busy_timeout(db, 0);
-    try {
-        sql::Statement mode(db, "PRAGMA journal_mode = DELETE");
-        active_ = mode.step() && mode.text(0) == "delete";
-    } catch (const Failure&) {
-        active_ = false;
-    }
+    active_ = leaveWal(db);
     sqlite3_busy_timeout(db, kBusyTimeoutMs);
 }
 
@@ -416,10 +422,8 @@ bool Workspace::removeIfUnused(const std::string& path) {
     if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) ==
         SQLITE_OK) {
         // Leaving WAL succeeds only on a file no other connection has open.
-        sqlite3_busy_timeout(db, 0);
+        unused = leaveWal(db);
         try {
-            sql::Statement mode(db, "PRAGMA journal_mode = DELETE");
-            unused = mode.step() && mode.text(0) == "delete";
             if (unused) {
                 // A file the failed import never set up has no profiles table at all.
                 sql::Statement table(db,

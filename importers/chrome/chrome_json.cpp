@@ -24,15 +24,12 @@ struct BadJson {
     std::string what;
 };
 
-inline bool isSpace(char c) {
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
 inline bool isDelimiter(char c) {
-    return c == ',' || c == '}' || c == ']' || c == ':' || isSpace(c);
+    return c == ',' || c == '}' || c == ']' || c == ':' || isJsonSpace(c);
 }
 
 inline void skipWs(const char*& p, const char* e) {
-    while (p < e && isSpace(*p)) ++p;
+    while (p < e && isJsonSpace(*p)) ++p;
     if (p == e) throw EndOfWindow{};
 }
 
@@ -614,7 +611,7 @@ EventReader::Step EventReader::step(RawEvent& event, bool mayRefill) {
             // fill() may have moved the window: look again from the current position.
             const char* q = buf_.data() + pos_;
             const char* const last = buf_.data() + end_;
-            while (q < last && (isSpace(*q) || *q == ',')) ++q;
+            while (q < last && (isJsonSpace(*q) || *q == ',')) ++q;
             if (q != last)
                 fail(q, state_ == State::Events ? "the JSON ends inside an event (truncated file?)"
                                                 : "the JSON ends inside a value (truncated file?)");

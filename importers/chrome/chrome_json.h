@@ -101,6 +101,11 @@ class EventReader {
     std::string keyScratch_;  // a top-level member's name
 };
 
+// JSON's whitespace (the reader's and the window cutter's).
+inline bool isJsonSpace(char c) {
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
 // Microseconds as decimal text (a JSON number or its text) -> floor whole ns + 0..999 ps.
 bool decimalToTime(std::string_view text, int64_t& ns, uint16_t& ps);
 

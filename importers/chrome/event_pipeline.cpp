@@ -20,10 +20,6 @@ constexpr uint64_t kWindowsAhead = 3;
 constexpr size_t kMaxValueBytes = size_t(1) << 30;
 constexpr size_t kMaxWindowBytes = kMaxValueBytes + (size_t(64) << 20);
 
-bool isSpace(char c) {
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
 // The last '{' at or after `from` that follows "}" and "," (whitespace between): the start of an
 // event, if the text there is between events. 0 when there is none.
 size_t lastEventStart(const std::vector<char>& bytes, size_t from) {
@@ -33,10 +29,10 @@ size_t lastEventStart(const std::vector<char>& bytes, size_t from) {
         if (!found) return 0;
         const size_t brace = size_t(static_cast<const char*>(found) - bytes.data());
         size_t i = brace;
-        while (i > 0 && isSpace(bytes[i - 1])) --i;
+        while (i > 0 && isJsonSpace(bytes[i - 1])) --i;
         if (i > 0 && bytes[i - 1] == ',') {
             --i;
-            while (i > 0 && isSpace(bytes[i - 1])) --i;
+            while (i > 0 && isJsonSpace(bytes[i - 1])) --i;
             if (i > 0 && bytes[i - 1] == '}') return brace;
         }
         end = brace;
@@ -70,10 +66,10 @@ void EventReader::parseWindow(std::vector<RawEvent>& events) {
 bool EventReader::endsBetweenEvents() const {
     if (state_ != State::Events) return false;
     size_t i = pos_;
-    while (i < end_ && isSpace(buf_[i])) ++i;
+    while (i < end_ && isJsonSpace(buf_[i])) ++i;
     if (i == end_ || buf_[i] != ',') return false;
     for (++i; i < end_; ++i)
-        if (!isSpace(buf_[i])) return false;
+        if (!isJsonSpace(buf_[i])) return false;
     return true;
 }
 
