@@ -2,6 +2,8 @@
 
 #include <zstd.h>
 
+#include <new>
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QString>
@@ -476,6 +478,10 @@ std::string TraceStore::args(uint64_t argsId) const {
     return args(argsId, 0);
 }
 
+void TraceStore::FreeDecompressor::operator()(ZSTD_DCtx_s* context) const {
+    ZSTD_freeDCtx(context);
+}
+
 const TraceStore::ArgsChunk* TraceStore::argsChunk(int64_t seq) const {
     for (size_t i = 0; i < argsCache_.size(); ++i) {
         if (argsCache_[i].seq != seq) continue;
@@ -483,19 +489,35 @@ const TraceStore::ArgsChunk* TraceStore::argsChunk(int64_t seq) const {
         std::rotate(argsCache_.begin(), argsCache_.begin() + i, argsCache_.begin() + i + 1);
         return &argsCache_.front();
     }
-    sql::Statement st(workspace_.db(),
-                      "SELECT data FROM trace_args WHERE profile_id = ? AND seq = ?");
+    // Prepared once, and the evicted chunk's buffers reused: a walk over a large trace reads a
+    // chunk for every thousand args.
+    if (!argsSelect_)
+        argsSelect_ = std::make_unique<sql::Statement>(
+            workspace_.db(), "SELECT data FROM trace_args WHERE profile_id = ? AND seq = ?");
+    sql::Statement& st = *argsSelect_;
+    struct ResetAfter {
+        sql::Statement& statement;
+        ~ResetAfter() { statement.reset(); }
+    } resetAfter{st};
     st.bind(1, profileId_).bind(2, seq);
     if (!st.step()) return nullptr;
     const std::string_view packed = st.blob(0);
     const unsigned long long size = ZSTD_getFrameContentSize(packed.data(), packed.size());
     if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
         throw Failure("trace args: corrupt chunk");
+    constexpr size_t kCachedChunks = 8;
     ArgsChunk chunk;
+    if (argsCache_.size() == kCachedChunks) {
+        chunk = std::move(argsCache_.back());
+        argsCache_.pop_back();
+        chunk.entries.clear();
+    }
     chunk.seq = seq;
-    chunk.raw.assign(size_t(size), '\0');
-    const size_t n =
-        ZSTD_decompress(chunk.raw.data(), chunk.raw.size(), packed.data(), packed.size());
+    chunk.raw.resize(size_t(size));
+    if (!decompressor_) decompressor_.reset(ZSTD_createDCtx());
+    if (!decompressor_) throw std::bad_alloc();
+    const size_t n = ZSTD_decompressDCtx(decompressor_.get(), chunk.raw.data(), chunk.raw.size(),
+                                         packed.data(), packed.size());
     if (ZSTD_isError(n)) throw Failure(std::string("trace args: ") + ZSTD_getErrorName(n));
     ByteReader in(chunk.raw);
     while (!in.atEnd()) {
@@ -504,8 +526,6 @@ const TraceStore::ArgsChunk* TraceStore::argsChunk(int64_t seq) const {
         in.take(length);
         chunk.entries.emplace_back(uint32_t(at), uint32_t(length));
     }
-    constexpr size_t kCachedChunks = 8;
-    if (argsCache_.size() == kCachedChunks) argsCache_.pop_back();
     argsCache_.insert(argsCache_.begin(), std::move(chunk));
     return &argsCache_.front();
 }

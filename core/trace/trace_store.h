@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -13,6 +14,8 @@
 #include "core/trace/trace_format.h"
 #include "core/trace/trace_writer.h"
 #include "core/workspace.h"
+
+struct ZSTD_DCtx_s;
 
 namespace stallscope::trace {
 
@@ -143,8 +146,14 @@ class TraceStore {
     int64_t start_ = 0, end_ = 0;
     mutable std::optional<std::vector<FlowRow>> flows_;
     mutable std::optional<QJsonObject> metadata_;
-    mutable std::vector<ArgsChunk> argsCache_;  // most recently used first
-    mutable std::mutex directoriesMutex_;       // readers on several threads share the store
+    mutable std::vector<ArgsChunk> argsCache_;            // most recently used first
+    mutable std::unique_ptr<sql::Statement> argsSelect_;  // reads one chunk
+    struct FreeDecompressor {
+        void operator()(ZSTD_DCtx_s* context) const;
+    };
+    // Kept: ZSTD_decompress made (and freed) a context of its own for every chunk.
+    mutable std::unique_ptr<ZSTD_DCtx_s, FreeDecompressor> decompressor_;
+    mutable std::mutex directoriesMutex_;  // readers on several threads share the store
     mutable std::map<std::pair<int64_t, int>, ChunkDirectory> directories_;
     // Members of shared (base) args looked up so far, by args id.
     mutable std::unordered_map<uint64_t,
