@@ -8,7 +8,7 @@ namespace stallscope {
 // fuzz targets and tests lower them, so that each run allocates little and the paths taken when
 // the buffers overflow (spilled runs, a growing read window) are exercised on small inputs.
 struct ImportBuffers {
-    size_t traceRecords = size_t(1) << 20;  // slices held by TraceWriter before a spill
+    size_t traceRecords = size_t(1) << 20;  // slices TraceWriter holds (two buffers of half)
     size_t xprofTraceRecords = size_t(1) << 21;
     size_t jsonWindow = size_t(4) << 20;  // Chrome JSON read window, grown to fit one event
     size_t fileChunk = size_t(1) << 20;   // bytes read from disk at a time

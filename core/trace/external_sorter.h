@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <queue>
 #include <vector>
 
 #include "core/trace/spill_sorter.h"
@@ -21,8 +20,13 @@ template <class T, class Less>
 class ExternalSorter {
   public:
     // budget: records held in memory before a run is written.
-    explicit ExternalSorter(size_t budget) : budget_(std::max<size_t>(budget, kMinBudget)) {}
+    // The whole budget is reserved at once (pages are committed as records arrive): growing by
+    // doubling copied the buffer on its way there, into fresh pages each time.
+    explicit ExternalSorter(size_t budget) : half_(std::max<size_t>(budget, kMinBudget) / 2) {
+        buffer_.reserve(half_);
+    }
     ~ExternalSorter() {
+        spilling_.join();
         if (file_) std::fclose(file_);
     }
     ExternalSorter(const ExternalSorter&) = delete;
@@ -32,27 +36,40 @@ class ExternalSorter {
 
     void push(const T& record) {
         buffer_.push_back(record);
-        if (buffer_.size() >= budget_) spill();
+        if (buffer_.size() >= half_) spill();
     }
     uint64_t size() const { return total_ + buffer_.size(); }
     size_t runs() const { return runs_.size(); }
 
     // After the last push: sorts what is in memory and readies the merge.
     void seal() {
+        spilling_.wait();
         std::sort(buffer_.begin(), buffer_.end(), less_);
         for (const Run& run : runs_) cursors_.emplace_back(file_, run.offset, run.count);
         if (!buffer_.empty()) cursors_.emplace_back(buffer_.data(), buffer_.size());
-        for (size_t i = 0; i < cursors_.size(); ++i) heap_.push(i);
+        for (size_t i = 0; i < cursors_.size(); ++i) {
+            heap_.push_back(i);
+            std::push_heap(heap_.begin(), heap_.end(), CursorAfter{this});
+        }
+        current_ = takeSmallest();
     }
 
     // The next record in order (after seal()); false after the last.
     bool next(T& out) {
-        if (heap_.empty()) return false;
-        const size_t i = heap_.top();
-        heap_.pop();
-        out = *cursors_[i].peek();
-        cursors_[i].pop();
-        if (cursors_[i].peek()) heap_.push(i);
+        if (current_ == kNone) return false;
+        Cursor& cursor = cursors_[current_];
+        out = *cursor.peek();
+        cursor.pop();
+        const T* following = cursor.peek();
+        if (!following) {
+            current_ = takeSmallest();
+        } else if (!heap_.empty() && less_(*cursors_[heap_.front()].peek(), *following)) {
+            // Runs often continue one another (ids growing through a file): a cursor goes on
+            // without heap operations while it stays the smallest.
+            heap_.push_back(current_);
+            std::push_heap(heap_.begin(), heap_.end(), CursorAfter{this});
+            current_ = takeSmallest();
+        }
         return true;
     }
 
@@ -61,6 +78,7 @@ class ExternalSorter {
         uint64_t offset, count;
     };
     using Cursor = SortedRunCursor<T>;
+    static constexpr size_t kNone = SIZE_MAX;
     // The heap's top is the cursor with the smallest record.
     struct CursorAfter {
         ExternalSorter* owner;
@@ -69,26 +87,43 @@ class ExternalSorter {
         }
     };
 
+    // Hands the full buffer to the background spill and goes on with the other.
     void spill() {
+        spilling_.wait();  // the other buffer is free again
         if (!file_) file_ = spill_file::create();
-        std::sort(buffer_.begin(), buffer_.end(), less_);
-        const size_t bytes = buffer_.size() * sizeof(T);
-        spill_file::write(file_, fileEnd_, buffer_.data(), bytes);
-        runs_.push_back({fileEnd_, buffer_.size()});
-        fileEnd_ += bytes;
-        total_ += buffer_.size();
-        buffer_.clear();
+        spare_.reserve(half_);
+        std::swap(buffer_, spare_);
+        const uint64_t offset = fileEnd_;
+        runs_.push_back({offset, spare_.size()});
+        fileEnd_ += spare_.size() * sizeof(T);
+        total_ += spare_.size();
+        spilling_.start([this, offset] {
+            std::sort(spare_.begin(), spare_.end(), less_);
+            spill_file::write(file_, offset, spare_.data(), spare_.size() * sizeof(T));
+            spare_.clear();
+        });
     }
 
-    size_t budget_;
+    size_t half_;  // records a buffer holds
     Less less_;
     std::vector<T> buffer_;
+    std::vector<T> spare_;  // the buffer being spilled, or free
     std::vector<Run> runs_;
+    size_t takeSmallest() {
+        if (heap_.empty()) return kNone;
+        std::pop_heap(heap_.begin(), heap_.end(), CursorAfter{this});
+        const size_t i = heap_.back();
+        heap_.pop_back();
+        return i;
+    }
+
     std::vector<Cursor> cursors_;
-    std::priority_queue<size_t, std::vector<size_t>, CursorAfter> heap_{CursorAfter{this}};
+    std::vector<size_t> heap_;  // cursors other than the current one
+    size_t current_ = kNone;
     FILE* file_ = nullptr;
     uint64_t fileEnd_ = 0;
     uint64_t total_ = 0;
+    BackgroundSpill spilling_;  // last: joined before the buffers go
 };
 
 }  // namespace stallscope::trace

@@ -6,6 +6,10 @@
 
 namespace stallscope::trace {
 
+namespace {
+constexpr size_t kBoundBatch = 4096;
+}  // namespace
+
 void FlowTable::add(const FlowEnd& from, const FlowEnd& to, uint32_t name) {
     if (count_ >= (size_t(1) << 31))
         throw Failure("trace import: more than 2^31 flows are not supported");
@@ -58,8 +62,12 @@ TrackFlowBinder::EndRef TrackFlowBinder::endRef(const FlowEndRecord& r) const {
 
 void TrackFlowBinder::bind(const EndRef& e, int64_t start, int64_t end, int32_t depth) {
     // A source attaches at its slice's end, a destination at its start.
-    flows_.addBound({uint64_t(e.flow) << 1 | (e.source ? 0 : 1), e.source ? end : start, track_,
-                     e.name, depth});
+    bound_.push_back({uint64_t(e.flow) << 1 | (e.source ? 0 : 1), e.source ? end : start, track_,
+                      e.name, depth});
+    if (bound_.size() == kBoundBatch) {
+        flows_.addBound(bound_);
+        bound_.clear();
+    }
 }
 
 // Enclosing ends before `limit` (or at it, inclusive) see the slices open at their time.
@@ -119,6 +127,8 @@ void TrackFlowBinder::finish() {
     }
     for (size_t k = 0; k < exact_.size(); ++k)
         if (!exactBound_[k]) bind(exact_[k], exact_[k].ts, exact_[k].ts, -1);
+    flows_.addBound(bound_);
+    bound_.clear();
 }
 
 }  // namespace stallscope::trace

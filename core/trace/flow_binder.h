@@ -86,9 +86,10 @@ class FlowTable {
   private:
     friend class TrackFlowBinder;
     using EndSorter = SpillSorter<FlowEndRecord, FlowEndOrder>;
-    void addBound(const BoundFlowEnd& end) {
+    // Bound ends arrive in batches from each writer thread (one lock an end was contended).
+    void addBound(const std::vector<BoundFlowEnd>& ends) {
         std::lock_guard lock(boundMutex_);
-        bound_.push(end);
+        for (const BoundFlowEnd& end : ends) bound_.push(end);
     }
     void markBinding(uint32_t track) {
         std::lock_guard lock(boundMutex_);
@@ -161,6 +162,7 @@ class TrackFlowBinder {
     uint64_t exactMin_ = 0, exactMax_ = 0;
     std::vector<uint32_t> exactBegin_, exactByArgs_;
     std::vector<Open> open_;  // slices open at the current item (kept for enclosing ends only)
+    std::vector<BoundFlowEnd> bound_;  // bound ends not yet handed to the table
 };
 
 template <class Offset>

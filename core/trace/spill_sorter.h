@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <map>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,42 @@ FILE* create();
 void write(FILE* file, uint64_t offset, const void* data, size_t bytes);
 void read(FILE* file, uint64_t offset, void* data, size_t bytes);
 }  // namespace spill_file
+
+// One spill at a time, sorted and written on a thread of its own while the importer fills the
+// other buffer (written on the importer's thread, a spill stalled it and the parse behind it:
+// a fifth of a 10^7-slice import went to copying runs into the page cache).
+class BackgroundSpill {
+  public:
+    BackgroundSpill() = default;
+    ~BackgroundSpill() { join(); }
+    BackgroundSpill(const BackgroundSpill&) = delete;
+    BackgroundSpill& operator=(const BackgroundSpill&) = delete;
+
+    // Runs `job` once the one before is done (rethrowing what that one threw).
+    template <class Job>
+    void start(Job&& job) {
+        wait();
+        thread_ = std::thread([this, job = std::forward<Job>(job)]() mutable {
+            try {
+                job();
+            } catch (...) {
+                error_ = std::current_exception();
+            }
+        });
+    }
+    // Waits for the job running; rethrows what it threw.
+    void wait() {
+        join();
+        if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    }
+    void join() noexcept {
+        if (thread_.joinable()) thread_.join();
+    }
+
+  private:
+    std::thread thread_;
+    std::exception_ptr error_;
+};
 
 // Reads a sorted run of records either from memory or from a spill file, a block at a time.
 template <class T>
@@ -54,8 +92,9 @@ class SortedRunCursor {
     size_t pos_ = 0;
 };
 
-// Sorts records of many tracks in a fixed memory budget: a buffer that, when full, is sorted and
-// appended to a temporary file as a run. At the end each track's records come back in order by
+// Sorts records of many tracks in a fixed memory budget: two buffers of half the budget each; when
+// one is full it is sorted and appended to a temporary file as a run (in the background, while
+// the other fills). At the end each track's records come back in order by
 // merging its segments of every run with what is left in memory.
 //
 // T is a trivially copyable record with a `uint32_t track` member; Less orders records by track
@@ -65,10 +104,11 @@ class SpillSorter {
   public:
     // The whole budget is reserved at once: pages are only committed as records arrive, and
     // growing by doubling copied the buffer several times on its way to the budget.
-    explicit SpillSorter(size_t budget) : budget_(std::max<size_t>(budget, kMinBudget)) {
-        buffer_.reserve(budget_);
+    explicit SpillSorter(size_t budget) : half_(std::max<size_t>(budget, kMinBudget) / 2) {
+        buffer_.reserve(half_);
     }
     ~SpillSorter() {
+        spilling_.join();
         if (file_) std::fclose(file_);
     }
     SpillSorter(const SpillSorter&) = delete;
@@ -88,14 +128,18 @@ class SpillSorter {
         last = buffer_.size();
         ++countOfTrack_[record.track];
         buffer_.push_back(record);
-        if (buffer_.size() >= budget_) spill();
+        if (buffer_.size() >= half_) spill();
     }
     uint64_t records() const { return total_ + buffer_.size(); }
     // Sorted runs written to the spill file so far.
-    size_t runs() const { return runs_.size(); }
+    size_t runs() const {
+        spilling_.wait();
+        return runs_.size();
+    }
 
-    // Forgets every record, keeping the buffer's pages and the spill file for the next ones.
+    // Forgets every record, keeping the buffers' pages and the spill file for the next ones.
     void clear() {
+        spilling_.wait();
         buffer_.clear();
         std::fill(lastOfTrack_.begin(), lastOfTrack_.end(), kNone);
         std::fill(countOfTrack_.begin(), countOfTrack_.end(), 0);
@@ -107,6 +151,7 @@ class SpillSorter {
 
     // Whether every record held, in memory or spilled, belongs to a track below `end`.
     bool onlyBefore(uint32_t end) const {
+        spilling_.wait();
         for (size_t t = end; t < countOfTrack_.size(); ++t)
             if (countOfTrack_[t] > 0) return false;
         for (const Run& run : runs_)
@@ -116,7 +161,10 @@ class SpillSorter {
 
     // Call once, after the last push: sorts what is still in memory (spilling it grouped
     // instead was slower: one more run to write, read and merge).
-    void seal() { sortBuffer(); }
+    void seal() {
+        spilling_.wait();
+        sortRecords(buffer_);
+    }
 
     class Reader;
 
@@ -208,8 +256,8 @@ class SpillSorter {
     // Often all but a stretch is (XProf: a line's lanes interleaved, the other lines in order):
     // only the part that is out of place is sorted. Records comparing equal are identical, so
     // the result is the full sort's.
-    void sortBuffer() {
-        const auto begin = buffer_.begin(), end = buffer_.end();
+    void sortRecords(std::vector<T>& records) const {
+        const auto begin = records.begin(), end = records.end();
         const auto first = std::is_sorted_until(begin, end, less_);  // the first descent
         if (first == end) return;
         auto last = end - 1;  // the last descent
@@ -222,40 +270,48 @@ class SpillSorter {
         const auto to = std::lower_bound(last, end, high, less_);
         std::sort(from, to, less_);
     }
+    // Hands the full buffer to the background spill and goes on with the other.
     void spill() {
+        spilling_.wait();  // the other buffer is free again
         if (!file_) file_ = spill_file::create();
-        if (tracksInOrder_ && !std::is_sorted(buffer_.begin(), buffer_.end(), less_))
-            spillGrouped();
-        else
-            spillSorted();
-        buffer_.clear();
+        spare_.reserve(half_);
+        std::swap(buffer_, spare_);
+        const uint64_t offset = fileEnd_;
+        fileEnd_ += spare_.size() * sizeof(T);
+        total_ += spare_.size();
+        spilling_.start([this, offset, inOrder = tracksInOrder_, counts = countOfTrack_] {
+            runs_.push_back(inOrder && !std::is_sorted(spare_.begin(), spare_.end(), less_)
+                                ? writeGrouped(spare_, counts, offset)
+                                : writeSorted(spare_, offset));
+            spare_.clear();
+        });
         std::fill(lastOfTrack_.begin(), lastOfTrack_.end(), kNone);
         std::fill(countOfTrack_.begin(), countOfTrack_.end(), 0);
         tracksInOrder_ = true;
     }
     // Each track's records are in order: they go to their track's segment of the run through
     // a small buffer per track, in one pass (sorting a million records cost more).
-    void spillGrouped() {
+    Run writeGrouped(const std::vector<T>& records, const std::vector<uint64_t>& counts,
+                     uint64_t offset) const {
         Run run;
-        run.offset = fileEnd_;
-        std::vector<uint64_t> next(countOfTrack_.size(), 0);  // next record's place in the run
+        run.offset = offset;
+        std::vector<uint64_t> next(counts.size(), 0);  // next record's place in the run
         uint64_t first = 0;
-        for (uint32_t t = 0; t < countOfTrack_.size(); ++t) {
-            if (countOfTrack_[t] == 0) continue;
-            run.segments[t] = {first, countOfTrack_[t]};
+        for (uint32_t t = 0; t < counts.size(); ++t) {
+            if (counts[t] == 0) continue;
+            run.segments[t] = {first, counts[t]};
             next[t] = first;
-            first += countOfTrack_[t];
+            first += counts[t];
         }
         constexpr size_t kScatter = 1024;
-        std::vector<std::vector<T>> pending(countOfTrack_.size());
+        std::vector<std::vector<T>> pending(counts.size());
         auto flush = [&](uint32_t t) {
             std::vector<T>& p = pending[t];
-            spill_file::write(file_, run.offset + next[t] * sizeof(T), p.data(),
-                              p.size() * sizeof(T));
+            spill_file::write(file_, offset + next[t] * sizeof(T), p.data(), p.size() * sizeof(T));
             next[t] += p.size();
             p.clear();
         };
-        for (const T& r : buffer_) {
+        for (const T& r : records) {
             std::vector<T>& p = pending[r.track];
             if (p.capacity() == 0) p.reserve(kScatter);
             p.push_back(r);
@@ -263,38 +319,35 @@ class SpillSorter {
         }
         for (uint32_t t = 0; t < pending.size(); ++t)
             if (!pending[t].empty()) flush(t);
-        fileEnd_ += buffer_.size() * sizeof(T);
-        total_ += buffer_.size();
-        runs_.push_back(std::move(run));
+        return run;
     }
-    void spillSorted() {
-        sortBuffer();
+    Run writeSorted(std::vector<T>& records, uint64_t offset) const {
+        sortRecords(records);
         Run run;
-        run.offset = fileEnd_;
-        for (size_t i = 0; i < buffer_.size();) {
+        run.offset = offset;
+        for (size_t i = 0; i < records.size();) {
             size_t j = i;
-            while (j < buffer_.size() && buffer_[j].track == buffer_[i].track) ++j;
-            run.segments[buffer_[i].track] = {i, j - i};
+            while (j < records.size() && records[j].track == records[i].track) ++j;
+            run.segments[records[i].track] = {i, j - i};
             i = j;
         }
-        const size_t bytes = buffer_.size() * sizeof(T);
-        spill_file::write(file_, fileEnd_, buffer_.data(), bytes);
-        fileEnd_ += bytes;
-        total_ += buffer_.size();
-        runs_.push_back(std::move(run));
+        spill_file::write(file_, offset, records.data(), records.size() * sizeof(T));
+        return run;
     }
 
     static constexpr size_t kNone = SIZE_MAX;
-    size_t budget_;
+    size_t half_;  // records a buffer holds
     Less less_;
     std::vector<T> buffer_;
+    std::vector<T> spare_;                // the buffer being spilled, or free
     std::vector<size_t> lastOfTrack_;     // index in buffer_ of each track's last record
     std::vector<uint64_t> countOfTrack_;  // records of each track in buffer_
     bool tracksInOrder_ = true;
-    std::vector<Run> runs_;
+    std::vector<Run> runs_;  // appended to by the background spill
     FILE* file_ = nullptr;
     uint64_t fileEnd_ = 0;
-    uint64_t total_ = 0;
+    uint64_t total_ = 0;                // spilled or being spilled
+    mutable BackgroundSpill spilling_;  // last: joined before the buffers go
 };
 
 }  // namespace stallscope::trace
