@@ -11,10 +11,9 @@ namespace stallscope::chrome {
 
 namespace {
 
-// Windows cut ahead of the caller: enough to keep the workers busy through an uneven window and
-// while the caller stops to hand a full sort buffer over (3 left them idle there), few enough to
-// bound memory (a 4 MiB window holds about 40,000 events).
-constexpr uint64_t kWindowsAhead = 8;
+// Windows cut ahead of the caller: enough to keep the workers busy through an uneven window, few
+// enough to bound memory (a 4 MiB window holds about 40,000 events).
+constexpr uint64_t kWindowsAhead = 3;
 
 // The largest value read (as the reader's own window allows): a window that finds no event start
 // grows to a little more, then is cut where it ends; a window parsed on past it is refused.
