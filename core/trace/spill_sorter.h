@@ -140,7 +140,12 @@ class SpillSorter {
     // Forgets every record, keeping the buffers' pages and the spill file for the next ones.
     void clear() {
         spilling_.wait();
+        // The buffer filled first in each batch starts the next one, so that a batch smaller
+        // than the budget touches no more pages of the two than it holds records.
         buffer_.clear();
+        spare_.clear();
+        if (spillsSinceClear_ % 2 == 1) std::swap(buffer_, spare_);
+        spillsSinceClear_ = 0;
         std::fill(lastOfTrack_.begin(), lastOfTrack_.end(), kNone);
         std::fill(countOfTrack_.begin(), countOfTrack_.end(), 0);
         tracksInOrder_ = true;
@@ -276,6 +281,7 @@ class SpillSorter {
         if (!file_) file_ = spill_file::create();
         spare_.reserve(half_);
         std::swap(buffer_, spare_);
+        ++spillsSinceClear_;
         const uint64_t offset = fileEnd_;
         fileEnd_ += spare_.size() * sizeof(T);
         total_ += spare_.size();
@@ -340,6 +346,7 @@ class SpillSorter {
     Less less_;
     std::vector<T> buffer_;
     std::vector<T> spare_;                // the buffer being spilled, or free
+    uint64_t spillsSinceClear_ = 0;       // buffers handed over since clear()
     std::vector<size_t> lastOfTrack_;     // index in buffer_ of each track's last record
     std::vector<uint64_t> countOfTrack_;  // records of each track in buffer_
     bool tracksInOrder_ = true;
