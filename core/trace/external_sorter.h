@@ -19,9 +19,9 @@ namespace stallscope::trace {
 template <class T, class Less>
 class ExternalSorter {
   public:
-    // budget: records held in memory before a run is written.
-    // The whole budget is reserved at once (pages are committed as records arrive): growing by
-    // doubling copied the buffer on its way there, into fresh pages each time.
+    // budget: records held in memory, in two buffers of half; a run is written when one fills.
+    // A buffer is reserved whole (pages are committed as records arrive): growing by doubling
+    // copied it on its way there, into fresh pages each time.
     explicit ExternalSorter(size_t budget) : half_(std::max<size_t>(budget, kMinBudget) / 2) {
         buffer_.reserve(half_);
     }
@@ -87,6 +87,14 @@ class ExternalSorter {
         }
     };
 
+    size_t takeSmallest() {
+        if (heap_.empty()) return kNone;
+        std::pop_heap(heap_.begin(), heap_.end(), CursorAfter{this});
+        const size_t i = heap_.back();
+        heap_.pop_back();
+        return i;
+    }
+
     // Hands the full buffer to the background spill and goes on with the other.
     void spill() {
         spilling_.wait();  // the other buffer is free again
@@ -109,14 +117,6 @@ class ExternalSorter {
     std::vector<T> buffer_;
     std::vector<T> spare_;  // the buffer being spilled, or free
     std::vector<Run> runs_;
-    size_t takeSmallest() {
-        if (heap_.empty()) return kNone;
-        std::pop_heap(heap_.begin(), heap_.end(), CursorAfter{this});
-        const size_t i = heap_.back();
-        heap_.pop_back();
-        return i;
-    }
-
     std::vector<Cursor> cursors_;
     std::vector<size_t> heap_;  // cursors other than the current one
     size_t current_ = kNone;

@@ -102,8 +102,9 @@ class SortedRunCursor {
 template <class T, class Less>
 class SpillSorter {
   public:
-    // The whole budget is reserved at once: pages are only committed as records arrive, and
-    // growing by doubling copied the buffer several times on its way to the budget.
+    // budget: records held in memory, in two buffers of half. A buffer is reserved whole (the
+    // second at the first spill): pages are only committed as records arrive, and growing by
+    // doubling copied the buffer several times on its way there.
     explicit SpillSorter(size_t budget) : half_(std::max<size_t>(budget, kMinBudget) / 2) {
         buffer_.reserve(half_);
     }
