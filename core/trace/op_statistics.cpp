@@ -1,22 +1,125 @@
 #include "core/trace/op_statistics.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 
 namespace stallscope::trace {
 
 namespace {
+
 constexpr int64_t kLinearBuckets = 1024;
+
+// The key as the histograms were first defined: log2 in floating point.
+int64_t log2Key(int64_t d) {
+    return int64_t(std::floor(std::log2(double(d)) * 64.0));
+}
+
+// For each octave [2^e, 2^(e+1)) past the linear buckets, the first duration whose log2Key is
+// 64e + j for j = 1..64 (rounding in log2 takes an octave's last durations to 64(e+1)); 2^(e+1)
+// when no duration of the octave reaches it. Found by bisection with log2Key itself, so a key
+// read from the table is the one log2 gives (log2 never decreases).
+struct KeyTable {
+    std::array<std::array<uint64_t, 64>, 63> first{};
+    KeyTable() {
+        for (int e = 10; e < 63; ++e) {
+            const int64_t low = int64_t(1) << e;
+            const int64_t high = e == 62 ? INT64_MAX : (int64_t(1) << (e + 1)) - 1;
+            for (int j = 1; j <= 64; ++j) {
+                const int64_t target = int64_t(64) * e + j;
+                if (log2Key(high) < target) {
+                    first[size_t(e)][size_t(j - 1)] = uint64_t(high) + 1;
+                    continue;
+                }
+                int64_t a = low, b = high;
+                while (a < b) {
+                    const int64_t middle = a + (b - a) / 2;
+                    if (log2Key(middle) >= target)
+                        b = middle;
+                    else
+                        a = middle + 1;
+                }
+                first[size_t(e)][size_t(j - 1)] = uint64_t(a);
+            }
+        }
+    }
+};
+
+// Adds (key, count) runs, both sorted by key, into `into`.
+void addCounts(std::vector<std::pair<int64_t, uint64_t>>& into,
+               const std::vector<std::pair<int64_t, uint64_t>>& counts) {
+    if (counts.empty()) return;
+    std::vector<std::pair<int64_t, uint64_t>> merged;
+    merged.reserve(into.size() + counts.size());
+    auto a = into.begin();
+    auto b = counts.begin();
+    while (a != into.end() || b != counts.end()) {
+        if (b == counts.end() || (a != into.end() && a->first < b->first)) {
+            merged.push_back(*a++);
+        } else if (a == into.end() || b->first < a->first) {
+            merged.push_back(*b++);
+        } else {
+            merged.emplace_back(a->first, a->second + b->second);
+            ++a;
+            ++b;
+        }
+    }
+    into.swap(merged);
+}
+
 }  // namespace
 
 int64_t OpStatistics::histogramKey(int64_t d) {
     if (d < kLinearBuckets) return d;
-    return kLinearBuckets + int64_t(std::floor(std::log2(double(d)) * 64.0));
+    static const KeyTable table;
+    const int octave = 63 - std::countl_zero(uint64_t(d));
+    const auto& first = table.first[size_t(octave)];
+    const auto j = std::upper_bound(first.begin(), first.end(), uint64_t(d)) - first.begin();
+    return kLinearBuckets + int64_t(64) * octave + j;
 }
 
 int64_t OpStatistics::histogramValue(int64_t key) {
     if (key < kLinearBuckets) return key;
     return int64_t(std::llround(std::exp2((double(key - kLinearBuckets) + 0.5) / 64.0)));
+}
+
+uint64_t OpStatistics::flush(Stats& s) {
+    const uint64_t flushed = s.durations.size();
+    if (flushed == 0) return 0;
+    const auto [lowest, highest] = std::minmax_element(s.durations.begin(), s.durations.end());
+    const int64_t low = histogramKey(*lowest);
+    const int64_t high = histogramKey(*highest);
+    std::vector<std::pair<int64_t, uint64_t>> counts;
+    if (uint64_t(high) - uint64_t(low) <= 4 * flushed + 64) {
+        // Keys are monotonic in the duration: a counter per key between the two ends.
+        thread_local std::vector<uint64_t> perKey;
+        perKey.assign(size_t(uint64_t(high) - uint64_t(low) + 1), 0);
+        for (const int64_t d : s.durations)
+            ++perKey[size_t(uint64_t(histogramKey(d)) - uint64_t(low))];
+        for (size_t i = 0; i < perKey.size(); ++i)
+            if (perKey[i] > 0) counts.emplace_back(low + int64_t(i), perKey[i]);
+    } else {
+        std::vector<int64_t> keys(s.durations.size());
+        std::transform(s.durations.begin(), s.durations.end(), keys.begin(), histogramKey);
+        std::sort(keys.begin(), keys.end());
+        for (const int64_t key : keys) {
+            if (counts.empty() || counts.back().first != key) counts.emplace_back(key, 0);
+            ++counts.back().second;
+        }
+    }
+    addCounts(s.histogram, counts);
+    // A name's buffer keeps little between batches: a burst of one name must not stay held.
+    if (s.durations.capacity() > 4096)
+        std::vector<int64_t>().swap(s.durations);
+    else
+        s.durations.clear();
+    return flushed;
+}
+
+void OpStatistics::flushAll() {
+    for (Stats& s : stats_) flush(s);
+    pendingDurations_ = 0;
 }
 
 void OpStatistics::addAggregate(uint32_t name, uint64_t occurrences, int64_t totalNs,
@@ -43,21 +146,20 @@ void OpStatistics::merge(OpStatistics& other) {
         s.min = std::min(s.min, o.min);
         s.max = std::max(s.max, o.max);
         s.durations.insert(s.durations.end(), o.durations.begin(), o.durations.end());
-        for (const auto& [key, n] : o.histogram) s.histogram[key] += n;
+        addCounts(s.histogram, o.histogram);
     }
     exactDurations_ += other.exactDurations_;
+    pendingDurations_ += other.pendingDurations_;
     unended_ += other.unended_;
     other.stats_.clear();
-    other.exactDurations_ = other.unended_ = 0;
+    other.exactDurations_ = other.pendingDurations_ = other.unended_ = 0;
     if (exact_ && exactDurations_ > exactBudget_) switchToHistograms();
+    if (!exact_ && pendingDurations_ >= kPendingBudget) flushAll();
 }
 
 void OpStatistics::switchToHistograms() {
     exact_ = false;
-    for (Stats& s : stats_) {
-        for (int64_t d : s.durations) ++s.histogram[histogramKey(d)];
-        std::vector<int64_t>().swap(s.durations);
-    }
+    flushAll();
 }
 
 PackedOp OpStatistics::finished(uint32_t name) {
@@ -74,6 +176,7 @@ PackedOp OpStatistics::finished(uint32_t name) {
         std::nth_element(d.begin(), d.begin() + long(rank(0.95)), d.end());
         p95 = d[rank(0.95)];
     } else {
+        pendingDurations_ -= flush(s);
         uint64_t seen = 0;
         bool have50 = false;
         for (const auto& [key, n] : s.histogram) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <vector>
 
 #include "core/trace/trace_format.h"
@@ -14,7 +13,9 @@ namespace stallscope::trace {
 // duration rounded to the nearest ns, its total summed exactly in ps and rounded at the end.
 //
 // Percentiles stay exact until `exactBudget` durations are held; past it every name switches to
-// a log histogram with 64 buckets per octave (about 1 % error), linear below 1024 ns.
+// a log histogram with 64 buckets per octave (about 1 % error), linear below 1024 ns. Durations
+// reach a histogram in batches (a per-name buffer, counted into buckets when the buffers hold
+// kPendingBudget): a map update per slice was most of the statistics' cost at 10^7 slices.
 class OpStatistics {
   public:
     static constexpr uint64_t kExactBudget = uint64_t(8) << 20;
@@ -38,11 +39,11 @@ class OpStatistics {
         s.totalPs += durPs;
         s.min = std::min(s.min, dur);
         s.max = std::max(s.max, dur);
+        s.durations.push_back(dur);
         if (exact_) {
-            s.durations.push_back(dur);
             if (++exactDurations_ > exactBudget_) switchToHistograms();
-        } else {
-            ++s.histogram[histogramKey(dur)];
+        } else if (++pendingDurations_ >= kPendingBudget) {
+            flushAll();
         }
     }
     // A slice that never ended: its duration is unknown, so it is counted apart, out of the
@@ -78,6 +79,8 @@ class OpStatistics {
     static int64_t roundedNs(int64_t durNs, uint16_t durPs) {
         return durNs + (durPs >= 500 ? 1 : 0);
     }
+    // floor(log2(d) * 64) above the linear buckets, bit for bit as std::log2 computes it (from a
+    // table of each bucket's first duration, found with std::log2 itself).
     static int64_t histogramKey(int64_t durNs);
     // A duration representing the histogram bucket `key` (its geometric middle).
     static int64_t histogramValue(int64_t key);
@@ -90,21 +93,27 @@ class OpStatistics {
         uint64_t timed = 0;    // slices on the timeline (count minus aggregated occurrences)
         uint64_t unended = 0;  // slices that never ended: not in count, total or percentiles
         int64_t min = INT64_MAX, max = INT64_MIN;
-        std::vector<int64_t> durations;         // exact, while the budget lasts
-        std::map<int64_t, uint64_t> histogram;  // after it
+        // While the budget lasts every duration (exact); after it, those not yet in `histogram`.
+        std::vector<int64_t> durations;
+        std::vector<std::pair<int64_t, uint64_t>> histogram;  // (key, count), by key
     };
+    static constexpr uint64_t kPendingBudget = uint64_t(1) << 20;
     // Statistics by name id (ids are dense: the string table's).
     Stats& of(uint32_t name) {
         if (name >= stats_.size()) stats_.resize(std::max<size_t>(name + 1, namesKnown_));
         return stats_[name];
     }
     void switchToHistograms();
+    // Counts a name's buffered durations into its histogram; returns how many.
+    static uint64_t flush(Stats& s);
+    void flushAll();
     PackedOp finished(uint32_t name);
 
     uint64_t exactBudget_;
     std::vector<Stats> stats_;
     size_t namesKnown_ = 0;
     uint64_t exactDurations_ = 0;
+    uint64_t pendingDurations_ = 0;  // buffered after the switch
     bool exact_ = true;
     uint64_t unended_ = 0;
 };

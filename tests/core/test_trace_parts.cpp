@@ -609,6 +609,71 @@ class TestTraceParts : public QObject {
         }
     }
 
+    // The table-driven key is floor(64 log2 d) as std::log2 gives it, at every bucket's edges
+    // (the durations the table was bisected for, and their neighbours) and between them.
+    void opStatisticsKeyMatchesLog2() {
+        auto byLog2 = [](int64_t d) {
+            return d < 1024 ? d : 1024 + int64_t(std::floor(std::log2(double(d)) * 64.0));
+        };
+        uint64_t state = 0x9e3779b97f4a7c15ull;
+        uint64_t checked = 0;
+        for (int e = 10; e < 63; ++e) {
+            for (int j = 0; j <= 64; ++j) {
+                const double edge = std::exp2(double(e) + double(j) / 64.0);
+                if (edge >= 9.2e18) continue;
+                const auto at = int64_t(edge);
+                for (int64_t delta = -3; delta <= 3; ++delta) {
+                    QCOMPARE(OpStatistics::histogramKey(at + delta), byLog2(at + delta));
+                    ++checked;
+                }
+            }
+            for (int i = 0; i < 2000; ++i) {
+                state = state * 6364136223846793005ull + 1442695040888963407ull;
+                const int64_t d =
+                    int64_t((uint64_t(1) << e) | ((state >> 1) & ((uint64_t(1) << e) - 1)));
+                QCOMPARE(OpStatistics::histogramKey(d), byLog2(d));
+                ++checked;
+            }
+        }
+        QCOMPARE(OpStatistics::histogramKey(INT64_MAX), byLog2(INT64_MAX));
+        QVERIFY(checked > 100000);
+    }
+
+    // Past the switch durations reach the histograms in batches (more than one batch here, and
+    // split over two statistics merged): the percentiles are those of counting every duration's
+    // bucket at once.
+    void opStatisticsBatchedHistograms() {
+        OpStatistics first(1000), second(1000);
+        std::vector<std::vector<int64_t>> keys(3);
+        uint64_t state = 12345;
+        for (int i = 0; i < 2'500'000; ++i) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            const auto name = uint32_t((state >> 20) % 3);
+            // Name 0 short (linear buckets), 1 over four decades, 2 far apart (sorted, not
+            // counted).
+            const int64_t d = name == 0   ? int64_t((state >> 33) % 900)
+                              : name == 1 ? int64_t(1000 + (state >> 33) % 10'000'000)
+                                          : int64_t((state >> 33) % 2 ? 5 : int64_t(1) << 50);
+            (i % 3 == 0 ? first : second).addSlice(name, d, 0);
+            keys[name].push_back(OpStatistics::histogramKey(d));
+        }
+        first.merge(second);
+        QVERIFY(!first.percentilesExact());
+        std::vector<PackedOp> seen;
+        first.forEachOp([&](const PackedOp& op) { seen.push_back(op); });
+        QCOMPARE(seen.size(), size_t(3));
+        for (uint32_t name = 0; name < 3; ++name) {
+            std::vector<int64_t>& k = keys[name];
+            std::sort(k.begin(), k.end());
+            auto rank = [&](double p) { return size_t(std::ceil(p * double(k.size()))) - 1; };
+            QCOMPARE(seen[name].count, uint64_t(k.size()));
+            QCOMPARE(seen[name].p50, OpStatistics::histogramValue(k[rank(0.5)]));
+            QCOMPARE(seen[name].p95, OpStatistics::histogramValue(k[rank(0.95)]));
+        }
+        QCOMPARE(seen[2].p95,
+                 OpStatistics::histogramValue(OpStatistics::histogramKey(int64_t(1) << 50)));
+    }
+
     // Entries numbered from 1, kArgsPerChunk to a chunk stored in order; an overlay entry is
     // kArgsOverlay, the base id, then its own object; over base 0 it is a plain entry.
     void argsStoreChunksAndOverlays() {
