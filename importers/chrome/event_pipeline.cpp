@@ -56,10 +56,19 @@ EventReader::EventReader(InputFile& input, std::vector<char> bytes, uint64_t bas
       inMemory_(true) {}
 
 void EventReader::parseWindow(std::vector<RawEvent>& events) {
-    for (;;) {
-        RawEvent event;
-        if (step(event, false) != Step::Event) return;
-        events.push_back(event);
+    // Parsed in place (an event is about 200 bytes, copied once each before); the one being
+    // parsed is not an event until step() says so.
+    try {
+        for (;;) {
+            RawEvent& event = events.emplace_back();
+            if (step(event, false) != Step::Event) {
+                events.pop_back();
+                return;
+            }
+        }
+    } catch (...) {
+        events.pop_back();
+        throw;
     }
 }
 
