@@ -80,18 +80,24 @@ void InputFile::release() {
     gzipOpen_ = false;
 }
 
-bool InputFile::refillRaw() {
-    if (rawEof_) return false;
-    if (rawPos_ < rawEnd_) return true;
-    const size_t got = std::fread(raw_.data(), 1, raw_.size(), file_);
+size_t InputFile::readFile(char* into, size_t n) {
+    const size_t got = std::fread(into, 1, n, file_);
     if (got == 0) {
         if (std::ferror(file_))
             throw InputError(atOffset(path_, static_cast<long long>(fileOffset_),
                                       std::string("read error: ") + std::strerror(errno)));
         rawEof_ = true;
-        return false;
+        return 0;
     }
-    XXH3_128bits_update(hash_, raw_.data(), got);
+    XXH3_128bits_update(hash_, into, got);
+    return got;
+}
+
+bool InputFile::refillRaw() {
+    if (rawEof_) return false;
+    if (rawPos_ < rawEnd_) return true;
+    const size_t got = readFile(raw_.data(), raw_.size());
+    if (got == 0) return false;
     rawPos_ = 0;
     rawEnd_ = got;
     return true;
@@ -99,7 +105,18 @@ bool InputFile::refillRaw() {
 
 size_t InputFile::readRaw(char* out, size_t n) {
     size_t total = 0;
-    while (total < n && refillRaw()) {
+    while (total < n) {
+        // A read as large as the chunk goes straight to the caller's buffer (uncompressed JSON
+        // was copied twice: into the chunk, then into the parser's window).
+        if (rawPos_ == rawEnd_ && n - total >= raw_.size()) {
+            if (rawEof_) break;
+            const size_t got = readFile(out + total, n - total);
+            if (got == 0) break;
+            fileOffset_ += got;
+            total += got;
+            continue;
+        }
+        if (!refillRaw()) break;
         const size_t take = std::min(n - total, rawEnd_ - rawPos_);
         std::memcpy(out + total, raw_.data() + rawPos_, take);
         rawPos_ += take;

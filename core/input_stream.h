@@ -49,6 +49,8 @@ class InputFile {
     size_t readRaw(char* out, size_t n);
     size_t decompress(char* out, size_t n);
     bool refillRaw();
+    // Reads up to n bytes of the file into `into` and adds them to the hash; 0 at its end.
+    size_t readFile(char* into, size_t n);
 
     std::string path_;
     FILE* file_ = nullptr;
