@@ -4,7 +4,7 @@
 
 namespace stallscope {
 
-uint64_t ByteReader::varint() {
+uint64_t ByteReader::longVarint() {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
         if (p_ >= end_) throw Failure("trace chunk: truncated varint");

@@ -56,7 +56,11 @@ class ByteReader {
   public:
     explicit ByteReader(std::string_view data) : p_(data.data()), end_(data.data() + data.size()) {}
     bool atEnd() const { return p_ >= end_; }
-    uint64_t varint();
+    uint64_t varint() {
+        // Most values take one byte (names, depths, tags, deltas): those read inline.
+        if (p_ < end_ && uint8_t(*p_) < 0x80) return uint8_t(*p_++);
+        return longVarint();
+    }
     int64_t zigzag() {
         const uint64_t v = varint();
         return int64_t(v >> 1) ^ -int64_t(v & 1);
@@ -67,6 +71,8 @@ class ByteReader {
     uint64_t remaining() const { return uint64_t(end_ - p_); }
 
   private:
+    uint64_t longVarint();
+
     const char* p_;
     const char* end_;
 };
