@@ -57,7 +57,10 @@ void ChromeTraceBuilder::add(const RawEvent& ev) {
     if (!kineto_ && !ev.cat.empty()) kineto_ = isKinetoCategory(ev.cat);
     repairedValues_ += ev.repairs;
     const char phase = ev.ph.size() == 1 ? ev.ph[0] : '\0';
-    ++phases_[std::string(ev.ph)];
+    if (ev.ph.size() == 1)
+        ++onePhaseCounts_[uint8_t(phase)];
+    else
+        ++phases_[std::string(ev.ph)];
     if (ev.hasTs) {
         int64_t end = 0;
         if (__builtin_add_overflow(ev.tsNs, std::max<int64_t>(ev.durNs, 0), &end))
@@ -145,6 +148,9 @@ QJsonObject ChromeTraceBuilder::finish() {
 
     QJsonObject o;
     o.insert("events", qint64(events_));
+    for (size_t c = 0; c < onePhaseCounts_.size(); ++c)
+        if (onePhaseCounts_[c] > 0) phases_[std::string(1, char(c))] += onePhaseCounts_[c];
+    onePhaseCounts_.fill(0);
     QJsonObject phases;
     for (const auto& [ph, n] : phases_) phases.insert(QString::fromStdString(ph), qint64(n));
     o.insert("phases", phases);
@@ -184,6 +190,20 @@ uint32_t ChromeTraceBuilder::process(std::string_view pid) {
 }
 
 uint32_t ChromeTraceBuilder::thread(std::string_view pid, std::string_view tid) {
+    for (size_t i = 0; i < recentThreadsUsed_; ++i)
+        if (recentThreads_[i].tid == tid && recentThreads_[i].pid == pid)
+            return recentThreads_[i].track;
+    const uint32_t track = lookUpThread(pid, tid);
+    RecentThread& recent = recentThreads_[recentThreadNext_];
+    recentThreadNext_ = (recentThreadNext_ + 1) % recentThreads_.size();
+    recentThreadsUsed_ = std::min(recentThreadsUsed_ + 1, recentThreads_.size());
+    recent.pid.assign(pid);
+    recent.tid.assign(tid);
+    recent.track = track;
+    return track;
+}
+
+uint32_t ChromeTraceBuilder::lookUpThread(std::string_view pid, std::string_view tid) {
     key_.assign(pid);
     key_.push_back('\x1f');
     key_.append(tid);

@@ -4,6 +4,7 @@
 // slices (chrome_async.cpp) and flows (chrome_flows.cpp). Not for use outside importers/chrome.
 
 #include <QJsonObject>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -91,6 +92,7 @@ class ChromeTraceBuilder {
     uint64_t argsOf(const RawEvent& ev);
     uint32_t process(std::string_view pid);
     uint32_t thread(std::string_view pid, std::string_view tid);
+    uint32_t lookUpThread(std::string_view pid, std::string_view tid);
     uint32_t namedTrack(std::string_view pid, trace::TrackKind kind, const std::string& name);
     uint32_t globalTrack();
     void complete(const RawEvent& ev);
@@ -177,6 +179,17 @@ class ChromeTraceBuilder {
     std::string key_;  // reused lookup key
     std::map<std::string, Process, std::less<>> processes_;
     std::unordered_map<std::string, uint32_t> threads_, named_;
+    // The threads last looked up: events alternate between a few (a host thread and its
+    // streams), and a key built and hashed per event was a tenth of building the trace.
+    struct RecentThread {
+        std::string pid, tid;
+        uint32_t track = 0;
+    };
+    std::array<RecentThread, 4> recentThreads_;
+    size_t recentThreadsUsed_ = 0, recentThreadNext_ = 0;
+    // The flow key space last interned ("<version><category>"), for the same reason.
+    std::string lastFlowPrefix_, lastFlowCategory_;
+    uint32_t lastFlowSpace_ = UINT32_MAX;
     uint32_t global_ = UINT32_MAX;
     std::unordered_map<uint32_t, std::vector<OpenSlice>> open_;
     std::map<std::string, std::vector<OpenSlice>> async_;
@@ -192,6 +205,7 @@ class ChromeTraceBuilder {
     std::unordered_map<std::string, AsyncGroup> asyncGroups_;
     std::unordered_map<uint32_t, AsyncLane> asyncLanes_;  // by track
     std::map<std::string, uint64_t> phases_, ignored_;
+    std::array<uint64_t, 256> onePhaseCounts_{};  // one-character phases, into phases_ at the end
     int64_t firstTs_ = 0, lastTs_ = INT64_MIN;
     bool haveTs_ = false;
     bool kineto_ = false;  // an event of a category only the PyTorch profiler writes

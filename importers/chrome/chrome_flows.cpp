@@ -62,9 +62,14 @@ bool ChromeTraceBuilder::FlowEventOrder::operator()(const FlowEvent& a, const Fl
 
 void ChromeTraceBuilder::flowKey(FlowEvent& into, std::string_view prefix, std::string_view id,
                                  std::string_view cat) {
-    key_.assign(prefix);
-    key_.append(cat);
-    const uint32_t space = flowSpaces_.intern(key_);
+    if (lastFlowSpace_ == UINT32_MAX || prefix != lastFlowPrefix_ || cat != lastFlowCategory_) {
+        key_.assign(prefix);
+        key_.append(cat);
+        lastFlowSpace_ = flowSpaces_.intern(key_);
+        lastFlowPrefix_.assign(prefix);
+        lastFlowCategory_.assign(cat);
+    }
+    const uint32_t space = lastFlowSpace_;
     if (space >= (uint32_t(1) << 30))
         throw InputError(path_ + ": more than 2^30 flow categories are not supported");
     FlowIdKind kind = kDecimalId;
