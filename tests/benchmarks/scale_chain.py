@@ -212,6 +212,7 @@ def main():
         skipped = [k.split("@")[0] for k in args.skip if int(float(k.split("@")[1])) == slices]
         rows.append(run_size(slices, args.work, args.binary, skipped, args.kill))
         print(markdown(rows[-1:]).splitlines()[-1], flush=True)
+    rows.sort(key=lambda r: r["slices"])  # earlier rows (--rows) may be of a larger size
     print(markdown(rows))
     if args.csv:
         with open(args.csv, "w", newline="") as f:
