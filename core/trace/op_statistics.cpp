@@ -74,9 +74,14 @@ int64_t OpStatistics::histogramKey(int64_t d) {
     if (d < kLinearBuckets) return d;
     static const KeyTable table;
     const int octave = 63 - std::countl_zero(uint64_t(d));
-    const auto& first = table.first[size_t(octave)];
-    const auto j = std::upper_bound(first.begin(), first.end(), uint64_t(d)) - first.begin();
-    return kLinearBuckets + int64_t(64) * octave + j;
+    // How many of the octave's 64 bucket starts are at or below d, without branches (the
+    // bisection's branches were unpredictable: 40 ns a key with std::upper_bound).
+    const uint64_t* first = table.first[size_t(octave)].data();
+    const auto value = uint64_t(d);
+    size_t j = 0;
+    for (size_t step = 32; step > 0; step /= 2) j += first[j + step - 1] <= value ? step : 0;
+    j += first[j] <= value ? 1 : 0;  // the steps decide the first 63; the last here
+    return kLinearBuckets + int64_t(64) * octave + int64_t(j);
 }
 
 int64_t OpStatistics::histogramValue(int64_t key) {
