@@ -6,6 +6,15 @@
 
 namespace stallscope::trace {
 
+FlowTable::BoundSorter& FlowTable::boundSorterOfThisThread() {
+    const std::thread::id self = std::this_thread::get_id();
+    for (auto& [thread, sorter] : bound_)
+        if (thread == self) return *sorter;
+    // Two writer threads share the budget; a third (the importer's, for unbound ends) is rare.
+    bound_.emplace_back(self, std::make_unique<BoundSorter>(std::max<size_t>(budget_ / 2, 1)));
+    return *bound_.back().second;
+}
+
 namespace {
 constexpr size_t kBoundBatch = 4096;
 }  // namespace
