@@ -1,6 +1,7 @@
 #include "importers/chrome/chrome_json.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -29,8 +30,16 @@ struct BadJson {
     std::string what;
 };
 
+// What ends a number or literal, by byte: one load instead of seven compares a character (the
+// number scan was a tenth of the parse workers' time).
+constexpr std::array<bool, 256> kDelimiters = [] {
+    std::array<bool, 256> table{};
+    for (const char c : {',', '}', ']', ':', ' ', '\n', '\r', '\t'}) table[uint8_t(c)] = true;
+    return table;
+}();
+
 inline bool isDelimiter(char c) {
-    return c == ',' || c == '}' || c == ']' || c == ':' || isJsonSpace(c);
+    return kDelimiters[uint8_t(c)];
 }
 
 inline void skipWs(const char*& p, const char* e) {
