@@ -10,6 +10,9 @@ namespace stallscope::trace {
 namespace {
 
 constexpr int64_t kLinearBuckets = 1024;
+// The widest key range counted in an array (512 KiB of counters, kept per thread); wider ones,
+// only from negative durations, are sorted.
+constexpr uint64_t kDenseKeys = uint64_t(1) << 16;
 
 // The key as the histograms were first defined: log2 in floating point.
 int64_t log2Key(int64_t d) {
@@ -96,10 +99,12 @@ uint64_t OpStatistics::flush(Stats& s) {
     const int64_t low = histogramKey(*lowest);
     const int64_t high = histogramKey(*highest);
     std::vector<std::pair<int64_t, uint64_t>> counts;
-    if (uint64_t(high) - uint64_t(low) <= 4 * flushed + 64) {
-        // Keys are monotonic in the duration: a counter per key between the two ends.
+    const uint64_t span = uint64_t(high) - uint64_t(low);
+    if (span <= 4 * flushed + 64 && span < kDenseKeys) {
+        // Keys are monotonic in the duration: a counter per key between the two ends (every
+        // non-negative duration's key is below 1024 + 64 * 64).
         thread_local std::vector<uint64_t> perKey;
-        perKey.assign(size_t(uint64_t(high) - uint64_t(low) + 1), 0);
+        perKey.assign(size_t(span + 1), 0);
         for (const int64_t d : s.durations)
             ++perKey[size_t(uint64_t(histogramKey(d)) - uint64_t(low))];
         for (size_t i = 0; i < perKey.size(); ++i)

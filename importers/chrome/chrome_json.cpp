@@ -178,15 +178,22 @@ inline bool equals(std::string_view text, const char (&literal)[N]) {
     return text.size() == N - 1 && std::memcmp(text.data(), literal, N - 1) == 0;
 }
 
-// p at '"'. Returns the content, unescaped into `scratch` only when it has escapes.
-std::string_view readString(const char*& p, const char* e, std::string& scratch) {
+// p at '"'. Returns the content, unescaped into the string `scratch()` gives only when it has
+// escapes (so a caller handing out scratch strings takes one only then).
+template <class Scratch>
+std::string_view readString(const char*& p, const char* e, Scratch&& scratch) {
     bool escaped = false;
     const char* q = closingQuote(p, e, escaped);
     const char* s = p + 1;
     p = q + 1;
     if (!escaped) return {s, size_t(q - s)};
-    unescape(s, q, scratch);
-    return scratch;
+    std::string& out = scratch();
+    unescape(s, q, out);
+    return out;
+}
+
+std::string_view readString(const char*& p, const char* e, std::string& scratch) {
+    return readString(p, e, [&scratch]() -> std::string& { return scratch; });
 }
 
 // A number or literal: the text up to the next delimiter.
@@ -595,17 +602,12 @@ void EventReader::parseEvent(const char*& p, const char* e, RawEvent& ev) {
     if (!batchMode_) scratchUsed_ = 0;
     // A string takes a scratch slot only when it has escapes to undo (a window's reader held a
     // string per member of every event otherwise).
-    auto text = [&](const char*& q) -> std::string_view {
-        if (*q != '"') return readToken(q, e);
-        bool escaped = false;
-        const char* close = closingQuote(q, e, escaped);
-        const char* s = q + 1;
-        q = close + 1;
-        if (!escaped) return {s, size_t(close - s)};
+    auto nextScratch = [&]() -> std::string& {
         if (scratchUsed_ == scratch_.size()) scratch_.emplace_back();
-        std::string& out = scratch_[scratchUsed_++];
-        unescape(s, close, out);
-        return out;
+        return scratch_[scratchUsed_++];
+    };
+    auto text = [&](const char*& q) -> std::string_view {
+        return *q == '"' ? readString(q, e, nextScratch) : readToken(q, e);
     };
     auto timeValue = [&](const char*& q, const char* key, int64_t& ns, uint16_t& ps) {
         const char* at = q;
