@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/trace/flow_binder.h"
 
@@ -61,6 +62,9 @@ class TraceSink {
     virtual void addFlow(FlowEnd from, FlowEnd to, uint32_t name) = 0;
     // A hint that the importer adds nothing more to the tracks below `end` (see TraceWriter).
     virtual void finishTracksBefore(uint32_t end) = 0;
+    // A hint that the importer adds nothing more to these tracks (see TraceWriter's direct
+    // tracks); by default nothing is done early.
+    virtual void finishTracks(const std::vector<uint32_t>& tracks) { (void)tracks; }
 };
 
 }  // namespace stallscope::trace

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -70,7 +72,104 @@ TraceWriter::TraceWriter(Workspace& workspace, int64_t profileId, size_t recordB
     intern("");  // id 0: no name
 }
 
+// Writes complete direct tracks on a thread of its own, in the order they are handed over, with
+// statistics of its own (joined to the writer's when it is waited for). At most the record
+// budget waits in its queue: beyond that the importer waits.
+class TraceWriter::DirectWriter {
+  public:
+    struct Job {
+        uint32_t id;
+        TrackState state;
+        std::vector<RawSlice> slices;
+        size_t names;  // names interned when it was handed over
+    };
+    struct Written {
+        uint32_t id;
+        std::vector<int> levels;
+        uint32_t maxDepth;
+    };
+    DirectWriter(TraceWriter& writer, uint64_t budget)
+        : ops(writer.ops_.exactBudget()),
+          writer_(writer),
+          budget_(budget),
+          thread_([this] { work(); }) {}
+    ~DirectWriter() {
+        {
+            std::lock_guard lock(mutex_);
+            stop_ = true;
+        }
+        changed_.notify_all();
+        thread_.join();
+    }
+    void submit(Job job) {
+        std::unique_lock lock(mutex_);
+        changed_.wait(
+            lock, [&] { return queued_ == 0 || queued_ + job.slices.size() <= budget_ || error_; });
+        if (error_) std::rethrow_exception(error_);
+        queued_ += job.slices.size();
+        jobs_.push_back(std::move(job));
+        changed_.notify_all();
+    }
+    // Waits until every track handed over is written; what each got, or what one threw.
+    std::vector<Written> wait() {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return (jobs_.empty() && !busy_) || error_; });
+        if (error_) std::rethrow_exception(error_);
+        return std::exchange(written_, {});
+    }
+    // The worker's alone until wait() returns.
+    OpStatistics ops;
+    uint64_t overlapping = 0;
+
+  private:
+    void work() {
+        for (;;) {
+            Job job;
+            {
+                std::unique_lock lock(mutex_);
+                changed_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+                if (stop_ || error_) return;
+                job = std::move(jobs_.front());
+                jobs_.pop_front();
+                busy_ = true;
+            }
+            std::exception_ptr error;
+            try {
+                ops.reserveNames(job.names);
+                writer_.writeSliceTrack(
+                    job.id, job.state, SliceSource{nullptr, &job.slices},
+                    [this](double) {
+                        if (stop_) throw Failure("trace import: abandoned");
+                    },
+                    ops, overlapping);
+            } catch (...) {
+                error = std::current_exception();
+            }
+            const size_t records = job.slices.size();
+            job.slices = {};  // freed before the next one is taken
+            std::lock_guard lock(mutex_);
+            queued_ -= records;
+            busy_ = false;
+            if (error) error_ = error;
+            written_.push_back({job.id, std::move(job.state.levels), job.state.maxDepth});
+            changed_.notify_all();
+        }
+    }
+    TraceWriter& writer_;
+    const uint64_t budget_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<Job> jobs_;
+    std::vector<Written> written_;
+    uint64_t queued_ = 0;
+    bool busy_ = false;
+    std::atomic<bool> stop_ = false;
+    std::exception_ptr error_;
+    std::thread thread_;
+};
+
 TraceWriter::~TraceWriter() {
+    directWriter_.reset();
     if (pending_) {
         pending_->abandon = true;
         pending_->worker.join();
@@ -80,7 +179,9 @@ TraceWriter::~TraceWriter() {
 uint32_t TraceWriter::addTrack(TrackSpec spec) {
     TrackState state;
     state.spec = std::move(spec);
+    state.direct = direct_;
     tracks_.push_back(std::move(state));
+    if (direct_) heldSlices_.resize(tracks_.size());
     return uint32_t(tracks_.size() - 1);
 }
 
@@ -117,10 +218,22 @@ void TraceWriter::addSlice(uint32_t track, int64_t start, int64_t dur, uint32_t 
     startPs = std::min<uint16_t>(startPs, 999);
     durPs = std::min<uint16_t>(durPs, 999);
     if (order == kOrderOfAdding) order = nextOrder_++;
-    slices_->push({start, dur, args, order, name, track, startPs, durPs, !ended});
+    const RawSlice raw{start, dur, args, order, name, track, startPs, durPs, !ended};
+    TrackState& t = tracks_[track];
+    if (t.direct) {
+        std::vector<RawSlice>& held = heldSlices_[track];
+        if (!held.empty() && SliceOrder{}(raw, held.back())) {
+            sortTrack(track);
+            slices_->push(raw);
+        } else {
+            held.push_back(raw);
+            if (++heldRecords_ >= recordBudget_) sortEveryTrack();
+        }
+    } else {
+        slices_->push(raw);
+    }
     ++slicesAdded_;
     if (observer_) observer_(track, start, name);
-    TrackState& t = tracks_[track];
     ++t.slices;
     t.start = std::min(t.start, start);
     SliceItem probe;
@@ -135,6 +248,7 @@ void TraceWriter::addInstant(uint32_t track, int64_t ts, uint32_t name, uint64_t
     if (tracks_[track].slicesWritten)
         throw Failure("trace writer: instant added to track " + std::to_string(track) +
                       " after it was written");
+    if (tracks_[track].direct) sortTrack(track);
     slices_->push({ts, -1, args, nextOrder_++, name, track, 0, 0, false});
     TrackState& t = tracks_[track];
     ++t.instants;
@@ -152,13 +266,15 @@ void TraceWriter::addCounter(uint32_t track, int64_t ts, double value) {
 
 void TraceWriter::addAggregate(uint32_t name, uint64_t occurrences, int64_t totalNs,
                                int64_t selfNs) {
-    waitPendingTracks();  // the worker owns the statistics until then
+    waitPendingTracks();  // the workers own the statistics until then
+    waitDirectTracks();
     ops_.reserveNames(strings_.size());
     ops_.addAggregate(name, occurrences, totalNs, selfNs);
 }
 
 void TraceWriter::addFlow(FlowEnd from, FlowEnd to, uint32_t name) {
     waitPendingTracks();
+    waitDirectTracks();
     if ((from.track < tracks_.size() && tracks_[from.track].slicesWritten) ||
         (to.track < tracks_.size() && tracks_[to.track].slicesWritten))
         throw Failure("trace import: a flow ends on a track already written");
@@ -167,7 +283,7 @@ void TraceWriter::addFlow(FlowEnd from, FlowEnd to, uint32_t name) {
 
 // Nests the track's slices (by exact ps times; statistics use durations rounded to ns), binds
 // its flow ends, counts the op statistics, writes level 0 and then the levels worth keeping.
-void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track, SliceSorter& slices,
+void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track, const SliceSource& slices,
                                   const std::function<void(double)>& step, OpStatistics& ops,
                                   uint64_t& overlapping) {
     LockedStatement insert(dbMutex_, workspace_.db(), kInsertChunkSql);
@@ -311,8 +427,53 @@ void TraceWriter::writeCounterTrack(uint32_t trackId) {
         if (sink) sink->flush();
 }
 
+void TraceWriter::sortTrack(uint32_t track) {
+    std::vector<RawSlice>& held = heldSlices_[track];
+    for (const RawSlice& r : held) slices_->push(r);
+    heldRecords_ -= held.size();
+    held = {};
+    tracks_[track].direct = false;
+}
+
+void TraceWriter::sortEveryTrack() {
+    for (uint32_t t = 0; t < tracks_.size(); ++t)
+        if (tracks_[t].direct && !heldSlices_[t].empty()) sortTrack(t);
+}
+
+void TraceWriter::finishTracks(const std::vector<uint32_t>& tracks) {
+    // Flow ends bind while their own track is written: with flows, tracks wait for finish().
+    if (!direct_ || flows_.size() > 0) return;
+    for (const uint32_t id : tracks) {
+        if (id >= tracks_.size()) continue;
+        TrackState& track = tracks_[id];
+        if (!track.direct || track.slicesWritten || heldSlices_[id].empty()) continue;
+        if (!directWriter_) directWriter_ = std::make_unique<DirectWriter>(*this, recordBudget_);
+        track.slicesWritten = true;
+        const uint64_t records = heldSlices_[id].size();
+        heldRecords_ -= records;
+        slicesHandedOff_ += records;
+        directWriter_->submit({id, track, std::exchange(heldSlices_[id], {}), strings_.size()});
+    }
+}
+
+void TraceWriter::waitDirectTracks() {
+    if (!directWriter_) return;
+    for (DirectWriter::Written& written : directWriter_->wait()) {
+        tracks_[written.id].levels = std::move(written.levels);
+        tracks_[written.id].maxDepth = written.maxDepth;
+    }
+    ops_.merge(directWriter_->ops);
+    overlapping_ += std::exchange(directWriter_->overlapping, 0);
+}
+
 void TraceWriter::finishTracksBefore(uint32_t end) {
     end = std::min<uint32_t>(end, uint32_t(tracks_.size()));
+    if (direct_) {
+        std::vector<uint32_t> held;
+        for (uint32_t t = 0; t < end; ++t)
+            if (tracks_[t].direct && !heldSlices_[t].empty()) held.push_back(t);
+        finishTracks(held);
+    }
     if (flows_.size() > 0 || !slices_->onlyBefore(end)) return;
     // One batch at a time: at most two record buffers are held.
     waitPendingTracks();
@@ -321,6 +482,7 @@ void TraceWriter::finishTracksBefore(uint32_t end) {
     for (uint32_t t = 0; t < end; ++t) {
         TrackState& track = tracks_[t];
         if (track.slicesWritten || track.slices + track.instants == 0) continue;
+        if (track.direct && !heldSlices_[t].empty()) continue;
         job->tracks.emplace_back(t, track);
         track.slicesWritten = true;
         records += track.slices + track.instants;
@@ -341,7 +503,7 @@ void TraceWriter::finishTracksBefore(uint32_t end) {
                 // progress check, and a cancelled import waits for this worker.
                 if (j->abandon) throw Failure("trace import: abandoned");
                 writeSliceTrack(
-                    id, state, *j->slices,
+                    id, state, SliceSource{j->slices.get(), nullptr},
                     [j](double) {
                         if (j->abandon) throw Failure("trace import: abandoned");
                     },
@@ -369,6 +531,7 @@ void TraceWriter::waitPendingTracks() {
 
 TraceSummary TraceWriter::finish(const std::function<void(double)>& progress) {
     waitPendingTracks();
+    waitDirectTracks();
     ops_.reserveNames(strings_.size());
     args_.finish();
     slices_->seal();
@@ -456,7 +619,9 @@ void TraceWriter::writeSliceTracks(const std::vector<uint32_t>& order,
                     counted = uint64_t(seen);
                     if (reports) progress(0.95 * double(done) / totalRecords);
                 };
-                writeSliceTrack(order[i], track, *slices_, step, ops, overlapping);
+                const SliceSource source{slices_.get(),
+                                         track.direct ? &heldSlices_[order[i]] : nullptr};
+                writeSliceTrack(order[i], track, source, step, ops, overlapping);
                 done += track.slices + track.instants - counted;
                 if (reports) progress(0.95 * double(done) / totalRecords);
             }

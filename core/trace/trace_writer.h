@@ -111,6 +111,15 @@ class TraceWriter final : public TraceSink {
     // tracks are held. A flow added afterwards must not end on these tracks.
     void finishTracksBefore(uint32_t end) override;
 
+    // Direct tracks, for an importer that adds each track's slices in their final order (by
+    // start, longer first, then in file order) and says when a track is complete
+    // (finishTracks): a track's slices are held as added, not sorted or spilled, and written on
+    // a worker once it is complete while the importer goes on (XProf: a line's lanes). A track
+    // whose slices come out of order, or an instant, goes to the sorter as before, as do all
+    // of them once more than the record budget are held. Call before the first slice.
+    void setDirectTracks(bool direct) { direct_ = direct; }
+    void finishTracks(const std::vector<uint32_t>& tracks) override;
+
     // Threads finish() writes slice tracks on (the calling one among them; default 1). The
     // profile is the same whatever the count.
     void setWriteThreads(size_t threads) { writeThreads_ = std::max<size_t>(threads, 1); }
@@ -162,19 +171,39 @@ class TraceWriter final : public TraceSink {
         int64_t start = INT64_MAX, end = INT64_MIN;
         int64_t offset = 0;  // setTimeOffset: added to every time when written
         std::vector<int> levels;
-        bool slicesWritten = false;  // by finishTracksBefore
+        bool slicesWritten = false;  // by finishTracksBefore or finishTracks
+        bool direct = false;         // its slices are in heldSlices_, not the sorter
         bool hasData() const { return slices + instants + samples > 0; }
     };
     struct PendingTracks;
+    class DirectWriter;
+    // Where a track's slices are read from when it is written: the sorter, or the direct
+    // track's own vector.
+    struct SliceSource {
+        SliceSorter* sorter = nullptr;
+        const std::vector<RawSlice>* held = nullptr;
+        template <class Visit>
+        void forEach(uint32_t track, Visit&& visit) const {
+            if (held)
+                for (const RawSlice& r : *held) visit(r);
+            else
+                sorter->forEach(track, visit);
+        }
+    };
 
     void storeArgsChunk(int64_t seq, const std::string& packed);
     // ops and overlapping: the statistics of the thread writing the track.
-    void writeSliceTrack(uint32_t trackId, TrackState& track, SliceSorter& slices,
+    void writeSliceTrack(uint32_t trackId, TrackState& track, const SliceSource& slices,
                          const std::function<void(double)>& step, OpStatistics& ops,
                          uint64_t& overlapping);
     void writeSliceTracks(const std::vector<uint32_t>& order,
                           const std::function<void(double)>& progress, double totalRecords);
     void waitPendingTracks();
+    // Waits for the direct tracks handed to the worker; their statistics join ops_.
+    void waitDirectTracks();
+    // Moves a direct track's held slices into the sorter: from now on it is sorted.
+    void sortTrack(uint32_t track);
+    void sortEveryTrack();
     void writeCounterTrack(uint32_t track);
     std::vector<bool> keptTracks() const;
     void writeRows(const std::vector<bool>& kept);
@@ -190,6 +219,10 @@ class TraceWriter final : public TraceSink {
     uint64_t slicesHandedOff_ = 0;  // records of tracks written by finishTracksBefore
     // Tracks being written on a worker; until it is joined, it alone touches the statistics.
     std::unique_ptr<PendingTracks> pending_;
+    bool direct_ = false;
+    std::vector<std::vector<RawSlice>> heldSlices_;  // of direct tracks, by track id
+    uint64_t heldRecords_ = 0;
+    std::unique_ptr<DirectWriter> directWriter_;  // started with the first complete track
     // The connection is opened without SQLite's mutex: the worker writing tracks and the
     // importer storing args chunks take turns through this one.
     std::mutex dbMutex_;

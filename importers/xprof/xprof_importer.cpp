@@ -56,6 +56,9 @@ class XSpaceImporter : public Importer {
     void run(ImportContext& ctx) const override {
         // Room for a large plane's events: its tracks are then written without a spill file.
         TraceWriter writer(ctx.workspace, ctx.profileId, importBuffers().xprofTraceRecords);
+        // A line's events are read whole and sorted: its lanes need no sorter, and are written
+        // on a worker as soon as the line is read.
+        writer.setDirectTracks(true);
         SpaceResult space = readSpace(writer, ctx.input, ctx.progress, {});
         const trace::TraceSummary summary = writer.finish(
             [&](double fr) { ctx.progress.report(0.6 + 0.4 * fr, "building timeline"); });

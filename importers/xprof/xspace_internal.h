@@ -211,7 +211,10 @@ class PlaneReader {
     // XProf writes) read without the general walk; false for anything else, which the general
     // walk takes (and reports when malformed).
     static bool fastEvent(std::string_view event, EventFields& ev);
-    void readLine(std::string_view bytes, size_t offset);
+    // Reads a line into its lane tracks; returns its id.
+    int64_t readLine(std::string_view bytes, size_t offset);
+    // A line's id without reading its events (the last id field, as readLine takes it).
+    int64_t lineIdOf(std::string_view bytes, size_t offset) const;
 
     trace::TraceSink& writer_;
     const std::string& path_;

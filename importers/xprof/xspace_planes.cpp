@@ -80,7 +80,15 @@ QJsonObject PlaneReader::read(std::string_view planeBytes, size_t base, int64_t 
     process_ = writer_.addTrack(std::move(spec));
     planeTracks.emplace_back(process_, name.empty());
     planeName_ = name;
-    for (const auto& [bytes, offset] : lineBytes) readLine(bytes, offset);
+    // A line's lanes are complete after the last line with its id (lines sharing an id are one
+    // timeline): the writer may write them then, while the next lines are read.
+    std::unordered_map<int64_t, size_t> lastLineOf;
+    for (size_t i = 0; i < lineBytes.size(); ++i)
+        lastLineOf[lineIdOf(lineBytes[i].first, lineBytes[i].second)] = i;
+    for (size_t i = 0; i < lineBytes.size(); ++i) {
+        const int64_t lineId = readLine(lineBytes[i].first, lineBytes[i].second);
+        if (lastLineOf[lineId] == i) writer_.finishTracks(lineTracks_[lineId]);
+    }
     QJsonObject out{{"index", qint64(index)},
                     {"id", qint64(planeId)},
                     {"name", QString::fromStdString(name)},
@@ -130,7 +138,16 @@ bool PlaneReader::fastEvent(std::string_view event, EventFields& ev) {
     return true;
 }
 
-void PlaneReader::readLine(std::string_view bytes, size_t offset) {
+int64_t PlaneReader::lineIdOf(std::string_view bytes, size_t offset) const {
+    int64_t lineId = 0;
+    WireReader r(bytes, offset, path_);
+    Field f;
+    while (r.next(f))
+        if (f.number == 1 && f.wireType == 0) lineId = int64_t(f.value);
+    return lineId;
+}
+
+int64_t PlaneReader::readLine(std::string_view bytes, size_t offset) {
     int64_t lineId = 0, timestampNs = 0;
     std::string_view name, displayName;
     // Events: their bytes and offsets, parsed below. Kept across lines: a line may hold
@@ -236,6 +253,7 @@ void PlaneReader::readLine(std::string_view bytes, size_t offset) {
         writer_.addSlice(laneTracks[lane], t.start.ns, t.durNs, info.name, args,
                          uint16_t(t.start.ps), uint16_t(t.durPs));
     }
+    return lineId;
 }
 
 }  // namespace stallscope::xspace

@@ -3,6 +3,7 @@
 #include <QtTest>
 #include <random>
 
+#include "core/errors.h"
 #include "core/sqlite.h"
 #include "core/trace/trace_store.h"
 #include "core/trace/trace_writer.h"
@@ -53,15 +54,26 @@ int64_t writeTrace(Workspace& ws, size_t budget, int slicesPerTrack, TraceSummar
     return id;
 }
 
+// How writeInterleaved hands its slices over: to the sorter, or as direct tracks (finished one
+// by one as they are complete, or all at finish()), with slices that force a direct track back
+// to the sorter.
+struct Handover {
+    bool direct = false;
+    bool finishEach = false;  // finishTracks for each track once its last slice is added
+    bool lateSlice = false;   // track 0 gets a slice before its last one at the end
+    bool instant = false;     // track 1 gets an instant
+};
+
 // Three tracks whose slices come interleaved but each track in time order (as XProf lines and
 // their lanes do): spilled runs are grouped by track instead of sorted.
-int64_t writeInterleaved(Workspace& ws, size_t budget) {
+int64_t writeInterleaved(Workspace& ws, size_t budget, Handover handover = {}) {
     sql::Transaction tx(ws.db());
     ProfileInfo info;
     info.name = ws.uniqueName("interleaved");
     info.kind = "trace";
     const int64_t id = ws.insertProfile(info);
     TraceWriter writer(ws, id, budget);
+    writer.setDirectTracks(handover.direct);
     std::vector<uint32_t> tracks;
     for (int t = 0; t < 3; ++t) {
         TrackSpec thread;
@@ -72,12 +84,18 @@ int64_t writeInterleaved(Workspace& ws, size_t budget) {
     std::vector<int64_t> next(3, 0);
     for (int i = 0; i < 9000; ++i) {
         const size_t t = rng() % 3;
+        if (handover.finishEach && i > 6000 && t == 2) continue;  // track 2 is complete
         const int64_t start = next[t];
         // A parent and, every other time, a child starting with it (same start, shorter).
         writer.addSlice(tracks[t], start, 500, writer.intern("parent"), 0, uint16_t(i % 7));
         if (i % 2 == 0) writer.addSlice(tracks[t], start, 200, writer.intern("child"));
         next[t] = start + 500 + int64_t(rng() % 100);
+        if (handover.finishEach && i == 6000) writer.finishTracks({tracks[2]});
     }
+    if (handover.lateSlice)
+        writer.addSlice(tracks[0], 1000, 10, writer.intern("late"), writer.addArgs("{\"a\":1}"));
+    if (handover.instant) writer.addInstant(tracks[1], 2000, writer.intern("mark"));
+    if (handover.finishEach) writer.finishTracks({tracks[0], tracks[1]});
     writer.finish([](double) {});
     tx.commit();
     return id;
@@ -152,6 +170,77 @@ class TestTraceModel : public QObject {
                 QCOMPARE(sb.text(tb[i].name), sa.text(ta[i].name));
             }
         }
+    }
+
+    void directTracksMatchSorted() {
+        // Direct tracks (held as added, written on a worker once finished) store exactly what
+        // the sorter does, including when a track falls back to the sorter: a slice out of
+        // order, an instant, more slices held than the budget.
+        auto ws = Workspace::open(dir_.filePath("direct.sqlite").toStdString());
+        uint64_t compared = 0;
+        const auto compare = [&](int64_t a, int64_t b) {
+            TraceStore sa(*ws, a), sb(*ws, b);
+            compared = 0;
+            for (int64_t track = 0; track < 3; ++track) {
+                const auto ta = sa.slices(track, 0, INT64_MAX / 2, 0);
+                const auto tb = sb.slices(track, 0, INT64_MAX / 2, 0);
+                QCOMPARE(tb.size(), ta.size());
+                QCOMPARE(sb.track(track)->maxDepth, sa.track(track)->maxDepth);
+                QCOMPARE(sb.track(track)->levels, sa.track(track)->levels);
+                for (size_t i = 0; i < ta.size(); ++i) {
+                    QCOMPARE(tb[i].start, ta[i].start);
+                    QCOMPARE(tb[i].dur, ta[i].dur);
+                    QCOMPARE(tb[i].startPs, ta[i].startPs);
+                    QCOMPARE(tb[i].depth, ta[i].depth);
+                    QCOMPARE(sb.text(tb[i].name), sa.text(ta[i].name));
+                    QCOMPARE(sb.args(tb[i].args), sa.args(ta[i].args));
+                }
+                compared += ta.size();
+            }
+            const auto oa = sa.opStats(), ob = sb.opStats();
+            QCOMPARE(ob.size(), oa.size());
+            for (size_t i = 0; i < oa.size(); ++i) {
+                QCOMPARE(ob[i].name, oa[i].name);
+                QCOMPARE(ob[i].count, oa[i].count);
+                QCOMPARE(ob[i].total, oa[i].total);
+                QCOMPARE(ob[i].self, oa[i].self);
+                QCOMPARE(ob[i].p50, oa[i].p50);
+                QCOMPARE(ob[i].p95, oa[i].p95);
+            }
+        };
+        const size_t budget = size_t(1) << 20;
+        Handover handover;
+        handover.finishEach = true;
+        const int64_t sorted = writeInterleaved(*ws, budget, handover);
+        handover.direct = true;
+        compare(sorted, writeInterleaved(*ws, budget, handover));
+        QCOMPARE(compared, uint64_t(11970));
+        // Held past the budget: every track goes to the sorter (spilled runs) part way.
+        compare(sorted, writeInterleaved(*ws, 1024, handover));
+        QCOMPARE(compared, uint64_t(11970));
+        handover.lateSlice = handover.instant = true;
+        handover.direct = false;
+        const int64_t sortedLate = writeInterleaved(*ws, budget, handover);
+        handover.direct = true;
+        compare(sortedLate, writeInterleaved(*ws, budget, handover));
+        QCOMPARE(compared, uint64_t(11972));
+        // Not finished early: written from their held slices by finish().
+        handover.finishEach = handover.direct = false;
+        const int64_t sortedAll = writeInterleaved(*ws, budget, handover);
+        handover.direct = true;
+        compare(sortedAll, writeInterleaved(*ws, budget, handover));
+        QCOMPARE(compared, uint64_t(13502));
+        // A track finished early is closed: a slice added to it afterwards is refused.
+        sql::Transaction tx(ws->db());
+        ProfileInfo info;
+        info.name = "closed";
+        info.kind = "trace";
+        TraceWriter writer(*ws, ws->insertProfile(info));
+        writer.setDirectTracks(true);
+        const uint32_t t = writer.addTrack(TrackSpec{});
+        writer.addSlice(t, 0, 10, writer.intern("a"));
+        writer.finishTracks({t});
+        QVERIFY_THROWS_EXCEPTION(Failure, writer.addSlice(t, 20, 10, writer.intern("b")));
     }
 
     void lodPreservesCountsAndBoundsItems() {
