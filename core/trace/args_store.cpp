@@ -2,12 +2,18 @@
 
 #include <zstd.h>
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <condition_variable>
+#include <cstdio>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
 
 #include "core/errors.h"
+#include "core/json_escape.h"
 
 namespace stallscope::trace {
 
@@ -120,6 +126,162 @@ uint64_t ArgsStore::addOver(uint64_t base, std::string_view own) {
     chunk_.bytesAppend(own);
     entryAdded();
     return count_;
+}
+
+namespace {
+
+char* putVarint(char* p, uint64_t v) {
+    while (v >= 0x80) {
+        *p++ = char(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = char(v);
+    return p;
+}
+
+// Numbers only, at most kMaxStackValues: the entry is made on the stack (most XProf events).
+constexpr size_t kMaxStackValues = 16;
+
+size_t packNumbers(char* out, uint64_t base, uint32_t layout, const ArgValue* values,
+                   size_t count) {
+    char* p = out;
+    *p++ = kArgsPacked;
+    p = putVarint(p, base);
+    p = putVarint(p, layout);
+    for (size_t i = 0; i < count; ++i) {
+        const ArgValue& v = values[i];
+        *p++ = char(v.kind);
+        if (v.kind == ArgValue::Kind::Double) {
+            std::memcpy(p, &v.number, 8);
+            p += 8;
+        } else if (v.kind == ArgValue::Kind::Signed) {
+            const auto n = int64_t(v.number);
+            p = putVarint(p, (uint64_t(n) << 1) ^ uint64_t(n >> 63));
+        } else {
+            p = putVarint(p, v.number);
+        }
+    }
+    return size_t(p - out);
+}
+
+}  // namespace
+
+uint64_t ArgsStore::addPacked(uint64_t base, uint32_t layout, const ArgValue* values,
+                              size_t count) {
+    const bool numbers =
+        count <= kMaxStackValues && std::none_of(values, values + count, [](const ArgValue& v) {
+            return v.kind == ArgValue::Kind::String;
+        });
+    if (numbers) {
+        char entry[1 + 2 * 10 + kMaxStackValues * 11];
+        const size_t size = packNumbers(entry, base, layout, values, count);
+        chunk_.varint(size);
+        chunk_.bytesAppend(std::string_view(entry, size));
+        entryAdded();
+        return count_;
+    }
+    packed_.clear();
+    packed_.bytesAppend(std::string_view(&kArgsPacked, 1));
+    packed_.varint(base);
+    packed_.varint(layout);
+    for (size_t i = 0; i < count; ++i) {
+        const ArgValue& v = values[i];
+        packed_.varint(uint64_t(v.kind));
+        if (v.kind == ArgValue::Kind::Double) {
+            double d;
+            std::memcpy(&d, &v.number, 8);
+            packed_.real(d);
+        } else if (v.kind == ArgValue::Kind::String) {
+            packed_.varint(v.text.size());
+            packed_.bytesAppend(v.text);
+        } else if (v.kind == ArgValue::Kind::Signed) {
+            packed_.zigzag(int64_t(v.number));
+        } else {
+            packed_.varint(v.number);
+        }
+    }
+    chunk_.varint(packed_.size());
+    chunk_.bytesAppend(packed_.bytes());
+    entryAdded();
+    return count_;
+}
+
+void appendArgValue(std::string& out, const ArgValue& value) {
+    char buf[32];
+    switch (value.kind) {
+        case ArgValue::Kind::Unsigned:
+            out.append(buf, std::to_chars(buf, buf + sizeof buf, value.number).ptr);
+            break;
+        case ArgValue::Kind::Signed:
+            out.append(buf, std::to_chars(buf, buf + sizeof buf, int64_t(value.number)).ptr);
+            break;
+        case ArgValue::Kind::Double: {
+            double d;
+            std::memcpy(&d, &value.number, 8);
+            std::snprintf(buf, sizeof buf, "%.17g", d);
+            out += std::isfinite(d) ? buf : "null";
+            break;
+        }
+        case ArgValue::Kind::String:
+            json::appendString(out, value.text);
+            break;
+    }
+}
+
+std::string expandPackedArgs(std::string_view entry, const ArgsLayouts& layouts, uint64_t& base) {
+    ByteReader in(entry.substr(1));
+    base = in.varint();
+    const uint64_t layout = in.varint();
+    if (layout >= layouts.size()) throw Failure("trace args: packed entry without its layout");
+    std::string out = "{";
+    for (const std::string& key : layouts[size_t(layout)]) {
+        ArgValue v;
+        const uint64_t kind = in.varint();
+        v.kind = ArgValue::Kind(kind);
+        if (v.kind == ArgValue::Kind::Double) {
+            const double d = in.real();
+            std::memcpy(&v.number, &d, 8);
+        } else if (v.kind == ArgValue::Kind::String) {
+            v.text = in.take(in.varint());
+        } else if (v.kind == ArgValue::Kind::Signed) {
+            v.number = uint64_t(in.zigzag());
+        } else if (v.kind == ArgValue::Kind::Unsigned) {
+            v.number = in.varint();
+        } else {
+            throw Failure("trace args: packed value of unknown kind " + std::to_string(kind));
+        }
+        if (out.size() > 1) out.push_back(',');
+        out += key;
+        appendArgValue(out, v);
+    }
+    return out + "}";
+}
+
+std::string packedArgsText(const std::vector<std::string>& keys, const ArgValue* values,
+                           size_t count) {
+    std::string out = "{";
+    for (size_t i = 0; i < count && i < keys.size(); ++i) {
+        if (out.size() > 1) out.push_back(',');
+        out += keys[i];
+        appendArgValue(out, values[i]);
+    }
+    return out + "}";
+}
+
+void encodeArgsLayout(const std::vector<std::string>& keys, ByteWriter& out) {
+    out.varint(keys.size());
+    for (const std::string& key : keys) {
+        out.varint(key.size());
+        out.bytesAppend(key);
+    }
+}
+
+void decodeArgsLayouts(std::string_view raw, ArgsLayouts& out) {
+    ByteReader in(raw);
+    while (!in.atEnd()) {
+        std::vector<std::string>& keys = out.emplace_back(size_t(in.varint()));
+        for (std::string& key : keys) key = std::string(in.take(in.varint()));
+    }
 }
 
 void ArgsStore::entryAdded() {

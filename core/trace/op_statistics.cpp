@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <thread>
 
 namespace stallscope::trace {
 
@@ -170,6 +171,34 @@ void OpStatistics::merge(OpStatistics& other) {
 void OpStatistics::switchToHistograms() {
     exact_ = false;
     flushAll();
+}
+
+std::vector<PackedOp> OpStatistics::finishedOps() {
+    std::vector<uint32_t> names;
+    uint64_t durations = 0;
+    for (uint32_t name = 0; name < stats_.size(); ++name) {
+        if (stats_[name].count == 0) continue;
+        names.push_back(name);
+        durations += stats_[name].durations.size();
+    }
+    std::vector<PackedOp> ops(names.size());
+    auto finish = [&](size_t from, size_t to) {
+        for (size_t i = from; i < to; ++i) ops[i] = finished(names[i]);
+    };
+    // Histograms share the pending count: counted on this thread alone.
+    constexpr uint64_t kParallelDurations = uint64_t(1) << 20;
+    if (!exact_ || durations < kParallelDurations) {
+        finish(0, names.size());
+        return ops;
+    }
+    // The names split where half the durations are on each side.
+    size_t half = 0;
+    for (uint64_t seen = 0; half < names.size() && seen < durations / 2; ++half)
+        seen += stats_[names[half]].durations.size();
+    std::thread other(finish, size_t(0), half);
+    finish(half, names.size());
+    other.join();
+    return ops;
 }
 
 PackedOp OpStatistics::finished(uint32_t name) {

@@ -26,6 +26,10 @@ constexpr size_t kArgsPerChunk = 1024;
 constexpr uint32_t kNoArgs = 0;
 // First byte of an args entry that overlays another one (see TraceWriter::addArgsOver).
 constexpr char kArgsOverlay = '\x01';
+// First byte of an overlay whose own members are typed values under a layout's keys (see
+// ArgsStore::addPacked); the layouts are in the blobs stream kArgsLayoutsStream.
+constexpr char kArgsPacked = '\x02';
+constexpr const char* kArgsLayoutsStream = "trace_args_layouts";
 
 // Width of one bucket at LOD level k (level 0: exact).
 constexpr int64_t lodWidth(int level) {

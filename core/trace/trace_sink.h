@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/trace/args_store.h"
 #include "core/trace/flow_binder.h"
 
 namespace stallscope::trace {
@@ -41,6 +42,18 @@ class TraceSink {
     // own's members followed by base's members own does not have. Per-event stats over shared
     // per-op stats (XProf event metadata) cost only the event's own bytes.
     virtual uint64_t addArgsOver(uint64_t base, std::string_view own) = 0;
+    // A layout for addArgsPacked: the member keys (each `"name":` as JSON text) of its objects.
+    uint32_t addArgsLayout(std::vector<std::string> keys) {
+        argsLayouts_.push_back(std::move(keys));
+        return uint32_t(argsLayouts_.size() - 1);
+    }
+    // An overlay on `base` (0: none) whose own members are `values` under the keys of `layout`:
+    // reads back as addArgsOver with them as JSON text. By default stored as that text; the
+    // TraceWriter stores the values and makes the text when it is read.
+    virtual uint64_t addArgsPacked(uint64_t base, uint32_t layout, const ArgValue* values,
+                                   size_t count) {
+        return addArgsOver(base, packedArgsText(argsLayouts_.at(layout), values, count));
+    }
     // startPs/durPs: sub-ns remainders (0..999 ps) of the start and the duration. A slice that
     // never ended (ended = false) is drawn over `dur` (to the trace's end) but its unknown
     // duration stays out of the statistics. Slices with the same start and duration on a track
@@ -65,6 +78,11 @@ class TraceSink {
     // A hint that the importer adds nothing more to these tracks (see TraceWriter's direct
     // tracks); by default nothing is done early.
     virtual void finishTracks(const std::vector<uint32_t>& tracks) { (void)tracks; }
+    // A hint that about `count` more slices come for `track` (see TraceWriter's direct tracks).
+    virtual void reserveSlices(uint32_t track, size_t count) { (void)track, (void)count; }
+
+  protected:
+    ArgsLayouts argsLayouts_;
 };
 
 }  // namespace stallscope::trace

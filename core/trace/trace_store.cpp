@@ -530,6 +530,34 @@ const TraceStore::ArgsChunk* TraceStore::argsChunk(int64_t seq) const {
     return &argsCache_.front();
 }
 
+const ArgsLayouts& TraceStore::argsLayouts() const {
+    if (!argsLayouts_) {
+        argsLayouts_.emplace();
+        for (const std::string& chunk : workspace_.readBlobs(profileId_, kArgsLayoutsStream))
+            decodeArgsLayouts(unpackChunk(chunk), *argsLayouts_);
+    }
+    return *argsLayouts_;
+}
+
+std::string_view TraceStore::overlayOwn(std::string_view entry, uint64_t& base,
+                                        std::string& text) const {
+    if (entry[0] == kArgsPacked) {
+        text = expandPackedArgs(entry, argsLayouts(), base);
+        return text;
+    }
+    ByteReader overlay(entry.substr(1));
+    base = overlay.varint();
+    return entry.substr(entry.size() - size_t(overlay.remaining()));
+}
+
+namespace {
+
+bool isOverlay(std::string_view entry) {
+    return !entry.empty() && (entry[0] == kArgsOverlay || entry[0] == kArgsPacked);
+}
+
+}  // namespace
+
 std::string TraceStore::args(uint64_t argsId, int depth) const {
     if (argsId == 0) return {};
     const uint64_t index = argsId - 1;
@@ -540,11 +568,11 @@ std::string TraceStore::args(uint64_t argsId, int depth) const {
     const std::string entryText(chunk->raw.data() + at, length);
     {
         const std::string_view entry(entryText);
-        if (entry.empty() || entry[0] != kArgsOverlay) return entryText;
+        if (!isOverlay(entry)) return entryText;
         // An overlay: own members first, then the base's members own does not have.
-        ByteReader overlay(entry.substr(1));
-        const uint64_t base = overlay.varint();
-        const std::string_view own = entry.substr(entry.size() - size_t(overlay.remaining()));
+        uint64_t base = 0;
+        std::string ownText;
+        const std::string_view own = overlayOwn(entry, base, ownText);
         if (depth > 8) throw Failure("trace args: overlays nested too deep");
         const std::string baseText = args(base, depth + 1);
         const auto ownMembers = jsonMembers(own);
@@ -575,7 +603,7 @@ std::optional<std::string> TraceStore::argsMember(uint64_t argsId, std::string_v
         if (!chunk || index % kArgsPerChunk >= chunk->entries.size()) return std::nullopt;
         const auto [at, length] = chunk->entries[index % kArgsPerChunk];
         const std::string_view entry(chunk->raw.data() + at, length);
-        if ((entry.empty() || entry[0] != kArgsOverlay) && depth == 0) {
+        if (!isOverlay(entry) && depth == 0) {
             // A slice's own args: read directly (memoising every slice's would grow without
             // bound over a large trace).
             std::optional<std::string> found;  // the last of a repeated key, as the memo's
@@ -584,7 +612,7 @@ std::optional<std::string> TraceStore::argsMember(uint64_t argsId, std::string_v
             if (holder && found) *holder = argsId;
             return found;
         }
-        if (entry.empty() || entry[0] != kArgsOverlay) {
+        if (!isOverlay(entry)) {
             // A base many events share (XProf's op metadata): its members are looked up once.
             auto& memo = memberMemo_[argsId];
             for (const auto& [memoKey, value] : memo) {
@@ -599,9 +627,9 @@ std::optional<std::string> TraceStore::argsMember(uint64_t argsId, std::string_v
             if (holder && found) *holder = argsId;
             return found;
         }
-        ByteReader reader(entry.substr(1));
-        const uint64_t base = reader.varint();
-        const std::string_view own = entry.substr(entry.size() - size_t(reader.remaining()));
+        uint64_t base = 0;
+        std::string ownText;
+        const std::string_view own = overlayOwn(entry, base, ownText);
         if (own.find(quoted) == std::string_view::npos) {
             argsId = base;
             continue;

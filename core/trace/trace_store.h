@@ -129,6 +129,10 @@ class TraceStore {
         std::vector<std::pair<uint32_t, uint32_t>> entries;
     };
     const ArgsChunk* argsChunk(int64_t seq) const;
+    // The layouts of packed args entries, read when the first is met.
+    const ArgsLayouts& argsLayouts() const;
+    // An overlay entry (plain or packed) as its base's id and its own members' JSON text.
+    std::string_view overlayOwn(std::string_view entry, uint64_t& base, std::string& text) const;
     // The seqs [first, last] of the chunks of a track's level that may hold items between
     // `from` and `to` (first > last: none). A level's rows are a few per b-tree page with their
     // data in overflow pages: filtering every row of a 10^7-slice track on its times read
@@ -146,7 +150,8 @@ class TraceStore {
     int64_t start_ = 0, end_ = 0;
     mutable std::optional<std::vector<FlowRow>> flows_;
     mutable std::optional<QJsonObject> metadata_;
-    mutable std::vector<ArgsChunk> argsCache_;            // most recently used first
+    mutable std::vector<ArgsChunk> argsCache_;  // most recently used first
+    mutable std::optional<ArgsLayouts> argsLayouts_;
     mutable std::unique_ptr<sql::Statement> argsSelect_;  // reads one chunk
     struct FreeDecompressor {
         void operator()(ZSTD_DCtx_s* context) const;

@@ -146,7 +146,7 @@ class TraceWriter::DirectWriter {
                 error = std::current_exception();
             }
             const size_t records = job.slices.size();
-            job.slices = {};  // freed before the next one is taken
+            writer_.spareHeld(std::move(job.slices));
             std::lock_guard lock(mutex_);
             queued_ -= records;
             busy_ = false;
@@ -309,9 +309,12 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track, const Sli
 
     LevelCounter<SliceFolder, SliceItem> levelCounts(track.end - track.start);
     ChunkSink levelZero(*insert, dbMutex_, profileId_, trackId, 0);
-    // Level 0 stays in memory for building the higher levels when the track is not too large
-    // (reading it back from SQLite and decoding it was a tenth of writing a track).
-    const bool levelZeroInMemory = track.slices + track.instants <= kLevelZeroInMemory;
+    // Level 0 is built again for the higher levels from the track's held slices (a direct
+    // track: each one's depth is kept in its track field, which the track's id makes
+    // redundant), from a copy in memory when the track is not too large, or else read back
+    // from SQLite (reading and decoding it was a tenth of writing a track).
+    RawSlice* const held = slices.held ? slices.held->data() : nullptr;
+    const bool levelZeroInMemory = !held && track.slices + track.instants <= kLevelZeroInMemory;
     std::vector<SliceItem> levelZeroItems;
     if (levelZeroInMemory) levelZeroItems.reserve(size_t(track.slices + track.instants));
     uint64_t seen = 0;
@@ -322,19 +325,9 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track, const Sli
         const PreciseTime start{r.start, r.startPs};
         if (binding) flows.before(start);
         while (!stack.empty() && stack.back().end <= start) pop();
-        SliceItem item;
-        item.start = r.start;
-        item.name = r.name;
-        item.args = r.args;
-        item.depth = uint32_t(stack.size());
-        if (r.dur < 0) {
-            item.kind = ItemKind::Instant;
-            item.dur = 0;
-        } else {
-            item.dur = r.dur;
-            item.startPs = r.startPs;
-            item.durPs = r.durPs;
-            item.unended = r.unended;
+        const SliceItem item = itemOf(r, uint32_t(stack.size()));
+        if (held) held[seen].track = item.depth;
+        if (r.dur >= 0) {
             const int64_t dur = OpStatistics::roundedNs(r.dur, r.durPs);
             const PreciseTime end = item.preciseEnd();
             // A slice that never ended has no known length: it neither overlaps its parent
@@ -371,7 +364,13 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track, const Sli
             std::make_unique<ChunkSink>(*insert, dbMutex_, profileId_, trackId, track.levels[i]);
     LevelBuilder<SliceFolder, SliceItem, std::function<void(int, const SliceItem&)>> build(
         track.levels, [&](int level, const SliceItem& out) { sinks[size_t(level)]->add(out); });
-    if (levelZeroInMemory) {
+    if (held) {
+        for (size_t i = 0; i < slices.held->size(); ++i) {
+            RawSlice r = held[i];
+            r.start = shiftedTime(r.start, offset);
+            build.add(itemOf(r, r.track));
+        }
+    } else if (levelZeroInMemory) {
         for (const SliceItem& item : levelZeroItems) build.add(item);
     } else {
         LockedStatement read(dbMutex_, workspace_.db(), kReadLevelZeroSql);
@@ -390,6 +389,24 @@ void TraceWriter::writeSliceTrack(uint32_t trackId, TrackState& track, const Sli
     build.finish();
     for (const auto& sink : sinks)
         if (sink) sink->flush();
+}
+
+SliceItem TraceWriter::itemOf(const RawSlice& r, uint32_t depth) {
+    SliceItem item;
+    item.start = r.start;
+    item.name = r.name;
+    item.args = r.args;
+    item.depth = depth;
+    if (r.dur < 0) {
+        item.kind = ItemKind::Instant;
+        item.dur = 0;
+    } else {
+        item.dur = r.dur;
+        item.startPs = r.startPs;
+        item.durPs = r.durPs;
+        item.unended = r.unended;
+    }
+    return item;
 }
 
 void TraceWriter::writeCounterTrack(uint32_t trackId) {
@@ -433,6 +450,34 @@ void TraceWriter::sortTrack(uint32_t track) {
     heldRecords_ -= held.size();
     held = {};
     tracks_[track].direct = false;
+}
+
+void TraceWriter::spareHeld(std::vector<RawSlice>&& held) {
+    held.clear();
+    std::lock_guard lock(spareHeldMutex_);
+    spareHeld_.push_back(std::move(held));
+    // The largest is kept: a line's lanes are one large track and a few small ones.
+    std::sort(spareHeld_.begin(), spareHeld_.end(),
+              [](const auto& a, const auto& b) { return a.capacity() > b.capacity(); });
+    if (spareHeld_.size() > 1) spareHeld_.resize(1);
+}
+
+void TraceWriter::reserveSlices(uint32_t track, size_t count) {
+    if (track >= tracks_.size() || !tracks_[track].direct) return;
+    std::vector<RawSlice>& held = heldSlices_[track];
+    if (held.capacity() >= held.size() + count) return;
+    {
+        // The smallest spare that fits (they are largest first).
+        std::lock_guard lock(spareHeldMutex_);
+        for (size_t i = spareHeld_.size(); i-- > 0;) {
+            if (spareHeld_[i].capacity() < held.size() + count) continue;
+            spareHeld_[i].assign(held.begin(), held.end());
+            held.swap(spareHeld_[i]);
+            spareHeld_.erase(spareHeld_.begin() + long(i));
+            return;
+        }
+    }
+    held.reserve(held.size() + count);
 }
 
 void TraceWriter::sortEveryTrack() {
@@ -701,6 +746,15 @@ void TraceWriter::writeRows(const std::vector<bool>& kept) {
         strings.endEntry();
     }
     strings.finish();
+
+    if (!argsLayouts_.empty()) {
+        PackedSink layouts(workspace_, profileId_, kArgsLayoutsStream);
+        for (const std::vector<std::string>& keys : argsLayouts_) {
+            encodeArgsLayout(keys, layouts.buffer());
+            layouts.endEntry();
+        }
+        layouts.finish();
+    }
 
     PackedSink flows(workspace_, profileId_, kFlowsStream);
     PackedFlow previous;

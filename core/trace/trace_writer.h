@@ -70,6 +70,10 @@ class TraceWriter final : public TraceSink {
     uint64_t addArgsOver(uint64_t base, std::string_view own) override {
         return args_.addOver(base, own);
     }
+    uint64_t addArgsPacked(uint64_t base, uint32_t layout, const ArgValue* values,
+                           size_t count) override {
+        return args_.addPacked(base, layout, values, count);
+    }
     // startPs/durPs: sub-ns remainders (0..999 ps) of the start and the duration. A slice that
     // never ended (ended = false) is drawn over `dur` (to the trace's end) but its unknown
     // duration stays out of the statistics.
@@ -119,6 +123,7 @@ class TraceWriter final : public TraceSink {
     // of them once more than the record budget are held. Call before the first slice.
     void setDirectTracks(bool direct) { direct_ = direct; }
     void finishTracks(const std::vector<uint32_t>& tracks) override;
+    void reserveSlices(uint32_t track, size_t count) override;
 
     // Threads finish() writes slice tracks on (the calling one among them; default 1). The
     // profile is the same whatever the count.
@@ -181,7 +186,7 @@ class TraceWriter final : public TraceSink {
     // track's own vector.
     struct SliceSource {
         SliceSorter* sorter = nullptr;
-        const std::vector<RawSlice>* held = nullptr;
+        std::vector<RawSlice>* held = nullptr;  // written to: see writeSliceTrack
         template <class Visit>
         void forEach(uint32_t track, Visit&& visit) const {
             if (held)
@@ -204,7 +209,12 @@ class TraceWriter final : public TraceSink {
     // Moves a direct track's held slices into the sorter: from now on it is sorted.
     void sortTrack(uint32_t track);
     void sortEveryTrack();
+    // Held vectors of tracks written, kept with their pages for the next tracks (a vector grown
+    // from empty for each line was a tenth of the importer's thread in copies and page faults).
+    void spareHeld(std::vector<RawSlice>&& held);
     void writeCounterTrack(uint32_t track);
+    // A slice or instant as stored at level 0 (its start already moved by its track's offset).
+    static SliceItem itemOf(const RawSlice& r, uint32_t depth);
     std::vector<bool> keptTracks() const;
     void writeRows(const std::vector<bool>& kept);
 
@@ -222,6 +232,8 @@ class TraceWriter final : public TraceSink {
     bool direct_ = false;
     std::vector<std::vector<RawSlice>> heldSlices_;  // of direct tracks, by track id
     uint64_t heldRecords_ = 0;
+    std::mutex spareHeldMutex_;
+    std::vector<std::vector<RawSlice>> spareHeld_;
     std::unique_ptr<DirectWriter> directWriter_;  // started with the first complete track
     // The connection is opened without SQLite's mutex: the worker writing tracks and the
     // importer storing args chunks take turns through this one.

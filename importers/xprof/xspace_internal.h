@@ -161,6 +161,11 @@ class PlaneReader {
     // this. False, with args_ to be rebuilt, for anything else: the general walk takes it
     // (and reports what is malformed).
     bool fastStats(std::string_view stats);
+    static trace::ArgValue argValue(const StatView& s);
+    // The name a ref_value stands for, kept for the plane (values point into it).
+    const std::string& refName(int64_t id);
+    // The writer's layout for the stat metadata ids in layoutKey_, made once per plane.
+    uint32_t argsLayout();
 
     // An event's arguments: its own stats, then its metadata's stats it does not override
     // (the event's own win), then the full name when a display name is shown. The metadata's
@@ -230,6 +235,13 @@ class PlaneReader {
     std::unordered_map<int64_t, std::vector<uint32_t>> lineTracks_;  // line id -> lane tracks
     std::unordered_map<int64_t, size_t> lineOrder_;
     std::string args_;
+    // The event's stats as fastStats found them: their values, and their metadata ids (8 bytes
+    // each) naming the layout of their keys.
+    std::vector<trace::ArgValue> packedValues_;
+    std::string layoutKey_, lastLayoutKey_;
+    uint32_t lastLayout_ = 0;
+    std::unordered_map<std::string, uint32_t> argsLayouts_;
+    std::unordered_map<int64_t, std::string> refNames_;
     std::vector<std::pair<std::string_view, size_t>> eventBytes_;  // of the line being read
     std::vector<Timed> timed_;                                     // of the line being read
 };

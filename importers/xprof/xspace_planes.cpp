@@ -31,6 +31,10 @@ QJsonObject PlaneReader::read(std::string_view planeBytes, size_t base, int64_t 
     eventInfoIndex_.clear();
     statKeys_.clear();
     statKeyIndex_.clear();
+    // Layouts name keys by this plane's stat metadata.
+    argsLayouts_.clear();
+    lastLayoutKey_.clear();
+    refNames_.clear();
     lineTracks_.clear();
     lineOrder_.clear();
     std::vector<std::pair<std::string_view, size_t>> lineBytes, statBytes;
@@ -241,6 +245,7 @@ int64_t PlaneReader::readLine(std::string_view bytes, size_t offset) {
     // as false children, so they move to a lane of their own, as Perfetto does.
     lanes::LaneAssigner<PreciseTime> laneOf(lanes::Touching::SameLane, lanes::Nesting::Allowed);
     std::vector<uint32_t> laneTracks{laneTrack(lineId, lineName, order->second, 0)};
+    writer_.reserveSlices(laneTracks[0], timed.size());  // most of a line's events nest
     for (const Timed& t : timed) {
         const size_t lane = laneOf.place(t.start, t.end());
         if (lane == laneTracks.size())

@@ -159,25 +159,24 @@ void PlaneReader::appendStatValue(std::string& out, const xprof::XStat& s) {
     appendStatValue(out, viewOf(s));
 }
 
+trace::ArgValue PlaneReader::argValue(const StatView& s) {
+    trace::ArgValue v;
+    v.number = s.number;
+    v.text = s.bytes;
+    v.kind = s.field == 2   ? trace::ArgValue::Kind::Double
+             : s.field == 3 ? trace::ArgValue::Kind::Unsigned
+             : s.field == 4 ? trace::ArgValue::Kind::Signed
+                            : trace::ArgValue::Kind::String;
+    return v;
+}
+
 void PlaneReader::appendStatValue(std::string& out, const StatView& s) {
-    char buf[32];
     switch (s.field) {
-        case 2: {
-            double d;
-            std::memcpy(&d, &s.number, 8);
-            std::snprintf(buf, sizeof buf, "%.17g", d);
-            out += std::isfinite(d) ? buf : "null";
-            break;
-        }
+        case 2:
         case 3:
-        case 4: {
-            const auto r = s.field == 3 ? std::to_chars(buf, buf + sizeof buf, s.number)
-                                        : std::to_chars(buf, buf + sizeof buf, int64_t(s.number));
-            out.append(buf, r.ptr);
-            break;
-        }
+        case 4:
         case 5:
-            json::appendString(out, s.bytes);
+            trace::appendArgValue(out, argValue(s));
             break;
         case 6:
             json::appendString(out, "<" + std::to_string(s.bytes.size()) + " bytes>");
@@ -203,6 +202,8 @@ void PlaneReader::appendStatValue(std::string& out, const StatView& s) {
 }
 
 bool PlaneReader::fastStats(std::string_view stats) {
+    packedValues_.clear();
+    layoutKey_.clear();
     const char* p = stats.data();
     const char* const end = p + stats.size();
     while (p < end) {
@@ -221,9 +222,14 @@ bool PlaneReader::fastStats(std::string_view stats) {
             if (statEnd - q != 8) return false;
             std::memcpy(&stat.number, q, 8);
             stat.field = 2;
-        } else if (tag == 0x18 || tag == 0x20 || tag == 0x38) {  // uint64, int64, ref
+        } else if (tag == 0x18 || tag == 0x20) {  // uint64, int64
             if (!smallVarint(q, statEnd, stat.number) || q != statEnd) return false;
             stat.field = tag >> 3;
+        } else if (tag == 0x38) {  // ref: the referenced stat metadata's name
+            uint64_t ref;
+            if (!smallVarint(q, statEnd, ref) || q != statEnd) return false;
+            stat.bytes = refName(int64_t(ref));
+            stat.field = 5;
         } else if (tag == 0x2a) {  // str_value
             uint64_t len;
             if (!smallVarint(q, statEnd, len) || len != uint64_t(statEnd - q)) return false;
@@ -232,12 +238,33 @@ bool PlaneReader::fastStats(std::string_view stats) {
         } else {
             return false;
         }
-        stat.metadataId = int64_t(id);
-        if (args_.size() > 1) args_.push_back(',');
-        args_ += statKey(stat.metadataId);
-        appendStatValue(args_, stat);
+        layoutKey_.append(reinterpret_cast<const char*>(&id), sizeof id);
+        packedValues_.push_back(argValue(stat));
     }
     return true;
+}
+
+const std::string& PlaneReader::refName(int64_t id) {
+    auto it = refNames_.find(id);
+    if (it == refNames_.end()) it = refNames_.emplace(id, statName(id)).first;
+    return it->second;  // map nodes do not move
+}
+
+uint32_t PlaneReader::argsLayout() {
+    if (layoutKey_ == lastLayoutKey_) return lastLayout_;
+    auto it = argsLayouts_.find(layoutKey_);
+    if (it == argsLayouts_.end()) {
+        std::vector<std::string> keys;
+        for (size_t at = 0; at < layoutKey_.size(); at += sizeof(uint64_t)) {
+            uint64_t id;
+            std::memcpy(&id, layoutKey_.data() + at, sizeof id);
+            keys.push_back(statKey(int64_t(id)));
+        }
+        it = argsLayouts_.emplace(layoutKey_, writer_.addArgsLayout(std::move(keys))).first;
+    }
+    lastLayoutKey_ = layoutKey_;
+    lastLayout_ = it->second;
+    return lastLayout_;
 }
 
 uint64_t PlaneReader::eventArgs(EventInfo& info, std::string_view stats, size_t base) {
@@ -246,11 +273,10 @@ uint64_t PlaneReader::eventArgs(EventInfo& info, std::string_view stats, size_t 
         info.sharedArgs =
             info.tailText.empty() ? 0 : writer_.addArgs("{" + info.tailText.substr(1) + "}");
     }
-    args_.assign("{");
     if (fastStats(stats)) {
-        if (args_.size() == 1) return info.sharedArgs;
-        args_.push_back('}');
-        return writer_.addArgsOver(info.sharedArgs, args_);
+        if (packedValues_.empty()) return info.sharedArgs;
+        return writer_.addArgsPacked(info.sharedArgs, argsLayout(), packedValues_.data(),
+                                     packedValues_.size());
     }
     args_.assign("{");
     WireReader r(stats, base, path_);

@@ -62,6 +62,7 @@ struct Handover {
     bool finishEach = false;  // finishTracks for each track once its last slice is added
     bool lateSlice = false;   // track 0 gets a slice before its last one at the end
     bool instant = false;     // track 1 gets an instant
+    int rounds = 9000;
 };
 
 // Three tracks whose slices come interleaved but each track in time order (as XProf lines and
@@ -82,15 +83,16 @@ int64_t writeInterleaved(Workspace& ws, size_t budget, Handover handover = {}) {
     }
     std::mt19937_64 rng(11);
     std::vector<int64_t> next(3, 0);
-    for (int i = 0; i < 9000; ++i) {
+    for (int i = 0; i < handover.rounds; ++i) {
         const size_t t = rng() % 3;
-        if (handover.finishEach && i > 6000 && t == 2) continue;  // track 2 is complete
+        const int finishAt = handover.rounds * 2 / 3;
+        if (handover.finishEach && i > finishAt && t == 2) continue;  // track 2 is complete
         const int64_t start = next[t];
         // A parent and, every other time, a child starting with it (same start, shorter).
         writer.addSlice(tracks[t], start, 500, writer.intern("parent"), 0, uint16_t(i % 7));
         if (i % 2 == 0) writer.addSlice(tracks[t], start, 200, writer.intern("child"));
         next[t] = start + 500 + int64_t(rng() % 100);
-        if (handover.finishEach && i == 6000) writer.finishTracks({tracks[2]});
+        if (handover.finishEach && i == finishAt) writer.finishTracks({tracks[2]});
     }
     if (handover.lateSlice)
         writer.addSlice(tracks[0], 1000, 10, writer.intern("late"), writer.addArgs("{\"a\":1}"));
@@ -187,6 +189,7 @@ class TestTraceModel : public QObject {
                 QCOMPARE(tb.size(), ta.size());
                 QCOMPARE(sb.track(track)->maxDepth, sa.track(track)->maxDepth);
                 QCOMPARE(sb.track(track)->levels, sa.track(track)->levels);
+                QVERIFY(sa.track(track)->levels.size() > 2);
                 for (size_t i = 0; i < ta.size(); ++i) {
                     QCOMPARE(tb[i].start, ta[i].start);
                     QCOMPARE(tb[i].dur, ta[i].dur);
@@ -196,6 +199,19 @@ class TestTraceModel : public QObject {
                     QCOMPARE(sb.args(tb[i].args), sa.args(ta[i].args));
                 }
                 compared += ta.size();
+                // The higher levels too (built from the held slices of a direct track).
+                for (const double resolution : {20000.0, 500000.0}) {
+                    const auto la = sa.slices(track, 0, INT64_MAX / 2, resolution);
+                    const auto lb = sb.slices(track, 0, INT64_MAX / 2, resolution);
+                    QVERIFY(la.size() < ta.size() / 4);
+                    QCOMPARE(lb.size(), la.size());
+                    for (size_t i = 0; i < la.size(); ++i) {
+                        QCOMPARE(lb[i].start, la[i].start);
+                        QCOMPARE(lb[i].count, la[i].count);
+                        QCOMPARE(lb[i].depth, la[i].depth);
+                        QCOMPARE(int(lb[i].kind), int(la[i].kind));
+                    }
+                }
             }
             const auto oa = sa.opStats(), ob = sb.opStats();
             QCOMPARE(ob.size(), oa.size());
@@ -210,26 +226,27 @@ class TestTraceModel : public QObject {
         };
         const size_t budget = size_t(1) << 20;
         Handover handover;
+        handover.rounds = 90000;
         handover.finishEach = true;
         const int64_t sorted = writeInterleaved(*ws, budget, handover);
         handover.direct = true;
         compare(sorted, writeInterleaved(*ws, budget, handover));
-        QCOMPARE(compared, uint64_t(11970));
+        QCOMPARE(compared, uint64_t(119863));
         // Held past the budget: every track goes to the sorter (spilled runs) part way.
         compare(sorted, writeInterleaved(*ws, 1024, handover));
-        QCOMPARE(compared, uint64_t(11970));
+        QCOMPARE(compared, uint64_t(119863));
         handover.lateSlice = handover.instant = true;
         handover.direct = false;
         const int64_t sortedLate = writeInterleaved(*ws, budget, handover);
         handover.direct = true;
         compare(sortedLate, writeInterleaved(*ws, budget, handover));
-        QCOMPARE(compared, uint64_t(11972));
+        QCOMPARE(compared, uint64_t(119865));
         // Not finished early: written from their held slices by finish().
         handover.finishEach = handover.direct = false;
         const int64_t sortedAll = writeInterleaved(*ws, budget, handover);
         handover.direct = true;
         compare(sortedAll, writeInterleaved(*ws, budget, handover));
-        QCOMPARE(compared, uint64_t(13502));
+        QCOMPARE(compared, uint64_t(135002));
         // A track finished early is closed: a slice added to it afterwards is refused.
         sql::Transaction tx(ws->db());
         ProfileInfo info;

@@ -5,6 +5,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -584,6 +586,35 @@ class TestTraceParts : public QObject {
         QVERIFY(ops.percentilesExact());
     }
 
+    // Exact percentiles of more than 2^20 durations are selected on two threads: the same
+    // nearest ranks, each name with its own durations.
+    void opStatisticsExactOnTwoThreads() {
+        OpStatistics ops;
+        ops.reserveNames(6);
+        std::mt19937_64 rng(5);
+        std::vector<int64_t> durations(400000);
+        for (uint32_t name = 1; name <= 4; ++name) {
+            for (size_t i = 0; i < durations.size(); ++i)
+                durations[i] = int64_t(i + 1) * name;  // 1..400000, times the name
+            std::shuffle(durations.begin(), durations.end(), rng);
+            for (const int64_t d : durations) ops.addSlice(name, d, 0);
+        }
+        ops.addSlice(5, 7, 0);
+        std::vector<PackedOp> seen;
+        ops.forEachOp([&](const PackedOp& op) { seen.push_back(op); });
+        QCOMPARE(seen.size(), size_t(5));
+        for (uint32_t name = 1; name <= 4; ++name) {
+            const PackedOp& op = seen[name - 1];
+            QCOMPARE(op.name, name);
+            QCOMPARE(op.count, uint64_t(400000));
+            QCOMPARE(op.p50, int64_t(200000) * name);  // rank ceil(0.5 n) - 1
+            QCOMPARE(op.p95, int64_t(380000) * name);
+            QCOMPARE(op.max, int64_t(400000) * name);
+        }
+        QCOMPARE(seen[4].p50, int64_t(7));
+        QVERIFY(ops.percentilesExact());
+    }
+
     // Past the budget of exact durations every op switches to log histograms: percentiles
     // within about 1%, exact below 1024 ns.
     void opStatisticsHistograms() {
@@ -734,6 +765,62 @@ class TestTraceParts : public QObject {
         QCOMPARE(store.args(far), std::string(R"({"bytes":0,"op":"fusion","flops":10})"));
         QCOMPARE(store.args(empty), std::string(R"({"op":"fusion","flops":10,"bytes":20})"));
         QCOMPARE(store.args(0), std::string());
+    }
+
+    // Packed overlays (typed values under a layout's keys) read back as the text overlays they
+    // stand for, whole and by member; a HostRecording-style sink (the default) stores the text.
+    void argsPackedReadBack() {
+        auto ws = Workspace::open(dir_.filePath("packed.sqlite").toStdString());
+        sql::Transaction tx(ws->db());
+        ProfileInfo info;
+        info.name = "packed";
+        info.kind = "trace";
+        const int64_t id = ws->insertProfile(info);
+        TraceWriter writer(*ws, id);
+        const uint64_t base = writer.addArgs("{\"op\":\"fusion\",\"flops\":10}");
+        const uint32_t numbers =
+            writer.addArgsLayout({"\"flops\":", "\"offset\":", "\"ratio\":", "\"inf\":"});
+        const uint32_t named = writer.addArgsLayout({"\"name\":", "\"id\":"});
+        const double ratio = 0.1, infinite = std::numeric_limits<double>::infinity();
+        ArgValue values[4];
+        values[0] = {ArgValue::Kind::Unsigned, uint64_t(1) << 40, {}};
+        values[1] = {ArgValue::Kind::Signed, uint64_t(int64_t(-300)), {}};
+        values[2].kind = values[3].kind = ArgValue::Kind::Double;
+        std::memcpy(&values[2].number, &ratio, 8);
+        std::memcpy(&values[3].number, &infinite, 8);
+        const uint64_t event = writer.addArgsPacked(base, numbers, values, 4);
+        ArgValue text[2] = {{ArgValue::Kind::String, 0, "a \"quoted\"\n name"},
+                            {ArgValue::Kind::Unsigned, 7, {}}};
+        const uint64_t alone = writer.addArgsPacked(0, named, text, 2);
+        // More values than fit the entry made on the stack: the general encoding.
+        std::vector<std::string> manyKeys;
+        std::vector<ArgValue> many;
+        for (int i = 0; i < 20; ++i) {
+            manyKeys.push_back("\"k" + std::to_string(i) + "\":");
+            many.push_back({ArgValue::Kind::Signed, uint64_t(int64_t(-i)), {}});
+        }
+        const uint64_t wide =
+            writer.addArgsPacked(base, writer.addArgsLayout(manyKeys), many.data(), many.size());
+        writer.finish([](double) {});
+        tx.commit();
+        TraceStore store(*ws, id);
+        QCOMPARE(
+            store.args(event),
+            std::string("{\"flops\":1099511627776,\"offset\":-300,\"ratio\":0.10000000000000001,"
+                        "\"inf\":null,\"op\":\"fusion\"}"));
+        QCOMPARE(store.args(alone),
+                 std::string("{\"name\":\"a \\\"quoted\\\"\\n name\",\"id\":7}"));
+        QCOMPARE(store.argsMember(event, "offset").value(), std::string("\"offset\":-300"));
+        uint64_t holder = 0;
+        QCOMPARE(store.argsMember(event, "op", &holder).value(), std::string("\"op\":\"fusion\""));
+        QCOMPARE(holder, base);
+        QVERIFY(!store.argsMember(alone, "op"));
+        const std::string wideText = store.args(wide);
+        QVERIFY(wideText.starts_with("{\"k0\":0,\"k1\":-1,"));
+        QVERIFY(wideText.ends_with("\"k19\":-19,\"op\":\"fusion\",\"flops\":10}"));
+        // The text a sink without packed storage keeps is the same.
+        QCOMPARE(packedArgsText({"\"name\":", "\"id\":"}, text, 2),
+                 std::string("{\"name\":\"a \\\"quoted\\\"\\n name\",\"id\":7}"));
     }
 
     // Enclosing ends bind to the deepest slice open at their time; a slice ending exactly then
