@@ -213,33 +213,34 @@ bool PlaneReader::fastStats(std::string_view stats) {
         const char* q = p;
         const char* const statEnd = p + n;
         p = statEnd;
-        StatView stat;
         if (q == statEnd || *q++ != 0x08) return false;  // metadata_id
         uint64_t id;
         if (!smallVarint(q, statEnd, id) || q == statEnd) return false;
+        using Kind = trace::ArgValue::Kind;
+        trace::ArgValue value;
         const uint8_t tag = uint8_t(*q++);
         if (tag == 0x11) {  // double
             if (statEnd - q != 8) return false;
-            std::memcpy(&stat.number, q, 8);
-            stat.field = 2;
+            std::memcpy(&value.number, q, 8);
+            value.kind = Kind::Double;
         } else if (tag == 0x18 || tag == 0x20) {  // uint64, int64
-            if (!smallVarint(q, statEnd, stat.number) || q != statEnd) return false;
-            stat.field = tag >> 3;
+            if (!smallVarint(q, statEnd, value.number) || q != statEnd) return false;
+            value.kind = tag == 0x18 ? Kind::Unsigned : Kind::Signed;
         } else if (tag == 0x38) {  // ref: the referenced stat metadata's name
             uint64_t ref;
             if (!smallVarint(q, statEnd, ref) || q != statEnd) return false;
-            stat.bytes = refName(int64_t(ref));
-            stat.field = 5;
+            value.text = refName(int64_t(ref));
+            value.kind = Kind::String;
         } else if (tag == 0x2a) {  // str_value
             uint64_t len;
             if (!smallVarint(q, statEnd, len) || len != uint64_t(statEnd - q)) return false;
-            stat.bytes = std::string_view(q, size_t(len));
-            stat.field = 5;
+            value.text = std::string_view(q, size_t(len));
+            value.kind = Kind::String;
         } else {
             return false;
         }
         layoutKey_.append(reinterpret_cast<const char*>(&id), sizeof id);
-        packedValues_.push_back(argValue(stat));
+        packedValues_.push_back(value);
     }
     return true;
 }
