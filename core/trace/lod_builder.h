@@ -57,13 +57,18 @@ class SliceFolder {
         if (run.count > 0 && run.bucket == bucket) {
             run.count += item.count;
             run.end = std::max(run.end, item.end());
-            if (item.dur > run.longest.dur) run.longest = item;
+            if (item.dur > run.longestDur) {
+                run.longestDur = item.dur;
+                run.longestName = item.name;
+            }
             return;
         }
         close(run, output, instant);
         run.bucket = bucket;
         run.count = item.count;
-        run.first = run.longest = item;
+        run.first = item;
+        run.longestDur = item.dur;
+        run.longestName = item.name;
         run.end = item.end();
     }
     template <class Emit>
@@ -73,11 +78,15 @@ class SliceFolder {
     }
 
   private:
+    // The first item whole (a run of one is emitted as it is); of the longest, what the
+    // folded item takes (copying whole items was most of the folding's time).
     struct Run {
         int64_t bucket = 0;
         uint64_t count = 0;
         int64_t end = 0;
-        SliceItem first, longest;
+        int64_t longestDur = 0;
+        uint32_t longestName = 0;
+        SliceItem first;
     };
     template <class Emit>
     void close(Run& run, Emit& output, bool instants) {
@@ -88,7 +97,7 @@ class SliceFolder {
             SliceItem folded;
             folded.start = run.first.start;
             folded.dur = run.end - run.first.start;
-            folded.name = run.longest.name;
+            folded.name = run.longestName;
             folded.depth = run.first.depth;
             folded.kind = ItemKind::Folded;
             folded.count = run.count;

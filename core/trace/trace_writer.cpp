@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -72,104 +70,8 @@ TraceWriter::TraceWriter(Workspace& workspace, int64_t profileId, size_t recordB
     intern("");  // id 0: no name
 }
 
-// Writes complete direct tracks on a thread of its own, in the order they are handed over, with
-// statistics of its own (joined to the writer's when it is waited for). At most the record
-// budget waits in its queue: beyond that the importer waits.
-class TraceWriter::DirectWriter {
-  public:
-    struct Job {
-        uint32_t id;
-        TrackState state;
-        std::vector<RawSlice> slices;
-        size_t names;  // names interned when it was handed over
-    };
-    struct Written {
-        uint32_t id;
-        std::vector<int> levels;
-        uint32_t maxDepth;
-    };
-    DirectWriter(TraceWriter& writer, uint64_t budget)
-        : ops(writer.ops_.exactBudget()),
-          writer_(writer),
-          budget_(budget),
-          thread_([this] { work(); }) {}
-    ~DirectWriter() {
-        {
-            std::lock_guard lock(mutex_);
-            stop_ = true;
-        }
-        changed_.notify_all();
-        thread_.join();
-    }
-    void submit(Job job) {
-        std::unique_lock lock(mutex_);
-        changed_.wait(
-            lock, [&] { return queued_ == 0 || queued_ + job.slices.size() <= budget_ || error_; });
-        if (error_) std::rethrow_exception(error_);
-        queued_ += job.slices.size();
-        jobs_.push_back(std::move(job));
-        changed_.notify_all();
-    }
-    // Waits until every track handed over is written; what each got, or what one threw.
-    std::vector<Written> wait() {
-        std::unique_lock lock(mutex_);
-        changed_.wait(lock, [&] { return (jobs_.empty() && !busy_) || error_; });
-        if (error_) std::rethrow_exception(error_);
-        return std::exchange(written_, {});
-    }
-    // The worker's alone until wait() returns.
-    OpStatistics ops;
-    uint64_t overlapping = 0;
-
-  private:
-    void work() {
-        for (;;) {
-            Job job;
-            {
-                std::unique_lock lock(mutex_);
-                changed_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
-                if (stop_ || error_) return;
-                job = std::move(jobs_.front());
-                jobs_.pop_front();
-                busy_ = true;
-            }
-            std::exception_ptr error;
-            try {
-                ops.reserveNames(job.names);
-                writer_.writeSliceTrack(
-                    job.id, job.state, SliceSource{nullptr, &job.slices},
-                    [this](double) {
-                        if (stop_) throw Failure("trace import: abandoned");
-                    },
-                    ops, overlapping);
-            } catch (...) {
-                error = std::current_exception();
-            }
-            const size_t records = job.slices.size();
-            writer_.spareHeld(std::move(job.slices));
-            std::lock_guard lock(mutex_);
-            queued_ -= records;
-            busy_ = false;
-            if (error) error_ = error;
-            written_.push_back({job.id, std::move(job.state.levels), job.state.maxDepth});
-            changed_.notify_all();
-        }
-    }
-    TraceWriter& writer_;
-    const uint64_t budget_;
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    std::deque<Job> jobs_;
-    std::vector<Written> written_;
-    uint64_t queued_ = 0;
-    bool busy_ = false;
-    std::atomic<bool> stop_ = false;
-    std::exception_ptr error_;
-    std::thread thread_;
-};
-
 TraceWriter::~TraceWriter() {
-    directWriter_.reset();
+    directWriter_.reset();  // its threads write through this writer
     if (pending_) {
         pending_->abandon = true;
         pending_->worker.join();
@@ -442,73 +344,6 @@ void TraceWriter::writeCounterTrack(uint32_t trackId) {
     build.finish();
     for (const auto& sink : sinks)
         if (sink) sink->flush();
-}
-
-void TraceWriter::sortTrack(uint32_t track) {
-    std::vector<RawSlice>& held = heldSlices_[track];
-    for (const RawSlice& r : held) slices_->push(r);
-    heldRecords_ -= held.size();
-    held = {};
-    tracks_[track].direct = false;
-}
-
-void TraceWriter::spareHeld(std::vector<RawSlice>&& held) {
-    held.clear();
-    std::lock_guard lock(spareHeldMutex_);
-    spareHeld_.push_back(std::move(held));
-    // The largest is kept: a line's lanes are one large track and a few small ones.
-    std::sort(spareHeld_.begin(), spareHeld_.end(),
-              [](const auto& a, const auto& b) { return a.capacity() > b.capacity(); });
-    if (spareHeld_.size() > 1) spareHeld_.resize(1);
-}
-
-void TraceWriter::reserveSlices(uint32_t track, size_t count) {
-    if (track >= tracks_.size() || !tracks_[track].direct) return;
-    std::vector<RawSlice>& held = heldSlices_[track];
-    if (held.capacity() >= held.size() + count) return;
-    {
-        // The smallest spare that fits (they are largest first).
-        std::lock_guard lock(spareHeldMutex_);
-        for (size_t i = spareHeld_.size(); i-- > 0;) {
-            if (spareHeld_[i].capacity() < held.size() + count) continue;
-            spareHeld_[i].assign(held.begin(), held.end());
-            held.swap(spareHeld_[i]);
-            spareHeld_.erase(spareHeld_.begin() + long(i));
-            return;
-        }
-    }
-    held.reserve(held.size() + count);
-}
-
-void TraceWriter::sortEveryTrack() {
-    for (uint32_t t = 0; t < tracks_.size(); ++t)
-        if (tracks_[t].direct && !heldSlices_[t].empty()) sortTrack(t);
-}
-
-void TraceWriter::finishTracks(const std::vector<uint32_t>& tracks) {
-    // Flow ends bind while their own track is written: with flows, tracks wait for finish().
-    if (!direct_ || flows_.size() > 0) return;
-    for (const uint32_t id : tracks) {
-        if (id >= tracks_.size()) continue;
-        TrackState& track = tracks_[id];
-        if (!track.direct || track.slicesWritten || heldSlices_[id].empty()) continue;
-        if (!directWriter_) directWriter_ = std::make_unique<DirectWriter>(*this, recordBudget_);
-        track.slicesWritten = true;
-        const uint64_t records = heldSlices_[id].size();
-        heldRecords_ -= records;
-        slicesHandedOff_ += records;
-        directWriter_->submit({id, track, std::exchange(heldSlices_[id], {}), strings_.size()});
-    }
-}
-
-void TraceWriter::waitDirectTracks() {
-    if (!directWriter_) return;
-    for (DirectWriter::Written& written : directWriter_->wait()) {
-        tracks_[written.id].levels = std::move(written.levels);
-        tracks_[written.id].maxDepth = written.maxDepth;
-    }
-    ops_.merge(directWriter_->ops);
-    overlapping_ += std::exchange(directWriter_->overlapping, 0);
 }
 
 void TraceWriter::finishTracksBefore(uint32_t end) {

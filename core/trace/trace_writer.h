@@ -234,7 +234,11 @@ class TraceWriter final : public TraceSink {
     uint64_t heldRecords_ = 0;
     std::mutex spareHeldMutex_;
     std::vector<std::vector<RawSlice>> spareHeld_;
-    std::unique_ptr<DirectWriter> directWriter_;  // started with the first complete track
+    struct DirectWriterStop {
+        void operator()(DirectWriter* writer) const;  // joins its threads
+    };
+    // Started with the first complete track.
+    std::unique_ptr<DirectWriter, DirectWriterStop> directWriter_;
     // The connection is opened without SQLite's mutex: the worker writing tracks and the
     // importer storing args chunks take turns through this one.
     std::mutex dbMutex_;
