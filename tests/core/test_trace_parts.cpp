@@ -173,6 +173,14 @@ std::vector<BoundFlow> boundFlows(FlowTable& flows) {
     return out;
 }
 
+// A trace profile to write into (inside the caller's transaction).
+int64_t traceProfile(Workspace& ws, const char* name) {
+    ProfileInfo info;
+    info.name = name;
+    info.kind = "trace";
+    return ws.insertProfile(info);
+}
+
 }  // namespace
 
 class TestTraceParts : public QObject {
@@ -737,10 +745,7 @@ class TestTraceParts : public QObject {
     void argsOverlaysReadBack() {
         auto ws = Workspace::open(dir_.filePath("args.sqlite").toStdString());
         sql::Transaction tx(ws->db());
-        ProfileInfo info;
-        info.name = "args";
-        info.kind = "trace";
-        const int64_t id = ws->insertProfile(info);
+        const int64_t id = traceProfile(*ws, "args");
         TraceWriter writer(*ws, id);
         const uint64_t base = writer.addArgs(R"({"op":"fusion","flops":10,"bytes":20})");
         const uint64_t event = writer.addArgsOver(base, R"({"flops":12,"step":3})");
@@ -772,10 +777,7 @@ class TestTraceParts : public QObject {
     void argsPackedReadBack() {
         auto ws = Workspace::open(dir_.filePath("packed.sqlite").toStdString());
         sql::Transaction tx(ws->db());
-        ProfileInfo info;
-        info.name = "packed";
-        info.kind = "trace";
-        const int64_t id = ws->insertProfile(info);
+        const int64_t id = traceProfile(*ws, "packed");
         TraceWriter writer(*ws, id);
         const uint64_t base = writer.addArgs("{\"op\":\"fusion\",\"flops\":10}");
         const uint32_t numbers =
