@@ -9,6 +9,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
@@ -16,6 +18,7 @@
 #include "core/analysis/cache.h"
 #include "core/errors.h"
 #include "core/graph/critical_path.h"
+#include "core/json_escape.h"
 #include "core/kernel_metric_sets.h"
 #include "core/kinds.h"
 #include "core/noise/absorption.h"
@@ -98,15 +101,39 @@ void pathRows(Workspace& ws, int64_t profile, std::optional<int64_t>, Rows& out)
     }
 }
 
-// One arg set flattened: nested objects as "a.b", arrays as "a[0]" (Perfetto's keys).
+// A top-level member's integer as written, when `parsed` (QJsonDocument reads every number as a
+// double) is an integer too large for a double to hold exactly and the digits fit int64:
+// 64-bit ids would otherwise come out rounded.
+std::optional<int64_t> exactInteger(std::string_view json, const std::string& key, double parsed) {
+    std::string quoted;
+    json::appendString(quoted, key);
+    quoted.push_back(':');
+    for (size_t at = json.find(quoted); at != std::string_view::npos;
+         at = json.find(quoted, at + 1)) {
+        const char* p = json.data() + at + quoted.size();
+        const char* const end = json.data() + json.size();
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) ++p;
+        int64_t value = 0;
+        const auto [next, error] = std::from_chars(p, end, value);
+        // The digits end the number (no fraction or exponent) and are the member's value.
+        if (error == std::errc() &&
+            (next == end || (*next != '.' && *next != 'e' && *next != 'E')) &&
+            double(value) == parsed)
+            return value;
+    }
+    return std::nullopt;
+}
+
+// One arg set flattened: nested objects as "a.b", arrays as "a[0]" (Perfetto's keys). `json`:
+// the set's text, for integers a double cannot hold (top-level members).
 void flattenArgs(int64_t profile, int64_t set, const std::string& key, const QJsonValue& v,
-                 Rows& out) {
+                 Rows& out, std::string_view json = {}) {
     if (v.isObject()) {
         const QJsonObject o = v.toObject();
         for (auto it = o.begin(); it != o.end(); ++it)
             flattenArgs(profile, set,
                         key.empty() ? it.key().toStdString() : key + "." + it.key().toStdString(),
-                        it.value(), out);
+                        it.value(), out, key.empty() ? json : std::string_view());
         return;
     }
     if (v.isArray()) {
@@ -118,10 +145,15 @@ void flattenArgs(int64_t profile, int64_t set, const std::string& key, const QJs
     Row row{integer(profile), integer(set), text(key), Value{}, Value{}, Value{}};
     if (v.isDouble()) {
         const double d = v.toDouble();
-        if (d == double(int64_t(d)) && std::abs(d) < 9e15)
+        const bool whole = std::abs(d) < 9.2e18 && d == std::floor(d);
+        if (whole && std::abs(d) < 9e15) {
             row[3] = integer(int64_t(d));
-        else
+        } else if (const auto exact =
+                       whole && !json.empty() ? exactInteger(json, key, d) : std::nullopt) {
+            row[3] = integer(*exact);
+        } else {
             row[5] = real(d);
+        }
     } else if (v.isBool()) {
         row[3] = integer(v.toBool() ? 1 : 0);
     } else if (v.isString()) {
@@ -136,7 +168,7 @@ void argRows(Workspace& ws, int64_t profile, std::optional<int64_t> set, Rows& o
     const std::string json = store.args(uint64_t(*set));
     if (json.empty()) return;
     const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(json));
-    flattenArgs(profile, *set, {}, doc.object(), out);
+    flattenArgs(profile, *set, {}, doc.object(), out, json);
 }
 
 // Every arg set of a profile, kArgPage ids at a time (ids are dense from 1; an id past the
@@ -148,7 +180,7 @@ bool argPages(Workspace& ws, int64_t profile, int64_t page, Rows& out) {
         const std::string json = store.args(uint64_t(id));
         if (json.empty()) return false;
         const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(json));
-        flattenArgs(profile, id, {}, doc.object(), out);
+        flattenArgs(profile, id, {}, doc.object(), out, json);
     }
     return true;
 }

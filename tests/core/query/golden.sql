@@ -41,15 +41,18 @@ leaf
 ProfilerStep#2
 -- end
 
--- args flattened as Perfetto keys them
+-- args flattened as Perfetto keys them; 64-bit integers as written (a real past int64)
 SELECT key, int_value, string_value, real_value FROM slice JOIN args USING (profile_id, arg_set_id) WHERE slice.name = 'outer' AND slice.ts = 10000 ORDER BY key
 -- expect
 key,int_value,string_value,real_value
 a,1,,
+big,,,1.21907609172358e+19
+id,-5507777931146067969,,
 l[0],1,,
 l[1],2,,
 n.k,,,2.5
 s,,x,
+t,9007199254740993,,
 -- end
 
 -- counter samples on their track
