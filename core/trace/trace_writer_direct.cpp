@@ -146,6 +146,12 @@ void TraceWriter::spareHeld(std::vector<RawSlice>&& held) {
 void TraceWriter::reserveSlices(uint32_t track, size_t count) {
     if (track >= tracks_.size() || !tracks_[track].direct) return;
     std::vector<RawSlice>& held = heldSlices_[track];
+    // More than the budget would go to the sorter part way, after holding the budget (and
+    // then copying it there): it goes there at once.
+    if (held.size() + count > recordBudget_) {
+        sortTrack(track);
+        return;
+    }
     if (held.capacity() >= held.size() + count) return;
     {
         // The smallest spare that fits (they are largest first).

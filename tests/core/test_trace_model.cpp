@@ -63,6 +63,7 @@ struct Handover {
     bool lateSlice = false;   // track 0 gets a slice before its last one at the end
     bool instant = false;     // track 1 gets an instant
     int rounds = 9000;
+    bool announce = false;  // track 0 announced (reserveSlices) with all its slices
 };
 
 // Three tracks whose slices come interleaved but each track in time order (as XProf lines and
@@ -81,6 +82,7 @@ int64_t writeInterleaved(Workspace& ws, size_t budget, Handover handover = {}) {
         thread.name = "t" + std::to_string(t);
         tracks.push_back(writer.addTrack(thread));
     }
+    if (handover.announce) writer.reserveSlices(tracks[0], size_t(handover.rounds));
     std::mt19937_64 rng(11);
     std::vector<int64_t> next(3, 0);
     for (int i = 0; i < handover.rounds; ++i) {
@@ -229,8 +231,13 @@ class TestTraceModel : public QObject {
         handover.direct = true;
         compare(sorted, writeInterleaved(*ws, budget, handover));
         QCOMPARE(compared, uint64_t(119863));
-        // Held past the budget: every track goes to the sorter (spilled runs) part way.
+        // Held past the budget: every track goes to the sorter (spilled runs) part way; one
+        // announced larger than the budget goes there from its first slice.
         compare(sorted, writeInterleaved(*ws, 1024, handover));
+        QCOMPARE(compared, uint64_t(119863));
+        handover.announce = true;
+        compare(sorted, writeInterleaved(*ws, 1024, handover));
+        handover.announce = false;
         QCOMPARE(compared, uint64_t(119863));
         handover.lateSlice = handover.instant = true;
         handover.direct = false;
