@@ -2,7 +2,6 @@
 
 #include <zstd.h>
 
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <condition_variable>
@@ -139,12 +138,19 @@ char* putVarint(char* p, uint64_t v) {
     return p;
 }
 
-// Numbers only, at most kMaxStackValues: the entry is made on the stack (most XProf events).
-constexpr size_t kMaxStackValues = 16;
+}  // namespace
 
-size_t packNumbers(char* out, uint64_t base, uint32_t layout, const ArgValue* values,
-                   size_t count) {
-    char* p = out;
+uint64_t ArgsStore::addPacked(uint64_t base, uint32_t layout, const ArgValue* values,
+                              size_t count) {
+    // Made with plain stores into a buffer sized for the worst case (a byte and a varint or a
+    // double per value, a string's bytes): most XProf events add one, and byte-by-byte growth
+    // of a string showed in the importer's profile.
+    size_t bound = 1 + 2 * 10;
+    for (size_t i = 0; i < count; ++i)
+        bound += 1 + 10 + (values[i].kind == ArgValue::Kind::String ? values[i].text.size() : 0);
+    if (packed_.size() < bound) packed_.resize(bound);
+    char* const start = packed_.data();
+    char* p = start;
     *p++ = kArgsPacked;
     p = putVarint(p, base);
     p = putVarint(p, layout);
@@ -154,54 +160,19 @@ size_t packNumbers(char* out, uint64_t base, uint32_t layout, const ArgValue* va
         if (v.kind == ArgValue::Kind::Double) {
             std::memcpy(p, &v.number, 8);
             p += 8;
+        } else if (v.kind == ArgValue::Kind::String) {
+            p = putVarint(p, v.text.size());
+            std::memcpy(p, v.text.data(), v.text.size());
+            p += v.text.size();
         } else if (v.kind == ArgValue::Kind::Signed) {
             const auto n = int64_t(v.number);
-            p = putVarint(p, (uint64_t(n) << 1) ^ uint64_t(n >> 63));
+            p = putVarint(p, (uint64_t(n) << 1) ^ uint64_t(n >> 63));  // zigzag
         } else {
             p = putVarint(p, v.number);
         }
     }
-    return size_t(p - out);
-}
-
-}  // namespace
-
-uint64_t ArgsStore::addPacked(uint64_t base, uint32_t layout, const ArgValue* values,
-                              size_t count) {
-    const bool numbers =
-        count <= kMaxStackValues && std::none_of(values, values + count, [](const ArgValue& v) {
-            return v.kind == ArgValue::Kind::String;
-        });
-    if (numbers) {
-        char entry[1 + 2 * 10 + kMaxStackValues * 11];
-        const size_t size = packNumbers(entry, base, layout, values, count);
-        chunk_.varint(size);
-        chunk_.bytesAppend(std::string_view(entry, size));
-        entryAdded();
-        return count_;
-    }
-    packed_.clear();
-    packed_.bytesAppend(std::string_view(&kArgsPacked, 1));
-    packed_.varint(base);
-    packed_.varint(layout);
-    for (size_t i = 0; i < count; ++i) {
-        const ArgValue& v = values[i];
-        packed_.varint(uint64_t(v.kind));
-        if (v.kind == ArgValue::Kind::Double) {
-            double d;
-            std::memcpy(&d, &v.number, 8);
-            packed_.real(d);
-        } else if (v.kind == ArgValue::Kind::String) {
-            packed_.varint(v.text.size());
-            packed_.bytesAppend(v.text);
-        } else if (v.kind == ArgValue::Kind::Signed) {
-            packed_.zigzag(int64_t(v.number));
-        } else {
-            packed_.varint(v.number);
-        }
-    }
-    chunk_.varint(packed_.size());
-    chunk_.bytesAppend(packed_.bytes());
+    chunk_.varint(size_t(p - start));
+    chunk_.bytesAppend(std::string_view(start, size_t(p - start)));
     entryAdded();
     return count_;
 }
@@ -233,9 +204,9 @@ std::string expandPackedArgs(std::string_view entry, const ArgsLayouts& layouts,
     base = in.varint();
     const uint64_t layout = in.varint();
     if (layout >= layouts.size()) throw Failure("trace args: packed entry without its layout");
-    std::string out = "{";
-    for (const std::string& key : layouts[size_t(layout)]) {
-        ArgValue v;
+    const std::vector<std::string>& keys = layouts[size_t(layout)];
+    std::vector<ArgValue> values(keys.size());
+    for (ArgValue& v : values) {
         const uint64_t kind = in.varint();
         v.kind = ArgValue::Kind(kind);
         if (v.kind == ArgValue::Kind::Double) {
@@ -250,11 +221,8 @@ std::string expandPackedArgs(std::string_view entry, const ArgsLayouts& layouts,
         } else {
             throw Failure("trace args: packed value of unknown kind " + std::to_string(kind));
         }
-        if (out.size() > 1) out.push_back(',');
-        out += key;
-        appendArgValue(out, v);
     }
-    return out + "}";
+    return packedArgsText(keys, values.data(), values.size());
 }
 
 std::string packedArgsText(const std::vector<std::string>& keys, const ArgValue* values,

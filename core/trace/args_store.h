@@ -73,7 +73,7 @@ class ArgsStore {
     StoreChunk store_;
     uint64_t count_ = 0;
     ByteWriter chunk_;
-    ByteWriter packed_;                       // the entry addPacked is making
+    std::string packed_;                      // the entry addPacked is making
     std::unique_ptr<Compressor> compressor_;  // started with the first chunk
 };
 

@@ -105,16 +105,20 @@ int64_t writeInterleaved(Workspace& ws, size_t budget, Handover handover = {}) {
     return id;
 }
 
-// Track `track` of two profiles holds the same slices (and, when asked, the same args).
-void compareSlices(const TraceStore& a, const TraceStore& b, int64_t track, bool withArgs) {
-    const auto ta = a.slices(track, 0, INT64_MAX / 2, 0);
-    const auto tb = b.slices(track, 0, INT64_MAX / 2, 0);
+// Track `track` of two profiles holds the same items at `resolution` (0: the slices; above, a
+// level's folded items too) and, when asked, the same args.
+void compareSlices(const TraceStore& a, const TraceStore& b, int64_t track, bool withArgs,
+                   double resolution = 0) {
+    const auto ta = a.slices(track, 0, INT64_MAX / 2, resolution);
+    const auto tb = b.slices(track, 0, INT64_MAX / 2, resolution);
     QCOMPARE(tb.size(), ta.size());
     for (size_t i = 0; i < ta.size(); ++i) {
         QCOMPARE(tb[i].start, ta[i].start);
         QCOMPARE(tb[i].dur, ta[i].dur);
         QCOMPARE(tb[i].startPs, ta[i].startPs);
         QCOMPARE(tb[i].depth, ta[i].depth);
+        QCOMPARE(tb[i].count, ta[i].count);
+        QCOMPARE(int(tb[i].kind), int(ta[i].kind));
         QCOMPARE(b.text(tb[i].name), a.text(ta[i].name));
         if (withArgs) QCOMPARE(b.args(tb[i].args), a.args(ta[i].args));
     }
@@ -200,16 +204,8 @@ class TestTraceModel : public QObject {
                 compared += items;
                 // The higher levels too (built from the held slices of a direct track).
                 for (const double resolution : {20000.0, 500000.0}) {
-                    const auto la = sa.slices(track, 0, INT64_MAX / 2, resolution);
-                    const auto lb = sb.slices(track, 0, INT64_MAX / 2, resolution);
-                    QVERIFY(la.size() < items / 4);
-                    QCOMPARE(lb.size(), la.size());
-                    for (size_t i = 0; i < la.size(); ++i) {
-                        QCOMPARE(lb[i].start, la[i].start);
-                        QCOMPARE(lb[i].count, la[i].count);
-                        QCOMPARE(lb[i].depth, la[i].depth);
-                        QCOMPARE(int(lb[i].kind), int(la[i].kind));
-                    }
+                    QVERIFY(sa.slices(track, 0, INT64_MAX / 2, resolution).size() < items / 4);
+                    compareSlices(sa, sb, track, false, resolution);
                 }
             }
             const auto oa = sa.opStats(), ob = sb.opStats();
