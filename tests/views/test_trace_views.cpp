@@ -498,6 +498,11 @@ class TestTraceViews : public QObject {
         view.selectOp("late");
         if (found.count() < 5) found.wait(5000);
         QCOMPARE(view.timeline()->selection()->item.start, 150000.0);
+        // A match's arguments are shown as a clicked slice's are (outer's {"bytes": 4096}).
+        view.timeline()->clearSelection();
+        QVERIFY(findAndWait("outer", true));
+        QTRY_VERIFY(view.detailsText().contains("4096"));
+        QVERIFY(view.detailsText().contains("bytes"));
 
         // Track tree: proc → main, io; filtering by "io" leaves one track on the timeline.
         QCOMPARE(view.trackTree()->topLevelItemCount(), 1);

@@ -355,6 +355,12 @@ std::optional<TimelineItem> TraceSliceTrack::hitTest(const QPoint& pos, const QR
     return itemOf(*best);
 }
 
+void TraceSliceTrack::noteSelected(const trace::SliceItem& slice) const {
+    auto frame = std::make_shared<Frame>();
+    frame->items.push_back(slice);
+    lastHitFrame_ = std::move(frame);
+}
+
 uint64_t TraceSliceTrack::argsOf(const TimelineItem& item) const {
     if (!lastHitFrame_) return 0;
     for (const trace::SliceItem& s : lastHitFrame_->items)

@@ -178,6 +178,9 @@ class TraceSliceTrack final : public TimelineTrack {
     static TimelineItem itemOf(const trace::SliceItem& slice);
     // Args id of the last hit slice matching `item` (0: none); hitTest remembers its frame.
     uint64_t argsOf(const TimelineItem& item) const;
+    // Remembers a slice selected without a hit (a Find match) as if it had been hit, so that
+    // argsOf and the details describe it; times relative to the origin.
+    void noteSelected(const trace::SliceItem& slice) const;
 
   private:
     TraceSourcePtr source_;

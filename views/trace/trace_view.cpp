@@ -585,6 +585,9 @@ void TraceView::findNext(const QString& needle, bool forward) {
             }
             status_->setText(QString::fromStdString(source_->text(slice.name)) + " @ " +
                              format::nanoseconds(item.start));
+            // Its arguments are shown as for a clicked slice (the match was not hit).
+            if (const auto* slices = dynamic_cast<const TraceSliceTrack*>(track))
+                slices->noteSelected(slice);
             revealSlice(track, item);
             emit foundSlice(true);
         });
