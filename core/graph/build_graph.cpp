@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "core/analysis/cache.h"
 #include "core/graph/build_internal.h"
@@ -50,7 +51,13 @@ Graph KinetoBuilder::build() {
     uint64_t expected = 16;
     for (const trace::TrackRow* track : hostTracks_) expected += 2 * track->slices;
     for (const trace::TrackRow* track : deviceTracks_) expected += track->slices;
-    if (!window_) g_.nodes.reserve(size_t(expected));
+    if (window_) {
+        // The window's share of the trace's time (its slices spread evenly), with room to spare.
+        const double span = double(std::max<int64_t>(1, store_.end() - store_.start()));
+        const double share = double(window_->to - window_->from) / span;
+        expected = uint64_t(double(expected) * std::min(1.0, 1.25 * share)) + 1024;
+    }
+    g_.nodes.reserve(size_t(expected));
     for (const trace::TrackRow* track : hostTracks_) tileHostLane(*track);
     const size_t hostLanes = g_.lanes.size();
     std::vector<std::vector<Activity>> activities(deviceTracks_.size());
@@ -105,11 +112,15 @@ namespace {
 // 10^6 and 10^7 Kineto slices (232 MB and 2.10 GB peaks, the steps stored).
 constexpr double kGraphBytesPerSlice = 215;
 
-// The memory a graph may take: half of this machine's, or STALLSCOPE_GRAPH_MEMORY_MB.
+// The memory a graph may take: 1 GB (half the machine's when that is less), or
+// STALLSCOPE_GRAPH_MEMORY_MB. A trace past it is walked by windows of steps, which holds no more
+// and, two windows at a time, takes about half as long as one graph of 10^7 slices (2.1 GB).
 double graphMemoryBudget() {
     if (const char* mb = std::getenv("STALLSCOPE_GRAPH_MEMORY_MB")) return std::atof(mb) * 1e6;
+    constexpr double kMostBytes = 1e9;
     const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && pageSize > 0 ? 0.5 * double(pages) * double(pageSize) : 8e9;
+    return pages > 0 && pageSize > 0 ? std::min(kMostBytes, 0.5 * double(pages) * double(pageSize))
+                                     : kMostBytes;
 }
 
 }  // namespace
@@ -122,7 +133,8 @@ std::string graphSizeRefusal(const trace::TraceStore& store) {
     char text[256];
     std::snprintf(text, sizeof text,
                   "too large: the step graph of %llu slices needs about %.1f GB, more than "
-                  "the %.1f GB it may use here (half the memory; STALLSCOPE_GRAPH_MEMORY_MB "
+                  "the %.1f GB it may use here (1 GB or half the memory; "
+                  "STALLSCOPE_GRAPH_MEMORY_MB "
                   "sets it)",
                   static_cast<unsigned long long>(slices), needed / 1e9, budget / 1e9);
     return text;
@@ -130,66 +142,17 @@ std::string graphSizeRefusal(const trace::TraceStore& store) {
 
 uint64_t windowSlices() {
     constexpr uint64_t kMostSlices = 2'000'000;
-    return std::max<uint64_t>(
-        10'000, std::min(kMostSlices, uint64_t(graphMemoryBudget() / kGraphBytesPerSlice)));
+    const double perWindow = graphMemoryBudget() / double(windowThreads());
+    return std::max<uint64_t>(10'000,
+                              std::min(kMostSlices, uint64_t(perWindow / kGraphBytesPerSlice)));
+}
+
+size_t windowThreads() {
+    return std::thread::hardware_concurrency() >= 2 ? 2 : 1;
 }
 
 Graph buildGraphInWindow(const trace::TraceStore& store, TimeWindow window) {
     return build::KinetoBuilder(store, window).build();
-}
-
-std::string StepWindows::describe() const {
-    std::string text = "(" + std::to_string(windows) + (windows == 1 ? " window" : " windows") +
-                       " of up to " + std::to_string(windowSlices()) + " slices";
-    if (unbuilt > 0) text += ", " + std::to_string(unbuilt) + " without a graph: " + unbuiltWhy;
-    return text + ")";
-}
-
-StepWindows forEachStepWindow(
-    const trace::TraceStore& store,
-    const std::function<void(const Graph&, const std::set<std::string>&)>& visit) {
-    StepWindows walked;
-    const trace::EvidenceSet evidence = trace::evidenceOf(store);
-    if (!evidence.has(trace::Evidence::Durations) ||
-        !evidence.has(trace::Evidence::ChromeThreads) || evidence.has(trace::Evidence::XlaOpLines))
-        return walked;
-    const auto analysed =
-        analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis());
-    if (!analysed || analysed->steps.size() < 2 || analysed->steps.front().markerTrack < 0)
-        return walked;
-    walked.walkable = true;
-    std::vector<trace::Step> steps = analysed->steps;
-    std::sort(steps.begin(), steps.end(),
-              [](const trace::Step& a, const trace::Step& b) { return a.start < b.start; });
-    uint64_t slices = 0;
-    int64_t first = INT64_MAX, last = INT64_MIN;
-    for (const trace::TrackRow& t : store.tracks()) {
-        if (t.slices == 0) continue;
-        slices += t.slices;
-        first = std::min(first, t.start);
-        last = std::max(last, t.end);
-    }
-    const double perNs = double(slices) / double(std::max<int64_t>(1, last - first));
-    const double target = double(windowSlices());
-    for (size_t i = 0; i < steps.size();) {
-        size_t j = i + 1;
-        double held = double(steps[i].duration()) * perNs;
-        while (j < steps.size() && held + double(steps[j].duration()) * perNs <= target)
-            held += double(steps[j++].duration()) * perNs;
-        std::set<std::string> names;
-        for (size_t k = i; k < j; ++k) names.insert(steps[k].name);
-        const TimeWindow window{steps[i].start - steps[i].duration() / 10,
-                                steps[j - 1].end + steps[j - 1].duration() / 10};
-        i = j;
-        ++walked.windows;
-        const Graph g = buildGraphInWindow(store, window);
-        if (g.why.empty()) {
-            visit(g, names);
-        } else if (walked.unbuilt++ == 0) {
-            walked.unbuiltWhy = g.why;
-        }
-    }
-    return walked;
 }
 
 Graph buildGraph(const trace::TraceStore& store) {

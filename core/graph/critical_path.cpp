@@ -1,14 +1,14 @@
 #include "core/graph/critical_path.h"
 
-#include <QJsonArray>
-#include <QJsonDocument>
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "core/analysis/cache.h"
 #include "core/errors.h"
 #include "core/graph/simulate.h"
+#include "core/graph/whatif.h"
 #include "core/trace/step_registration.h"
 #include "core/trace/trace_format.h"
 #include "core/trace/trace_store.h"
@@ -207,34 +207,75 @@ size_t mergeRuns(StepPath& path) {
 }
 
 // A trace too large for one graph (graphSizeRefusal) is walked a batch of steps at a time
-// (forEachStepWindow); each step's path comes from the batch holding it whole. Its
-// recommendations are not re-simulated: their edits reach across the trace.
+// (forEachStepWindow); each step's path comes from the batch holding it whole, and so do its
+// figures for each recommendation's edits re-simulated (the savings: medians over all steps).
 CriticalPath criticalPathByWindows(const trace::TraceStore& store, const std::string& refusal) {
     CriticalPath out;
-    size_t segments = 0, merged = 0;
-    const StepWindows walked =
-        forEachStepWindow(store, [&](const Graph& g, const std::set<std::string>& names) {
+    const std::shared_ptr<const trace::StepAnalysis> analysed =
+        analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis());
+    const std::vector<std::pair<std::string, Edits>> recommended =
+        analysed ? recommendationEdits(*analysed) : std::vector<std::pair<std::string, Edits>>{};
+    // Each window's steps, merged, in the walk's order (windows finish out of order).
+    struct Part {
+        std::vector<StepPath> steps;
+        std::string note;
+        std::array<int64_t, kPathKinds.size()> byKind{};
+        size_t segments = 0, merged = 0;
+        std::vector<std::vector<WhatifStep>> resimulated;  // per recommendation
+    };
+    std::map<size_t, Part> parts;
+    std::mutex keeping;
+    const StepWindows walked = forEachStepWindow(
+        store, [&](size_t index, const Graph& g, const std::set<std::string>& names,
+                   const trace::TraceStore& reader) {
             const Simulator sim(g);
-            CriticalPath part = criticalPath(g, store, sim.run());
-            if (out.note.empty()) out.note = part.note;
-            for (StepPath& path : part.steps) {
+            const std::vector<Timed> unchanged = sim.run();
+            CriticalPath whole = criticalPath(g, reader, unchanged);
+            Part part;
+            part.note = std::move(whole.note);
+            for (StepPath& path : whole.steps) {
                 if (!names.count(path.name)) continue;
                 for (const PathSegment& seg : path.segments)
-                    out.byKind[kindIndex(seg.kind)] += seg.dur;
-                segments += path.segments.size();
-                merged += mergeRuns(path);
-                out.steps.push_back(std::move(path));
+                    part.byKind[kindIndex(seg.kind)] += seg.dur;
+                part.segments += path.segments.size();
+                part.merged += mergeRuns(path);
+                part.steps.push_back(std::move(path));
             }
+            for (const auto& [kind, edits] : recommended) {
+                WhatifResult r =
+                    compareSchedules(g, unchanged, sim.run(applyEdits(g, reader, edits)), edits);
+                std::erase_if(r.steps, [&](const WhatifStep& s) { return !names.count(s.name); });
+                part.resimulated.push_back(std::move(r.steps));
+            }
+            const std::lock_guard lock(keeping);
+            parts.emplace(index, std::move(part));
         });
+    size_t segments = 0, merged = 0;
+    std::vector<WhatifResult> resimulated(recommended.size());
+    for (auto& [index, part] : parts) {
+        if (out.note.empty()) out.note = part.note;
+        segments += part.segments;
+        merged += part.merged;
+        for (size_t k = 0; k < kPathKinds.size(); ++k) out.byKind[k] += part.byKind[k];
+        for (StepPath& path : part.steps) out.steps.push_back(std::move(path));
+        for (size_t r = 0; r < recommended.size(); ++r)
+            resimulated[r].steps.insert(resimulated[r].steps.end(), part.resimulated[r].begin(),
+                                        part.resimulated[r].end());
+    }
     if (!walked.walkable) {
         out.why = refusal;
         return out;
     }
+    for (size_t r = 0; r < recommended.size(); ++r)
+        out.savings.push_back(
+            savingOf(recommended[r].first, recommended[r].second, std::move(resimulated[r])));
     const std::string how = "walked a batch of steps at a time " + walked.describe() +
                             "; runs of one kind on one track are one segment (" +
                             std::to_string(segments) + " segments as " +
                             std::to_string(segments - merged) +
-                            "); recommendations are not re-simulated; one graph is " + refusal;
+                            "); recommendations re-simulated by the same batches (an edit's "
+                            "effect stays within its batch); one graph is " +
+                            refusal;
     out.note = out.note.empty() ? how : how + "; " + out.note;
     return out;
 }
@@ -261,75 +302,6 @@ CriticalPath criticalPathOf(const trace::TraceStore& store) {
     return path;
 }
 
-QJsonObject criticalPathJson(const CriticalPath& p) {
-    QJsonArray steps;
-    for (const StepPath& s : p.steps) {
-        QJsonArray segments;
-        for (const PathSegment& seg : s.segments)
-            segments.append(QJsonObject{{"kind", QString::fromStdString(seg.kind)},
-                                        {"name", QString::fromStdString(seg.name)},
-                                        {"start_ns", qint64(seg.start)},
-                                        {"dur_ns", qint64(seg.dur)},
-                                        {"track", qint64(seg.track)},
-                                        {"host", seg.host}});
-        steps.append(QJsonObject{{"name", QString::fromStdString(s.name)},
-                                 {"host", s.host},
-                                 {"duration_ns", qint64(s.duration)},
-                                 {"segments", segments}});
-    }
-    QJsonObject byKind;
-    for (size_t k = 0; k < kPathKinds.size(); ++k)
-        byKind.insert(kPathKinds[k], qint64(p.byKind[k]));
-    QJsonArray savings;
-    for (const StepSaving& s : p.savings)
-        savings.append(QJsonObject{{"kind", QString::fromStdString(s.kind)},
-                                   {"edit", QString::fromStdString(s.edit)},
-                                   {"measured_ns", qint64(s.measured)},
-                                   {"predicted_ns", qint64(s.predicted)},
-                                   {"saving_ns", qint64(s.saving())}});
-    QJsonObject out{{"steps", steps},
-                    {"by_kind", byKind},
-                    {"savings", savings},
-                    {"version", CriticalPath::kVersion}};
-    if (!p.why.empty()) out.insert("why", QString::fromStdString(p.why));
-    if (!p.note.empty()) out.insert("note", QString::fromStdString(p.note));
-    return out;
-}
-
-CriticalPath criticalPathFromJson(const QJsonObject& o) {
-    if (!o.value("steps").isArray() || !o.value("by_kind").isObject())
-        throw Failure("stored critical path: malformed");
-    CriticalPath p;
-    p.why = o.value("why").toString().toStdString();
-    p.note = o.value("note").toString().toStdString();
-    for (const QJsonValue v : o.value("steps").toArray()) {
-        const QJsonObject s = v.toObject();
-        StepPath path{s.value("name").toString().toStdString(),
-                      s.value("host").toInt(),
-                      s.value("duration_ns").toInteger(),
-                      {}};
-        for (const QJsonValue sv : s.value("segments").toArray()) {
-            const QJsonObject seg = sv.toObject();
-            path.segments.push_back({seg.value("kind").toString().toStdString(),
-                                     seg.value("name").toString().toStdString(),
-                                     seg.value("start_ns").toInteger(),
-                                     seg.value("dur_ns").toInteger(),
-                                     seg.value("track").toInteger(), seg.value("host").toInt()});
-        }
-        p.steps.push_back(std::move(path));
-    }
-    for (const QJsonValue v : o.value("savings").toArray()) {
-        const QJsonObject s = v.toObject();
-        p.savings.push_back(
-            {s.value("kind").toString().toStdString(), s.value("edit").toString().toStdString(),
-             s.value("measured_ns").toInteger(), s.value("predicted_ns").toInteger()});
-    }
-    const QJsonObject byKind = o.value("by_kind").toObject();
-    for (size_t k = 0; k < kPathKinds.size(); ++k)
-        p.byKind[k] = byKind.value(kPathKinds[k]).toInteger();
-    return p;
-}
-
 std::string_view CriticalPathAnalysis::reads() const {
     return "the step graph: host threads' ops and runtime calls, device streams' activities "
            "bound to their launches, syncs, collectives across ranks (or XLA ops and their "
@@ -341,20 +313,11 @@ bool CriticalPathAnalysis::appliesTo(const trace::TraceStore&) const {
 }
 
 std::string CriticalPathAnalysis::encodeResult(const CriticalPath& result) const {
-    const std::string json = criticalPathJsonText(result);
-    std::string packed;
-    trace::packChunk(json, packed);
-    return packed;
+    return encodeCriticalPath(result);
 }
 
 CriticalPath CriticalPathAnalysis::decodeResult(std::string_view payload) const {
-    const std::string raw = trace::unpackChunk(payload);
-    QJsonParseError error{};
-    const QJsonDocument doc =
-        QJsonDocument::fromJson(QByteArray(raw.data(), qsizetype(raw.size())), &error);
-    if (error.error != QJsonParseError::NoError || !doc.isObject())
-        throw Failure("stored critical path: not JSON");
-    return criticalPathFromJson(doc.object());
+    return decodeCriticalPath(payload);
 }
 
 const CriticalPathAnalysis& criticalPathAnalysis() {

@@ -6,7 +6,6 @@
 // duration. In a run, a collective that waited for another rank continues on that rank, and
 // its segment names the rank waited for. A registered analysis ("critical_path").
 
-#include <QJsonObject>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -44,7 +43,8 @@ struct StepPath {
 
 struct CriticalPath {
     // 3: Chakra ranks meet across the graph; launches blocked by a full queue wait for it.
-    static constexpr int kVersion = 3;
+    // 4: stored in binary (critical_path_codec.cpp) instead of JSON.
+    static constexpr int kVersion = 4;
     std::vector<StepPath> steps;
     std::array<int64_t, kPathKinds.size()> byKind{};
     std::string why;   // when there is no graph ("no correlation ids: ...")
@@ -60,15 +60,15 @@ CriticalPath criticalPath(const Graph& graph, const trace::TraceStore& store,
 // Built, simulated unchanged and walked.
 CriticalPath criticalPathOf(const trace::TraceStore& store);
 
-// `critical-path --json`: {"steps":[{"name","duration_ns","segments":[{"kind","name",
-// "start_ns","dur_ns","track"}]}],"by_kind":{...},"savings":[{"kind","edit","measured_ns",
-// "predicted_ns","saving_ns"}]} (and "why" when there is no graph).
-QJsonObject criticalPathJson(const CriticalPath& path);
-// The same as compact JSON text, written directly (fast and small for 10^5-10^6 segments); with
-// a profile id, also "id" and "name" (what `critical-path --json` prints).
+// `critical-path --json` as compact JSON text, written directly (fast and small for 10^5-10^6
+// segments): {"steps":[{"name","duration_ns","segments":[{"kind","name","start_ns","dur_ns",
+// "track"}]}],"by_kind":{...},"savings":[{"kind","edit","measured_ns","predicted_ns",
+// "saving_ns"}]} (and "why" when there is no graph); with a profile id, also "id" and "name".
 std::string criticalPathJsonText(const CriticalPath& path, int64_t profileId = -1,
                                  std::string_view profileName = {});
-CriticalPath criticalPathFromJson(const QJsonObject& json);  // throws Failure when malformed
+// The stored form (critical_path_codec.cpp); decoding throws Failure when malformed.
+std::string encodeCriticalPath(const CriticalPath& path);
+CriticalPath decodeCriticalPath(std::string_view payload);
 
 class CriticalPathAnalysis : public analysis::Typed<CriticalPath> {
   public:

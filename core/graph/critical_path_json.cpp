@@ -1,6 +1,6 @@
 // The critical path as JSON text, written directly: building it as QJsonObjects took 3.3 s and
 // hundreds of MB for the 333,302 segments of a 10^6-slice trace (and 5 GB at 10^7). The same
-// members as criticalPathJson(), keys in QJsonObject's (sorted) order.
+// members a QJsonObject would have, keys in its (sorted) order.
 
 #include <algorithm>
 #include <string>

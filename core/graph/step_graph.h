@@ -121,8 +121,9 @@ struct TimeWindow {
 // inside it are as in the whole graph, those cut by its edges are not. Unlike buildGraph, no
 // size refusal: a window is what a trace too large for one graph is walked by.
 Graph buildGraphInWindow(const trace::TraceStore& store, TimeWindow window);
-// How many slices one window's graph may hold: the graph's memory budget (half the machine,
-// STALLSCOPE_GRAPH_MEMORY_MB) over its cost a slice, at most 2 M (about 430 MB).
+// How many slices one window's graph may hold: the graph's memory budget (1 GB or half the
+// machine, STALLSCOPE_GRAPH_MEMORY_MB) shared by the windows built at once, over its cost a
+// slice, at most 2 M (about 430 MB).
 uint64_t windowSlices();
 // How a trace was walked by windows.
 struct StepWindows {
@@ -132,14 +133,20 @@ struct StepWindows {
     // "(N windows of up to M slices[, K without a graph: why])"
     std::string describe() const;
 };
+// How many windows are built at once: two on a machine with two cores or more.
+size_t windowThreads();
 // A trace too large for one graph, a batch of steps at a time (Chrome-style traces with step
 // markers, from their step analysis): each batch's graph holds the slices overlapping its steps
 // and a tenth of a step around them, about windowSlices() of them (work launched across the
-// edge starts as measured); `visit` gets each graph built and the names of the steps it holds
-// whole. Nothing is visited when the trace cannot be walked so.
-StepWindows forEachStepWindow(
-    const trace::TraceStore& store,
-    const std::function<void(const Graph&, const std::set<std::string>&)>& visit);
+// edge starts as measured). `visit` gets each graph built, the names of the steps it holds
+// whole, the store it was read through and its place in the walk (0, 1, ... in time order).
+// Batches are built windowThreads() at a time, each thread reading through its own connection
+// to the workspace file (one without a file, or inside a transaction, is walked on one thread):
+// `visit` may run on two threads at once. Nothing is visited when the trace cannot be walked so.
+using WindowVisit =
+    std::function<void(size_t index, const Graph& graph, const std::set<std::string>& names,
+                       const trace::TraceStore& store)>;
+StepWindows forEachStepWindow(const trace::TraceStore& store, const WindowVisit& visit);
 // The graph of a Chakra execution trace with durations: each rank's nodes after their
 // dependencies (as their args list them), collectives matched across ranks.
 Graph buildChakraGraph(const trace::TraceStore& store);

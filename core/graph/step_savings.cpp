@@ -20,21 +20,32 @@ bool editForRecommendation(const std::string& kind, Edits& edits) {
     return true;
 }
 
+std::vector<std::pair<std::string, Edits>> recommendationEdits(const trace::StepAnalysis& steps) {
+    std::vector<std::pair<std::string, Edits>> out;
+    for (const trace::StepRecommendation& rec : steps.recommendations) {
+        Edits edits;
+        if (editForRecommendation(rec.kind, edits)) out.emplace_back(rec.kind, std::move(edits));
+    }
+    return out;
+}
+
+StepSaving savingOf(const std::string& kind, const Edits& edits, WhatifResult stepsResimulated) {
+    setMedians(stepsResimulated);
+    const std::vector<std::string> described = edits.describe();
+    return {kind, described.empty() ? std::string() : described.front(),
+            stepsResimulated.measuredMedian, stepsResimulated.predictedMedian};
+}
+
 std::vector<StepSaving> simulateRecommendations(const Graph& g, const Simulator& sim,
                                                 const trace::TraceStore& store,
                                                 const std::vector<Timed>& unchanged,
                                                 const trace::StepAnalysis& steps) {
     std::vector<StepSaving> out;
     if (!g.why.empty()) return out;
-    for (const trace::StepRecommendation& rec : steps.recommendations) {
-        Edits edits;
-        if (!editForRecommendation(rec.kind, edits)) continue;
-        const WhatifResult r =
-            compareSchedules(g, unchanged, sim.run(applyEdits(g, store, edits)), edits);
-        const std::vector<std::string> described = edits.describe();
-        out.push_back({rec.kind, described.empty() ? std::string() : described.front(),
-                       r.measuredMedian, r.predictedMedian});
-    }
+    for (const auto& [kind, edits] : recommendationEdits(steps))
+        out.push_back(
+            savingOf(kind, edits,
+                     compareSchedules(g, unchanged, sim.run(applyEdits(g, store, edits)), edits)));
     return out;
 }
 

@@ -11,9 +11,11 @@
 // memcpy_bound and device_idle have no edit here (the transfer suggestions re-simulate copies).
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/graph/edits.h"
+#include "core/graph/whatif.h"
 
 namespace stallscope::trace {
 struct StepAnalysis;
@@ -30,6 +32,11 @@ struct StepSaving {
 
 // The edit standing for a recommendation kind; false when none does.
 bool editForRecommendation(const std::string& kind, Edits& edits);
+
+// The recommendations of `steps` that an edit expresses, as (kind, edits), in their order.
+std::vector<std::pair<std::string, Edits>> recommendationEdits(const trace::StepAnalysis& steps);
+// A recommendation's saving from the steps re-simulated with its edits (medians over them).
+StepSaving savingOf(const std::string& kind, const Edits& edits, WhatifResult stepsResimulated);
 
 // Each recommendation of `steps` that an edit expresses, re-simulated on `graph` by `sim` (its
 // simulator, which gave `unchanged`), in the recommendations' order. The caller's simulator is

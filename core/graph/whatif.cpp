@@ -3,6 +3,7 @@
 #include <QJsonArray>
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <ostream>
 #include <set>
 
@@ -53,6 +54,45 @@ std::vector<int64_t> deviceBusy(const Graph& g, const std::vector<Timed>& timed)
     return out;
 }
 
+// A trace too large for one graph, re-simulated a batch of steps at a time (forEachStepWindow):
+// each step's figures from the batch holding it whole, the medians over all. An edit that frees
+// the host lets it run ahead within its batch only (the device floor bounds each step anyway).
+WhatifResult whatifByWindows(const trace::TraceStore& store, const Edits& edits,
+                             const std::string& refusal) {
+    WhatifResult out;
+    out.applied = edits.describe();
+    // Each window's steps, in the walk's order (windows finish out of order).
+    std::map<size_t, WhatifResult> parts;
+    std::mutex keeping;
+    const StepWindows walked = forEachStepWindow(
+        store, [&](size_t index, const Graph& g, const std::set<std::string>& names,
+                   const trace::TraceStore& reader) {
+            const Simulator sim(g);
+            const std::vector<Timed> unchanged = sim.run();
+            const std::vector<Timed> predicted =
+                edits.empty() ? unchanged : sim.run(applyEdits(g, reader, edits));
+            WhatifResult part = compareSchedules(g, unchanged, predicted, edits);
+            std::erase_if(part.steps, [&](const WhatifStep& s) { return !names.count(s.name); });
+            const std::lock_guard lock(keeping);
+            parts.emplace(index, std::move(part));
+        });
+    for (auto& [index, part] : parts) {
+        if (out.note.empty()) out.note = part.note;
+        out.steps.insert(out.steps.end(), part.steps.begin(), part.steps.end());
+    }
+    if (!walked.walkable) {
+        out.why = refusal;
+        return out;
+    }
+    setMedians(out);
+    const std::string how = "re-simulated a batch of steps at a time " + walked.describe() +
+                            ": an edit's effect stays within its batch; one graph is " + refusal;
+    out.note = out.note.empty() ? how : how + "; " + out.note;
+    return out;
+}
+
+}  // namespace
+
 void setMedians(WhatifResult& r) {
     std::vector<int64_t> measured, simulated, predictedLengths;
     for (const WhatifStep& s : r.steps) {
@@ -67,37 +107,6 @@ void setMedians(WhatifResult& r) {
                                                  double(r.measuredMedian)
                                            : 0.0;
 }
-
-// A trace too large for one graph, re-simulated a batch of steps at a time (forEachStepWindow):
-// each step's figures from the batch holding it whole, the medians over all. An edit that frees
-// the host lets it run ahead within its batch only (the device floor bounds each step anyway).
-WhatifResult whatifByWindows(const trace::TraceStore& store, const Edits& edits,
-                             const std::string& refusal) {
-    WhatifResult out;
-    out.applied = edits.describe();
-    const StepWindows walked =
-        forEachStepWindow(store, [&](const Graph& g, const std::set<std::string>& names) {
-            const Simulator sim(g);
-            const std::vector<Timed> unchanged = sim.run();
-            const std::vector<Timed> predicted =
-                edits.empty() ? unchanged : sim.run(applyEdits(g, store, edits));
-            const WhatifResult part = compareSchedules(g, unchanged, predicted, edits);
-            if (out.note.empty()) out.note = part.note;
-            for (const WhatifStep& step : part.steps)
-                if (names.count(step.name)) out.steps.push_back(step);
-        });
-    if (!walked.walkable) {
-        out.why = refusal;
-        return out;
-    }
-    setMedians(out);
-    const std::string how = "re-simulated a batch of steps at a time " + walked.describe() +
-                            ": an edit's effect stays within its batch; one graph is " + refusal;
-    out.note = out.note.empty() ? how : how + "; " + out.note;
-    return out;
-}
-
-}  // namespace
 
 WhatifResult compareSchedules(const Graph& g, const std::vector<Timed>& unchanged,
                               const std::vector<Timed>& predicted, const Edits& edits) {

@@ -35,6 +35,9 @@ struct WhatifResult {
 WhatifResult compareSchedules(const Graph& graph, const std::vector<Timed>& unchanged,
                               const std::vector<Timed>& predicted, const Edits& edits);
 
+// Fills the medians and the model error from `result.steps`.
+void setMedians(WhatifResult& result);
+
 // The whole what-if of a trace; `graph`/`predicted` receive the graph and its predicted
 // schedule (for the predicted trace) when given.
 WhatifResult whatif(const trace::TraceStore& store, const Edits& edits, Graph* graph = nullptr,

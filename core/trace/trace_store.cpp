@@ -124,11 +124,14 @@ std::vector<SliceItem> TraceStore::slices(int64_t trackId, int64_t from, int64_t
         for (const SliceItem& it : chunk)
             if (it.start <= to && it.end() >= from) out.push_back(it);
     }
-    std::stable_sort(out.begin(), out.end(), [](const SliceItem& a, const SliceItem& b) {
+    const auto byStart = [](const SliceItem& a, const SliceItem& b) {
         if (a.start != b.start) return a.start < b.start;
         if (a.startPs != b.startPs) return a.startPs < b.startPs;
         return a.depth < b.depth;
-    });
+    };
+    // Chunks are stored in time order, so a window's items mostly come sorted already.
+    if (!std::is_sorted(out.begin(), out.end(), byStart))
+        std::stable_sort(out.begin(), out.end(), byStart);
     return out;
 }
 
@@ -429,12 +432,12 @@ std::optional<FoundSlice> TraceStore::find(const std::string& needle, int64_t af
 
 namespace {
 
-// The top-level members of a JSON object as (raw key, member text) pairs; strings and nesting
-// are skipped over. Empty for anything that is not an object.
-std::vector<std::pair<std::string_view, std::string_view>> jsonMembers(std::string_view obj) {
-    std::vector<std::pair<std::string_view, std::string_view>> out;
+// Calls visit(raw key, member text) for each top-level member of a JSON object; strings and
+// nesting are skipped over. Nothing for anything that is not an object.
+template <class Visit>
+void forEachJsonMember(std::string_view obj, Visit&& visit) {
     size_t i = obj.find('{');
-    if (i == std::string_view::npos) return out;
+    if (i == std::string_view::npos) return;
     ++i;
     auto skipString = [&](size_t p) {  // p at '"'; returns past the closing quote
         for (++p; p < obj.size(); ++p) {
@@ -465,11 +468,28 @@ std::vector<std::pair<std::string_view, std::string_view>> jsonMembers(std::stri
                 break;
             }
         }
-        out.emplace_back(obj.substr(keyStart, keyEnd - keyStart),
-                         obj.substr(keyStart, p - keyStart));
+        visit(obj.substr(keyStart, keyEnd - keyStart), obj.substr(keyStart, p - keyStart));
         i = p + 1;
     }
+}
+
+// The top-level members of a JSON object as (raw key, member text) pairs.
+std::vector<std::pair<std::string_view, std::string_view>> jsonMembers(std::string_view obj) {
+    std::vector<std::pair<std::string_view, std::string_view>> out;
+    forEachJsonMember(
+        obj, [&](std::string_view key, std::string_view member) { out.emplace_back(key, member); });
     return out;
+}
+
+// The member text of the last member named `key` (unquoted), as a repeated key's value is.
+std::optional<std::string_view> lastJsonMember(std::string_view obj, std::string_view key) {
+    std::optional<std::string_view> found;
+    forEachJsonMember(obj, [&](std::string_view rawKey, std::string_view member) {
+        if (rawKey.size() == key.size() + 2 && rawKey.back() == '"' &&
+            rawKey.substr(1, key.size()) == key)
+            found = member;
+    });
+    return found;
 }
 
 }  // namespace
@@ -606,11 +626,10 @@ std::optional<std::string> TraceStore::argsMember(uint64_t argsId, std::string_v
         if (!isOverlay(entry) && depth == 0) {
             // A slice's own args: read directly (memoising every slice's would grow without
             // bound over a large trace).
-            std::optional<std::string> found;  // the last of a repeated key, as the memo's
-            for (const auto& [memberKey, member] : jsonMembers(entry))
-                if (memberKey == quoted) found = std::string(member);
-            if (holder && found) *holder = argsId;
-            return found;
+            const auto found = lastJsonMember(entry, key);  // as the memo's
+            if (!found) return std::nullopt;
+            if (holder) *holder = argsId;
+            return std::string(*found);
         }
         if (!isOverlay(entry)) {
             // A base many events share (XProf's op metadata): its members are looked up once.
