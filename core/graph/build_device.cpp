@@ -47,10 +47,13 @@ void KinetoBuilder::readDeviceLane(const trace::TrackRow& track, std::vector<Act
             all.push_back({s, kindOfClass(cls), -1});
         }
     });
-    std::stable_sort(all.begin(), all.end(), [](const Activity& a, const Activity& b) {
+    const auto byStart = [](const Activity& a, const Activity& b) {
         return a.slice.start != b.slice.start ? a.slice.start < b.slice.start
                                               : a.slice.depth < b.slice.depth;
-    });
+    };
+    // A window's slices come sorted (TraceStore::slices); a whole track's chunk by chunk.
+    if (!std::is_sorted(all.begin(), all.end(), byStart))
+        std::stable_sort(all.begin(), all.end(), byStart);
     // A slice with a deeper activity starting inside it holds them (an annotation): not one.
     // (Kept ones move down in place; the look ahead reads a slot not written yet.)
     size_t kept = 0;

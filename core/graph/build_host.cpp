@@ -113,7 +113,8 @@ KinetoBuilder::NameRole KinetoBuilder::roleOf(uint32_t name) {
 }
 
 void KinetoBuilder::markIdle(uint32_t node) {
-    if (node >= idle_.size()) idle_.resize(node + 1024, false);
+    // Grown by doubling: by a fixed step, a lane of millions of nodes copied the bits each time.
+    if (node >= idle_.size()) idle_.resize(std::max<size_t>(node + 1024, 2 * idle_.size()), false);
     idle_[node] = true;
 }
 

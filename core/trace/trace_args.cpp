@@ -98,11 +98,23 @@ std::optional<std::string> TraceArgs::text(uint64_t argsId, std::string_view key
 }
 
 std::optional<int64_t> TraceArgs::integer(uint64_t argsId, std::string_view key) const {
-    const auto value = text(argsId, key);
-    if (!value || value->empty()) return std::nullopt;
+    if (argsId == 0) return std::nullopt;
+    const auto member = store_.argsMember(argsId, key);
+    if (!member) return std::nullopt;
+    const size_t valueAt = valueStart(*member);
+    if (valueAt == std::string_view::npos) return std::nullopt;
+    // A number is read where it stands (a launch's correlation id, read for millions of
+    // kernels); a string's text is unescaped first.
+    std::optional<std::string> unquoted;
+    std::string_view value = std::string_view(*member).substr(valueAt);
+    if (value[0] == '"') {
+        unquoted = memberValue(*member);
+        value = unquoted ? std::string_view(*unquoted) : std::string_view();
+    }
+    if (value.empty()) return std::nullopt;
     int64_t out = 0;
-    const char* begin = value->data();
-    const char* end = begin + value->size();
+    const char* begin = value.data();
+    const char* end = begin + value.size();
     const auto [at, error] = std::from_chars(begin, end, out);
     if (error != std::errc() || at == begin) return std::nullopt;
     return out;
