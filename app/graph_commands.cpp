@@ -115,18 +115,21 @@ int runTraceWhatif(const cli::Options& o, Workspace& workspace, const ProfileInf
     traceProfile(workspace, std::to_string(profile.id), "whatif");
     const graph::Edits edits = editsOf(o);
     const trace::TraceStore store(workspace, profile.id);
-    graph::Graph g;
-    std::vector<graph::Timed> predicted;
-    // Only --out needs the graph and its schedule: without it a trace too large for one graph
-    // is re-simulated a batch of steps at a time.
+    // Only --out needs the predicted schedule: without it a trace too large for one graph is
+    // re-simulated a batch of steps at a time for the figures alone.
     const std::string out = o.value("--out");
-    const graph::WhatifResult r =
-        out.empty() ? graph::whatif(store, edits) : graph::whatif(store, edits, &g, &predicted);
-    if (!out.empty() && r.why.empty()) {
+    graph::WhatifResult r;
+    if (out.empty()) {
+        r = graph::whatif(store, edits);
+    } else {
         std::ofstream file(out, std::ios::binary);
         if (!file) throw InputError(out + ": cannot write");
-        graph::writePredictedTrace(g, store, predicted, file);
-        if (!file) throw Failure(out + ": write failed");
+        r = graph::whatifWithTrace(store, edits, file);
+        file.close();
+        if (!r.why.empty())
+            std::remove(out.c_str());  // no trace to write: no empty file left behind
+        else if (!file)
+            throw Failure(out + ": write failed");
     }
     if (o.has("--json")) {
         printJson(graph::whatifJson(r));

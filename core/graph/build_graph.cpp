@@ -112,37 +112,38 @@ namespace {
 // 10^6 and 10^7 Kineto slices (232 MB and 2.10 GB peaks, the steps stored).
 constexpr double kGraphBytesPerSlice = 215;
 
-// The memory a graph may take: 1 GB (half the machine's when that is less), or
-// STALLSCOPE_GRAPH_MEMORY_MB. A trace past it is walked by windows of steps, which holds no more
-// and, two windows at a time, takes about half as long as one graph of 10^7 slices (2.1 GB).
-double graphMemoryBudget() {
+// The memory a graph may take (STALLSCOPE_GRAPH_MEMORY_MB sets both): for an analysis 1 GB,
+// or half the machine's when that is less (a trace past it is walked by windows of steps, which
+// hold no more and, two windows at a time, take about half as long as one graph of 10^7 slices,
+// 2.1 GB); for a whole predicted schedule (a preview's lanes) half the machine's.
+double graphMemoryBudget(GraphUse use) {
     if (const char* mb = std::getenv("STALLSCOPE_GRAPH_MEMORY_MB")) return std::atof(mb) * 1e6;
-    constexpr double kMostBytes = 1e9;
+    constexpr double kAnalysisBytes = 1e9, kUnknownMachine = 8e9;
     const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && pageSize > 0 ? std::min(kMostBytes, 0.5 * double(pages) * double(pageSize))
-                                     : kMostBytes;
+    const double half =
+        pages > 0 && pageSize > 0 ? 0.5 * double(pages) * double(pageSize) : kUnknownMachine;
+    return use == GraphUse::Analysis ? std::min(kAnalysisBytes, half) : half;
 }
 
 }  // namespace
 
-std::string graphSizeRefusal(const trace::TraceStore& store) {
+std::string graphSizeRefusal(const trace::TraceStore& store, GraphUse use) {
     uint64_t slices = 0;
     for (const trace::TrackRow& t : store.tracks()) slices += t.slices;
-    const double needed = double(slices) * kGraphBytesPerSlice, budget = graphMemoryBudget();
+    const double needed = double(slices) * kGraphBytesPerSlice, budget = graphMemoryBudget(use);
     if (needed <= budget) return std::string();
     char text[256];
     std::snprintf(text, sizeof text,
                   "too large: the step graph of %llu slices needs about %.1f GB, more than "
-                  "the %.1f GB it may use here (1 GB or half the memory; "
-                  "STALLSCOPE_GRAPH_MEMORY_MB "
-                  "sets it)",
-                  static_cast<unsigned long long>(slices), needed / 1e9, budget / 1e9);
+                  "the %.1f GB it may use here (%s; STALLSCOPE_GRAPH_MEMORY_MB sets it)",
+                  static_cast<unsigned long long>(slices), needed / 1e9, budget / 1e9,
+                  use == GraphUse::Analysis ? "1 GB or half the memory" : "half the memory");
     return text;
 }
 
 uint64_t windowSlices() {
     constexpr uint64_t kMostSlices = 2'000'000;
-    const double perWindow = graphMemoryBudget() / double(windowThreads());
+    const double perWindow = graphMemoryBudget(GraphUse::Analysis) / double(windowThreads());
     return std::max<uint64_t>(10'000,
                               std::min(kMostSlices, uint64_t(perWindow / kGraphBytesPerSlice)));
 }
@@ -155,8 +156,8 @@ Graph buildGraphInWindow(const trace::TraceStore& store, TimeWindow window) {
     return build::KinetoBuilder(store, window).build();
 }
 
-Graph buildGraph(const trace::TraceStore& store) {
-    if (std::string why = graphSizeRefusal(store); !why.empty()) {
+Graph buildGraph(const trace::TraceStore& store, GraphUse use) {
+    if (std::string why = graphSizeRefusal(store, use); !why.empty()) {
         Graph g;
         g.why = std::move(why);
         return g;

@@ -226,15 +226,14 @@ CriticalPath criticalPathByWindows(const trace::TraceStore& store, const std::st
     std::map<size_t, Part> parts;
     std::mutex keeping;
     const StepWindows walked = forEachStepWindow(
-        store, [&](size_t index, const Graph& g, const std::set<std::string>& names,
-                   const trace::TraceStore& reader) {
+        store, [&](const WindowPart& window, const Graph& g, const trace::TraceStore& reader) {
             const Simulator sim(g);
             const std::vector<Timed> unchanged = sim.run();
             CriticalPath whole = criticalPath(g, reader, unchanged);
             Part part;
             part.note = std::move(whole.note);
             for (StepPath& path : whole.steps) {
-                if (!names.count(path.name)) continue;
+                if (!window.holds(path.name)) continue;
                 for (const PathSegment& seg : path.segments)
                     part.byKind[kindIndex(seg.kind)] += seg.dur;
                 part.segments += path.segments.size();
@@ -244,11 +243,11 @@ CriticalPath criticalPathByWindows(const trace::TraceStore& store, const std::st
             for (const auto& [kind, edits] : recommended) {
                 WhatifResult r =
                     compareSchedules(g, unchanged, sim.run(applyEdits(g, reader, edits)), edits);
-                std::erase_if(r.steps, [&](const WhatifStep& s) { return !names.count(s.name); });
+                std::erase_if(r.steps, [&](const WhatifStep& s) { return !window.holds(s.name); });
                 part.resimulated.push_back(std::move(r.steps));
             }
             const std::lock_guard lock(keeping);
-            parts.emplace(index, std::move(part));
+            parts.emplace(window.index, std::move(part));
         });
     size_t segments = 0, merged = 0;
     std::vector<WhatifResult> resimulated(recommended.size());

@@ -106,13 +106,18 @@ struct Graph {
     }
 };
 
+// What a graph is built for: an analysis, which walks a trace too large for one graph by
+// windows of steps (the critical path, what-if's figures: up to 1 GB, or half the machine when
+// that is less), or a whole predicted schedule held at once (a preview's lanes: half the
+// machine). STALLSCOPE_GRAPH_MEMORY_MB sets both.
+enum class GraphUse { Analysis, WholeSchedule };
 // The graph of a trace (Kineto-style Chrome threads or XLA op lines; a multi-host run's hosts
 // each with their lanes). Graph::why says when it cannot be built.
-Graph buildGraph(const trace::TraceStore& store);
+Graph buildGraph(const trace::TraceStore& store, GraphUse use = GraphUse::Analysis);
 // Why the trace's graph is not built for its size (it holds the whole trace: one that would not
 // fit says so rather than exhaust the machine, as a window opening a 10^8-slice trace would
 // deriving it); empty when it fits.
-std::string graphSizeRefusal(const trace::TraceStore& store);
+std::string graphSizeRefusal(const trace::TraceStore& store, GraphUse use = GraphUse::Analysis);
 // A span of a trace's time, ns.
 struct TimeWindow {
     int64_t from = 0, to = 0;
@@ -138,14 +143,21 @@ size_t windowThreads();
 // A trace too large for one graph, a batch of steps at a time (Chrome-style traces with step
 // markers, from their step analysis): each batch's graph holds the slices overlapping its steps
 // and a tenth of a step around them, about windowSlices() of them (work launched across the
-// edge starts as measured). `visit` gets each graph built, the names of the steps it holds
-// whole, the store it was read through and its place in the walk (0, 1, ... in time order).
-// Batches are built windowThreads() at a time, each thread reading through its own connection
-// to the workspace file (one without a file, or inside a transaction, is walked on one thread):
-// `visit` may run on two threads at once. Nothing is visited when the trace cannot be walked so.
+// edge starts as measured). `visit` gets each graph built, the store it was read through and
+// the window's place in the walk (WindowPart). Batches are built windowThreads() at a time,
+// each thread reading through its own connection to the workspace file (one without a file, or
+// inside a transaction, is walked on one thread): `visit` may run on two threads at once.
+// Nothing is visited when the trace cannot be walked so.
+struct WindowPart {
+    size_t index = 0;                              // 0, 1, ... in time order
+    const std::set<std::string>* names = nullptr;  // the steps it holds whole
+    // The stretch of the trace it answers for: from its first step's start to the next
+    // window's (the first from the trace's start, the last to its end).
+    TimeWindow answersFor;
+    bool holds(const std::string& step) const { return names->count(step) > 0; }
+};
 using WindowVisit =
-    std::function<void(size_t index, const Graph& graph, const std::set<std::string>& names,
-                       const trace::TraceStore& store)>;
+    std::function<void(const WindowPart& part, const Graph& graph, const trace::TraceStore& store)>;
 StepWindows forEachStepWindow(const trace::TraceStore& store, const WindowVisit& visit);
 // The graph of a Chakra execution trace with durations: each rank's nodes after their
 // dependencies (as their args list them), collectives matched across ranks.

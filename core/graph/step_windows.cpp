@@ -22,8 +22,9 @@ namespace stallscope::graph {
 namespace {
 
 struct PlannedWindow {
-    TimeWindow span;
+    TimeWindow span;              // what its graph reads
     std::set<std::string> names;  // the steps it holds whole
+    TimeWindow answersFor;        // WindowPart::answersFor
 };
 
 // Batches of consecutive steps of about windowSlices() slices each (the trace's slices spread
@@ -58,8 +59,13 @@ std::vector<PlannedWindow> planWindows(const trace::TraceStore& store) {
             held += double(steps[j++].duration()) * perNs;
         PlannedWindow window;
         for (size_t k = i; k < j; ++k) window.names.insert(steps[k].name);
+        // To the next window's first step at least: what lies between steps (idle time, work
+        // outside them) is in one window (WindowPart::answersFor), not lost between two.
         window.span = {steps[i].start - steps[i].duration() / 10,
                        steps[j - 1].end + steps[j - 1].duration() / 10};
+        if (j < steps.size()) window.span.to = std::max(window.span.to, steps[j].start);
+        window.answersFor = {i == 0 ? INT64_MIN : steps[i].start,
+                             j == steps.size() ? INT64_MAX : steps[j].start};
         plan.push_back(std::move(window));
         i = j;
     }
@@ -97,7 +103,7 @@ StepWindows forEachStepWindow(const trace::TraceStore& store, const WindowVisit&
             for (size_t i = next++; i < plan.size(); i = next++) {
                 const Graph g = buildGraphInWindow(reader, plan[i].span);
                 if (g.why.empty())
-                    visit(i, g, plan[i].names, reader);
+                    visit(WindowPart{i, &plan[i].names, plan[i].answersFor}, g, reader);
                 else
                     unbuiltWhy[i] = g.why;
             }

@@ -14,12 +14,6 @@ namespace stallscope::graph {
 
 namespace {
 
-std::string quoted(std::string_view text) {
-    std::string out;
-    json::appendString(out, text);
-    return out;
-}
-
 int64_t nearestRankMedian(std::vector<int64_t> v) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
@@ -54,43 +48,6 @@ std::vector<int64_t> deviceBusy(const Graph& g, const std::vector<Timed>& timed)
     return out;
 }
 
-// A trace too large for one graph, re-simulated a batch of steps at a time (forEachStepWindow):
-// each step's figures from the batch holding it whole, the medians over all. An edit that frees
-// the host lets it run ahead within its batch only (the device floor bounds each step anyway).
-WhatifResult whatifByWindows(const trace::TraceStore& store, const Edits& edits,
-                             const std::string& refusal) {
-    WhatifResult out;
-    out.applied = edits.describe();
-    // Each window's steps, in the walk's order (windows finish out of order).
-    std::map<size_t, WhatifResult> parts;
-    std::mutex keeping;
-    const StepWindows walked = forEachStepWindow(
-        store, [&](size_t index, const Graph& g, const std::set<std::string>& names,
-                   const trace::TraceStore& reader) {
-            const Simulator sim(g);
-            const std::vector<Timed> unchanged = sim.run();
-            const std::vector<Timed> predicted =
-                edits.empty() ? unchanged : sim.run(applyEdits(g, reader, edits));
-            WhatifResult part = compareSchedules(g, unchanged, predicted, edits);
-            std::erase_if(part.steps, [&](const WhatifStep& s) { return !names.count(s.name); });
-            const std::lock_guard lock(keeping);
-            parts.emplace(index, std::move(part));
-        });
-    for (auto& [index, part] : parts) {
-        if (out.note.empty()) out.note = part.note;
-        out.steps.insert(out.steps.end(), part.steps.begin(), part.steps.end());
-    }
-    if (!walked.walkable) {
-        out.why = refusal;
-        return out;
-    }
-    setMedians(out);
-    const std::string how = "re-simulated a batch of steps at a time " + walked.describe() +
-                            ": an edit's effect stays within its batch; one graph is " + refusal;
-    out.note = out.note.empty() ? how : how + "; " + out.note;
-    return out;
-}
-
 }  // namespace
 
 void setMedians(WhatifResult& r) {
@@ -106,6 +63,43 @@ void setMedians(WhatifResult& r) {
     r.modelErrorPct = r.measuredMedian > 0 ? 100.0 * double(r.simulatedMedian - r.measuredMedian) /
                                                  double(r.measuredMedian)
                                            : 0.0;
+}
+
+// A trace too large for one graph, re-simulated a batch of steps at a time (forEachStepWindow):
+// each step's figures from the batch holding it whole, the medians over all. An edit that frees
+// the host lets it run ahead within its batch only (the device floor bounds each step anyway).
+WhatifResult whatifByWindows(const trace::TraceStore& store, const Edits& edits,
+                             const std::string& refusal, const PredictedWindow& onWindow) {
+    WhatifResult out;
+    out.applied = edits.describe();
+    // Each window's steps, in the walk's order (windows finish out of order).
+    std::map<size_t, WhatifResult> parts;
+    std::mutex keeping;
+    const StepWindows walked = forEachStepWindow(
+        store, [&](const WindowPart& window, const Graph& g, const trace::TraceStore& reader) {
+            const Simulator sim(g);
+            const std::vector<Timed> unchanged = sim.run();
+            const std::vector<Timed> predicted =
+                edits.empty() ? unchanged : sim.run(applyEdits(g, reader, edits));
+            if (onWindow) onWindow(window, g, reader, predicted);
+            WhatifResult part = compareSchedules(g, unchanged, predicted, edits);
+            std::erase_if(part.steps, [&](const WhatifStep& s) { return !window.holds(s.name); });
+            const std::lock_guard lock(keeping);
+            parts.emplace(window.index, std::move(part));
+        });
+    for (auto& [index, part] : parts) {
+        if (out.note.empty()) out.note = part.note;
+        out.steps.insert(out.steps.end(), part.steps.begin(), part.steps.end());
+    }
+    if (!walked.walkable) {
+        out.why = refusal;
+        return out;
+    }
+    setMedians(out);
+    const std::string how = "re-simulated a batch of steps at a time " + walked.describe() +
+                            ": an edit's effect stays within its batch; one graph is " + refusal;
+    out.note = out.note.empty() ? how : how + "; " + out.note;
+    return out;
 }
 
 WhatifResult compareSchedules(const Graph& g, const std::vector<Timed>& unchanged,
@@ -138,11 +132,12 @@ WhatifResult compareSchedules(const Graph& g, const std::vector<Timed>& unchange
 
 WhatifResult whatif(const trace::TraceStore& store, const Edits& edits, Graph* graphOut,
                     std::vector<Timed>* predictedOut) {
-    // Walked by windows only for the figures: a predicted trace needs the whole schedule.
-    if (std::string refusal = graphSizeRefusal(store);
-        !refusal.empty() && !graphOut && !predictedOut)
+    // Walked by windows only for the figures: a preview needs the whole schedule at once.
+    const GraphUse use = graphOut || predictedOut ? GraphUse::WholeSchedule : GraphUse::Analysis;
+    if (std::string refusal = graphSizeRefusal(store, use);
+        !refusal.empty() && use == GraphUse::Analysis)
         return whatifByWindows(store, edits, refusal);
-    Graph g = buildGraph(store);
+    Graph g = buildGraph(store, use);
     if (!g.why.empty()) {
         WhatifResult none;
         none.why = g.why;
@@ -176,44 +171,6 @@ QJsonObject whatifJson(const WhatifResult& r) {
     if (!r.why.empty()) out.insert("why", QString::fromStdString(r.why));
     if (!r.note.empty()) out.insert("note", QString::fromStdString(r.note));
     return out;
-}
-
-void writePredictedTrace(const Graph& g, const trace::TraceStore& store,
-                         const std::vector<Timed>& t, std::ostream& out) {
-    out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-    bool first = true;
-    auto comma = [&] {
-        if (!first) out << ",\n";
-        first = false;
-    };
-    for (uint32_t l = 0; l < g.lanes.size(); ++l) {
-        comma();
-        out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << g.lanes[l].host
-            << ",\"tid\":" << l << ",\"args\":{\"name\":" << quoted(g.lanes[l].name) << "}}";
-    }
-    char ts[64];
-    for (uint32_t i = 0; i < g.nodes.size(); ++i) {
-        const Node& n = g.nodes[i];
-        if (g.isDependencyWait(i)) continue;
-        const std::string name = n.name == kNone ? kindName(n.kind) : store.text(n.name);
-        comma();
-        std::snprintf(ts, sizeof ts, "\"ts\":%.3f,\"dur\":%.3f", double(t[i].start) / 1000.0,
-                      double(t[i].end - t[i].start) / 1000.0);
-        out << "{\"ph\":\"X\",\"name\":" << quoted(name) << ",\"cat\":\"" << kindName(n.kind)
-            << "\",\"pid\":" << g.lanes[n.lane].host << ",\"tid\":" << n.lane << "," << ts << "}";
-    }
-    // The steps' markers (ProfilerStep#N) around their predicted nodes, so that the predicted
-    // trace has the same steps as the measured one.
-    for (const StepWindow& s : g.steps) {
-        const int64_t start = t[s.first].start - s.lead, end = t[s.last].end + s.tail;
-        comma();
-        std::snprintf(ts, sizeof ts, "\"ts\":%.3f,\"dur\":%.3f", double(start) / 1000.0,
-                      double(end - start) / 1000.0);
-        out << "{\"ph\":\"X\",\"name\":" << quoted(s.name)
-            << ",\"cat\":\"user_annotation\",\"pid\":" << g.lanes[s.lane].host
-            << ",\"tid\":" << s.lane << "," << ts << "}";
-    }
-    out << "\n]}\n";
 }
 
 std::vector<PredictedLane> predictedLanes(const Graph& g, const std::vector<Timed>& t) {

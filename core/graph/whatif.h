@@ -6,6 +6,7 @@
 
 #include <QJsonObject>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -48,10 +49,28 @@ WhatifResult whatif(const trace::TraceStore& store, const Edits& edits, Graph* g
 // "predicted_ns","device_busy_ns"}],"applied":[...]}.
 QJsonObject whatifJson(const WhatifResult& result);
 
+// Each window's graph and predicted schedule, as a trace too large for one graph is walked
+// (called on two threads at once).
+using PredictedWindow =
+    std::function<void(const WindowPart& window, const Graph& graph, const trace::TraceStore& store,
+                       const std::vector<Timed>& predicted)>;
+// The what-if of a trace too large for one graph (`refusal` says why), a batch of steps at a
+// time (forEachStepWindow): each step's figures from the batch holding it whole, the medians
+// over all. An edit that frees the host lets it run ahead within its batch only.
+WhatifResult whatifByWindows(const trace::TraceStore& store, const Edits& edits,
+                             const std::string& refusal, const PredictedWindow& onWindow = {});
+
+// predicted_trace.cpp:
 // The predicted schedule as Chrome trace JSON: a process per host, a thread per lane, every
 // node an X event (µs) named as in the trace.
 void writePredictedTrace(const Graph& graph, const trace::TraceStore& store,
                          const std::vector<Timed>& timed, std::ostream& out);
+// The what-if with its predicted trace written to `out` (nothing when Graph::why): from one
+// graph when whatif() builds one, else from the same batches of steps, each batch's
+// schedule after the one before (shifted by what the steps before it gained or lost), a thread
+// per track; what lies outside every batch (before the first step's tenth, after the last's,
+// in gaps between batches wider than that) is left out.
+WhatifResult whatifWithTrace(const trace::TraceStore& store, const Edits& edits, std::ostream& out);
 
 // One node of a predicted schedule as the timeline draws it under its track.
 struct PredictedItem {

@@ -242,12 +242,9 @@ void WhatifBox::apply() {
         [path = workspacePath_, id = profileId_, e, file, keep = files_] {
             const auto ws = Workspace::open(path, Workspace::Mode::ReadOnly);
             const trace::TraceStore store(*ws, id);
-            graph::Graph g;
-            std::vector<graph::Timed> predicted;
-            graph::WhatifResult result = graph::whatif(store, e, &g, &predicted);
-            if (!result.why.empty()) throw InputError(result.why);
             std::ofstream out(file);
-            graph::writePredictedTrace(g, store, predicted, out);
+            graph::WhatifResult result = graph::whatifWithTrace(store, e, out);
+            if (!result.why.empty()) throw InputError(result.why);
             if (!out.flush()) throw Failure(file + ": cannot write the predicted trace");
             const std::optional<ProfileInfo> profile = ws->profile(id);
             return std::pair{result, profile ? QString::fromStdString(profile->name)
