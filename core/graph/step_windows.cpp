@@ -59,11 +59,16 @@ std::vector<PlannedWindow> planWindows(const trace::TraceStore& store) {
             held += double(steps[j++].duration()) * perNs;
         PlannedWindow window;
         for (size_t k = i; k < j; ++k) window.names.insert(steps[k].name);
-        // To the next window's first step at least: what lies between steps (idle time, work
-        // outside them) is in one window (WindowPart::answersFor), not lost between two.
+        // To the next window's first step: what lies between steps (idle time, work outside
+        // them) is in one window (WindowPart::answersFor), not lost between two; at most by the
+        // window's own length again, so that a long pause between steps (an evaluation) does
+        // not take a window far past its budget.
         window.span = {steps[i].start - steps[i].duration() / 10,
                        steps[j - 1].end + steps[j - 1].duration() / 10};
-        if (j < steps.size()) window.span.to = std::max(window.span.to, steps[j].start);
+        if (j < steps.size())
+            window.span.to = std::max(
+                window.span.to,
+                std::min(steps[j].start, window.span.to + (window.span.to - window.span.from)));
         window.answersFor = {i == 0 ? INT64_MIN : steps[i].start,
                              j == steps.size() ? INT64_MAX : steps[j].start};
         plan.push_back(std::move(window));

@@ -69,7 +69,7 @@ void writePredictedTrace(const Graph& graph, const trace::TraceStore& store,
 // graph when whatif() builds one, else from the same batches of steps, each batch's
 // schedule after the one before (shifted by what the steps before it gained or lost), a thread
 // per track; what lies outside every batch (before the first step's tenth, after the last's,
-// in gaps between batches wider than that) is left out.
+// in a pause between batches longer than the batch before it) is left out.
 WhatifResult whatifWithTrace(const trace::TraceStore& store, const Edits& edits, std::ostream& out);
 
 // One node of a predicted schedule as the timeline draws it under its track.

@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <queue>
+#include <thread>
 
 #include "core/release_memory.h"
 #include "core/trace/dialect.h"
@@ -250,7 +251,11 @@ void hostSide(StepAnalysis& r, const Gathered& g, int64_t from) {
 // Launch latency and the kernel median from every activity's figures (sorted here; negative
 // latencies were counted already).
 void setKernelFigures(StepAnalysis& r, Figures& latencies, Figures& computeDurations) {
+    // The two sorts (3.3 x 10^7 figures each at 10^8 slices, an eighth of the analysis) side
+    // by side.
+    std::thread durations([&] { computeDurations.sort(); });
     latencies.sort();
+    durations.join();
     r.launchLatency.count = latencies.size();
     if (!latencies.empty()) {
         r.launchLatency.mean = latencies.sum() / int64_t(latencies.size());
@@ -258,7 +263,6 @@ void setKernelFigures(StepAnalysis& r, Figures& latencies, Figures& computeDurat
         r.launchLatency.p95 = nearestRank(latencies, 0.95);
         r.launchLatency.max = latencies[latencies.size() - 1];
     }
-    computeDurations.sort();
     r.medianKernel = nearestRank(computeDurations, 0.5);
 }
 
