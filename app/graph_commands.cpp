@@ -108,6 +108,12 @@ int runCriticalPath(const cli::Options& o) {
         }
         std::cout << '\n';
     }
+    // The recommendations re-simulated, and what the path leaves out (a walk by batches).
+    for (const graph::StepSaving& s : path->savings)
+        std::cout << "recommendation " << s.kind << " (" << s.edit << "): median step "
+                  << ms(s.measured) << " -> " << ms(s.predicted) << " re-simulated, saves "
+                  << ms(s.saving()) << '\n';
+    if (!path->note.empty()) std::cout << "note: " << path->note << '\n';
     return 0;
 }
 

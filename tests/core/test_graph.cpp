@@ -924,6 +924,15 @@ class TestGraph : public QObject {
         for (const char* key : {"kind", "name", "start_ns", "dur_ns", "track"})
             QVERIFY2(step.value("segments").toArray().at(0).toObject().contains(key), key);
 
+        // The text form ends with the recommendation re-simulated.
+        QProcess text;
+        text.start(STALLSCOPE_BINARY, {"--store", store, "critical-path", "synced"});
+        QVERIFY(text.waitForFinished(60000));
+        QVERIFY2(text.readAllStandardOutput().trimmed().endsWith(
+                     "recommendation sync_stall (syncs matching * removed): median step 0.211 ms "
+                     "-> 0.200 ms re-simulated, saves 0.011 ms"),
+                 "the critical path's text lacks the re-simulated recommendation");
+
         // `suggest` shows the step recommendation with its re-simulated saving.
         const Run suggest = cli({"--store", store, "suggest", "synced", "--json"});
         QCOMPARE(suggest.status, 0);
