@@ -7,7 +7,6 @@
 #include <limits>
 #include <numeric>
 #include <queue>
-#include <thread>
 
 #include "core/release_memory.h"
 #include "core/trace/dialect.h"
@@ -251,19 +250,14 @@ void hostSide(StepAnalysis& r, const Gathered& g, int64_t from) {
 // Launch latency and the kernel median from every activity's figures (sorted here; negative
 // latencies were counted already).
 void setKernelFigures(StepAnalysis& r, Figures& latencies, Figures& computeDurations) {
-    // The two sorts (3.3 x 10^7 figures each at 10^8 slices, an eighth of the analysis) side
-    // by side.
-    std::thread durations([&] { computeDurations.sort(); });
-    latencies.sort();
-    durations.join();
     r.launchLatency.count = latencies.size();
     if (!latencies.empty()) {
         r.launchLatency.mean = latencies.sum() / int64_t(latencies.size());
-        r.launchLatency.p50 = nearestRank(latencies, 0.5);
-        r.launchLatency.p95 = nearestRank(latencies, 0.95);
-        r.launchLatency.max = latencies[latencies.size() - 1];
+        r.launchLatency.p50 = latencies.nearestRank(0.5);
+        r.launchLatency.p95 = latencies.nearestRank(0.95);
+        r.launchLatency.max = latencies.nth(latencies.size() - 1);
     }
-    r.medianKernel = nearestRank(computeDurations, 0.5);
+    r.medianKernel = computeDurations.nearestRank(0.5);
 }
 
 namespace {

@@ -18,10 +18,26 @@ void Figures::append(const Figures& other) {
     long_.insert(long_.end(), other.long_.begin(), other.long_.end());
 }
 
-void Figures::sort() {
-    std::sort(negative_.begin(), negative_.end());
-    std::sort(short_.begin(), short_.end());
-    std::sort(long_.begin(), long_.end());
+int64_t Figures::nth(size_t k) {
+    // Negative ones before all the others, longer ones after (push_back).
+    if (k < negative_.size()) {
+        std::nth_element(negative_.begin(), negative_.begin() + ptrdiff_t(k), negative_.end());
+        return negative_[k];
+    }
+    k -= negative_.size();
+    if (k < short_.size()) {
+        std::nth_element(short_.begin(), short_.begin() + ptrdiff_t(k), short_.end());
+        return short_[k];
+    }
+    k -= short_.size();
+    std::nth_element(long_.begin(), long_.begin() + ptrdiff_t(k), long_.end());
+    return long_.at(k);
+}
+
+int64_t Figures::nearestRank(double q) {
+    if (empty()) return 0;
+    const size_t rank = size_t(std::ceil(q * double(size())));
+    return nth(std::clamp<size_t>(rank, 1, size()) - 1);
 }
 
 int64_t Figures::sum() const {
