@@ -3,6 +3,7 @@
 
 #include <QJsonDocument>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -84,6 +85,36 @@ graph::Edits editsOf(const cli::Options& o) {
     return e;
 }
 
+// The what-if with its predicted trace in `out`, written beside it and renamed over it once
+// whole: a refused or failed what-if leaves whatever was there as it was. A device or pipe
+// (/dev/null, /dev/stdout) is written directly.
+graph::WhatifResult whatifWritingTrace(const trace::TraceStore& store, const graph::Edits& edits,
+                                       const std::string& out) {
+    namespace fs = std::filesystem;
+    std::error_code error;
+    const bool direct = fs::exists(out, error) && !fs::is_regular_file(out, error);
+    const std::string written = direct ? out : out + ".stallscope-part";
+    struct RemoveUnlessKept {
+        std::string path;
+        bool keep = false;
+        ~RemoveUnlessKept() {
+            if (!keep && !path.empty()) std::remove(path.c_str());
+        }
+    } part{direct ? std::string() : written};
+    std::ofstream file(written, std::ios::binary);
+    if (!file) throw InputError(out + ": cannot write");
+    graph::WhatifResult r = graph::whatifWithTrace(store, edits, file);
+    file.close();
+    if (!r.why.empty()) return r;  // nothing to write
+    if (!file) throw Failure(out + ": write failed");
+    if (!direct) {
+        fs::rename(written, out, error);
+        if (error) throw Failure(out + ": cannot write: " + error.message());
+        part.keep = true;
+    }
+    return r;
+}
+
 }  // namespace
 
 int runCriticalPath(const cli::Options& o) {
@@ -128,14 +159,7 @@ int runTraceWhatif(const cli::Options& o, Workspace& workspace, const ProfileInf
     if (out.empty()) {
         r = graph::whatif(store, edits);
     } else {
-        std::ofstream file(out, std::ios::binary);
-        if (!file) throw InputError(out + ": cannot write");
-        r = graph::whatifWithTrace(store, edits, file);
-        file.close();
-        if (!r.why.empty())
-            std::remove(out.c_str());  // no trace to write: no empty file left behind
-        else if (!file)
-            throw Failure(out + ": write failed");
+        r = whatifWritingTrace(store, edits, out);
     }
     if (o.has("--json")) {
         printJson(graph::whatifJson(r));

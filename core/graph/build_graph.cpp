@@ -112,11 +112,15 @@ namespace {
 // 10^6 and 10^7 Kineto slices (232 MB and 2.10 GB peaks, the steps stored).
 constexpr double kGraphBytesPerSlice = 215;
 
-// The memory a graph may take (STALLSCOPE_GRAPH_MEMORY_MB sets both): for an analysis 1 GB,
-// or half the machine's when that is less (a trace past it is walked by windows of steps, which
-// hold no more and, two windows at a time, take about half as long as one graph of 10^7 slices,
-// 2.1 GB); for a whole predicted schedule (a preview's lanes) half the machine's.
+// The memory a graph may take: for an analysis 1 GB, or half the machine's when that is less
+// (a trace past it is walked by windows of steps, which hold no more and, two windows at a
+// time, take about half as long as one graph of 10^7 slices, 2.1 GB); for a whole schedule (a
+// preview's lanes, a trace that cannot be walked) half the machine's.
+// STALLSCOPE_GRAPH_MEMORY_MB sets both, STALLSCOPE_SCHEDULE_MEMORY_MB the second alone.
 double graphMemoryBudget(GraphUse use) {
+    if (const char* mb = std::getenv("STALLSCOPE_SCHEDULE_MEMORY_MB");
+        mb && use == GraphUse::WholeSchedule)
+        return std::atof(mb) * 1e6;
     if (const char* mb = std::getenv("STALLSCOPE_GRAPH_MEMORY_MB")) return std::atof(mb) * 1e6;
     constexpr double kAnalysisBytes = 1e9, kUnknownMachine = 8e9;
     const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);

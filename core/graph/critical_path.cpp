@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "core/analysis/cache.h"
@@ -209,7 +210,9 @@ size_t mergeRuns(StepPath& path) {
 // A trace too large for one graph (graphSizeRefusal) is walked a batch of steps at a time
 // (forEachStepWindow); each step's path comes from the batch holding it whole, and so do its
 // figures for each recommendation's edits re-simulated (the savings: medians over all steps).
-CriticalPath criticalPathByWindows(const trace::TraceStore& store, const std::string& refusal) {
+// Nothing when the trace cannot be walked so (no step markers, XLA op lines).
+std::optional<CriticalPath> criticalPathByWindows(const trace::TraceStore& store,
+                                                  const std::string& refusal) {
     CriticalPath out;
     const std::shared_ptr<const trace::StepAnalysis> analysed =
         analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis());
@@ -261,10 +264,7 @@ CriticalPath criticalPathByWindows(const trace::TraceStore& store, const std::st
             resimulated[r].steps.insert(resimulated[r].steps.end(), part.resimulated[r].begin(),
                                         part.resimulated[r].end());
     }
-    if (!walked.walkable) {
-        out.why = refusal;
-        return out;
-    }
+    if (!walked.walkable) return std::nullopt;
     for (size_t r = 0; r < recommended.size(); ++r)
         out.savings.push_back(
             savingOf(recommended[r].first, recommended[r].second, std::move(resimulated[r])));
@@ -282,13 +282,16 @@ CriticalPath criticalPathByWindows(const trace::TraceStore& store, const std::st
 }  // namespace
 
 CriticalPath criticalPathOf(const trace::TraceStore& store) {
-    if (std::string refusal = graphSizeRefusal(store); !refusal.empty())
-        return criticalPathByWindows(store, refusal);
+    if (std::string refusal = graphSizeRefusal(store, GraphUse::Analysis); !refusal.empty())
+        if (std::optional<CriticalPath> walked = criticalPathByWindows(store, refusal))
+            return std::move(*walked);
+    // One graph: within an analysis's budget, or a trace that cannot be walked by windows
+    // within half the machine's (buildGraph says "too large" past it).
     // The step analysis (for its recommendations' savings) before the graph: derived beside the
     // graph, its own peak added to the graph's.
     const std::shared_ptr<const trace::StepAnalysis> steps =
         analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis());
-    const Graph g = buildGraph(store);
+    const Graph g = buildGraph(store, GraphUse::WholeSchedule);
     if (!g.why.empty()) {
         CriticalPath none;
         none.why = g.why;

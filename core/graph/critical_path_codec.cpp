@@ -123,11 +123,12 @@ CriticalPath decodeCriticalPath(std::string_view payload) {
             PathSegment& seg = step.segments.emplace_back();
             seg.kind = strings.at(in.varint());
             seg.name = strings.at(in.varint());
-            seg.start = previousEnd + in.zigzag();
+            // Wrapping arithmetic: a corrupt payload must not overflow a signed sum.
+            seg.start = int64_t(uint64_t(previousEnd) + uint64_t(in.zigzag()));
             seg.dur = in.zigzag();
             seg.track = in.zigzag();
             seg.host = int(in.zigzag());
-            previousEnd = seg.start + seg.dur;
+            previousEnd = int64_t(uint64_t(seg.start) + uint64_t(seg.dur));
         }
     }
     const uint64_t savings = in.varint();

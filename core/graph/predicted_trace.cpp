@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <ostream>
 
 #include "core/graph/whatif.h"
@@ -15,12 +16,11 @@ namespace stallscope::graph {
 
 namespace {
 
-// Writes events, comma-separated, through a reused buffer.
+// Writes events, comma-separated, through a reused buffer; nothing at all until the first
+// event or finish().
 class EventWriter {
   public:
-    explicit EventWriter(std::ostream& out) : out_(out) {
-        out_ << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-    }
+    explicit EventWriter(std::ostream& out) : out_(out) {}
     void threadName(int pid, uint32_t tid, std::string_view name) {
         begin();
         line_ += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) +
@@ -42,10 +42,18 @@ class EventWriter {
         line_ += rest;
         flush();
     }
-    void finish() { out_ << "\n]}\n"; }
+    void finish() {
+        header();
+        out_ << "\n]}\n";
+    }
 
   private:
+    void header() {
+        if (!started_) out_ << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+        started_ = true;
+    }
     void begin() {
+        header();
         line_.clear();
         if (!first_) line_ += ",\n";
         first_ = false;
@@ -53,7 +61,7 @@ class EventWriter {
     void flush() { out_.write(line_.data(), std::streamsize(line_.size())); }
     std::ostream& out_;
     std::string line_;
-    bool first_ = true;
+    bool started_ = false, first_ = true;
 };
 
 std::string nodeName(const Graph& g, const trace::TraceStore& store, uint32_t node) {
@@ -192,23 +200,28 @@ void writePredictedTrace(const Graph& g, const trace::TraceStore& store,
 WhatifResult whatifWithTrace(const trace::TraceStore& store, const Edits& edits,
                              std::ostream& out) {
     // The same graphs as the figures alone (whatif): one when it fits an analysis's budget.
-    const std::string refusal = graphSizeRefusal(store, GraphUse::Analysis);
-    if (refusal.empty()) {
+    const auto oneGraph = [&] {
         Graph g;
         std::vector<Timed> predicted;
         WhatifResult r = whatif(store, edits, &g, &predicted);
         if (r.why.empty()) writePredictedTrace(g, store, predicted, out);
         return r;
-    }
+    };
+    const std::string refusal = graphSizeRefusal(store, GraphUse::Analysis);
+    if (refusal.empty()) return oneGraph();
     BatchedTraceWriter writer(store, out);
-    WhatifResult r =
-        whatifByWindows(store, edits, refusal,
-                        [&](const WindowPart& window, const Graph& g, const trace::TraceStore&,
-                            const std::vector<Timed>& predicted) {
-                            writer.add(window.index, batchEvents(window, g, predicted));
-                        });
-    if (r.why.empty()) writer.finish();
-    return r;
+    std::optional<WhatifResult> walked = whatifByWindows(
+        store, edits, refusal,
+        [&](const WindowPart& window, const Graph& g, const trace::TraceStore&,
+            const std::vector<Timed>& predicted) {
+            writer.add(window.index, batchEvents(window, g, predicted));
+        },
+        // A batch without a graph writes nothing; those after it need not wait for it.
+        [&](size_t index) { writer.add(index, BatchEvents{}); });
+    // Not walkable by windows (nothing written yet): one graph within half the machine.
+    if (!walked) return oneGraph();
+    if (walked->why.empty()) writer.finish();
+    return std::move(*walked);
 }
 
 }  // namespace stallscope::graph

@@ -108,8 +108,9 @@ struct Graph {
 
 // What a graph is built for: an analysis, which walks a trace too large for one graph by
 // windows of steps (the critical path, what-if's figures: up to 1 GB, or half the machine when
-// that is less), or a whole predicted schedule held at once (a preview's lanes: half the
-// machine). STALLSCOPE_GRAPH_MEMORY_MB sets both.
+// that is less), or a whole schedule held at once (a preview's lanes, and the analyses of a
+// trace that cannot be walked by windows: half the machine). STALLSCOPE_GRAPH_MEMORY_MB sets
+// both.
 enum class GraphUse { Analysis, WholeSchedule };
 // The graph of a trace (Kineto-style Chrome threads or XLA op lines; a multi-host run's hosts
 // each with their lanes). Graph::why says when it cannot be built.
@@ -158,7 +159,9 @@ struct WindowPart {
 };
 using WindowVisit =
     std::function<void(const WindowPart& part, const Graph& graph, const trace::TraceStore& store)>;
-StepWindows forEachStepWindow(const trace::TraceStore& store, const WindowVisit& visit);
+// `unbuilt` (when given) hears of each window without a graph, from the thread that tried.
+StepWindows forEachStepWindow(const trace::TraceStore& store, const WindowVisit& visit,
+                              const std::function<void(size_t index)>& unbuilt = {});
 // The graph of a Chakra execution trace with durations: each rank's nodes after their
 // dependencies (as their args list them), collectives matched across ranks.
 Graph buildChakraGraph(const trace::TraceStore& store);

@@ -93,7 +93,8 @@ std::string StepWindows::describe() const {
     return text + ")";
 }
 
-StepWindows forEachStepWindow(const trace::TraceStore& store, const WindowVisit& visit) {
+StepWindows forEachStepWindow(const trace::TraceStore& store, const WindowVisit& visit,
+                              const std::function<void(size_t)>& unbuilt) {
     StepWindows walked;
     const std::vector<PlannedWindow> plan = planWindows(store);
     if (plan.empty()) return walked;
@@ -107,10 +108,12 @@ StepWindows forEachStepWindow(const trace::TraceStore& store, const WindowVisit&
         try {
             for (size_t i = next++; i < plan.size(); i = next++) {
                 const Graph g = buildGraphInWindow(reader, plan[i].span);
-                if (g.why.empty())
+                if (g.why.empty()) {
                     visit(WindowPart{i, &plan[i].names, plan[i].answersFor}, g, reader);
-                else
+                } else {
                     unbuiltWhy[i] = g.why;
+                    if (unbuilt) unbuilt(i);
+                }
             }
         } catch (...) {
             const std::lock_guard lock(failing);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <set>
 
@@ -68,15 +69,18 @@ void setMedians(WhatifResult& r) {
 // A trace too large for one graph, re-simulated a batch of steps at a time (forEachStepWindow):
 // each step's figures from the batch holding it whole, the medians over all. An edit that frees
 // the host lets it run ahead within its batch only (the device floor bounds each step anyway).
-WhatifResult whatifByWindows(const trace::TraceStore& store, const Edits& edits,
-                             const std::string& refusal, const PredictedWindow& onWindow) {
+std::optional<WhatifResult> whatifByWindows(const trace::TraceStore& store, const Edits& edits,
+                                            const std::string& refusal,
+                                            const PredictedWindow& onWindow,
+                                            const std::function<void(size_t)>& onUnbuilt) {
     WhatifResult out;
     out.applied = edits.describe();
     // Each window's steps, in the walk's order (windows finish out of order).
     std::map<size_t, WhatifResult> parts;
     std::mutex keeping;
     const StepWindows walked = forEachStepWindow(
-        store, [&](const WindowPart& window, const Graph& g, const trace::TraceStore& reader) {
+        store,
+        [&](const WindowPart& window, const Graph& g, const trace::TraceStore& reader) {
             const Simulator sim(g);
             const std::vector<Timed> unchanged = sim.run();
             const std::vector<Timed> predicted =
@@ -86,15 +90,13 @@ WhatifResult whatifByWindows(const trace::TraceStore& store, const Edits& edits,
             std::erase_if(part.steps, [&](const WhatifStep& s) { return !window.holds(s.name); });
             const std::lock_guard lock(keeping);
             parts.emplace(window.index, std::move(part));
-        });
+        },
+        onUnbuilt);
     for (auto& [index, part] : parts) {
         if (out.note.empty()) out.note = part.note;
         out.steps.insert(out.steps.end(), part.steps.begin(), part.steps.end());
     }
-    if (!walked.walkable) {
-        out.why = refusal;
-        return out;
-    }
+    if (!walked.walkable) return std::nullopt;
     setMedians(out);
     const std::string how = "re-simulated a batch of steps at a time " + walked.describe() +
                             ": an edit's effect stays within its batch; one graph is " + refusal;
@@ -132,12 +134,14 @@ WhatifResult compareSchedules(const Graph& g, const std::vector<Timed>& unchange
 
 WhatifResult whatif(const trace::TraceStore& store, const Edits& edits, Graph* graphOut,
                     std::vector<Timed>* predictedOut) {
-    // Walked by windows only for the figures: a preview needs the whole schedule at once.
-    const GraphUse use = graphOut || predictedOut ? GraphUse::WholeSchedule : GraphUse::Analysis;
-    if (std::string refusal = graphSizeRefusal(store, use);
-        !refusal.empty() && use == GraphUse::Analysis)
-        return whatifByWindows(store, edits, refusal);
-    Graph g = buildGraph(store, use);
+    // Walked by windows only for the figures: a preview needs the whole schedule at once. One
+    // graph otherwise: within an analysis's budget, or a trace that cannot be walked by windows
+    // within half the machine's.
+    if (!graphOut && !predictedOut)
+        if (std::string refusal = graphSizeRefusal(store, GraphUse::Analysis); !refusal.empty())
+            if (std::optional<WhatifResult> walked = whatifByWindows(store, edits, refusal))
+                return std::move(*walked);
+    Graph g = buildGraph(store, GraphUse::WholeSchedule);
     if (!g.why.empty()) {
         WhatifResult none;
         none.why = g.why;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,9 +57,12 @@ using PredictedWindow =
                        const std::vector<Timed>& predicted)>;
 // The what-if of a trace too large for one graph (`refusal` says why), a batch of steps at a
 // time (forEachStepWindow): each step's figures from the batch holding it whole, the medians
-// over all. An edit that frees the host lets it run ahead within its batch only.
-WhatifResult whatifByWindows(const trace::TraceStore& store, const Edits& edits,
-                             const std::string& refusal, const PredictedWindow& onWindow = {});
+// over all. An edit that frees the host lets it run ahead within its batch only. `onUnbuilt`
+// hears of each batch without a graph. Nothing when the trace cannot be walked so.
+std::optional<WhatifResult> whatifByWindows(const trace::TraceStore& store, const Edits& edits,
+                                            const std::string& refusal,
+                                            const PredictedWindow& onWindow = {},
+                                            const std::function<void(size_t)>& onUnbuilt = {});
 
 // predicted_trace.cpp:
 // The predicted schedule as Chrome trace JSON: a process per host, a thread per lane, every

@@ -504,6 +504,24 @@ class TestGraph : public QObject {
         QVERIFY2(why.starts_with("too large: the step graph of 6 slices needs about 0.0 GB"),
                  why.c_str());
         QVERIFY(criticalPathOf(c).why.empty());
+
+        // Past an analysis's budget a trace of one step cannot be walked by windows: it gets one
+        // graph while that fits the whole-schedule budget (half the machine), as before the
+        // analyses' budget was 1 GB.
+        qputenv("STALLSCOPE_GRAPH_MEMORY_MB", "0.001");
+        qputenv("STALLSCOPE_SCHEDULE_MEMORY_MB", "1");
+        const CriticalPath fallback = criticalPathOf(c);
+        const WhatifResult fallbackWhatif = whatif(c, Edits{});
+        std::ostringstream fallbackTrace;
+        const WhatifResult written = whatifWithTrace(c, Edits{}, fallbackTrace);
+        qunsetenv("STALLSCOPE_SCHEDULE_MEMORY_MB");
+        qunsetenv("STALLSCOPE_GRAPH_MEMORY_MB");
+        QVERIFY2(fallback.why.empty(), fallback.why.c_str());
+        QCOMPARE(fallback.steps.size(), size_t(1));
+        QCOMPARE(fallback.savings.size(), size_t(1));  // sync_stall, re-simulated
+        QCOMPARE(fallbackWhatif.simulatedMedian, us(211));
+        QVERIFY2(written.why.empty(), written.why.c_str());
+        QCOMPARE(predictedEvents(fallbackTrace.str()).filter("ProfilerStep#1|").size(), 1);
     }
 
     void chakraWithoutDurationsSaysSo() {
@@ -963,6 +981,28 @@ class TestGraph : public QObject {
                 found = true;
             }
         QVERIFY(found);
+        // A refused what-if leaves an existing --out file as it was (the trace is written
+        // beside it and renamed over it only when whole).
+        {
+            std::ofstream(predicted.toStdString()) << "kept";
+            QProcess refused;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert("STALLSCOPE_GRAPH_MEMORY_MB", "0.001");
+            refused.setProcessEnvironment(env);
+            refused.start(STALLSCOPE_BINARY,
+                          {"--store", store, "whatif", "synced", "--out", predicted, "--json"});
+            QVERIFY(refused.waitForFinished(60000));
+            QCOMPARE(refused.exitCode(), 0);
+            QVERIFY(QJsonDocument::fromJson(refused.readAllStandardOutput())
+                        .object()
+                        .value("why")
+                        .toString()
+                        .startsWith("too large"));
+            QFile kept(predicted);
+            QVERIFY(kept.open(QIODevice::ReadOnly));
+            QCOMPARE(kept.readAll(), QByteArray("kept"));
+            QVERIFY(!QFile::exists(predicted + ".stallscope-part"));
+        }
         // Bad edits are usage errors naming the option.
         const Run bad = cli({"--store", store, "whatif", "synced", "--kernel-speedup", "x"});
         QCOMPARE(bad.status, 2);

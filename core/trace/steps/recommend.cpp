@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "core/trace/steps/internal.h"
@@ -30,8 +31,9 @@ int64_t Figures::nth(size_t k) {
         return short_[k];
     }
     k -= short_.size();
+    if (k >= long_.size()) throw std::out_of_range("figures: rank past the last");
     std::nth_element(long_.begin(), long_.begin() + ptrdiff_t(k), long_.end());
-    return long_.at(k);
+    return long_[k];
 }
 
 int64_t Figures::nearestRank(double q) {
