@@ -221,10 +221,13 @@ void hostSide(StepAnalysis& r, const Gathered& g, int64_t from) {
         if (!next[c].valid()) return std::numeric_limits<int64_t>::max();
         return inside[c] ? next[c]->end : next[c]->start;
     };
+    // Each class's next edge, kept: recomputed only for the classes that moved (this sweep runs
+    // for every host interval of the trace).
+    std::array<int64_t, kClasses> edges{};
+    for (size_t c = 0; c < kClasses; ++c) edges[c] = edge(c);
     int64_t t = from;
     for (;;) {
-        int64_t now = std::numeric_limits<int64_t>::max();
-        for (size_t c = 0; c < kClasses; ++c) now = std::min(now, edge(c));
+        const int64_t now = *std::min_element(edges.begin(), edges.end());
         if (now == std::numeric_limits<int64_t>::max()) break;
         if (now > t) {
             // The first class inside wins (HostCategory order); none: idle, counted below.
@@ -236,9 +239,10 @@ void hostSide(StepAnalysis& r, const Gathered& g, int64_t from) {
             t = now;
         }
         for (size_t c = 0; c < kClasses; ++c)
-            while (edge(c) == now) {
+            while (edges[c] == now) {
                 if (inside[c]) next[c].next();
                 inside[c] = !inside[c];
+                edges[c] = edge(c);
             }
     }
     for (size_t k = 0; k < steps.size(); ++k)
@@ -247,7 +251,7 @@ void hostSide(StepAnalysis& r, const Gathered& g, int64_t from) {
 
 }  // namespace
 
-// Launch latency and the kernel median from every activity's figures (sorted here; negative
+// Launch latency and the kernel median from every activity's figures (selected here; negative
 // latencies were counted already).
 void setKernelFigures(StepAnalysis& r, Figures& latencies, Figures& computeDurations) {
     r.launchLatency.count = latencies.size();

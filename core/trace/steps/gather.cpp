@@ -672,9 +672,11 @@ Gathered Gatherer::run() {
         streamActivities(d, *t, unflowed);
     }
     if (!unflowed.empty()) bindByCorrelation(unflowed);
+    const auto byStart = [](const Activity& a, const Activity& b) { return a.start < b.start; };
+    // A device of one stream has them in order already.
     for (auto& list : g_.activities)
-        std::sort(list.begin(), list.end(),
-                  [](const Activity& a, const Activity& b) { return a.start < b.start; });
+        if (!std::is_sorted(list.begin(), list.end(), byStart))
+            std::sort(list.begin(), list.end(), byStart);
     return std::move(g_);
 }
 

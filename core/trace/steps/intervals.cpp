@@ -9,8 +9,9 @@
 namespace stallscope::trace::steps {
 
 void mergeIntervals(std::vector<Interval>& v) {
-    std::sort(v.begin(), v.end(),
-              [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    const auto byStart = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+    // Merged, the order of equal starts makes no difference; one thread's come sorted.
+    if (!std::is_sorted(v.begin(), v.end(), byStart)) std::sort(v.begin(), v.end(), byStart);
     size_t out = 0;
     for (const Interval& i : v) {
         if (i.end <= i.start) continue;
