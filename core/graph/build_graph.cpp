@@ -145,9 +145,10 @@ std::string graphSizeRefusal(const trace::TraceStore& store, GraphUse use) {
     return text;
 }
 
-uint64_t windowSlices() {
+uint64_t windowSlices(size_t threads) {
     constexpr uint64_t kMostSlices = 2'000'000;
-    const double perWindow = graphMemoryBudget(GraphUse::Analysis) / double(windowThreads());
+    const double perWindow =
+        graphMemoryBudget(GraphUse::Analysis) / double(std::max<size_t>(1, threads));
     return std::max<uint64_t>(10'000,
                               std::min(kMostSlices, uint64_t(perWindow / kGraphBytesPerSlice)));
 }

@@ -128,14 +128,15 @@ struct TimeWindow {
 // size refusal: a window is what a trace too large for one graph is walked by.
 Graph buildGraphInWindow(const trace::TraceStore& store, TimeWindow window);
 // How many slices one window's graph may hold: the graph's memory budget (1 GB or half the
-// machine, STALLSCOPE_GRAPH_MEMORY_MB) shared by the windows built at once, over its cost a
-// slice, at most 2 M (about 430 MB).
-uint64_t windowSlices();
+// machine, STALLSCOPE_GRAPH_MEMORY_MB) shared by the `threads` windows built at once, over its
+// cost a slice, at most 2 M (about 430 MB).
+uint64_t windowSlices(size_t threads);
 // How a trace was walked by windows.
 struct StepWindows {
     bool walkable = false;  // Chrome-style threads and step markers
     size_t windows = 0, unbuilt = 0;
-    std::string unbuiltWhy;  // why the first window without a graph had none
+    uint64_t windowSlices = 0;  // at most, each (threads at once share the budget)
+    std::string unbuiltWhy;     // why the first window without a graph had none
     // "(N windows of up to M slices[, K without a graph: why])"
     std::string describe() const;
 };
@@ -143,7 +144,7 @@ struct StepWindows {
 size_t windowThreads();
 // A trace too large for one graph, a batch of steps at a time (Chrome-style traces with step
 // markers, from their step analysis): each batch's graph holds the slices overlapping its steps
-// and a tenth of a step around them, about windowSlices() of them (work launched across the
+// and a tenth of a step around them, about windowSlices(threads) of them (work launched across the
 // edge starts as measured). `visit` gets each graph built, the store it was read through and
 // the window's place in the walk (WindowPart). Batches are built windowThreads() at a time,
 // each thread reading through its own connection to the workspace file (one without a file, or

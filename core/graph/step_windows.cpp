@@ -27,9 +27,9 @@ struct PlannedWindow {
     TimeWindow answersFor;        // WindowPart::answersFor
 };
 
-// Batches of consecutive steps of about windowSlices() slices each (the trace's slices spread
+// Batches of consecutive steps of about `slicesEach` slices each (the trace's slices spread
 // evenly over its time), in time order. Empty when the trace has no step markers to walk by.
-std::vector<PlannedWindow> planWindows(const trace::TraceStore& store) {
+std::vector<PlannedWindow> planWindows(const trace::TraceStore& store, uint64_t slicesEach) {
     std::vector<PlannedWindow> plan;
     const trace::EvidenceSet evidence = trace::evidenceOf(store);
     if (!evidence.has(trace::Evidence::Durations) ||
@@ -51,7 +51,7 @@ std::vector<PlannedWindow> planWindows(const trace::TraceStore& store) {
         last = std::max(last, t.end);
     }
     const double perNs = double(slices) / double(std::max<int64_t>(1, last - first));
-    const double target = double(windowSlices());
+    const double target = double(slicesEach);
     for (size_t i = 0; i < steps.size();) {
         size_t j = i + 1;
         double held = double(steps[i].duration()) * perNs;
@@ -88,7 +88,7 @@ bool secondReaderCanSee(const trace::TraceStore& store) {
 
 std::string StepWindows::describe() const {
     std::string text = "(" + std::to_string(windows) + (windows == 1 ? " window" : " windows") +
-                       " of up to " + std::to_string(windowSlices()) + " slices";
+                       " of up to " + std::to_string(windowSlices) + " slices";
     if (unbuilt > 0) text += ", " + std::to_string(unbuilt) + " without a graph: " + unbuiltWhy;
     return text + ")";
 }
@@ -96,7 +96,10 @@ std::string StepWindows::describe() const {
 StepWindows forEachStepWindow(const trace::TraceStore& store, const WindowVisit& visit,
                               const std::function<void(size_t)>& unbuilt) {
     StepWindows walked;
-    const std::vector<PlannedWindow> plan = planWindows(store);
+    // Windows as large as the threads that will build them allow.
+    const size_t threads = windowThreads() > 1 && secondReaderCanSee(store) ? 2 : 1;
+    walked.windowSlices = windowSlices(threads);
+    const std::vector<PlannedWindow> plan = planWindows(store, walked.windowSlices);
     if (plan.empty()) return walked;
     walked.walkable = true;
     walked.windows = plan.size();
@@ -122,7 +125,7 @@ StepWindows forEachStepWindow(const trace::TraceStore& store, const WindowVisit&
         }
     };
     std::thread helper;
-    if (plan.size() > 1 && windowThreads() > 1 && secondReaderCanSee(store)) {
+    if (plan.size() > 1 && threads > 1) {
         const std::string path = store.workspace().path();
         helper = std::thread([&walk, &store, path] {
             std::unique_ptr<Workspace> own;
