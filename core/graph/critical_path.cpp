@@ -229,7 +229,8 @@ std::optional<CriticalPath> criticalPathByWindows(const trace::TraceStore& store
     std::map<size_t, Part> parts;
     std::mutex keeping;
     const StepWindows walked = forEachStepWindow(
-        store, [&](const WindowPart& window, const Graph& g, const trace::TraceStore& reader) {
+        store,
+        [&](const WindowPart& window, const Graph& g, const trace::TraceStore& reader) {
             const Simulator sim(g);
             const std::vector<Timed> unchanged = sim.run();
             CriticalPath whole = criticalPath(g, reader, unchanged);
@@ -251,7 +252,8 @@ std::optional<CriticalPath> criticalPathByWindows(const trace::TraceStore& store
             }
             const std::lock_guard lock(keeping);
             parts.emplace(window.index, std::move(part));
-        });
+        },
+        {}, analysed);
     size_t segments = 0, merged = 0;
     std::vector<WhatifResult> resimulated(recommended.size());
     for (auto& [index, part] : parts) {

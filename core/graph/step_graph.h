@@ -19,13 +19,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 namespace stallscope::trace {
 class TraceStore;
-}
+struct StepAnalysis;
+}  // namespace stallscope::trace
 
 namespace stallscope::graph {
 
@@ -160,9 +162,11 @@ struct WindowPart {
 };
 using WindowVisit =
     std::function<void(const WindowPart& part, const Graph& graph, const trace::TraceStore& store)>;
-// `unbuilt` (when given) hears of each window without a graph, from the thread that tried.
+// `unbuilt` (when given) hears of each window without a graph, from the thread that tried;
+// `steps`, the step analysis when the caller has read it already (read here otherwise).
 StepWindows forEachStepWindow(const trace::TraceStore& store, const WindowVisit& visit,
-                              const std::function<void(size_t index)>& unbuilt = {});
+                              const std::function<void(size_t index)>& unbuilt = {},
+                              std::shared_ptr<const trace::StepAnalysis> steps = nullptr);
 // The graph of a Chakra execution trace with durations: each rank's nodes after their
 // dependencies (as their args list them), collectives matched across ranks.
 Graph buildChakraGraph(const trace::TraceStore& store);

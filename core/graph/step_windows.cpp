@@ -29,14 +29,15 @@ struct PlannedWindow {
 
 // Batches of consecutive steps of about `slicesEach` slices each (the trace's slices spread
 // evenly over its time), in time order. Empty when the trace has no step markers to walk by.
-std::vector<PlannedWindow> planWindows(const trace::TraceStore& store, uint64_t slicesEach) {
+std::vector<PlannedWindow> planWindows(const trace::TraceStore& store, uint64_t slicesEach,
+                                       std::shared_ptr<const trace::StepAnalysis> analysed) {
     std::vector<PlannedWindow> plan;
     const trace::EvidenceSet evidence = trace::evidenceOf(store);
     if (!evidence.has(trace::Evidence::Durations) ||
         !evidence.has(trace::Evidence::ChromeThreads) || evidence.has(trace::Evidence::XlaOpLines))
         return plan;
-    const auto analysed =
-        analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis());
+    if (!analysed)
+        analysed = analysis::read(store.workspace(), store.profileId(), trace::stepsAnalysis());
     if (!analysed || analysed->steps.size() < 2 || analysed->steps.front().markerTrack < 0)
         return plan;
     std::vector<trace::Step> steps = analysed->steps;
@@ -94,12 +95,14 @@ std::string StepWindows::describe() const {
 }
 
 StepWindows forEachStepWindow(const trace::TraceStore& store, const WindowVisit& visit,
-                              const std::function<void(size_t)>& unbuilt) {
+                              const std::function<void(size_t)>& unbuilt,
+                              std::shared_ptr<const trace::StepAnalysis> steps) {
     StepWindows walked;
     // Windows as large as the threads that will build them allow.
     const size_t threads = windowThreads() > 1 && secondReaderCanSee(store) ? 2 : 1;
     walked.windowSlices = windowSlices(threads);
-    const std::vector<PlannedWindow> plan = planWindows(store, walked.windowSlices);
+    const std::vector<PlannedWindow> plan =
+        planWindows(store, walked.windowSlices, std::move(steps));
     if (plan.empty()) return walked;
     walked.walkable = true;
     walked.windows = plan.size();
