@@ -7,6 +7,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "core/nearly_sorted.h"
 #include "core/release_memory.h"
 #include "core/trace/dialect.h"
 #include "core/trace/hosts.h"
@@ -372,21 +373,37 @@ void Gatherer::bindLaunchFlows() {
     // Launches from no call (by host track and time): where in which device track's list.
     std::unordered_map<int64_t, std::unordered_map<int64_t, std::vector<std::pair<size_t, size_t>>>>
         unnamed;
+    // Flows come in id order, about time order: the last host track's lookups and where its
+    // last call was found are kept (a hash lookup and a binary search over millions of calls
+    // for every flow were most of this pass).
+    struct FromTrack {
+        int64_t track = INT64_MIN;
+        bool host = false;
+        const CallSpan* calls = nullptr;
+        size_t hint = 0;  // into calls_
+    } from;
     store_.forEachFlow([&](const FlowRow& f) {
         const auto device = deviceTrackOf.find(f.toTrack);
-        if (device == deviceTrackOf.end() || !isHost.count(f.fromTrack)) return;
+        if (device == deviceTrackOf.end()) return;
+        if (f.fromTrack != from.track) {
+            const auto span = callsOf.find(f.fromTrack);
+            from = {f.fromTrack, isHost.count(f.fromTrack) > 0,
+                    span != callsOf.end() ? span->second : nullptr,
+                    span != callsOf.end() ? span->second->begin : 0};
+            if (from.host) launching[f.fromTrack] = true;
+        }
+        if (!from.host) return;
         std::optional<int64_t> callStart;
-        if (const auto span = callsOf.find(f.fromTrack); span != callsOf.end()) {
-            const auto first = calls_.begin() + std::ptrdiff_t(span->second->begin);
-            const auto last = calls_.begin() + std::ptrdiff_t(span->second->end);
-            const auto call = std::lower_bound(first, last, Call{f.fromTs, INT64_MIN});
-            if (call != last && call->end == f.fromTs) callStart = call->start;
+        if (from.calls) {
+            const size_t at = hintedLowerBound(calls_, from.calls->begin, from.calls->end,
+                                               from.hint, Call{f.fromTs, INT64_MIN});
+            from.hint = at;
+            if (at != from.calls->end && calls_[at].end == f.fromTs) callStart = calls_[at].start;
         }
         LaunchList& launches = deviceTracks_[device->second].launches;
         if (!callStart)
             unnamed[f.fromTrack][f.fromTs].emplace_back(device->second, launches.size());
         launches.push_back({f.toTs, callStart.value_or(f.fromTs), f.fromTrack});
-        launching[f.fromTrack] = true;
     });
     for (auto& entry : unnamed) {  // no structured binding: captured below (clang 14)
         const int64_t track = entry.first;
