@@ -7,11 +7,9 @@
 #include <set>
 
 #include "core/analysis/cache.h"
-#include "core/errors.h"
 #include "core/graph/simulate.h"
 #include "core/graph/whatif.h"
 #include "core/trace/step_registration.h"
-#include "core/trace/trace_format.h"
 #include "core/trace/trace_store.h"
 
 namespace stallscope::graph {

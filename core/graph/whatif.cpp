@@ -5,10 +5,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <ostream>
-#include <set>
 
-#include "core/json_escape.h"
 #include "core/trace/trace_store.h"
 
 namespace stallscope::graph {

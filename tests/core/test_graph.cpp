@@ -97,17 +97,9 @@ class Events {
     int correlation_ = 0;
 };
 
-// One step of 211 µs: gemm_a [5, 105) and elementwise [106, 206) launched at 0 and 2, then a
-// cudaDeviceSynchronize [3, 210) returning 4 µs after the stream drained.
-Events syncedStep() {
-    Events e;
-    e.host("ProfilerStep#1", 0, 211, 1, "user_annotation");
-    e.kernel("gemm_a", 0, 5, 100).kernel("elementwise", 2, 106, 100);
-    e.host("cudaDeviceSynchronize", 3, 207, 1, "cuda_runtime");
-    return e;
-}
-
-// `count` steps like syncedStep's, 300 µs apart.
+// `count` steps of 211 µs, 300 µs apart: gemm_a [5, 105) and elementwise [106, 206) launched
+// at 0 and 2, then a cudaDeviceSynchronize [3, 210) returning 4 µs after the stream drained
+// (times from each step's start).
 Events repeatedSyncedSteps(int count) {
     Events e;
     for (int k = 0; k < count; ++k) {
@@ -117,6 +109,11 @@ Events repeatedSyncedSteps(int count) {
         e.host("cudaDeviceSynchronize", t + 3, 207, 1, "cuda_runtime");
     }
     return e;
+}
+
+// One such step.
+Events syncedStep() {
+    return repeatedSyncedSteps(1);
 }
 
 int64_t us(double v) {
