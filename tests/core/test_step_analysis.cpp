@@ -10,6 +10,7 @@
 #include <QtTest>
 #include <fstream>
 #include <random>
+#include <stdexcept>
 
 #include "core/analysis/cache.h"
 #include "core/compare/step_compare.h"
@@ -562,6 +563,60 @@ class TestStepAnalysis : public QObject {
                          steps::overlapsAny(list, probe, probe + 1000));
             }
         }
+    }
+
+    // Device activities are kept packed too: every field reads back exactly (launches unknown,
+    // before or long after the start, tracks -1 and large, durations of 0 to 2^40 ns, starts
+    // repeated across block edges), and the first activity starting from t is lower_bound's.
+    void packedActivitiesMatchTheList() {
+        std::mt19937_64 random(11);
+        for (const size_t count :
+             {size_t(0), size_t(1), size_t(63), size_t(64), size_t(65), size_t(3000)}) {
+            std::vector<steps::Activity> list;
+            int64_t t = -int64_t(1) << 50;
+            for (size_t i = 0; i < count; ++i) {
+                // Runs of equal starts (some longer than a block), and jumps of up to 2^45 ns.
+                if (random() % 3 != 0)
+                    t += random() % 5 == 0 ? int64_t(random() % (int64_t(1) << 45))
+                                           : int64_t(random() % 1000);
+                const int64_t length = int64_t(random() % (int64_t(1) << (random() % 41)));
+                const int64_t launch = random() % 4 == 0 ? INT64_MIN
+                                       : random() % 3 == 0
+                                           ? t + int64_t(random() % 5000)
+                                           : t - int64_t(random() % (int64_t(1) << 36));
+                const auto track = random() % 4 == 0 ? -1 : int32_t(random() % 100000);
+                list.push_back(
+                    {t, t + length, launch, track, uint8_t(random() % steps::kDeviceClassCount)});
+            }
+            steps::PackedActivities packed;
+            for (const steps::Activity& a : list) packed.push_back(a);
+            QCOMPARE(packed.size(), list.size());
+            size_t i = 0;
+            for (auto c = packed.begin(); c.valid(); c.next(), ++i) {
+                QCOMPARE(c.index(), i);
+                QCOMPARE(c->start, list[i].start);
+                QCOMPARE(c->end, list[i].end);
+                QCOMPARE(c->launch, list[i].launch);
+                QCOMPARE(c->launchTrack, list[i].launchTrack);
+                QCOMPARE(c->cls, list[i].cls);
+            }
+            QCOMPARE(i, list.size());
+            std::vector<int64_t> probes{INT64_MIN / 2, t + 1};
+            for (const steps::Activity& a : list)
+                for (const int64_t d : {-1, 0, 1}) probes.push_back(a.start + d);
+            for (const int64_t probe : probes) {
+                const auto expected = std::lower_bound(
+                    list.begin(), list.end(), probe,
+                    [](const steps::Activity& a, int64_t x) { return a.start < x; });
+                const auto found = packed.firstStartingFrom(probe);
+                QCOMPARE(found.valid(), expected != list.end());
+                if (found.valid()) QCOMPARE(found.index(), size_t(expected - list.begin()));
+            }
+        }
+        // Out of start order is refused, not stored wrong.
+        steps::PackedActivities packed;
+        packed.push_back({10, 20, INT64_MIN, -1, 0});
+        QVERIFY_THROWS_EXCEPTION(std::logic_error, packed.push_back({9, 20, INT64_MIN, -1, 0}));
     }
 
     void launchBoundTraceRecommendsGraphs() {

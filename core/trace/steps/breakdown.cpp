@@ -171,11 +171,10 @@ class StepCutter {
 };
 
 // Activities starting in the step: counted, and compute kernels measured.
-void countActivities(const std::vector<Activity>& acts, const Step& step, DeviceStepBreakdown& b,
+void countActivities(const PackedActivities& acts, const Step& step, DeviceStepBreakdown& b,
                      Findings& found, Figures& computeDurations) {
-    const auto first = std::lower_bound(acts.begin(), acts.end(), step.start,
-                                        [](const Activity& a, int64_t t) { return a.start < t; });
-    for (auto it = first; it != acts.end() && it->start < step.end; ++it) {
+    for (auto it = acts.firstStartingFrom(step.start); it.valid() && it->start < step.end;
+         it.next()) {
         ++b.activities;
         if (!isCompute(it->cls)) continue;
         ++b.kernels;
@@ -328,8 +327,9 @@ StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
     Figures computeDurations, latencies;
     r.breakdown.resize(r.steps.size() * r.devices.size());
     for (size_t d = 0; d < r.devices.size(); ++d) {
-        const std::vector<Activity>& acts = g.activities[d];
-        for (const Activity& a : acts) {
+        const PackedActivities& acts = g.activities[d];
+        for (auto at = acts.begin(); at.valid(); at.next()) {
+            const Activity& a = *at;
             if (a.launch == INT64_MIN) continue;
             if (a.start >= a.launch)
                 latencies.push_back(a.start - a.launch);
@@ -370,6 +370,7 @@ StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
             cutUntil(s.start);
         });
         cutUntil(INT64_MAX);
+        g.activities[d].clear();  // read no more
     }
 
     setKernelFigures(r, latencies, computeDurations);

@@ -42,8 +42,15 @@ std::string deviceName(const std::string& processName) {
 
 // A device activity without a launch flow, to be bound to its runtime call by correlation.
 struct Unflowed {
-    size_t device, index;  // in Gathered::activities
+    size_t deviceTrack, index;  // in Gatherer::deviceTracks_, in its activities
     int64_t correlation;
+};
+
+// A launch found for an activity after its track was read (by correlation).
+struct LaunchPatch {
+    size_t index;  // in its track's activities
+    int64_t launch;
+    int32_t track;
 };
 
 // Runtime calls, to date launches from their start: per host track a span of one sorted
@@ -123,6 +130,9 @@ struct DeviceTrack {
     // Let go as its activities are read (unless the whole track may be read again:
     // Gatherer::keepLaunches_).
     LaunchList launches;
+    // The track's activities by start, merged into its device's list once all are read.
+    PackedActivities activities;
+    std::vector<LaunchPatch> patches;  // by correlation, sorted by index before the merge
 };
 
 // A device track whose level 0 does not come by start: gathered again, keeping every launch.
@@ -170,6 +180,8 @@ class Gatherer {
     // classification still looks ahead.
     void streamActivities(DeviceTrack& d, const TrackRow& t, std::vector<Unflowed>& unflowed);
     void bindByCorrelation(const std::vector<Unflowed>& unflowed);
+    // Each device's tracks' activities into its one list by start (Gathered::activities).
+    void mergeActivities();
 
     const TraceStore& store_;
     const StepOptions& options_;
@@ -487,7 +499,7 @@ void Gatherer::addActivity(DeviceTrack& d, size_t i, size_t& nextLaunch,
     if (end < s.start) return;
     const uint8_t cls = activityClass(d, i, end);
     if (cls == kNotActivity) return;
-    std::vector<Activity>& out = g_.activities[size_t(d.device)];
+    PackedActivities& out = d.activities;
     Activity a{s.start, end, INT64_MIN, -1, cls};
     // Slices come by start: the launches of this track are walked alongside, and let go once
     // passed (as many as the activities: 24 bytes each held beside them was a third more).
@@ -501,7 +513,7 @@ void Gatherer::addActivity(DeviceTrack& d, size_t i, size_t& nextLaunch,
         // No launch flow (traces without ac2g flows, or one lost): its correlation.
         if (const auto correlation = args_.integer(s.args, "correlation");
             correlation && *correlation >= 0)
-            unflowed.push_back({size_t(d.device), out.size(), *correlation});
+            unflowed.push_back({size_t(&d - deviceTracks_.data()), out.size(), *correlation});
     }
     out.push_back(a);
 }
@@ -516,7 +528,6 @@ void Gatherer::readActivities(DeviceTrack& d, std::vector<Unflowed>& unflowed) {
 void Gatherer::streamActivities(DeviceTrack& d, const TrackRow& t,
                                 std::vector<Unflowed>& unflowed) {
     std::vector<SliceItem>& window = d.slices;  // read, from `head` not classified yet
-    const size_t activitiesBefore = g_.activities[size_t(d.device)].size();
     const size_t unflowedBefore = unflowed.size();
     size_t nextLaunch = 0;
     size_t head = 0, scan = 0;  // scan: how far the head's look ahead is known to stay inside
@@ -574,7 +585,7 @@ void Gatherer::streamActivities(DeviceTrack& d, const TrackRow& t,
     // Not stored by start (no writer does that): read whole and sorted, as the classification
     // expects, with the launches passed so far, which only a gathering keeping them all has.
     if (!keepLaunches_) throw NotInTimeOrder{};
-    g_.activities[size_t(d.device)].resize(activitiesBefore);
+    d.activities.clear();
     unflowed.resize(unflowedBefore);
     window = readSlices(t, false);
     readActivities(d, unflowed);
@@ -613,10 +624,8 @@ void Gatherer::bindByCorrelation(const std::vector<Unflowed>& unflowed) {
     for (const Unflowed& u : unflowed) {
         const Candidate* c = wanted[u.correlation];
         if (!c) continue;
-        Activity& a = g_.activities[u.device][u.index];
-        a.launch = c->start;
-        a.launchTrack = int32_t(c->track);
-        launching.push_back(a.launchTrack);
+        deviceTracks_[u.deviceTrack].patches.push_back({u.index, c->start, int32_t(c->track)});
+        launching.push_back(c->track);
     }
     std::sort(launching.begin(), launching.end());
     launching.erase(std::unique(launching.begin(), launching.end()), launching.end());
@@ -675,12 +684,6 @@ Gathered Gatherer::run() {
     if (hostsRead_) hostsRead_(g_);
     if (!nodeGraph_) bindLaunchFlows();
     g_.activities.resize(g_.devices.size());
-    {
-        std::vector<size_t> slicesOf(g_.devices.size(), 0);
-        for (const auto& [t, role] : others)
-            if (role == TrackRole::Device) slicesOf[size_t(deviceFor(*t))] += t->slices;
-        for (size_t d = 0; d < slicesOf.size(); ++d) g_.activities[d].reserve(slicesOf[d]);
-    }
     std::vector<Unflowed> unflowed;
     size_t device = 0;
     for (const auto& [t, role] : others) {
@@ -689,12 +692,59 @@ Gathered Gatherer::run() {
         streamActivities(d, *t, unflowed);
     }
     if (!unflowed.empty()) bindByCorrelation(unflowed);
-    const auto byStart = [](const Activity& a, const Activity& b) { return a.start < b.start; };
-    // A device of one stream has them in order already.
-    for (auto& list : g_.activities)
-        if (!std::is_sorted(list.begin(), list.end(), byStart))
-            std::sort(list.begin(), list.end(), byStart);
+    mergeActivities();
     return std::move(g_);
+}
+
+void Gatherer::mergeActivities() {
+    std::vector<std::vector<DeviceTrack*>> tracksOf(g_.activities.size());
+    for (DeviceTrack& d : deviceTracks_) tracksOf[size_t(d.device)].push_back(&d);
+    for (size_t device = 0; device < tracksOf.size(); ++device) {
+        std::vector<DeviceTrack*>& tracks = tracksOf[device];
+        PackedActivities& out = g_.activities[device];
+        // A device of one stream, all bound by flows, has its list already.
+        if (tracks.size() == 1 && tracks[0]->patches.empty()) {
+            out.swap(tracks[0]->activities);
+            out.shrinkToFit();
+            continue;
+        }
+        // By start, ties in track order (a stable merge), with the launches found later.
+        struct Source {
+            PackedActivities::Cursor at;
+            const std::vector<LaunchPatch>* patches;
+            size_t nextPatch;
+        };
+        std::vector<Source> sources;
+        for (DeviceTrack* d : tracks) {
+            std::sort(d->patches.begin(), d->patches.end(),
+                      [](const LaunchPatch& a, const LaunchPatch& b) { return a.index < b.index; });
+            if (!d->activities.empty()) sources.push_back({d->activities.begin(), &d->patches, 0});
+        }
+        for (;;) {
+            Source* first = nullptr;
+            for (Source& source : sources)
+                if (source.at.valid() && (!first || source.at->start < first->at->start))
+                    first = &source;
+            if (!first) break;
+            Activity a = *first->at;
+            const std::vector<LaunchPatch>& patches = *first->patches;
+            while (first->nextPatch < patches.size() &&
+                   patches[first->nextPatch].index < first->at.index())
+                ++first->nextPatch;
+            if (first->nextPatch < patches.size() &&
+                patches[first->nextPatch].index == first->at.index()) {
+                a.launch = patches[first->nextPatch].launch;
+                a.launchTrack = patches[first->nextPatch].track;
+            }
+            out.push_back(a);
+            first->at.next();
+        }
+        out.shrinkToFit();
+        for (DeviceTrack* d : tracks) {
+            d->activities.clear();
+            releaseMemory(d->patches);
+        }
+    }
 }
 
 }  // namespace

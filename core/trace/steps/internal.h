@@ -149,14 +149,62 @@ inline int64_t sliceEnd(const SliceItem& s) {
     return s.preciseEnd().ns;
 }
 
-// 32 bytes: one per device activity, the analysis's largest list.
+// A device activity as it is read (held packed: PackedActivities).
 struct Activity {
     int64_t start, end;
     int64_t launch;       // start of the runtime call that launched it; INT64_MIN: unknown
     int32_t launchTrack;  // its track, -1 unknown
     uint8_t cls;
 };
-static_assert(sizeof(Activity) == 32);
+
+// A device's activities by start, packed as varints in blocks of 64 (about 10 bytes an activity
+// where 32 were held: a gigabyte at 10^8 slices, the analysis's largest list). The bytes are
+// kept in pieces of a few MB, so growing never copies the list. Read forward with a cursor.
+class PackedActivities {
+  public:
+    // Appends `a`, which starts no earlier than the last one (callers merge or sort before).
+    void push_back(const Activity& a);
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    int64_t lastStart() const { return lastStart_; }
+    void clear();
+    void swap(PackedActivities& other) noexcept;
+    void shrinkToFit();
+
+    class Cursor {
+      public:
+        bool valid() const { return index_ < list_->size_; }
+        const Activity& operator*() const { return current_; }
+        const Activity* operator->() const { return &current_; }
+        size_t index() const { return index_; }
+        void next();
+
+      private:
+        friend class PackedActivities;
+        Cursor(const PackedActivities& list, size_t block);
+        void decode(bool first);  // the next record; a block's first has no start delta
+        const PackedActivities* list_;
+        size_t index_;
+        ByteReader reader_{std::string_view()};
+        Activity current_{};
+    };
+    Cursor begin() const { return Cursor(*this, 0); }
+    // The first activity starting at or after t (as std::lower_bound by start).
+    Cursor firstStartingFrom(int64_t t) const;
+
+  private:
+    static constexpr size_t kBlock = 64;
+    static constexpr size_t kPieceBytes = size_t(4) << 20;
+    static constexpr size_t kMaxRecordBytes = 1 + 10 + 10 + 10 + 5;
+    struct Block {
+        int64_t firstStart;
+        uint32_t piece, offset;
+    };
+    std::vector<Block> blocks_;
+    std::vector<std::string> pieces_;
+    size_t size_ = 0;
+    int64_t lastStart_ = INT64_MIN;
+};
 
 struct TimedSlice {
     int64_t start, end;
@@ -167,7 +215,7 @@ struct TimedSlice {
 // What the analysis reads of a trace.
 struct Gathered {
     std::vector<StepDevice> devices;
-    std::vector<std::vector<Activity>> activities;         // per device, sorted by start
+    std::vector<PackedActivities> activities;              // per device, sorted by start
     std::array<PackedIntervals, kHostCategoryCount> host;  // merged, per host class
     std::vector<TimedSlice> syncCalls;                     // individual, for evidence
     std::vector<int64_t> hostTracks;
@@ -208,7 +256,7 @@ struct GapInfo {
 // Paints a device's timeline over [from, to): the winning activity class at every moment,
 // idle stretches split by cause; each segment handed to `sink` in time order.
 using SegmentSink = std::function<void(const Segment&)>;
-void deviceSegments(const std::vector<Activity>& acts, const Gathered& g, int64_t from, int64_t to,
+void deviceSegments(const PackedActivities& acts, const Gathered& g, int64_t from, int64_t to,
                     std::vector<GapInfo>& gaps, const SegmentSink& sink);
 
 // ---- figures and words (recommend.cpp) ----

@@ -101,7 +101,7 @@ class IdleSplitter {
 // running ones' ends; each stretch is split and handed on as soon as the next one begins, so
 // nothing the size of the trace is built (the edges and stretches were 580 MB at 10^7 slices,
 // then the segments 300 MB).
-void deviceSegments(const std::vector<Activity>& acts, const Gathered& g, int64_t from, int64_t to,
+void deviceSegments(const PackedActivities& acts, const Gathered& g, int64_t from, int64_t to,
                     std::vector<GapInfo>& gaps, const SegmentSink& sink) {
     IdleSplitter splitter(g, sink, gaps);
     std::optional<Raw> open;  // the stretch being painted: it may still grow
@@ -133,19 +133,19 @@ void deviceSegments(const std::vector<Activity>& acts, const Gathered& g, int64_
     using End = std::pair<int64_t, uint8_t>;
     std::priority_queue<End, std::vector<End>, std::greater<End>> running;
     const auto clamped = [&](int64_t x) { return std::clamp(x, from, to); };
-    size_t next = 0;  // acts come sorted by start
+    auto next = acts.begin();  // acts come sorted by start
     // The earliest launch of the activities that started at `t`: it dates the stretch from t.
     int64_t pendingLaunch = INT64_MAX, pendingTrack = -1;
-    while (next < acts.size() || !running.empty()) {
+    while (next.valid() || !running.empty()) {
         int64_t now = INT64_MAX;
-        if (next < acts.size()) now = clamped(acts[next].start);
+        if (next.valid()) now = clamped(next->start);
         if (!running.empty()) now = std::min(now, clamped(running.top().first));
         paintUntil(now, pendingLaunch, pendingTrack);
         // What changes at `now`: activities starting and ending.
         pendingLaunch = INT64_MAX;
         pendingTrack = -1;
-        for (; next < acts.size() && clamped(acts[next].start) == now; ++next) {
-            const Activity& a = acts[next];
+        for (; next.valid() && clamped(next->start) == now; next.next()) {
+            const Activity& a = *next;
             ++count[a.cls];
             running.push({a.end, a.cls});
             if (a.launch != INT64_MIN && a.launch < pendingLaunch) {
