@@ -565,6 +565,40 @@ class TestStepAnalysis : public QObject {
         }
     }
 
+    // A host class's intervals come as runs (a track's, by start, merged as they come): the
+    // runs merged give what merging the whole list gives (empty intervals left out, touching
+    // ones joined, runs overlapping each other, starts repeated).
+    void intervalRunsMergeAsTheWholeList() {
+        std::mt19937_64 random(5);
+        for (const size_t runs : {size_t(0), size_t(1), size_t(2), size_t(7)}) {
+            steps::IntervalRuns packed;
+            std::vector<steps::Interval> all;
+            for (size_t r = 0; r < runs; ++r) {
+                int64_t t = int64_t(random() % 1000) - 500;
+                const size_t count = random() % 300;
+                for (size_t i = 0; i < count; ++i) {
+                    t += int64_t(random() % 50);
+                    const int64_t length = random() % 5 == 0 ? 0 : int64_t(random() % 80);
+                    packed.add(t, t + length);
+                    // What the gathering held before: each run merged as it came.
+                    if (i > 0 && t <= all.back().end)
+                        all.back().end = std::max(all.back().end, t + length);
+                    else
+                        all.push_back({t, t + length});
+                }
+                packed.endRun();
+            }
+            steps::mergeIntervals(all);
+            const steps::PackedIntervals merged = packed.merged();
+            QCOMPARE(merged.size(), all.size());
+            size_t i = 0;
+            for (auto c = merged.begin(); c.valid(); c.next(), ++i) {
+                QCOMPARE(c->start, all[i].start);
+                QCOMPARE(c->end, all[i].end);
+            }
+        }
+    }
+
     // Device activities are kept packed too: every field reads back exactly (launches unknown,
     // before or long after the start, tracks -1 and large, durations of 0 to 2^40 ns, starts
     // repeated across block edges), and the first activity starting from t is lower_bound's.

@@ -11,18 +11,6 @@ namespace {
 constexpr uint8_t kHasLaunch = 0x40;
 static_assert(kDeviceClassCount < kHasLaunch);
 
-void putVarint(std::string& out, uint64_t v) {
-    while (v >= 0x80) {
-        out.push_back(char(uint8_t(v) | 0x80));
-        v >>= 7;
-    }
-    out.push_back(char(v));
-}
-
-void putZigzag(std::string& out, int64_t v) {
-    putVarint(out, (uint64_t(v) << 1) ^ uint64_t(v >> 63));
-}
-
 // Differences of two timestamps, wrapping: any pair round-trips exactly.
 int64_t difference(int64_t a, int64_t b) {
     return int64_t(uint64_t(a) - uint64_t(b));
@@ -42,14 +30,16 @@ void PackedActivities::push_back(const Activity& a) {
         }
         blocks_.push_back({a.start, uint32_t(pieces_.size() - 1), uint32_t(pieces_.back().size())});
     }
-    std::string& out = pieces_.back();
     const bool hasLaunch = a.launch != INT64_MIN;
     if (a.cls >= kHasLaunch) throw std::logic_error("device activity of an unknown class");
-    out.push_back(char(a.cls | (hasLaunch ? kHasLaunch : 0)));
-    if (size_ % kBlock != 0) putVarint(out, uint64_t(a.start - lastStart_));
-    putZigzag(out, difference(a.end, a.start));
-    if (hasLaunch) putZigzag(out, difference(a.start, a.launch));
-    putZigzag(out, a.launchTrack);
+    char record[kMaxRecordBytes];
+    char* at = record;
+    *at++ = char(a.cls | (hasLaunch ? kHasLaunch : 0));
+    if (size_ % kBlock != 0) at = putVarint(at, uint64_t(a.start - lastStart_));
+    at = putZigzag(at, difference(a.end, a.start));
+    if (hasLaunch) at = putZigzag(at, difference(a.start, a.launch));
+    at = putZigzag(at, a.launchTrack);
+    pieces_.back().append(record, size_t(at - record));
     lastStart_ = a.start;
     ++size_;
 }
@@ -85,21 +75,20 @@ PackedActivities::Cursor::Cursor(const PackedActivities& list, size_t block)
     : list_(&list), index_(block * kBlock) {
     if (!valid()) return;
     const Block& b = list.blocks_[block];
-    reader_ = ByteReader(std::string_view(list.pieces_[b.piece]).substr(b.offset));
+    at_ = list.pieces_[b.piece].data() + b.offset;
     current_.start = b.firstStart;
     decode(true);
 }
 
 void PackedActivities::Cursor::decode(bool first) {
-    ByteReader& in = reader_;
-    const auto header = uint8_t(in.varint());
+    const auto header = uint8_t(*at_++);
     current_.cls = uint8_t(header & ~kHasLaunch);
-    if (!first) current_.start += int64_t(in.varint());
-    current_.end = int64_t(uint64_t(current_.start) + uint64_t(in.zigzag()));
+    if (!first) current_.start += int64_t(readVarint(at_));
+    current_.end = int64_t(uint64_t(current_.start) + uint64_t(readZigzag(at_)));
     current_.launch = (header & kHasLaunch) != 0
-                          ? int64_t(uint64_t(current_.start) - uint64_t(in.zigzag()))
+                          ? int64_t(uint64_t(current_.start) - uint64_t(readZigzag(at_)))
                           : INT64_MIN;
-    current_.launchTrack = int32_t(in.zigzag());
+    current_.launchTrack = int32_t(readZigzag(at_));
 }
 
 void PackedActivities::Cursor::next() {

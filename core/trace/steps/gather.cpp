@@ -167,8 +167,7 @@ class Gatherer {
     void readOtherTrack(const TrackRow& t, TrackRole role);
     // A track's level 0 by start (step candidates noted on the way, unless !stepOps).
     std::vector<SliceItem> readSlices(const TrackRow& t, bool stepOps = true);
-    void hostSlice(int64_t track, const SliceItem& s,
-                   const std::array<size_t, kHostCategoryCount>& before);
+    void hostSlice(int64_t track, const SliceItem& s);
     void stepOp(const SliceItem& s, int64_t track);
     void bindLaunchFlows();
     uint8_t activityClass(const DeviceTrack& d, size_t i, int64_t end);
@@ -200,7 +199,7 @@ class Gatherer {
     std::vector<Call> calls_;
     std::vector<CallSpan> callSpans_;
     // The host's intervals per class as read, packed into g_.host once merged.
-    std::array<std::vector<Interval>, kHostCategoryCount> host_;
+    std::array<IntervalRuns, kHostCategoryCount> host_;
 };
 
 void Gatherer::classifyName(uint32_t name) {
@@ -293,9 +292,8 @@ void Gatherer::stepOp(const SliceItem& s, int64_t track) {
 }
 
 // One host slice: step markers, its class's intervals (merged on the way while the track's
-// slices come by start: `before` is where this track's intervals begin).
-void Gatherer::hostSlice(int64_t track, const SliceItem& s,
-                         const std::array<size_t, kHostCategoryCount>& before) {
+// slices come by start: a track is one run of IntervalRuns).
+void Gatherer::hostSlice(int64_t track, const SliceItem& s) {
     if (s.kind != ItemKind::Slice || s.unended) return;
     classifyName(s.name);
     onHost_[s.name] = true;
@@ -311,25 +309,20 @@ void Gatherer::hostSlice(int64_t track, const SliceItem& s,
     if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync))
         calls_.push_back({end, s.start});
     if (cls == uint8_t(HostCategory::Sync)) g_.syncCalls.push_back({s.start, end, name, track});
-    std::vector<Interval>& list = host_[cls];
-    if (list.size() > before[cls] && s.start <= list.back().end)
-        list.back().end = std::max(list.back().end, end);
-    else
-        list.push_back({s.start, end});
+    host_[cls].add(s.start, end);
 }
 
 // Host threads hold most of a trace's slices: streamed a chunk at a time.
 void Gatherer::readHostTrack(const TrackRow& t) {
     g_.hostTracks.push_back(t.id);
-    std::array<size_t, kHostCategoryCount> before{};
-    for (size_t c = 0; c < kHostCategoryCount; ++c) before[c] = host_[c].size();
     const size_t firstCall = calls_.size();
     forEachChunk(store_, t.id, [&](const std::vector<SliceItem>& chunk) {
         for (const SliceItem& s : chunk) {
             stepOp(s, t.id);
-            hostSlice(t.id, s, before);
+            hostSlice(t.id, s);
         }
     });
+    for (IntervalRuns& runs : host_) runs.endRun();
     if (calls_.size() == firstCall) return;
     // Calls come by start; nested ones (a sync inside a runtime call) end out of that order.
     const auto first = calls_.begin() + std::ptrdiff_t(firstCall);
@@ -671,9 +664,7 @@ Gathered Gatherer::run() {
     // Merged and packed, one class at a time, before the device tracks are read (the
     // analysis's peak); the activities are reserved exactly.
     for (size_t c = 0; c < kHostCategoryCount; ++c) {
-        mergeIntervals(host_[c]);
-        g_.host[c] = PackedIntervals(host_[c]);
-        releaseMemory(host_[c]);
+        g_.host[c] = host_[c].merged();
     }
     std::sort(g_.syncCalls.begin(), g_.syncCalls.end(),
               [](const TimedSlice& a, const TimedSlice& b) {

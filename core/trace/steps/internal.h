@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -117,6 +118,10 @@ class PackedIntervals {
     Cursor firstEndingAfter(int64_t t) const;
     bool overlapsAny(int64_t from, int64_t to) const;
 
+    // Appends an interval starting after the last one's end (the list is built merged).
+    void push_back(const Interval& v);
+    void shrinkToFit();
+
   private:
     static constexpr size_t kBlock = 64;
     struct Block {
@@ -126,6 +131,36 @@ class PackedIntervals {
     std::vector<Block> blocks_;
     std::string bytes_;
     size_t size_ = 0;
+};
+
+// Intervals of one host class as the host tracks are read: each track's run merged as it comes
+// (its slices come by start), packed, and all runs merged into one list at the end (held as
+// 16-byte intervals until then, they were the analysis's peak: a gigabyte at 10^8 slices).
+class IntervalRuns {
+  public:
+    // An interval of the current run, starting no earlier than the run's previous one.
+    void add(int64_t start, int64_t end);
+    // The current run is whole; later intervals start another.
+    void endRun();
+    // Every run merged (empty intervals left out, as mergeIntervals does); empties this.
+    PackedIntervals merged();
+    void swap(IntervalRuns& other) noexcept {
+        runs_.swap(other.runs_);
+        bytes_.swap(other.bytes_);
+        std::swap(open_, other.open_);
+        std::swap(lastEnd_, other.lastEnd_);
+    }
+
+  private:
+    void write(const Interval& v);
+    struct Run {
+        size_t offset, count;
+        int64_t firstStart;
+    };
+    std::vector<Run> runs_;
+    std::string bytes_;             // each run: (start - previous end, end - start), zigzag varints
+    std::optional<Interval> open_;  // the run's last interval, still growing
+    int64_t lastEnd_ = 0;           // of the run's last interval written
 };
 
 // Level 0 of a track, a stored chunk at a time, in order (TraceStore::slices would gather and
@@ -147,6 +182,32 @@ void forEachChunk(const TraceStore& store, int64_t track, Fn&& fn, bool firstOnl
 std::vector<SliceItem> firstChunk(const TraceStore& store, int64_t track);
 inline int64_t sliceEnd(const SliceItem& s) {
     return s.preciseEnd().ns;
+}
+
+// Varints of the analysis's own packed lists (written and read in memory, not from a file:
+// read without bounds checks).
+inline char* putVarint(char* out, uint64_t v) {
+    while (v >= 0x80) {
+        *out++ = char(uint8_t(v) | 0x80);
+        v >>= 7;
+    }
+    *out++ = char(v);
+    return out;
+}
+inline char* putZigzag(char* out, int64_t v) {
+    return putVarint(out, (uint64_t(v) << 1) ^ uint64_t(v >> 63));
+}
+inline uint64_t readVarint(const char*& in) {
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+        const auto b = uint8_t(*in++);
+        v |= uint64_t(b & 0x7f) << shift;
+        if (b < 0x80) return v;
+    }
+}
+inline int64_t readZigzag(const char*& in) {
+    const uint64_t v = readVarint(in);
+    return int64_t(v >> 1) ^ -int64_t(v & 1);
 }
 
 // A device activity as it is read (held packed: PackedActivities).
@@ -185,7 +246,7 @@ class PackedActivities {
         void decode(bool first);  // the next record; a block's first has no start delta
         const PackedActivities* list_;
         size_t index_;
-        ByteReader reader_{std::string_view()};
+        const char* at_ = nullptr;  // the next record (written here: read unchecked)
         Activity current_{};
     };
     Cursor begin() const { return Cursor(*this, 0); }

@@ -2,6 +2,7 @@
 // are kept in (varint deltas in blocks).
 
 #include <algorithm>
+#include <queue>
 
 #include "core/byte_codec.h"
 #include "core/trace/steps/internal.h"
@@ -34,20 +35,120 @@ bool overlapsAny(const std::vector<Interval>& v, int64_t from, int64_t to) {
     return i < v.size() && v[i].start < to;
 }
 
-PackedIntervals::PackedIntervals(const std::vector<Interval>& merged) : size_(merged.size()) {
-    ByteWriter out;
-    for (size_t i = 0; i < merged.size(); ++i) {
-        const Interval& v = merged[i];
-        if (i % kBlock == 0) blocks_.push_back({v.start, v.end, out.size()});
-        // From the previous end (the block's first: from its own start, 0).
-        const int64_t from = i % kBlock == 0 ? v.start : merged[i - 1].end;
-        out.varint(uint64_t(v.start - from));
-        out.varint(uint64_t(v.end - v.start));
-        blocks_.back().lastEnd = v.end;
-    }
-    bytes_ = out.release();
+namespace {
+
+// Differences of two timestamps, wrapping: any pair round-trips exactly.
+int64_t difference(int64_t a, int64_t b) {
+    return int64_t(uint64_t(a) - uint64_t(b));
+}
+
+}  // namespace
+
+PackedIntervals::PackedIntervals(const std::vector<Interval>& merged) {
+    for (const Interval& v : merged) push_back(v);
+    shrinkToFit();
+}
+
+void PackedIntervals::push_back(const Interval& v) {
+    // From the previous end (the block's first: from its own start, 0).
+    const int64_t from = size_ % kBlock == 0 ? v.start : blocks_.back().lastEnd;
+    if (size_ % kBlock == 0) blocks_.push_back({v.start, v.end, bytes_.size()});
+    char record[20];
+    char* at = putVarint(record, uint64_t(v.start - from));
+    at = putVarint(at, uint64_t(v.end - v.start));
+    bytes_.append(record, size_t(at - record));
+    blocks_.back().lastEnd = v.end;
+    ++size_;
+}
+
+void PackedIntervals::shrinkToFit() {
     bytes_.shrink_to_fit();
     blocks_.shrink_to_fit();
+}
+
+void IntervalRuns::add(int64_t start, int64_t end) {
+    if (open_ && start <= open_->end) {
+        open_->end = std::max(open_->end, end);
+        return;
+    }
+    if (open_)
+        write(*open_);
+    else
+        runs_.push_back({bytes_.size(), 0, start});
+    open_ = Interval{start, end};
+}
+
+void IntervalRuns::write(const Interval& v) {
+    Run& run = runs_.back();
+    char record[20];
+    char* at = putZigzag(record, difference(v.start, run.count == 0 ? run.firstStart : lastEnd_));
+    at = putZigzag(at, difference(v.end, v.start));
+    bytes_.append(record, size_t(at - record));
+    lastEnd_ = v.end;
+    ++run.count;
+}
+
+void IntervalRuns::endRun() {
+    if (!open_) return;
+    write(*open_);
+    open_.reset();
+}
+
+PackedIntervals IntervalRuns::merged() {
+    endRun();
+    struct Reader {
+        const char* at;
+        size_t left;
+        Interval current;
+        void read() {
+            current.start = int64_t(uint64_t(current.end) + uint64_t(readZigzag(at)));
+            current.end = int64_t(uint64_t(current.start) + uint64_t(readZigzag(at)));
+            --left;
+        }
+    };
+    std::vector<Reader> readers;
+    readers.reserve(runs_.size());
+    using Next = std::pair<int64_t, size_t>;  // (start, reader)
+    std::priority_queue<Next, std::vector<Next>, std::greater<Next>> next;
+    for (const Run& run : runs_) {
+        if (run.count == 0) continue;
+        // The run's first interval is written from its own start (its "previous end").
+        readers.push_back(
+            {bytes_.data() + run.offset, run.count, {run.firstStart, run.firstStart}});
+        readers.back().read();
+        next.push({readers.back().current.start, readers.size() - 1});
+    }
+    // As mergeIntervals: by start, empty ones left out, overlapping and touching ones joined.
+    PackedIntervals out;
+    std::optional<Interval> last;
+    const auto take = [&](const Interval& v) {
+        if (v.end <= v.start) return;
+        if (last && v.start <= last->end) {
+            last->end = std::max(last->end, v.end);
+        } else {
+            if (last) out.push_back(*last);
+            last = v;
+        }
+    };
+    while (!next.empty()) {
+        const size_t index = next.top().second;
+        Reader& r = readers[index];
+        next.pop();
+        // A run is read on while it stays first (one thread's runs mostly are, whole).
+        for (;;) {
+            take(r.current);
+            if (r.left == 0) break;
+            r.read();
+            if (!next.empty() && next.top() < Next{r.current.start, index}) {
+                next.push({r.current.start, index});
+                break;
+            }
+        }
+    }
+    if (last) out.push_back(*last);
+    out.shrinkToFit();
+    IntervalRuns().swap(*this);
+    return out;
 }
 
 void PackedIntervals::swap(PackedIntervals& other) noexcept {
