@@ -4,8 +4,8 @@
 #include <QPainterPath>
 #include <algorithm>
 #include <cmath>
+#include <queue>
 
-#include "core/nearly_sorted.h"
 #include "views/common/format.h"
 
 namespace stallscope {
@@ -26,45 +26,89 @@ QString DeviceUtilisationTrack::title() const {
     return QObject::tr("Utilisation · %1").arg(QString::fromStdString(device_.name));
 }
 
+namespace {
+
+// One stream's busy intervals, merged as its activities come (by start, as its chunks do);
+// the rare activity starting before the interval being merged is set aside and merged at the
+// end with the other streams' runs. Holding every activity of the device first (and a second
+// copy to merge streams) was most of the first frame's memory at 10^8 slices.
+template <class Busy>
+struct BusyRun {
+    std::vector<Busy> merged;
+    std::vector<Busy> apart;  // out of start order
+    void add(const Busy& b) {
+        if (!merged.empty() && b.start < merged.back().start) {
+            apart.push_back(b);
+        } else if (!merged.empty() && b.start <= merged.back().end) {
+            merged.back().end = std::max(merged.back().end, b.end);
+        } else {
+            merged.push_back(b);
+        }
+    }
+};
+
+}  // namespace
+
 const std::vector<DeviceUtilisationTrack::Busy>& DeviceUtilisationTrack::intervals() const {
     std::call_once(loaded_, [this] {
         struct Closing {};  // the track went away before its intervals were read
         const double origin = double(source_->origin());
         const auto byStart = [](const Busy& a, const Busy& b) { return a.start < b.start; };
-        std::vector<Busy> all, track;
+        std::vector<BusyRun<Busy>> runs;
         try {
             source_->query([&](const trace::TraceStore& store) {
                 for (const int64_t id : device_.tracks) {
-                    track.clear();
+                    BusyRun<Busy>& run = runs.emplace_back();
                     store.forEachChunk(id, [&](const std::vector<trace::SliceItem>& chunk) {
                         if (closing_.load()) throw Closing{};
                         for (const trace::SliceItem& s : chunk) {
                             // Top-level activities only: nested ones lie inside them.
                             if (s.kind != trace::ItemKind::Slice || s.depth != 0) continue;
                             const double start = double(s.start) - origin + s.startPs * 1e-3;
-                            track.push_back({start, start + s.durNs()});
+                            run.add({start, start + s.durNs()});
                         }
                     });
-                    // A stream's chunks come in time order: its activities are (nearly) sorted
-                    // already, and the device's are a merge of its streams (a full sort of 10^7
-                    // was a seventh of the first frame).
-                    sortNearlySorted(track, byStart);
-                    if (all.empty()) {
-                        all.swap(track);
-                        continue;
-                    }
-                    const auto middle = all.insert(all.end(), track.begin(), track.end());
-                    std::inplace_merge(all.begin(), middle, all.end(), byStart);
+                    run.merged.shrink_to_fit();
                 }
             });
         } catch (const Closing&) {
             return;
         }
-        for (const Busy& b : all) {
-            if (!busy_.empty() && b.start <= busy_.back().end)
-                busy_.back().end = std::max(busy_.back().end, b.end);
-            else
-                busy_.push_back(b);
+        // The set-aside ones are one more run each, sorted; then all runs merged by start, as
+        // one sorted list of every activity would be: touching and overlapping ones joined.
+        std::vector<std::vector<Busy>*> sorted;
+        for (BusyRun<Busy>& run : runs) {
+            if (!run.merged.empty()) sorted.push_back(&run.merged);
+            if (!run.apart.empty()) {
+                std::sort(run.apart.begin(), run.apart.end(), byStart);
+                sorted.push_back(&run.apart);
+            }
+        }
+        if (sorted.size() == 1 && sorted.front() == &runs.front().merged && runs.size() == 1) {
+            busy_.swap(runs.front().merged);  // one stream in order: already merged
+        } else {
+            // A heap of the runs by their next start; a run is read on while it stays first.
+            using Next = std::pair<double, size_t>;
+            std::priority_queue<Next, std::vector<Next>, std::greater<Next>> heads;
+            std::vector<size_t> next(sorted.size(), 0);
+            for (size_t r = 0; r < sorted.size(); ++r) heads.push({sorted[r]->front().start, r});
+            while (!heads.empty()) {
+                const size_t r = heads.top().second;
+                heads.pop();
+                const std::vector<Busy>& run = *sorted[r];
+                for (;;) {
+                    const Busy& b = run[next[r]++];
+                    if (!busy_.empty() && b.start <= busy_.back().end)
+                        busy_.back().end = std::max(busy_.back().end, b.end);
+                    else
+                        busy_.push_back(b);
+                    if (next[r] == run.size()) break;
+                    if (!heads.empty() && heads.top() < Next{run[next[r]].start, r}) {
+                        heads.push({run[next[r]].start, r});
+                        break;
+                    }
+                }
+            }
         }
         busy_.shrink_to_fit();
         ready_.store(true);
