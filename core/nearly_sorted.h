@@ -42,28 +42,4 @@ inline void sortNearlySorted(std::vector<T>& items, Less less) {
     }
 }
 
-// std::lower_bound over v[first, last) for `key`, searched from `hint` (the answer for a key
-// not long before this one): forward by doubling steps when the answer lies after it, the
-// whole range otherwise. The same answer as std::lower_bound.
-template <class T>
-inline size_t hintedLowerBound(const std::vector<T>& v, size_t first, size_t last, size_t hint,
-                               const T& key) {
-    hint = std::clamp(hint, first, last);
-    if (hint == last || !(v[hint] < key)) {
-        if (hint == first || v[hint - 1] < key) return hint;
-        return size_t(std::lower_bound(v.begin() + std::ptrdiff_t(first),
-                                       v.begin() + std::ptrdiff_t(hint), key) -
-                      v.begin());
-    }
-    size_t low = hint + 1, step = 1;  // v[hint] < key: the answer is past it
-    while (low + step < last && v[low + step - 1] < key) {
-        low += step;
-        step *= 2;
-    }
-    const size_t high = std::min(last, low + step);
-    return size_t(
-        std::lower_bound(v.begin() + std::ptrdiff_t(low), v.begin() + std::ptrdiff_t(high), key) -
-        v.begin());
-}
-
 }  // namespace stallscope

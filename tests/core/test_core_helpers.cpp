@@ -74,25 +74,6 @@ class TestCoreHelpers : public QObject {
         QVERIFY(empty.empty());
     }
 
-    // From any hint, within any sub-range, for keys below, between, on (repeated values) and
-    // past the values: std::lower_bound's answer.
-    void hintedLowerBoundIsLowerBound() {
-        std::vector<int> v;
-        for (int i = 0; i < 200; ++i) v.push_back(i / 3 * 2);  // 0 0 0 2 2 2 4 ...
-        size_t checked = 0;
-        for (const auto& [first, last] : {std::pair<size_t, size_t>{0, 200}, {17, 150}, {5, 5}})
-            for (size_t hint = 0; hint <= 201; hint += 7)
-                for (int key = -3; key <= 140; ++key) {
-                    const size_t expected =
-                        size_t(std::lower_bound(v.begin() + std::ptrdiff_t(first),
-                                                v.begin() + std::ptrdiff_t(last), key) -
-                               v.begin());
-                    QCOMPARE(hintedLowerBound(v, first, last, hint, key), expected);
-                    ++checked;
-                }
-        QCOMPARE(checked, size_t(3 * 29 * 144));
-    }
-
     void jsonEscapes() {
         QCOMPARE(jsonLiteral(""), std::string("\"\""));
         QCOMPARE(jsonLiteral("plain text"), std::string("\"plain text\""));

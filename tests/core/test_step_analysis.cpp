@@ -599,6 +599,39 @@ class TestStepAnalysis : public QObject {
         }
     }
 
+    // A host thread's runtime calls, packed: the call ending at a time is the one
+    // std::lower_bound finds in the sorted list (the first of equal ends), for lookups in
+    // order, backwards, jumping blocks ahead, before the first and past the last call.
+    void packedCallsFindWhatLowerBoundFinds() {
+        std::mt19937_64 random(3);
+        for (const size_t count : {size_t(0), size_t(1), size_t(64), size_t(65), size_t(2000)}) {
+            std::vector<steps::RuntimeCall> calls;
+            int64_t end = -(int64_t(1) << 40);
+            for (size_t i = 0; i < count; ++i) {
+                if (random() % 4 != 0)
+                    end += int64_t(random() % (random() % 8 == 0 ? 1 << 30 : 40));
+                calls.push_back({end, end - int64_t(random() % 100000)});
+            }
+            std::sort(calls.begin(), calls.end());
+            steps::PackedCalls packed(calls);
+            QCOMPARE(packed.size(), calls.size());
+            const auto expected = [&](int64_t t) -> std::optional<int64_t> {
+                const auto it =
+                    std::lower_bound(calls.begin(), calls.end(), steps::RuntimeCall{t, INT64_MIN});
+                if (it == calls.end() || it->end != t) return std::nullopt;
+                return it->start;
+            };
+            std::vector<int64_t> probes{INT64_MIN / 2, end + 1};
+            for (const steps::RuntimeCall& c : calls)
+                for (const int64_t d : {-1, 0, 1}) probes.push_back(c.end + d);
+            // In order (the flows' usual order), then shuffled (backwards and far jumps).
+            for (const bool shuffled : {false, true}) {
+                if (shuffled) std::shuffle(probes.begin(), probes.end(), random);
+                for (const int64_t t : probes) QCOMPARE(packed.startOfCallEndingAt(t), expected(t));
+            }
+        }
+    }
+
     // Device activities are kept packed too: every field reads back exactly (launches unknown,
     // before or long after the start, tracks -1 and large, durations of 0 to 2^40 ns, starts
     // repeated across block edges), and the first activity starting from t is lower_bound's.

@@ -7,7 +7,6 @@
 #include <optional>
 #include <unordered_map>
 
-#include "core/nearly_sorted.h"
 #include "core/release_memory.h"
 #include "core/trace/dialect.h"
 #include "core/trace/hosts.h"
@@ -56,14 +55,6 @@ struct LaunchPatch {
 // Runtime calls, to date launches from their start: per host track a span of one sorted
 // vector (not hash maps: a lookup per kernel in a map of 10^5-10^6 entries is mostly cache
 // misses), held only until the launch flows are bound.
-struct Call {
-    int64_t end, start;
-    bool operator<(const Call& o) const { return end != o.end ? end < o.end : start < o.start; }
-};
-struct CallSpan {
-    int64_t track;
-    size_t begin, end;  // in Gatherer::calls_
-};
 
 // Launch call -> device activity, by the flow's destination time on the device track.
 struct Launch {
@@ -196,8 +187,8 @@ class Gatherer {
     std::vector<uint8_t> deviceClassOf_, hostClassOf_;
     std::unordered_map<int64_t, int> deviceOfProcess_;
     std::vector<DeviceTrack> deviceTracks_;
-    std::vector<Call> calls_;
-    std::vector<CallSpan> callSpans_;
+    std::vector<RuntimeCall> calls_;  // the host track being read
+    std::vector<std::pair<int64_t, PackedCalls>> callsOfTrack_;
     // The host's intervals per class as read, packed into g_.host once merged.
     std::array<IntervalRuns, kHostCategoryCount> host_;
 };
@@ -315,7 +306,7 @@ void Gatherer::hostSlice(int64_t track, const SliceItem& s) {
 // Host threads hold most of a trace's slices: streamed a chunk at a time.
 void Gatherer::readHostTrack(const TrackRow& t) {
     g_.hostTracks.push_back(t.id);
-    const size_t firstCall = calls_.size();
+    calls_.clear();
     forEachChunk(store_, t.id, [&](const std::vector<SliceItem>& chunk) {
         for (const SliceItem& s : chunk) {
             stepOp(s, t.id);
@@ -323,11 +314,11 @@ void Gatherer::readHostTrack(const TrackRow& t) {
         }
     });
     for (IntervalRuns& runs : host_) runs.endRun();
-    if (calls_.size() == firstCall) return;
+    if (calls_.empty()) return;
     // Calls come by start; nested ones (a sync inside a runtime call) end out of that order.
-    const auto first = calls_.begin() + std::ptrdiff_t(firstCall);
-    if (!std::is_sorted(first, calls_.end())) std::sort(first, calls_.end());
-    callSpans_.push_back({t.id, firstCall, calls_.size()});
+    if (!std::is_sorted(calls_.begin(), calls_.end())) std::sort(calls_.begin(), calls_.end());
+    callsOfTrack_.emplace_back(t.id, PackedCalls(calls_));
+    releaseMemory(calls_);
 }
 
 namespace {
@@ -371,21 +362,20 @@ void Gatherer::bindLaunchFlows() {
     std::unordered_map<int64_t, size_t> deviceTrackOf;
     for (size_t k = 0; k < deviceTracks_.size(); ++k)
         deviceTrackOf.emplace(deviceTracks_[k].track, k);
-    std::unordered_map<int64_t, const CallSpan*> callsOf;
-    for (const CallSpan& span : callSpans_) callsOf.emplace(span.track, &span);
+    std::unordered_map<int64_t, PackedCalls*> callsOf;
+    for (auto& [track, calls] : callsOfTrack_) callsOf.emplace(track, &calls);
     const std::unordered_set<int64_t> isHost(g_.hostTracks.begin(), g_.hostTracks.end());
     std::unordered_map<int64_t, bool> launching;
     // Launches from no call (by host track and time): where in which device track's list.
     std::unordered_map<int64_t, std::unordered_map<int64_t, std::vector<std::pair<size_t, size_t>>>>
         unnamed;
-    // Flows come in id order, about time order: the last host track's lookups and where its
-    // last call was found are kept (a hash lookup and a binary search over millions of calls
-    // for every flow were most of this pass).
+    // Flows come in id order, about time order: the last host track's lookups are kept, and
+    // each track's calls keep where the last lookup ended (a hash lookup and a binary search
+    // over millions of calls for every flow were most of this pass).
     struct FromTrack {
         int64_t track = INT64_MIN;
         bool host = false;
-        const CallSpan* calls = nullptr;
-        size_t hint = 0;  // into calls_
+        PackedCalls* calls = nullptr;
     } from;
     store_.forEachFlow([&](const FlowRow& f) {
         const auto device = deviceTrackOf.find(f.toTrack);
@@ -393,18 +383,12 @@ void Gatherer::bindLaunchFlows() {
         if (f.fromTrack != from.track) {
             const auto span = callsOf.find(f.fromTrack);
             from = {f.fromTrack, isHost.count(f.fromTrack) > 0,
-                    span != callsOf.end() ? span->second : nullptr,
-                    span != callsOf.end() ? span->second->begin : 0};
+                    span != callsOf.end() ? span->second : nullptr};
             if (from.host) launching[f.fromTrack] = true;
         }
         if (!from.host) return;
         std::optional<int64_t> callStart;
-        if (from.calls) {
-            const size_t at = hintedLowerBound(calls_, from.calls->begin, from.calls->end,
-                                               from.hint, Call{f.fromTs, INT64_MIN});
-            from.hint = at;
-            if (at != from.calls->end && calls_[at].end == f.fromTs) callStart = calls_[at].start;
-        }
+        if (from.calls) callStart = from.calls->startOfCallEndingAt(f.fromTs);
         LaunchList& launches = deviceTracks_[device->second].launches;
         if (!callStart)
             unnamed[f.fromTrack][f.fromTs].emplace_back(device->second, launches.size());
@@ -428,8 +412,7 @@ void Gatherer::bindLaunchFlows() {
                 deviceTracks_[device].launches[at].ts = start;
     }
     for (DeviceTrack& d : deviceTracks_) d.launches.sort();
-    releaseMemory(calls_);
-    releaseMemory(callSpans_);
+    releaseMemory(callsOfTrack_);
     for (const auto& entry : launching) g_.launchingTracks.push_back(entry.first);
     std::sort(g_.launchingTracks.begin(), g_.launchingTracks.end());
 }

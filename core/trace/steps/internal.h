@@ -133,6 +133,46 @@ class PackedIntervals {
     size_t size_ = 0;
 };
 
+// A runtime call on a host thread, by its end (flows leave a call at its end; a launch counts
+// from its start).
+struct RuntimeCall {
+    int64_t end, start;
+    bool operator<(const RuntimeCall& o) const {
+        return end != o.end ? end < o.end : start < o.start;
+    }
+};
+
+// One host thread's runtime calls, sorted by end then start, packed (varints in blocks of 64:
+// about 4 bytes a call where 16 were held until the launch flows were bound, a third of the
+// step analysis's peak at 10^8 slices). Looked up through a cursor kept between lookups: the
+// flows come about in time order, so most lookups step forward a call or two.
+class PackedCalls {
+  public:
+    PackedCalls() = default;
+    explicit PackedCalls(const std::vector<RuntimeCall>& sorted);
+    size_t size() const { return size_; }
+    // The start of the first call (by end, then start) ending at `end`, as std::lower_bound
+    // would find it; none when no call ends there.
+    std::optional<int64_t> startOfCallEndingAt(int64_t end);
+
+  private:
+    static constexpr size_t kBlock = 64;
+    struct Block {
+        int64_t firstEnd, lastEnd;
+        size_t offset;
+    };
+    void seekBlock(size_t block);  // the cursor on the block's first call
+    void step();                   // the cursor on the next call (past the last: at the end)
+    std::vector<Block> blocks_;
+    std::string bytes_;
+    size_t size_ = 0;
+    // The cursor: a call, and the end of the one before it (INT64_MIN before the first).
+    size_t block_ = SIZE_MAX, inBlock_ = 0;
+    const char* at_ = nullptr;
+    RuntimeCall current_{0, 0};
+    int64_t previousEnd_ = INT64_MIN;
+};
+
 // Intervals of one host class as the host tracks are read: each track's run merged as it comes
 // (its slices come by start), packed, and all runs merged into one list at the end (held as
 // 16-byte intervals until then, they were the analysis's peak: a gigabyte at 10^8 slices).

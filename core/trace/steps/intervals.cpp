@@ -203,4 +203,63 @@ void PackedIntervals::Cursor::next() {
     decode();
 }
 
+PackedCalls::PackedCalls(const std::vector<RuntimeCall>& sorted) : size_(sorted.size()) {
+    for (size_t i = 0; i < sorted.size(); ++i) {
+        const RuntimeCall& c = sorted[i];
+        if (i % kBlock == 0) blocks_.push_back({c.end, c.end, bytes_.size()});
+        char record[20];
+        char* at = putVarint(record, uint64_t(difference(c.end, blocks_.back().lastEnd)));
+        at = putZigzag(at, difference(c.end, c.start));
+        bytes_.append(record, size_t(at - record));
+        blocks_.back().lastEnd = c.end;
+    }
+    bytes_.shrink_to_fit();
+    blocks_.shrink_to_fit();
+}
+
+void PackedCalls::seekBlock(size_t block) {
+    block_ = block;
+    if (block_ >= blocks_.size()) return;
+    const Block& b = blocks_[block_];
+    inBlock_ = 0;
+    at_ = bytes_.data() + b.offset;
+    previousEnd_ = block_ == 0 ? INT64_MIN : blocks_[block_ - 1].lastEnd;
+    current_.end = b.firstEnd;
+    current_.end = int64_t(uint64_t(current_.end) + readVarint(at_));
+    current_.start = int64_t(uint64_t(current_.end) - uint64_t(readZigzag(at_)));
+}
+
+void PackedCalls::step() {
+    if (block_ >= blocks_.size()) return;
+    if (block_ * kBlock + inBlock_ + 1 >= size_) {
+        previousEnd_ = current_.end;
+        block_ = blocks_.size();
+        return;
+    }
+    if (++inBlock_ == kBlock) {
+        seekBlock(block_ + 1);
+        return;
+    }
+    previousEnd_ = current_.end;
+    current_.end = int64_t(uint64_t(current_.end) + readVarint(at_));
+    current_.start = int64_t(uint64_t(current_.end) - uint64_t(readZigzag(at_)));
+}
+
+std::optional<int64_t> PackedCalls::startOfCallEndingAt(int64_t end) {
+    if (size_ == 0) return std::nullopt;
+    const bool atEnd = block_ >= blocks_.size();
+    if (block_ == SIZE_MAX || end <= previousEnd_ ||
+        (!atEnd && end > current_.end && block_ + 1 < blocks_.size() &&
+         blocks_[block_ + 1].firstEnd < end)) {
+        // Backwards, or past this block: the block holding the first call ending at or after
+        // `end` is the last one starting before it (or the first).
+        const auto next = std::partition_point(blocks_.begin(), blocks_.end(),
+                                               [end](const Block& b) { return b.firstEnd < end; });
+        seekBlock(next == blocks_.begin() ? 0 : size_t(next - blocks_.begin()) - 1);
+    }
+    while (block_ < blocks_.size() && current_.end < end) step();
+    if (block_ < blocks_.size() && current_.end == end) return current_.start;
+    return std::nullopt;
+}
+
 }  // namespace stallscope::trace::steps
