@@ -32,14 +32,14 @@ void PackedActivities::push_back(const Activity& a) {
     }
     const bool hasLaunch = a.launch != INT64_MIN;
     if (a.cls >= kHasLaunch) throw std::logic_error("device activity of an unknown class");
-    char record[kMaxRecordBytes];
-    char* at = record;
+    ByteSpool& out = pieces_.back();
+    char* at = out.tail(kMaxRecordBytes);
     *at++ = char(a.cls | (hasLaunch ? kHasLaunch : 0));
     if (size_ % kBlock != 0) at = putVarint(at, uint64_t(a.start - lastStart_));
     at = putZigzag(at, difference(a.end, a.start));
     if (hasLaunch) at = putZigzag(at, difference(a.start, a.launch));
     at = putZigzag(at, a.launchTrack);
-    pieces_.back().append(record, size_t(at - record));
+    out.advance(at);
     lastStart_ = a.start;
     ++size_;
 }
@@ -57,7 +57,7 @@ void PackedActivities::swap(PackedActivities& other) noexcept {
 
 void PackedActivities::shrinkToFit() {
     blocks_.shrink_to_fit();
-    if (!pieces_.empty()) pieces_.back().shrink_to_fit();
+    if (!pieces_.empty()) pieces_.back().shrinkToFit();
 }
 
 PackedActivities::Cursor PackedActivities::firstStartingFrom(int64_t t) const {

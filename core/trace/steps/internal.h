@@ -14,7 +14,9 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,6 +79,68 @@ bool isIterationMarker(std::string_view name);
 
 // ---- intervals and slices (gather.cpp) ----
 
+// Varints of the analysis's own packed lists (written and read in memory, not from a file:
+// read without bounds checks).
+inline char* putVarint(char* out, uint64_t v) {
+    while (v >= 0x80) {
+        *out++ = char(uint8_t(v) | 0x80);
+        v >>= 7;
+    }
+    *out++ = char(v);
+    return out;
+}
+inline char* putZigzag(char* out, int64_t v) {
+    return putVarint(out, (uint64_t(v) << 1) ^ uint64_t(v >> 63));
+}
+inline uint64_t readVarint(const char*& in) {
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+        const auto b = uint8_t(*in++);
+        v |= uint64_t(b & 0x7f) << shift;
+        if (b < 0x80) return v;
+    }
+}
+inline int64_t readZigzag(const char*& in) {
+    const uint64_t v = readVarint(in);
+    return int64_t(v >> 1) ^ -int64_t(v & 1);
+}
+
+// Bytes written a record at a time straight into the buffer (std::string::append of a few
+// bytes, a memcpy call each, was a tenth of the analysis): tail() gives room for a record,
+// advance() keeps what was written.
+class ByteSpool {
+  public:
+    char* tail(size_t most) {
+        if (capacity_ < used_ + most) reallocate(std::max(2 * capacity_, used_ + most));
+        return bytes_.get() + used_;
+    }
+    void advance(const char* end) { used_ = size_t(end - bytes_.get()); }
+    size_t size() const { return used_; }
+    const char* data() const { return bytes_.get(); }
+    void reserve(size_t bytes) {
+        if (capacity_ < bytes) reallocate(bytes);
+    }
+    void shrinkToFit() {
+        if (capacity_ > used_) reallocate(used_);
+    }
+    void swap(ByteSpool& other) noexcept {
+        bytes_.swap(other.bytes_);
+        std::swap(used_, other.used_);
+        std::swap(capacity_, other.capacity_);
+    }
+
+  private:
+    // Not zeroed: room not yet written takes no memory.
+    void reallocate(size_t capacity) {
+        auto bytes = std::make_unique_for_overwrite<char[]>(capacity);
+        if (used_ > 0) std::memcpy(bytes.get(), bytes_.get(), used_);
+        bytes_ = std::move(bytes);
+        capacity_ = capacity;
+    }
+    std::unique_ptr<char[]> bytes_;
+    size_t used_ = 0, capacity_ = 0;
+};
+
 struct Interval {
     int64_t start, end;
 };
@@ -129,7 +193,7 @@ class PackedIntervals {
         size_t offset;  // into bytes_
     };
     std::vector<Block> blocks_;
-    std::string bytes_;
+    ByteSpool bytes_;
     size_t size_ = 0;
 };
 
@@ -164,7 +228,7 @@ class PackedCalls {
     void seekBlock(size_t block);  // the cursor on the block's first call
     void step();                   // the cursor on the next call (past the last: at the end)
     std::vector<Block> blocks_;
-    std::string bytes_;
+    ByteSpool bytes_;
     size_t size_ = 0;
     // The cursor: a call, and the end of the one before it (INT64_MIN before the first).
     size_t block_ = SIZE_MAX, inBlock_ = 0;
@@ -198,7 +262,7 @@ class IntervalRuns {
         int64_t firstStart;
     };
     std::vector<Run> runs_;
-    std::string bytes_;             // each run: (start - previous end, end - start), zigzag varints
+    ByteSpool bytes_;               // each run: (start - previous end, end - start), zigzag varints
     std::optional<Interval> open_;  // the run's last interval, still growing
     int64_t lastEnd_ = 0;           // of the run's last interval written
 };
@@ -222,32 +286,6 @@ void forEachChunk(const TraceStore& store, int64_t track, Fn&& fn, bool firstOnl
 std::vector<SliceItem> firstChunk(const TraceStore& store, int64_t track);
 inline int64_t sliceEnd(const SliceItem& s) {
     return s.preciseEnd().ns;
-}
-
-// Varints of the analysis's own packed lists (written and read in memory, not from a file:
-// read without bounds checks).
-inline char* putVarint(char* out, uint64_t v) {
-    while (v >= 0x80) {
-        *out++ = char(uint8_t(v) | 0x80);
-        v >>= 7;
-    }
-    *out++ = char(v);
-    return out;
-}
-inline char* putZigzag(char* out, int64_t v) {
-    return putVarint(out, (uint64_t(v) << 1) ^ uint64_t(v >> 63));
-}
-inline uint64_t readVarint(const char*& in) {
-    uint64_t v = 0;
-    for (int shift = 0;; shift += 7) {
-        const auto b = uint8_t(*in++);
-        v |= uint64_t(b & 0x7f) << shift;
-        if (b < 0x80) return v;
-    }
-}
-inline int64_t readZigzag(const char*& in) {
-    const uint64_t v = readVarint(in);
-    return int64_t(v >> 1) ^ -int64_t(v & 1);
 }
 
 // A device activity as it is read (held packed: PackedActivities).
@@ -302,7 +340,7 @@ class PackedActivities {
         uint32_t piece, offset;
     };
     std::vector<Block> blocks_;
-    std::vector<std::string> pieces_;
+    std::vector<ByteSpool> pieces_;
     size_t size_ = 0;
     int64_t lastStart_ = INT64_MIN;
 };

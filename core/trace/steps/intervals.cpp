@@ -53,16 +53,14 @@ void PackedIntervals::push_back(const Interval& v) {
     // From the previous end (the block's first: from its own start, 0).
     const int64_t from = size_ % kBlock == 0 ? v.start : blocks_.back().lastEnd;
     if (size_ % kBlock == 0) blocks_.push_back({v.start, v.end, bytes_.size()});
-    char record[20];
-    char* at = putVarint(record, uint64_t(v.start - from));
-    at = putVarint(at, uint64_t(v.end - v.start));
-    bytes_.append(record, size_t(at - record));
+    char* at = putVarint(bytes_.tail(20), uint64_t(v.start - from));
+    bytes_.advance(putVarint(at, uint64_t(v.end - v.start)));
     blocks_.back().lastEnd = v.end;
     ++size_;
 }
 
 void PackedIntervals::shrinkToFit() {
-    bytes_.shrink_to_fit();
+    bytes_.shrinkToFit();
     blocks_.shrink_to_fit();
 }
 
@@ -80,10 +78,9 @@ void IntervalRuns::add(int64_t start, int64_t end) {
 
 void IntervalRuns::write(const Interval& v) {
     Run& run = runs_.back();
-    char record[20];
-    char* at = putZigzag(record, difference(v.start, run.count == 0 ? run.firstStart : lastEnd_));
-    at = putZigzag(at, difference(v.end, v.start));
-    bytes_.append(record, size_t(at - record));
+    char* at =
+        putZigzag(bytes_.tail(20), difference(v.start, run.count == 0 ? run.firstStart : lastEnd_));
+    bytes_.advance(putZigzag(at, difference(v.end, v.start)));
     lastEnd_ = v.end;
     ++run.count;
 }
@@ -178,7 +175,9 @@ PackedIntervals::Cursor::Cursor(const PackedIntervals& list, size_t block)
 
 void PackedIntervals::Cursor::enterBlock() {
     if (block_ >= list_->blocks_.size()) return;
-    reader_ = ByteReader(std::string_view(list_->bytes_).substr(list_->blocks_[block_].offset));
+    const size_t offset = list_->blocks_[block_].offset;
+    reader_ =
+        ByteReader(std::string_view(list_->bytes_.data() + offset, list_->bytes_.size() - offset));
     inBlock_ = 0;
     current_.end = list_->blocks_[block_].firstStart;
     decode();
@@ -204,16 +203,15 @@ void PackedIntervals::Cursor::next() {
 }
 
 PackedCalls::PackedCalls(const std::vector<RuntimeCall>& sorted) : size_(sorted.size()) {
+    blocks_.reserve(sorted.size() / kBlock + 1);
     for (size_t i = 0; i < sorted.size(); ++i) {
         const RuntimeCall& c = sorted[i];
         if (i % kBlock == 0) blocks_.push_back({c.end, c.end, bytes_.size()});
-        char record[20];
-        char* at = putVarint(record, uint64_t(difference(c.end, blocks_.back().lastEnd)));
-        at = putZigzag(at, difference(c.end, c.start));
-        bytes_.append(record, size_t(at - record));
+        char* at = putVarint(bytes_.tail(20), uint64_t(difference(c.end, blocks_.back().lastEnd)));
+        bytes_.advance(putZigzag(at, difference(c.end, c.start)));
         blocks_.back().lastEnd = c.end;
     }
-    bytes_.shrink_to_fit();
+    bytes_.shrinkToFit();
     blocks_.shrink_to_fit();
 }
 
