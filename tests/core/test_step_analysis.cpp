@@ -597,6 +597,18 @@ class TestStepAnalysis : public QObject {
                 QCOMPARE(c->end, all[i].end);
             }
         }
+        // A track not by start: each slice before the one being merged starts a run of its
+        // own, so nothing it covers is lost (the union of all).
+        steps::IntervalRuns outOfOrder;
+        for (const auto& [from, to] : std::vector<std::pair<int64_t, int64_t>>{
+                 {10, 20}, {30, 40}, {5, 8}, {15, 25}, {50, 50}, {45, 47}})
+            outOfOrder.add(from, to);
+        outOfOrder.endRun();
+        const steps::PackedIntervals union_ = outOfOrder.merged();
+        std::vector<std::pair<int64_t, int64_t>> got;
+        for (auto c = union_.begin(); c.valid(); c.next()) got.emplace_back(c->start, c->end);
+        QCOMPARE(got,
+                 (std::vector<std::pair<int64_t, int64_t>>{{5, 8}, {10, 25}, {30, 40}, {45, 47}}));
     }
 
     // A host thread's runtime calls, packed: the call ending at a time is the one

@@ -35,7 +35,7 @@ void PackedActivities::push_back(const Activity& a) {
     ByteSpool& out = pieces_.back();
     char* at = out.tail(kMaxRecordBytes);
     *at++ = char(a.cls | (hasLaunch ? kHasLaunch : 0));
-    if (size_ % kBlock != 0) at = putVarint(at, uint64_t(a.start - lastStart_));
+    if (size_ % kBlock != 0) at = putVarint(at, uint64_t(a.start) - uint64_t(lastStart_));
     at = putZigzag(at, difference(a.end, a.start));
     if (hasLaunch) at = putZigzag(at, difference(a.start, a.launch));
     at = putZigzag(at, a.launchTrack);
@@ -83,7 +83,7 @@ PackedActivities::Cursor::Cursor(const PackedActivities& list, size_t block)
 void PackedActivities::Cursor::decode(bool first) {
     const auto header = uint8_t(*at_++);
     current_.cls = uint8_t(header & ~kHasLaunch);
-    if (!first) current_.start += int64_t(readVarint(at_));
+    if (!first) current_.start = int64_t(uint64_t(current_.start) + readVarint(at_));
     current_.end = int64_t(uint64_t(current_.start) + uint64_t(readZigzag(at_)));
     current_.launch = (header & kHasLaunch) != 0
                           ? int64_t(uint64_t(current_.start) - uint64_t(readZigzag(at_)))

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <queue>
 #include <unordered_map>
 
 #include "core/release_memory.h"
@@ -51,10 +52,6 @@ struct LaunchPatch {
     int64_t launch;
     int32_t track;
 };
-
-// Runtime calls, to date launches from their start: per host track a span of one sorted
-// vector (not hash maps: a lookup per kernel in a map of 10^5-10^6 entries is mostly cache
-// misses), held only until the launch flows are bound.
 
 // Launch call -> device activity, by the flow's destination time on the device track.
 struct Launch {
@@ -499,6 +496,7 @@ void Gatherer::readActivities(DeviceTrack& d, std::vector<Unflowed>& unflowed) {
     for (size_t i = 0; i < d.slices.size(); ++i) addActivity(d, i, nextLaunch, unflowed);
     releaseMemory(d.slices);
     d.launches.clear();
+    d.activities.shrinkToFit();
 }
 
 void Gatherer::streamActivities(DeviceTrack& d, const TrackRow& t,
@@ -556,6 +554,7 @@ void Gatherer::streamActivities(DeviceTrack& d, const TrackRow& t,
         classifyReady(true);
         releaseMemory(window);
         d.launches.clear();
+        d.activities.shrinkToFit();
         return;
     }
     // Not stored by start (no writer does that): read whole and sorted, as the classification
@@ -645,7 +644,7 @@ Gathered Gatherer::run() {
         }
     }
     // Merged and packed, one class at a time, before the device tracks are read (the
-    // analysis's peak); the activities are reserved exactly.
+    // analysis's peak).
     for (size_t c = 0; c < kHostCategoryCount; ++c) {
         g_.host[c] = host_[c].merged();
     }
@@ -694,24 +693,26 @@ void Gatherer::mergeActivities() {
                       [](const LaunchPatch& a, const LaunchPatch& b) { return a.index < b.index; });
             if (!d->activities.empty()) sources.push_back({d->activities.begin(), &d->patches, 0});
         }
-        for (;;) {
-            Source* first = nullptr;
-            for (Source& source : sources)
-                if (source.at.valid() && (!first || source.at->start < first->at->start))
-                    first = &source;
-            if (!first) break;
-            Activity a = *first->at;
-            const std::vector<LaunchPatch>& patches = *first->patches;
-            while (first->nextPatch < patches.size() &&
-                   patches[first->nextPatch].index < first->at.index())
-                ++first->nextPatch;
-            if (first->nextPatch < patches.size() &&
-                patches[first->nextPatch].index == first->at.index()) {
-                a.launch = patches[first->nextPatch].launch;
-                a.launchTrack = patches[first->nextPatch].track;
+        using Next = std::pair<int64_t, size_t>;  // (start, source): ties in track order
+        std::priority_queue<Next, std::vector<Next>, std::greater<Next>> heads;
+        for (size_t i = 0; i < sources.size(); ++i) heads.push({sources[i].at->start, i});
+        while (!heads.empty()) {
+            const size_t i = heads.top().second;
+            heads.pop();
+            Source& source = sources[i];
+            Activity a = *source.at;
+            const std::vector<LaunchPatch>& patches = *source.patches;
+            while (source.nextPatch < patches.size() &&
+                   patches[source.nextPatch].index < source.at.index())
+                ++source.nextPatch;
+            if (source.nextPatch < patches.size() &&
+                patches[source.nextPatch].index == source.at.index()) {
+                a.launch = patches[source.nextPatch].launch;
+                a.launchTrack = patches[source.nextPatch].track;
             }
             out.push_back(a);
-            first->at.next();
+            source.at.next();
+            if (source.at.valid()) heads.push({source.at->start, i});
         }
         out.shrinkToFit();
         for (DeviceTrack* d : tracks) {

@@ -110,6 +110,12 @@ inline int64_t readZigzag(const char*& in) {
 // advance() keeps what was written.
 class ByteSpool {
   public:
+    ByteSpool() = default;
+    ByteSpool(ByteSpool&& other) noexcept { swap(other); }
+    ByteSpool& operator=(ByteSpool&& other) noexcept {
+        ByteSpool(std::move(other)).swap(*this);
+        return *this;
+    }
     char* tail(size_t most) {
         if (capacity_ < used_ + most) reallocate(std::max(2 * capacity_, used_ + most));
         return bytes_.get() + used_;
@@ -156,6 +162,11 @@ class PackedIntervals {
   public:
     PackedIntervals() = default;
     explicit PackedIntervals(const std::vector<Interval>& merged);
+    PackedIntervals(PackedIntervals&& other) noexcept { swap(other); }
+    PackedIntervals& operator=(PackedIntervals&& other) noexcept {
+        PackedIntervals(std::move(other)).swap(*this);
+        return *this;
+    }
     void swap(PackedIntervals& other) noexcept;
     size_t size() const { return size_; }
 
@@ -301,6 +312,12 @@ struct Activity {
 // kept in pieces of a few MB, so growing never copies the list. Read forward with a cursor.
 class PackedActivities {
   public:
+    PackedActivities() = default;
+    PackedActivities(PackedActivities&& other) noexcept { swap(other); }
+    PackedActivities& operator=(PackedActivities&& other) noexcept {
+        PackedActivities(std::move(other)).swap(*this);
+        return *this;
+    }
     // Appends `a`, which starts no earlier than the last one (callers merge or sort before).
     void push_back(const Activity& a);
     size_t size() const { return size_; }

@@ -53,7 +53,7 @@ void PackedIntervals::push_back(const Interval& v) {
     // From the previous end (the block's first: from its own start, 0).
     const int64_t from = size_ % kBlock == 0 ? v.start : blocks_.back().lastEnd;
     if (size_ % kBlock == 0) blocks_.push_back({v.start, v.end, bytes_.size()});
-    char* at = putVarint(bytes_.tail(20), uint64_t(v.start - from));
+    char* at = putVarint(bytes_.tail(20), uint64_t(v.start) - uint64_t(from));
     bytes_.advance(putVarint(at, uint64_t(v.end - v.start)));
     blocks_.back().lastEnd = v.end;
     ++size_;
@@ -65,6 +65,9 @@ void PackedIntervals::shrinkToFit() {
 }
 
 void IntervalRuns::add(int64_t start, int64_t end) {
+    // A slice before the one being merged (its track not by start): a run of its own, so that
+    // every run stays sorted for the merge.
+    if (open_ && start < open_->start) endRun();
     if (open_ && start <= open_->end) {
         open_->end = std::max(open_->end, end);
         return;
@@ -184,7 +187,7 @@ void PackedIntervals::Cursor::enterBlock() {
 }
 
 void PackedIntervals::Cursor::decode() {
-    current_.start = current_.end + int64_t(reader_.varint());
+    current_.start = int64_t(uint64_t(current_.end) + reader_.varint());
     current_.end = current_.start + int64_t(reader_.varint());
 }
 
