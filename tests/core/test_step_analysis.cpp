@@ -627,13 +627,6 @@ class TestStepAnalysis : public QObject {
             std::sort(calls.begin(), calls.end());
             steps::PackedCalls packed(calls);
             QCOMPARE(packed.size(), calls.size());
-            std::vector<steps::RuntimeCall> walked;
-            packed.forEach([&](const steps::RuntimeCall& c) { walked.push_back(c); });
-            QCOMPARE(walked.size(), calls.size());
-            for (size_t i = 0; i < calls.size(); ++i) {
-                QCOMPARE(walked[i].end, calls[i].end);
-                QCOMPARE(walked[i].start, calls[i].start);
-            }
             const auto expected = [&](int64_t t) -> std::optional<int64_t> {
                 const auto it =
                     std::lower_bound(calls.begin(), calls.end(), steps::RuntimeCall{t, INT64_MIN});

@@ -60,7 +60,7 @@ void describeGap(const TraceStore& store, const Gathered& g, IdleGap& gap, int64
 class StepCutter {
   public:
     StepCutter(StepAnalysis& r, const Gathered& g, Findings& found,
-               std::priority_queue<GapCandidate>& longestGaps, const GapStore& gapInfo,
+               std::priority_queue<GapCandidate>& longestGaps, const std::vector<GapInfo>& gapInfo,
                int64_t firstTrack)
         : r_(r),
           g_(g),
@@ -164,7 +164,7 @@ class StepCutter {
     const Gathered& g_;
     Findings& found_;
     std::priority_queue<GapCandidate>& longestGaps_;
-    const GapStore& gapInfo_;
+    const std::vector<GapInfo>& gapInfo_;
     const int64_t firstTrack_;
     IdleGap gap_;
     int64_t gapId_ = -1;
@@ -336,7 +336,7 @@ StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
             else
                 ++r.launchLatency.negative;
         }
-        GapStore gapInfo;
+        std::vector<GapInfo> gapInfo;
         const int64_t firstTrack = r.devices[d].tracks.empty() ? -1 : r.devices[d].tracks[0];
         StepCutter cutter(r, g, found, longestGaps, gapInfo, firstTrack);
         // The segments as they are painted, kept while a step still to cut may need them:
@@ -363,15 +363,6 @@ StepAnalysis analyzeOne(const TraceStore& store, const StepOptions& options,
                                          : next + 1 < r.steps.size() ? r.steps[next + 1].start
                                                                      : INT64_MAX;
                 while (!window.empty() && window.front().end <= keepFrom) window.pop_front();
-                // Gaps named by no segment left: those before the window's first gap and
-                // before the last one made (its segments may still be coming).
-                size_t keepGaps = gapInfo.size() == 0 ? 0 : gapInfo.size() - 1;
-                for (const Segment& s : window)
-                    if (s.gapId >= 0) {
-                        keepGaps = std::min(keepGaps, size_t(s.gapId));
-                        break;
-                    }
-                gapInfo.dropBefore(keepGaps);
             }
         };
         deviceSegments(acts, g, from, to, gapInfo, [&](const Segment& s) {

@@ -214,14 +214,6 @@ class Gatherer {
     // A track's level 0 by start (step candidates noted on the way, unless !stepOps).
     std::vector<SliceItem> readSlices(const TrackRow& t, bool stepOps = true);
     void hostSlice(int64_t track, const SliceItem& s);
-    void addCall(const RuntimeCall& c) {
-        if (calls_.size() > 0 && c < lastCall_) {
-            callsApart_.push_back(c);
-            return;
-        }
-        calls_.push_back(c);
-        lastCall_ = c;
-    }
     void stepOp(const SliceItem& s, int64_t track);
     void bindLaunchFlows();
     uint8_t activityClass(const DeviceTrack& d, size_t i, int64_t end);
@@ -250,11 +242,7 @@ class Gatherer {
     std::vector<uint8_t> deviceClassOf_, hostClassOf_;
     std::unordered_map<int64_t, int> deviceOfProcess_;
     std::vector<DeviceTrack> deviceTracks_;
-    // The host track being read: its calls packed as they come by end, those that do not (a
-    // call ending inside the one before it) apart, merged in once the track is read.
-    PackedCalls calls_;
-    std::vector<RuntimeCall> callsApart_;
-    RuntimeCall lastCall_{0, 0};
+    std::vector<RuntimeCall> calls_;  // the host track being read
     std::vector<std::pair<int64_t, PackedCalls>> callsOfTrack_;
     // The host's intervals per class as read, packed into g_.host once merged.
     std::array<IntervalRuns, kHostCategoryCount> host_;
@@ -365,7 +353,7 @@ void Gatherer::hostSlice(int64_t track, const SliceItem& s) {
     if (cls == kHostIgnored) return;
     // Flows leave their source slice at its end; launches count from the call's start.
     if (cls == uint8_t(HostCategory::Runtime) || cls == uint8_t(HostCategory::Sync))
-        addCall({end, s.start});
+        calls_.push_back({end, s.start});
     if (cls == uint8_t(HostCategory::Sync)) g_.syncCalls.push_back({s.start, end, name, track});
     host_[cls].add(s.start, end);
 }
@@ -373,6 +361,7 @@ void Gatherer::hostSlice(int64_t track, const SliceItem& s) {
 // Host threads hold most of a trace's slices: streamed a chunk at a time.
 void Gatherer::readHostTrack(const TrackRow& t) {
     g_.hostTracks.push_back(t.id);
+    calls_.clear();
     forEachChunk(store_, t.id, [&](const std::vector<SliceItem>& chunk) {
         for (const SliceItem& s : chunk) {
             stepOp(s, t.id);
@@ -380,24 +369,11 @@ void Gatherer::readHostTrack(const TrackRow& t) {
         }
     });
     for (IntervalRuns& runs : host_) runs.endRun();
-    if (calls_.size() + callsApart_.size() == 0) return;
+    if (calls_.empty()) return;
     // Calls come by start; nested ones (a sync inside a runtime call) end out of that order.
-    if (!callsApart_.empty()) {
-        std::sort(callsApart_.begin(), callsApart_.end());
-        PackedCalls merged;
-        size_t apart = 0;
-        calls_.forEach([&](const RuntimeCall& c) {
-            for (; apart < callsApart_.size() && callsApart_[apart] < c; ++apart)
-                merged.push_back(callsApart_[apart]);
-            merged.push_back(c);
-        });
-        for (; apart < callsApart_.size(); ++apart) merged.push_back(callsApart_[apart]);
-        calls_ = std::move(merged);
-        releaseMemory(callsApart_);
-    }
-    calls_.shrinkToFit();
-    callsOfTrack_.emplace_back(t.id, std::move(calls_));
-    calls_ = PackedCalls();
+    if (!std::is_sorted(calls_.begin(), calls_.end())) std::sort(calls_.begin(), calls_.end());
+    callsOfTrack_.emplace_back(t.id, PackedCalls(calls_));
+    releaseMemory(calls_);
 }
 
 namespace {

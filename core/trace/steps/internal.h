@@ -15,7 +15,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -226,23 +225,7 @@ class PackedCalls {
   public:
     PackedCalls() = default;
     explicit PackedCalls(const std::vector<RuntimeCall>& sorted);
-    // Appends a call sorting no earlier than the last one.
-    void push_back(const RuntimeCall& c);
-    void shrinkToFit();
     size_t size() const { return size_; }
-    // Every call in order.
-    template <class Visit>
-    void forEach(Visit&& visit) const {
-        for (size_t b = 0; b < blocks_.size(); ++b) {
-            const char* at = bytes_.data() + blocks_[b].offset;
-            RuntimeCall c{blocks_[b].firstEnd, 0};
-            for (size_t k = b * kBlock; k < std::min(size_, (b + 1) * kBlock); ++k) {
-                c.end = int64_t(uint64_t(c.end) + readVarint(at));
-                c.start = int64_t(uint64_t(c.end) - uint64_t(readZigzag(at)));
-                visit(c);
-            }
-        }
-    }
     // The start of the first call (by end, then start) ending at `end`, as std::lower_bound
     // would find it; none when no call ends there.
     std::optional<int64_t> startOfCallEndingAt(int64_t end);
@@ -425,28 +408,12 @@ constexpr uint8_t kActiveCompute = 1, kActiveCommunication = 2, kActiveCopy = 4;
 struct GapInfo {
     int64_t launchTrack = -1;  // of the activity ending the gap
 };
-// Gaps by id (Segment::gapId), kept while a segment still to be cut may name them: one per idle
-// gap of the whole trace was 8 bytes each (a quarter of a gigabyte at 10^8 slices).
-class GapStore {
-  public:
-    size_t size() const { return base_ + items_.size(); }
-    void push_back(const GapInfo& gap) { items_.push_back(gap); }
-    const GapInfo& operator[](size_t id) const { return items_[id - base_]; }
-    // The gaps before `id` are let go (no segment left to cut names them).
-    void dropBefore(size_t id) {
-        for (; base_ < id && !items_.empty(); ++base_) items_.pop_front();
-    }
-
-  private:
-    std::deque<GapInfo> items_;
-    size_t base_ = 0;
-};
 
 // Paints a device's timeline over [from, to): the winning activity class at every moment,
 // idle stretches split by cause; each segment handed to `sink` in time order.
 using SegmentSink = std::function<void(const Segment&)>;
 void deviceSegments(const PackedActivities& acts, const Gathered& g, int64_t from, int64_t to,
-                    GapStore& gaps, const SegmentSink& sink);
+                    std::vector<GapInfo>& gaps, const SegmentSink& sink);
 
 // ---- figures and words (recommend.cpp) ----
 

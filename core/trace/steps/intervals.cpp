@@ -205,21 +205,15 @@ void PackedIntervals::Cursor::next() {
     decode();
 }
 
-PackedCalls::PackedCalls(const std::vector<RuntimeCall>& sorted) {
+PackedCalls::PackedCalls(const std::vector<RuntimeCall>& sorted) : size_(sorted.size()) {
     blocks_.reserve(sorted.size() / kBlock + 1);
-    for (const RuntimeCall& c : sorted) push_back(c);
-    shrinkToFit();
-}
-
-void PackedCalls::push_back(const RuntimeCall& c) {
-    if (size_ % kBlock == 0) blocks_.push_back({c.end, c.end, bytes_.size()});
-    char* at = putVarint(bytes_.tail(20), uint64_t(difference(c.end, blocks_.back().lastEnd)));
-    bytes_.advance(putZigzag(at, difference(c.end, c.start)));
-    blocks_.back().lastEnd = c.end;
-    ++size_;
-}
-
-void PackedCalls::shrinkToFit() {
+    for (size_t i = 0; i < sorted.size(); ++i) {
+        const RuntimeCall& c = sorted[i];
+        if (i % kBlock == 0) blocks_.push_back({c.end, c.end, bytes_.size()});
+        char* at = putVarint(bytes_.tail(20), uint64_t(difference(c.end, blocks_.back().lastEnd)));
+        bytes_.advance(putZigzag(at, difference(c.end, c.start)));
+        blocks_.back().lastEnd = c.end;
+    }
     bytes_.shrinkToFit();
     blocks_.shrink_to_fit();
 }

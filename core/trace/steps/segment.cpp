@@ -25,7 +25,7 @@ class IdleSplitter {
   public:
     // Runtime and sync calls are read as two lists, not one merged copy (a copy per device was
     // 50 MB at 10^7 slices): a cut inside their union splits a stretch that merges back below.
-    IdleSplitter(const Gathered& g, const SegmentSink& sink, GapStore& gaps)
+    IdleSplitter(const Gathered& g, const SegmentSink& sink, std::vector<GapInfo>& gaps)
         : input_(g.host[size_t(HostCategory::Input)]),
           runtime_(g.host[size_t(HostCategory::Runtime)]),
           sync_(g.host[size_t(HostCategory::Sync)]),
@@ -90,7 +90,7 @@ class IdleSplitter {
     const PackedIntervals& sync_;
     const SegmentSink& sink_;
     std::optional<Segment> last_;  // may still grow (the same gap's next cut, same cause)
-    GapStore& gaps_;
+    std::vector<GapInfo>& gaps_;
     std::vector<int64_t> cuts_;
 };
 
@@ -102,7 +102,7 @@ class IdleSplitter {
 // nothing the size of the trace is built (the edges and stretches were 580 MB at 10^7 slices,
 // then the segments 300 MB).
 void deviceSegments(const PackedActivities& acts, const Gathered& g, int64_t from, int64_t to,
-                    GapStore& gaps, const SegmentSink& sink) {
+                    std::vector<GapInfo>& gaps, const SegmentSink& sink) {
     IdleSplitter splitter(g, sink, gaps);
     std::optional<Raw> open;  // the stretch being painted: it may still grow
     std::array<int32_t, kDeviceClassCount> count{};
