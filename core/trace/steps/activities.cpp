@@ -11,11 +11,6 @@ namespace {
 constexpr uint8_t kHasLaunch = 0x40;
 static_assert(kDeviceClassCount < kHasLaunch);
 
-// Differences of two timestamps, wrapping: any pair round-trips exactly.
-int64_t difference(int64_t a, int64_t b) {
-    return int64_t(uint64_t(a) - uint64_t(b));
-}
-
 }  // namespace
 
 void PackedActivities::push_back(const Activity& a) {
@@ -83,11 +78,10 @@ PackedActivities::Cursor::Cursor(const PackedActivities& list, size_t block)
 void PackedActivities::Cursor::decode(bool first) {
     const auto header = uint8_t(*at_++);
     current_.cls = uint8_t(header & ~kHasLaunch);
-    if (!first) current_.start = int64_t(uint64_t(current_.start) + readVarint(at_));
-    current_.end = int64_t(uint64_t(current_.start) + uint64_t(readZigzag(at_)));
-    current_.launch = (header & kHasLaunch) != 0
-                          ? int64_t(uint64_t(current_.start) - uint64_t(readZigzag(at_)))
-                          : INT64_MIN;
+    if (!first) current_.start = plus(current_.start, int64_t(readVarint(at_)));
+    current_.end = plus(current_.start, readZigzag(at_));
+    current_.launch =
+        (header & kHasLaunch) != 0 ? difference(current_.start, readZigzag(at_)) : INT64_MIN;
     current_.launchTrack = int32_t(readZigzag(at_));
 }
 

@@ -140,9 +140,6 @@ class LaunchList {
     struct Block {
         uint32_t piece, offset;
     };
-    // Differences of two timestamps (or ids), wrapping: any pair round-trips exactly.
-    static int64_t difference(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
-    static int64_t plus(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
     void decodeBlock(size_t block) const {
         const char* at = packed_[blocks_[block].piece].data() + blocks_[block].offset;
         Launch previous{0, 0, 0};

@@ -104,6 +104,13 @@ inline int64_t readZigzag(const char*& in) {
     const uint64_t v = readVarint(in);
     return int64_t(v >> 1) ^ -int64_t(v & 1);
 }
+// Differences and sums of timestamps (or ids), wrapping: any pair round-trips exactly.
+inline int64_t difference(int64_t a, int64_t b) {
+    return int64_t(uint64_t(a) - uint64_t(b));
+}
+inline int64_t plus(int64_t a, int64_t b) {
+    return int64_t(uint64_t(a) + uint64_t(b));
+}
 
 // Bytes written a record at a time straight into the buffer (std::string::append of a few
 // bytes, a memcpy call each, was a tenth of the analysis): tail() gives room for a record,

@@ -35,15 +35,6 @@ bool overlapsAny(const std::vector<Interval>& v, int64_t from, int64_t to) {
     return i < v.size() && v[i].start < to;
 }
 
-namespace {
-
-// Differences of two timestamps, wrapping: any pair round-trips exactly.
-int64_t difference(int64_t a, int64_t b) {
-    return int64_t(uint64_t(a) - uint64_t(b));
-}
-
-}  // namespace
-
 PackedIntervals::PackedIntervals(const std::vector<Interval>& merged) {
     for (const Interval& v : merged) push_back(v);
     shrinkToFit();
@@ -101,8 +92,8 @@ PackedIntervals IntervalRuns::merged() {
         size_t left;
         Interval current;
         void read() {
-            current.start = int64_t(uint64_t(current.end) + uint64_t(readZigzag(at)));
-            current.end = int64_t(uint64_t(current.start) + uint64_t(readZigzag(at)));
+            current.start = plus(current.end, readZigzag(at));
+            current.end = plus(current.start, readZigzag(at));
             --left;
         }
     };
@@ -187,7 +178,7 @@ void PackedIntervals::Cursor::enterBlock() {
 }
 
 void PackedIntervals::Cursor::decode() {
-    current_.start = int64_t(uint64_t(current_.end) + reader_.varint());
+    current_.start = plus(current_.end, int64_t(reader_.varint()));
     current_.end = current_.start + int64_t(reader_.varint());
 }
 
@@ -226,8 +217,8 @@ void PackedCalls::seekBlock(size_t block) {
     at_ = bytes_.data() + b.offset;
     previousEnd_ = block_ == 0 ? INT64_MIN : blocks_[block_ - 1].lastEnd;
     current_.end = b.firstEnd;
-    current_.end = int64_t(uint64_t(current_.end) + readVarint(at_));
-    current_.start = int64_t(uint64_t(current_.end) - uint64_t(readZigzag(at_)));
+    current_.end = plus(current_.end, int64_t(readVarint(at_)));
+    current_.start = difference(current_.end, readZigzag(at_));
 }
 
 void PackedCalls::step() {
@@ -242,8 +233,8 @@ void PackedCalls::step() {
         return;
     }
     previousEnd_ = current_.end;
-    current_.end = int64_t(uint64_t(current_.end) + readVarint(at_));
-    current_.start = int64_t(uint64_t(current_.end) - uint64_t(readZigzag(at_)));
+    current_.end = plus(current_.end, int64_t(readVarint(at_)));
+    current_.start = difference(current_.end, readZigzag(at_));
 }
 
 std::optional<int64_t> PackedCalls::startOfCallEndingAt(int64_t end) {
