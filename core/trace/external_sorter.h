@@ -39,13 +39,17 @@ class ExternalSorter {
         if (buffer_.size() >= half_) spill();
     }
     uint64_t size() const { return total_ + buffer_.size(); }
-    size_t runs() const { return runs_.size(); }
+    size_t runs() const {
+        spilling_.wait();
+        return runs_.size();
+    }
 
     // After the last push: sorts what is in memory and readies the merge.
     void seal() {
         spilling_.wait();
         std::sort(buffer_.begin(), buffer_.end(), less_);
-        for (const Run& run : runs_) cursors_.emplace_back(file_, run.offset, run.count);
+        for (const Run& run : runs_)
+            cursors_.emplace_back(file_, run.blocks.data(), run.blocks.size());
         if (!buffer_.empty()) cursors_.emplace_back(buffer_.data(), buffer_.size());
         for (size_t i = 0; i < cursors_.size(); ++i) {
             heap_.push_back(i);
@@ -75,7 +79,7 @@ class ExternalSorter {
 
   private:
     struct Run {
-        uint64_t offset, count;
+        std::vector<SpillBlock> blocks;
     };
     using Cursor = SortedRunCursor<T>;
     static constexpr size_t kNone = SIZE_MAX;
@@ -101,13 +105,15 @@ class ExternalSorter {
         if (!file_) file_ = spill_file::create();
         spare_.reserve(half_);
         std::swap(buffer_, spare_);
-        const uint64_t offset = fileEnd_;
-        runs_.push_back({offset, spare_.size()});
-        fileEnd_ += spare_.size() * sizeof(T);
         total_ += spare_.size();
-        spilling_.start([this, offset] {
+        spilling_.start([this] {
             std::sort(spare_.begin(), spare_.end(), less_);
-            spill_file::write(file_, offset, spare_.data(), spare_.size() * sizeof(T));
+            Run run;
+            SpillAppender out(file_, fileEnd_);
+            for (size_t k = 0; k < spare_.size(); k += kBlock)
+                run.blocks.push_back(out.append(&spare_[k], std::min(kBlock, spare_.size() - k)));
+            out.flush();
+            runs_.push_back(std::move(run));
             spare_.clear();
         });
     }
@@ -120,10 +126,11 @@ class ExternalSorter {
     std::vector<Cursor> cursors_;
     std::vector<size_t> heap_;  // cursors other than the current one
     size_t current_ = kNone;
+    static constexpr size_t kBlock = 4096;  // records a block of a run holds
     FILE* file_ = nullptr;
-    uint64_t fileEnd_ = 0;
+    uint64_t fileEnd_ = 0;  // the background spill's
     uint64_t total_ = 0;
-    BackgroundSpill spilling_;  // last: joined before the buffers go
+    mutable BackgroundSpill spilling_;  // last: joined before the buffers go
 };
 
 }  // namespace stallscope::trace

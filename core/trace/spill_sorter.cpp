@@ -44,4 +44,9 @@ void read(FILE* file, uint64_t offset, void* data, size_t bytes) {
     }
 }
 
+void damaged() {
+    throw Failure("trace import: its temporary spill file in " P_tmpdir
+                  " read back differently from what was written; nothing was stored");
+}
+
 }  // namespace stallscope::trace::spill_file

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/trace/spill_codec.h"
+
 namespace stallscope::trace {
 
 // The temporary file behind a SpillSorter; every failure throws Failure naming what to do.
@@ -16,6 +18,7 @@ namespace spill_file {
 FILE* create();
 void write(FILE* file, uint64_t offset, const void* data, size_t bytes);
 void read(FILE* file, uint64_t offset, void* data, size_t bytes);
+[[noreturn]] void damaged();
 }  // namespace spill_file
 
 // One spill at a time, sorted and written on a thread of its own while the importer fills the
@@ -54,13 +57,54 @@ class BackgroundSpill {
     std::exception_ptr error_;
 };
 
-// Reads a sorted run of records either from memory or from a spill file, a block at a time.
+// Where a block of encoded records lies in a spill file.
+struct SpillBlock {
+    uint64_t offset;
+    uint32_t bytes;
+    uint32_t count;
+};
+
+// Appends encoded blocks of records to a spill file through a buffer: one write a megabyte,
+// not one a block.
+class SpillAppender {
+  public:
+    SpillAppender(FILE* file, uint64_t& fileEnd) : file_(file), fileEnd_(fileEnd) {}
+    ~SpillAppender() = default;  // flush() first: a write may fail
+    SpillAppender(const SpillAppender&) = delete;
+    SpillAppender& operator=(const SpillAppender&) = delete;
+
+    template <class T>
+    SpillBlock append(const T* records, size_t n) {
+        const size_t before = buffer_.size();
+        spill_codec::encode(records, n, buffer_);
+        const SpillBlock block{fileEnd_ + before, uint32_t(buffer_.size() - before), uint32_t(n)};
+        if (buffer_.size() >= kFlushBytes) flush();
+        return block;
+    }
+    void flush() {
+        spill_file::write(file_, fileEnd_, buffer_.data(), buffer_.size());
+        fileEnd_ += buffer_.size();
+        buffer_.clear();
+    }
+
+  private:
+    static constexpr size_t kFlushBytes = size_t(1) << 20;
+    FILE* file_;
+    uint64_t& fileEnd_;
+    std::vector<char> buffer_;
+};
+
+// Reads a sorted run of records either from memory or from encoded blocks of a spill file, a
+// block at a time.
 template <class T>
 class SortedRunCursor {
   public:
     SortedRunCursor(const T* memory, size_t count) : memory_(memory), left_(count) {}
-    SortedRunCursor(FILE* file, uint64_t offset, uint64_t count)
-        : file_(file), offset_(offset), left_(count) {}
+    // blocks: the run's blocks in order; they outlive the cursor.
+    SortedRunCursor(FILE* file, const SpillBlock* blocks, size_t blockCount)
+        : file_(file), blocks_(blocks), left_(0) {
+        for (size_t i = 0; i < blockCount; ++i) left_ += blocks[i].count;
+    }
     const T* peek() {
         if (left_ == 0) return nullptr;
         if (memory_) return memory_;
@@ -77,17 +121,20 @@ class SortedRunCursor {
 
   private:
     void refill() {
-        const size_t n = size_t(std::min<uint64_t>(left_, kBlock));
-        block_.resize(n);
-        spill_file::read(file_, offset_, block_.data(), n * sizeof(T));
-        offset_ += n * sizeof(T);
+        const SpillBlock& block = *blocks_++;
+        encoded_.resize(block.bytes + spill_codec::maxBytes<T>(1));
+        spill_file::read(file_, block.offset, encoded_.data(), block.bytes);
+        std::fill(encoded_.begin() + block.bytes, encoded_.end(), 0);
+        block_.resize(block.count);
+        if (!spill_codec::decode(encoded_.data(), block.bytes, block_.data(), block.count))
+            spill_file::damaged();
         pos_ = 0;
     }
-    static constexpr size_t kBlock = 4096;
     const T* memory_ = nullptr;
     FILE* file_ = nullptr;
-    uint64_t offset_ = 0;
+    const SpillBlock* blocks_ = nullptr;
     uint64_t left_;
+    std::vector<char> encoded_;
     std::vector<T> block_;
     size_t pos_ = 0;
 };
@@ -190,8 +237,7 @@ class SpillSorter {
         bool operator()(uint32_t track, const T& r) const { return track < r.track; }
     };
     struct Run {
-        uint64_t offset;
-        std::map<uint32_t, std::pair<uint64_t, uint64_t>> segments;  // track -> (first, count)
+        std::map<uint32_t, std::vector<SpillBlock>> segments;  // track -> its blocks in order
     };
     using Cursor = SortedRunCursor<T>;
 
@@ -205,8 +251,7 @@ class SpillSorter {
             for (const Run& run : owner.runs_) {
                 auto it = run.segments.find(track);
                 if (it != run.segments.end())
-                    cursors_.push_back(Cursor(
-                        owner.file_, run.offset + it->second.first * sizeof(T), it->second.second));
+                    cursors_.push_back(Cursor(owner.file_, it->second.data(), it->second.size()));
             }
             auto [lo, hi] =
                 std::equal_range(owner.buffer_.begin(), owner.buffer_.end(), track, ByTrack{});
@@ -283,13 +328,11 @@ class SpillSorter {
         spare_.reserve(half_);
         std::swap(buffer_, spare_);
         ++spillsSinceClear_;
-        const uint64_t offset = fileEnd_;
-        fileEnd_ += spare_.size() * sizeof(T);
         total_ += spare_.size();
-        spilling_.start([this, offset, inOrder = tracksInOrder_, counts = countOfTrack_] {
+        spilling_.start([this, inOrder = tracksInOrder_, counts = countOfTrack_] {
             runs_.push_back(inOrder && !std::is_sorted(spare_.begin(), spare_.end(), less_)
-                                ? writeGrouped(spare_, counts, offset)
-                                : writeSorted(spare_, offset));
+                                ? writeGrouped(spare_, counts)
+                                : writeSorted(spare_));
             spare_.clear();
         });
         std::fill(lastOfTrack_.begin(), lastOfTrack_.end(), kNone);
@@ -298,24 +341,14 @@ class SpillSorter {
     }
     // Each track's records are in order: they go to their track's segment of the run through
     // a small buffer per track, in one pass (sorting a million records cost more).
-    Run writeGrouped(const std::vector<T>& records, const std::vector<uint64_t>& counts,
-                     uint64_t offset) const {
+    Run writeGrouped(const std::vector<T>& records, const std::vector<uint64_t>& counts) {
         Run run;
-        run.offset = offset;
-        std::vector<uint64_t> next(counts.size(), 0);  // next record's place in the run
-        uint64_t first = 0;
-        for (uint32_t t = 0; t < counts.size(); ++t) {
-            if (counts[t] == 0) continue;
-            run.segments[t] = {first, counts[t]};
-            next[t] = first;
-            first += counts[t];
-        }
+        SpillAppender out(file_, fileEnd_);
         constexpr size_t kScatter = 1024;
         std::vector<std::vector<T>> pending(counts.size());
         auto flush = [&](uint32_t t) {
             std::vector<T>& p = pending[t];
-            spill_file::write(file_, offset + next[t] * sizeof(T), p.data(), p.size() * sizeof(T));
-            next[t] += p.size();
+            run.segments[t].push_back(out.append(p.data(), p.size()));
             p.clear();
         };
         for (const T& r : records) {
@@ -326,22 +359,26 @@ class SpillSorter {
         }
         for (uint32_t t = 0; t < pending.size(); ++t)
             if (!pending[t].empty()) flush(t);
+        out.flush();
         return run;
     }
-    Run writeSorted(std::vector<T>& records, uint64_t offset) const {
+    Run writeSorted(std::vector<T>& records) {
         sortRecords(records);
         Run run;
-        run.offset = offset;
+        SpillAppender out(file_, fileEnd_);
         for (size_t i = 0; i < records.size();) {
             size_t j = i;
             while (j < records.size() && records[j].track == records[i].track) ++j;
-            run.segments[records[i].track] = {i, j - i};
+            std::vector<SpillBlock>& blocks = run.segments[records[i].track];
+            for (size_t k = i; k < j; k += kBlock)
+                blocks.push_back(out.append(&records[k], std::min(kBlock, j - k)));
             i = j;
         }
-        spill_file::write(file_, offset, records.data(), records.size() * sizeof(T));
+        out.flush();
         return run;
     }
 
+    static constexpr size_t kBlock = 4096;  // records a block of a sorted run holds
     static constexpr size_t kNone = SIZE_MAX;
     size_t half_;  // records a buffer holds
     Less less_;
@@ -353,7 +390,7 @@ class SpillSorter {
     bool tracksInOrder_ = true;
     std::vector<Run> runs_;  // appended to by the background spill
     FILE* file_ = nullptr;
-    uint64_t fileEnd_ = 0;
+    uint64_t fileEnd_ = 0;              // the background spill's, between clear()s
     uint64_t total_ = 0;                // spilled or being spilled
     mutable BackgroundSpill spilling_;  // last: joined before the buffers go
 };
