@@ -35,10 +35,16 @@ class ExternalSorter {
     static constexpr size_t kMinBudget = 1024;
 
     void push(const T& record) {
-        buffer_.push_back(record);
-        if (buffer_.size() >= half_) spill();
+        // Records mostly come in order (ids growing through a file): those stay in the buffer
+        // in order and the rest are set aside, so a run is a merge of the buffer with the few
+        // set aside, sorted, instead of a sort of all.
+        if (!buffer_.empty() && less_(record, buffer_.back()))
+            setAside_.push_back(record);
+        else
+            buffer_.push_back(record);
+        if (buffer_.size() + setAside_.size() >= half_) spill();
     }
-    uint64_t size() const { return total_ + buffer_.size(); }
+    uint64_t size() const { return total_ + buffer_.size() + setAside_.size(); }
     size_t runs() const {
         spilling_.wait();
         return runs_.size();
@@ -47,7 +53,15 @@ class ExternalSorter {
     // After the last push: sorts what is in memory and readies the merge.
     void seal() {
         spilling_.wait();
-        std::sort(buffer_.begin(), buffer_.end(), less_);
+        if (!setAside_.empty()) {
+            sortSetAside(setAside_);
+            spare_.resize(buffer_.size() + setAside_.size());
+            std::merge(buffer_.begin(), buffer_.end(), setAside_.begin(), setAside_.end(),
+                       spare_.begin(), less_);
+            std::swap(buffer_, spare_);
+            spare_.clear();
+            setAside_.clear();
+        }
         for (const Run& run : runs_)
             cursors_.emplace_back(file_, run.blocks.data(), run.blocks.size());
         if (!buffer_.empty()) cursors_.emplace_back(buffer_.data(), buffer_.size());
@@ -105,23 +119,45 @@ class ExternalSorter {
         if (!file_) file_ = spill_file::create();
         spare_.reserve(half_);
         std::swap(buffer_, spare_);
-        total_ += spare_.size();
+        std::swap(setAside_, spareSetAside_);
+        total_ += spare_.size() + spareSetAside_.size();
         spilling_.start([this] {
-            std::sort(spare_.begin(), spare_.end(), less_);
+            sortSetAside(spareSetAside_);
             Run run;
             SpillAppender out(file_, fileEnd_);
-            for (size_t k = 0; k < spare_.size(); k += kBlock)
-                run.blocks.push_back(out.append(&spare_[k], std::min(kBlock, spare_.size() - k)));
+            spill_codec::UnsetBuffer<T> block;
+            T* const into = block.room(kBlock);
+            size_t n = 0, i = 0, a = 0;
+            const std::vector<T>& inOrder = spare_;
+            const std::vector<T>& aside = spareSetAside_;
+            while (i < inOrder.size() || a < aside.size()) {
+                const bool takeAside =
+                    a < aside.size() && (i == inOrder.size() || less_(aside[a], inOrder[i]));
+                into[n++] = takeAside ? aside[a++] : inOrder[i++];
+                if (n == kBlock) {
+                    run.blocks.push_back(out.append(into, n));
+                    n = 0;
+                }
+            }
+            if (n > 0) run.blocks.push_back(out.append(into, n));
             out.flush();
             runs_.push_back(std::move(run));
             spare_.clear();
+            spareSetAside_.clear();
         });
+    }
+    // Often in order already (a file's second half of flow ends, each id after the last).
+    void sortSetAside(std::vector<T>& records) const {
+        if (!std::is_sorted(records.begin(), records.end(), less_))
+            std::sort(records.begin(), records.end(), less_);
     }
 
     size_t half_;  // records a buffer holds
     Less less_;
     std::vector<T> buffer_;
-    std::vector<T> spare_;  // the buffer being spilled, or free
+    std::vector<T> spare_;          // the buffer being spilled, or free
+    std::vector<T> setAside_;       // out of order (see push)
+    std::vector<T> spareSetAside_;  // of the buffer being spilled
     std::vector<Run> runs_;
     std::vector<Cursor> cursors_;
     std::vector<size_t> heap_;  // cursors other than the current one

@@ -1,10 +1,11 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
-#include <vector>
 
 namespace stallscope::trace::spill_codec {
 
@@ -22,14 +23,13 @@ constexpr size_t maxBytes(size_t n) {
     return n * kWords<T> * 10;
 }
 
-// Appends the encoding of records[0, n) to out.
+// Writes the encoding of records[0, n) to out, which has room for maxBytes<T>(n); returns the
+// bytes written.
 template <class T>
-void encode(const T* records, size_t n, std::vector<char>& out) {
+size_t encode(const T* records, size_t n, char* out) {
     static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % 8 == 0);
     constexpr size_t W = kWords<T>;
-    const size_t at = out.size();
-    out.resize(at + maxBytes<T>(n));
-    uint8_t* p = reinterpret_cast<uint8_t*>(out.data() + at);
+    uint8_t* p = reinterpret_cast<uint8_t*>(out);
     uint64_t previous[W] = {};
     for (size_t i = 0; i < n; ++i) {
         uint64_t words[W];
@@ -45,8 +45,31 @@ void encode(const T* records, size_t n, std::vector<char>& out) {
             previous[w] = words[w];
         }
     }
-    out.resize(size_t(reinterpret_cast<char*>(p) - out.data()));
+    return size_t(reinterpret_cast<char*>(p) - out);
 }
+
+// A growable array whose new elements are left unset: a vector's resize zeroes them (a quarter
+// of a megabyte for each block's room to encode into).
+template <class T>
+class UnsetBuffer {
+  public:
+    // Room for n elements; the first `keep` stay as they were.
+    T* room(size_t n, size_t keep = 0) {
+        if (n > capacity_) {
+            const size_t capacity = std::max(n, capacity_ * 2);
+            std::unique_ptr<T[]> grown = std::make_unique_for_overwrite<T[]>(capacity);
+            if (keep > 0) std::memcpy(grown.get(), data_.get(), keep * sizeof(T));
+            data_ = std::move(grown);
+            capacity_ = capacity;
+        }
+        return data_.get();
+    }
+    T* data() const { return data_.get(); }
+
+  private:
+    std::unique_ptr<T[]> data_;
+    size_t capacity_ = 0;
+};
 
 // Decodes n records from data[0, bytes) into out. The caller's buffer must hold
 // maxBytes<T>(1) readable bytes past `bytes` (a damaged block then stops inside them); returns

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <thread>
@@ -75,23 +76,25 @@ class SpillAppender {
 
     template <class T>
     SpillBlock append(const T* records, size_t n) {
-        const size_t before = buffer_.size();
-        spill_codec::encode(records, n, buffer_);
-        const SpillBlock block{fileEnd_ + before, uint32_t(buffer_.size() - before), uint32_t(n)};
-        if (buffer_.size() >= kFlushBytes) flush();
+        char* room = buffer_.room(size_ + spill_codec::maxBytes<T>(n), size_) + size_;
+        const size_t bytes = spill_codec::encode(records, n, room);
+        const SpillBlock block{fileEnd_ + size_, uint32_t(bytes), uint32_t(n)};
+        size_ += bytes;
+        if (size_ >= kFlushBytes) flush();
         return block;
     }
     void flush() {
-        spill_file::write(file_, fileEnd_, buffer_.data(), buffer_.size());
-        fileEnd_ += buffer_.size();
-        buffer_.clear();
+        spill_file::write(file_, fileEnd_, buffer_.data(), size_);
+        fileEnd_ += size_;
+        size_ = 0;
     }
 
   private:
     static constexpr size_t kFlushBytes = size_t(1) << 20;
     FILE* file_;
     uint64_t& fileEnd_;
-    std::vector<char> buffer_;
+    spill_codec::UnsetBuffer<char> buffer_;
+    size_t size_ = 0;
 };
 
 // Reads a sorted run of records either from memory or from encoded blocks of a spill file, a
@@ -108,8 +111,8 @@ class SortedRunCursor {
     const T* peek() {
         if (left_ == 0) return nullptr;
         if (memory_) return memory_;
-        if (pos_ == block_.size()) refill();
-        return &block_[pos_];
+        if (pos_ == blockSize_) refill();
+        return &block_.data()[pos_];
     }
     void pop() {
         --left_;
@@ -122,20 +125,22 @@ class SortedRunCursor {
   private:
     void refill() {
         const SpillBlock& block = *blocks_++;
-        encoded_.resize(block.bytes + spill_codec::maxBytes<T>(1));
-        spill_file::read(file_, block.offset, encoded_.data(), block.bytes);
-        std::fill(encoded_.begin() + block.bytes, encoded_.end(), 0);
-        block_.resize(block.count);
-        if (!spill_codec::decode(encoded_.data(), block.bytes, block_.data(), block.count))
+        constexpr size_t kSlack = spill_codec::maxBytes<T>(1);
+        char* encoded = encoded_.room(block.bytes + kSlack);
+        spill_file::read(file_, block.offset, encoded, block.bytes);
+        std::memset(encoded + block.bytes, 0, kSlack);
+        if (!spill_codec::decode(encoded, block.bytes, block_.room(block.count), block.count))
             spill_file::damaged();
+        blockSize_ = block.count;
         pos_ = 0;
     }
     const T* memory_ = nullptr;
     FILE* file_ = nullptr;
     const SpillBlock* blocks_ = nullptr;
     uint64_t left_;
-    std::vector<char> encoded_;
-    std::vector<T> block_;
+    spill_codec::UnsetBuffer<char> encoded_;
+    spill_codec::UnsetBuffer<T> block_;
+    size_t blockSize_ = 0;
     size_t pos_ = 0;
 };
 
@@ -165,20 +170,26 @@ class SpillSorter {
     static constexpr size_t kMinBudget = 1024;
 
     void push(const T& record) {
-        // Whether each track's records still come in order (lines and ranks are usually added
-        // in time order, tracks interleaved): then a run needs grouping by track, not a sort.
+        // Each track's records mostly come in order (lines and ranks are added in time order,
+        // tracks interleaved; a parent slice written after its children): those stay in the
+        // buffer, in order per track, and the few out of order are set aside. A run is then
+        // the buffer grouped by track with the set-aside records, sorted, merged in: no sort
+        // of the whole buffer (a tenth of a Kineto import's time).
         if (record.track >= lastOfTrack_.size()) {
             lastOfTrack_.resize(size_t(record.track) + 1, kNone);
             countOfTrack_.resize(size_t(record.track) + 1, 0);
         }
         size_t& last = lastOfTrack_[record.track];
-        if (last != kNone && less_(record, buffer_[last])) tracksInOrder_ = false;
-        last = buffer_.size();
         ++countOfTrack_[record.track];
-        buffer_.push_back(record);
-        if (buffer_.size() >= half_) spill();
+        if (last != kNone && less_(record, buffer_[last])) {
+            setAside_.push_back(record);
+        } else {
+            last = buffer_.size();
+            buffer_.push_back(record);
+        }
+        if (buffer_.size() + setAside_.size() >= half_) spill();
     }
-    uint64_t records() const { return total_ + buffer_.size(); }
+    uint64_t records() const { return total_ + buffer_.size() + setAside_.size(); }
     // Sorted runs written to the spill file so far.
     size_t runs() const {
         spilling_.wait();
@@ -192,11 +203,12 @@ class SpillSorter {
         // than the budget touches no more pages of the two than it holds records.
         buffer_.clear();
         spare_.clear();
+        setAside_.clear();
+        spareSetAside_.clear();
         if (spillsSinceClear_ % 2 == 1) std::swap(buffer_, spare_);
         spillsSinceClear_ = 0;
         std::fill(lastOfTrack_.begin(), lastOfTrack_.end(), kNone);
         std::fill(countOfTrack_.begin(), countOfTrack_.end(), 0);
-        tracksInOrder_ = true;
         runs_.clear();
         fileEnd_ = 0;
         total_ = 0;
@@ -216,7 +228,28 @@ class SpillSorter {
     // instead was slower: one more run to write, read and merge).
     void seal() {
         spilling_.wait();
-        sortRecords(buffer_);
+        if (!std::is_sorted(setAside_.begin(), setAside_.end(), less_))
+            std::sort(setAside_.begin(), setAside_.end(), less_);
+        const size_t n = buffer_.size() + setAside_.size();
+        if (setAside_.empty() && std::is_sorted(buffer_.begin(), buffer_.end(), less_)) return;
+        if (spare_.capacity() < n) {
+            // No spill came before: no second buffer to group into (it is not made for this).
+            buffer_.insert(buffer_.end(), setAside_.begin(), setAside_.end());
+            setAside_.clear();
+            sortRecords(buffer_);
+            return;
+        }
+        std::vector<uint64_t> next(countOfTrack_.size());  // each track's next place
+        for (size_t t = 0, first = 0; t < next.size(); ++t) {
+            next[t] = first;
+            first += countOfTrack_[t];
+        }
+        spare_.resize(n);
+        mergeSetAside(buffer_, setAside_, next.size(),
+                      [&](const T& r) { spare_[next[r.track]++] = r; });
+        std::swap(buffer_, spare_);
+        spare_.clear();
+        setAside_.clear();
     }
 
     class Reader;
@@ -327,21 +360,41 @@ class SpillSorter {
         if (!file_) file_ = spill_file::create();
         spare_.reserve(half_);
         std::swap(buffer_, spare_);
+        std::swap(setAside_, spareSetAside_);
         ++spillsSinceClear_;
-        total_ += spare_.size();
-        spilling_.start([this, inOrder = tracksInOrder_, counts = countOfTrack_] {
-            runs_.push_back(inOrder && !std::is_sorted(spare_.begin(), spare_.end(), less_)
-                                ? writeGrouped(spare_, counts)
-                                : writeSorted(spare_));
+        total_ += spare_.size() + spareSetAside_.size();
+        spilling_.start([this, counts = countOfTrack_] {
+            if (!std::is_sorted(spareSetAside_.begin(), spareSetAside_.end(), less_))
+                std::sort(spareSetAside_.begin(), spareSetAside_.end(), less_);
+            runs_.push_back(writeGrouped(spare_, spareSetAside_, counts));
             spare_.clear();
+            spareSetAside_.clear();
         });
         std::fill(lastOfTrack_.begin(), lastOfTrack_.end(), kNone);
         std::fill(countOfTrack_.begin(), countOfTrack_.end(), 0);
-        tracksInOrder_ = true;
     }
-    // Each track's records are in order: they go to their track's segment of the run through
-    // a small buffer per track, in one pass (sorting a million records cost more).
-    Run writeGrouped(const std::vector<T>& records, const std::vector<uint64_t>& counts) {
+    // Visits `inOrder` (each track's records in order) with the sorted `setAside` merged in:
+    // each track's records in order, tracks interleaved as in `inOrder`. Every record's track
+    // is below `tracks`.
+    template <class Visit>
+    void mergeSetAside(const std::vector<T>& inOrder, const std::vector<T>& setAside, size_t tracks,
+                       Visit&& visit) const {
+        // Each track's set-aside records lie together (the order is by track first).
+        std::vector<size_t> next(tracks, 0), end(tracks, 0);
+        for (size_t i = setAside.size(); i-- > 0;) next[setAside[i].track] = i;
+        for (size_t i = 0; i < setAside.size(); ++i) end[setAside[i].track] = i + 1;
+        for (const T& r : inOrder) {
+            size_t& a = next[r.track];
+            while (a < end[r.track] && less_(setAside[a], r)) visit(setAside[a++]);
+            visit(r);
+        }
+        for (size_t t = 0; t < next.size(); ++t)
+            for (size_t a = next[t]; a < end[t]; ++a) visit(setAside[a]);
+    }
+    // Each track's records in order (with the set-aside ones merged in) go to their track's
+    // segment of the run through a small buffer per track, in one pass.
+    Run writeGrouped(const std::vector<T>& records, const std::vector<T>& setAside,
+                     const std::vector<uint64_t>& counts) {
         Run run;
         SpillAppender out(file_, fileEnd_);
         constexpr size_t kScatter = 1024;
@@ -351,44 +404,28 @@ class SpillSorter {
             run.segments[t].push_back(out.append(p.data(), p.size()));
             p.clear();
         };
-        for (const T& r : records) {
+        mergeSetAside(records, setAside, counts.size(), [&](const T& r) {
             std::vector<T>& p = pending[r.track];
             if (p.capacity() == 0) p.reserve(kScatter);
             p.push_back(r);
             if (p.size() == kScatter) flush(r.track);
-        }
+        });
         for (uint32_t t = 0; t < pending.size(); ++t)
             if (!pending[t].empty()) flush(t);
         out.flush();
         return run;
     }
-    Run writeSorted(std::vector<T>& records) {
-        sortRecords(records);
-        Run run;
-        SpillAppender out(file_, fileEnd_);
-        for (size_t i = 0; i < records.size();) {
-            size_t j = i;
-            while (j < records.size() && records[j].track == records[i].track) ++j;
-            std::vector<SpillBlock>& blocks = run.segments[records[i].track];
-            for (size_t k = i; k < j; k += kBlock)
-                blocks.push_back(out.append(&records[k], std::min(kBlock, j - k)));
-            i = j;
-        }
-        out.flush();
-        return run;
-    }
-
-    static constexpr size_t kBlock = 4096;  // records a block of a sorted run holds
     static constexpr size_t kNone = SIZE_MAX;
     size_t half_;  // records a buffer holds
     Less less_;
     std::vector<T> buffer_;
     std::vector<T> spare_;                // the buffer being spilled, or free
+    std::vector<T> setAside_;             // out of order in their track (see push)
+    std::vector<T> spareSetAside_;        // of the buffer being spilled
     uint64_t spillsSinceClear_ = 0;       // buffers handed over since clear()
     std::vector<size_t> lastOfTrack_;     // index in buffer_ of each track's last record
-    std::vector<uint64_t> countOfTrack_;  // records of each track in buffer_
-    bool tracksInOrder_ = true;
-    std::vector<Run> runs_;  // appended to by the background spill
+    std::vector<uint64_t> countOfTrack_;  // records of each track in buffer_ and setAside_
+    std::vector<Run> runs_;               // appended to by the background spill
     FILE* file_ = nullptr;
     uint64_t fileEnd_ = 0;              // the background spill's, between clear()s
     uint64_t total_ = 0;                // spilled or being spilled
