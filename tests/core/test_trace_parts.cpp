@@ -56,6 +56,28 @@ std::vector<std::pair<int64_t, uint32_t>> visited(SpillSorter<Record, RecordOrde
     return out;
 }
 
+// The whole sequence's order (ExternalSorter): by key, then seq.
+struct KeySeqOrder {
+    bool operator()(const Record& a, const Record& b) const {
+        return a.key != b.key ? a.key < b.key : a.seq < b.seq;
+    }
+};
+
+// Drains a sealed ExternalSorter: it must hand back `records` in Order.
+template <class Order>
+void expectDrainedInOrder(ExternalSorter<Record, Order>& sorter, std::vector<Record> records) {
+    std::sort(records.begin(), records.end(), Order{});
+    Record r;
+    size_t i = 0;
+    while (sorter.next(r)) {
+        QVERIFY(i < records.size());
+        QCOMPARE(r.key, records[i].key);
+        QCOMPARE(r.seq, records[i].seq);
+        ++i;
+    }
+    QCOMPARE(i, records.size());
+}
+
 std::vector<std::pair<int64_t, uint32_t>> expected(std::vector<Record> records, uint32_t track) {
     std::sort(records.begin(), records.end(), RecordOrder{});
     std::vector<std::pair<int64_t, uint32_t>> out;
@@ -355,13 +377,8 @@ class TestTraceParts : public QObject {
             sorter.seal();
             for (uint32_t t = 0; t < 4; ++t) QCOMPARE(visited(sorter, t), expected(records, t));
         }
-        struct ByKeySeq {
-            bool operator()(const Record& a, const Record& b) const {
-                return a.key != b.key ? a.key < b.key : a.seq < b.seq;
-            }
-        };
         for (const uint32_t half : {200u, 3000u}) {
-            ExternalSorter<Record, ByKeySeq> sorter(1024);
+            ExternalSorter<Record, KeySeqOrder> sorter(1024);
             std::vector<Record> records;
             for (uint32_t i = 0; i < half; ++i) records.push_back({int64_t(2 * i), i, 0});
             for (uint32_t i = 0; i < half; ++i)
@@ -370,15 +387,7 @@ class TestTraceParts : public QObject {
             for (const Record& r : records) sorter.push(r);
             QCOMPARE(sorter.size(), uint64_t(2 * half + 1));
             sorter.seal();
-            std::sort(records.begin(), records.end(), ByKeySeq{});
-            Record r;
-            size_t i = 0;
-            while (sorter.next(r)) {
-                QCOMPARE(r.key, records[i].key);
-                QCOMPARE(r.seq, records[i].seq);
-                ++i;
-            }
-            QCOMPARE(i, records.size());
+            expectDrainedInOrder(sorter, records);
         }
     }
 
@@ -413,12 +422,7 @@ class TestTraceParts : public QObject {
 
     // The whole sequence in order across runs on disk and the rest in memory.
     void externalSorterMergesRuns() {
-        struct ByStartSeq {
-            bool operator()(const Record& a, const Record& b) const {
-                return a.key != b.key ? a.key < b.key : a.seq < b.seq;
-            }
-        };
-        ExternalSorter<Record, ByStartSeq> sorter(1024);
+        ExternalSorter<Record, KeySeqOrder> sorter(1024);
         std::mt19937_64 rng(7);
         std::vector<Record> records;
         for (uint32_t i = 0; i < 10000; ++i) {
@@ -428,35 +432,21 @@ class TestTraceParts : public QObject {
         QCOMPARE(sorter.runs(), size_t(19));  // 10000 / 512
         QCOMPARE(sorter.size(), uint64_t(10000));
         sorter.seal();
-        std::sort(records.begin(), records.end(), ByStartSeq{});
-        Record r;
-        size_t i = 0;
-        while (sorter.next(r)) {
-            QCOMPARE(r.key, records[i].key);
-            QCOMPARE(r.seq, records[i].seq);
-            ++i;
-        }
-        QCOMPARE(i, records.size());
-        ExternalSorter<Record, ByStartSeq> empty(1024);
+        expectDrainedInOrder(sorter, records);
+        ExternalSorter<Record, KeySeqOrder> empty(1024);
         empty.seal();
+        Record r;
         QVERIFY(!empty.next(r));
         // Runs that continue one another (keys growing through the input), the last one
         // overlapping the rest in memory: the same order as a sort.
-        ExternalSorter<Record, ByStartSeq> growing(1024);
+        ExternalSorter<Record, KeySeqOrder> growing(1024);
         std::vector<Record> ordered;
         for (uint32_t k = 0; k < 3000; ++k) ordered.push_back({int64_t(k / 3), k, 0});
         for (uint32_t k = 0; k < 40; ++k) ordered.push_back({int64_t(k * 25), 3000 + k, 0});
         for (const Record& o : ordered) growing.push(o);
         QCOMPARE(growing.runs(), size_t(5));  // 3040 / 512
         growing.seal();
-        std::sort(ordered.begin(), ordered.end(), ByStartSeq{});
-        i = 0;
-        while (growing.next(r)) {
-            QCOMPARE(r.key, ordered[i].key);
-            QCOMPARE(r.seq, ordered[i].seq);
-            ++i;
-        }
-        QCOMPARE(i, ordered.size());
+        expectDrainedInOrder(growing, ordered);
     }
 
     void levelsChosenAndSized() {
