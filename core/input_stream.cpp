@@ -1,8 +1,6 @@
 #include "core/input_stream.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,20 +13,7 @@
 
 namespace stallscope {
 
-namespace {
-
-// An input at least a quarter of the machine's memory is read once and cannot stay cached
-// beside the workspace and the import's spill files: its pages are let go as it is read, so
-// that those stay (a 19.6 GB trace on 24 GB evicted the spills it read back, waiting on the
-// disk), instead of the input's, of no use once parsed.
-bool dropsReadPages(uint64_t fileSize) {
-    const long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGESIZE);
-    return pages > 0 && pageSize > 0 && fileSize >= uint64_t(pages) * uint64_t(pageSize) / 4;
-}
-
-constexpr uint64_t kDropEvery = uint64_t(64) << 20;
-
-}  // namespace
+namespace {}
 
 const char* compressionName(Compression c) {
     switch (c) {
@@ -66,7 +51,6 @@ void InputFile::open() {
     if (!file_) throw InputError(path_ + ": cannot open: " + std::strerror(errno));
     // Pipes and FIFOs (`import <(zcat …)`) have no size: progress then reads as done.
     fileSize_ = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
-    dropsReadPages_ = fileSize_ > 0 && dropsReadPages(fileSize_);
     refillRaw();
     const auto* b = reinterpret_cast<const unsigned char*>(raw_.data());
     const size_t avail = rawEnd_ - rawPos_;
@@ -106,12 +90,6 @@ size_t InputFile::readFile(char* into, size_t n) {
         return 0;
     }
     XXH3_128bits_update(hash_, into, got);
-    fileRead_ += got;
-    if (dropsReadPages_ && fileRead_ - droppedTo_ >= kDropEvery) {
-        ::posix_fadvise(fileno(file_), off_t(droppedTo_), off_t(fileRead_ - droppedTo_),
-                        POSIX_FADV_DONTNEED);  // a hint: nothing to do if it is not taken
-        droppedTo_ = fileRead_;
-    }
     return got;
 }
 

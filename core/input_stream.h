@@ -57,9 +57,6 @@ class InputFile {
     Compression compression_ = Compression::None;
     uint64_t fileSize_ = 0;
     uint64_t fileOffset_ = 0;
-    uint64_t fileRead_ = 0;   // bytes read from the file (ahead of fileOffset_ by a buffer)
-    uint64_t droppedTo_ = 0;  // page cache let go up to here (dropsReadPages_)
-    bool dropsReadPages_ = false;
     std::vector<char> raw_;
     size_t rawPos_ = 0, rawEnd_ = 0;
     bool rawEof_ = false;
