@@ -4,10 +4,13 @@
 // chunks the workspace stores (trace chunks, transfer analyses, kernel metric sets). Kind-neutral,
 // so the workspace schema and every kind can use it.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace stallscope {
 
@@ -75,6 +78,74 @@ class ByteReader {
 
     const char* p_;
     const char* end_;
+};
+
+// Varints written straight into memory, and read back without bounds checks (lists packed and
+// read by the same process: the step analysis's; a spill file's go through ByteReader).
+inline char* putVarint(char* out, uint64_t v) {
+    while (v >= 0x80) {
+        *out++ = char(uint8_t(v) | 0x80);
+        v >>= 7;
+    }
+    *out++ = char(v);
+    return out;
+}
+inline char* putZigzag(char* out, int64_t v) {
+    return putVarint(out, (uint64_t(v) << 1) ^ uint64_t(v >> 63));
+}
+inline uint64_t readVarint(const char*& in) {
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+        const auto b = uint8_t(*in++);
+        v |= uint64_t(b & 0x7f) << shift;
+        if (b < 0x80) return v;
+    }
+}
+inline int64_t readZigzag(const char*& in) {
+    const uint64_t v = readVarint(in);
+    return int64_t(v >> 1) ^ -int64_t(v & 1);
+}
+// Bytes written a record at a time straight into the buffer (std::string::append of a few
+// bytes, a memcpy call each, was a tenth of the step analysis): tail() gives room for a record,
+// advance() keeps what was written.
+class ByteSpool {
+  public:
+    ByteSpool() = default;
+    ByteSpool(ByteSpool&& other) noexcept { swap(other); }
+    ByteSpool& operator=(ByteSpool&& other) noexcept {
+        ByteSpool(std::move(other)).swap(*this);
+        return *this;
+    }
+    char* tail(size_t most) {
+        if (capacity_ < used_ + most) reallocate(std::max(2 * capacity_, used_ + most));
+        return bytes_.get() + used_;
+    }
+    void advance(const char* end) { used_ = size_t(end - bytes_.get()); }
+    void clear() { used_ = 0; }
+    size_t size() const { return used_; }
+    const char* data() const { return bytes_.get(); }
+    void reserve(size_t bytes) {
+        if (capacity_ < bytes) reallocate(bytes);
+    }
+    void shrinkToFit() {
+        if (capacity_ > used_) reallocate(used_);
+    }
+    void swap(ByteSpool& other) noexcept {
+        bytes_.swap(other.bytes_);
+        std::swap(used_, other.used_);
+        std::swap(capacity_, other.capacity_);
+    }
+
+  private:
+    // Not zeroed: room not yet written takes no memory.
+    void reallocate(size_t capacity) {
+        auto bytes = std::make_unique_for_overwrite<char[]>(capacity);
+        if (used_ > 0) std::memcpy(bytes.get(), bytes_.get(), used_);
+        bytes_ = std::move(bytes);
+        capacity_ = capacity;
+    }
+    std::unique_ptr<char[]> bytes_;
+    size_t used_ = 0, capacity_ = 0;
 };
 
 }  // namespace stallscope

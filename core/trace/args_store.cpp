@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/byte_codec.h"
 #include "core/errors.h"
 #include "core/json_escape.h"
 
@@ -127,19 +128,6 @@ uint64_t ArgsStore::addOver(uint64_t base, std::string_view own) {
     return count_;
 }
 
-namespace {
-
-char* putVarint(char* p, uint64_t v) {
-    while (v >= 0x80) {
-        *p++ = char(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = char(v);
-    return p;
-}
-
-}  // namespace
-
 uint64_t ArgsStore::addPacked(uint64_t base, uint32_t layout, const ArgValue* values,
                               size_t count) {
     // Made with plain stores into a buffer sized for the worst case (a byte and a varint or a
@@ -165,8 +153,7 @@ uint64_t ArgsStore::addPacked(uint64_t base, uint32_t layout, const ArgValue* va
             std::memcpy(p, v.text.data(), v.text.size());
             p += v.text.size();
         } else if (v.kind == ArgValue::Kind::Signed) {
-            const auto n = int64_t(v.number);
-            p = putVarint(p, (uint64_t(n) << 1) ^ uint64_t(n >> 63));  // zigzag
+            p = putZigzag(p, int64_t(v.number));
         } else {
             p = putVarint(p, v.number);
         }

@@ -125,8 +125,8 @@ class ExternalSorter {
             sortSetAside(spareSetAside_);
             Run run;
             SpillAppender out(file_, fileEnd_);
-            spill_codec::UnsetBuffer<T> block;
-            T* const into = block.room(kBlock);
+            std::vector<T> block(kBlock);
+            T* const into = block.data();
             size_t n = 0, i = 0, a = 0;
             const std::vector<T>& inOrder = spare_;
             const std::vector<T>& aside = spareSetAside_;

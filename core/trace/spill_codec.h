@@ -1,11 +1,13 @@
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <memory>
+#include <string_view>
 #include <type_traits>
+
+#include "core/byte_codec.h"
+#include "core/errors.h"
 
 namespace stallscope::trace::spill_codec {
 
@@ -29,75 +31,47 @@ template <class T>
 size_t encode(const T* records, size_t n, char* out) {
     static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % 8 == 0);
     constexpr size_t W = kWords<T>;
-    uint8_t* p = reinterpret_cast<uint8_t*>(out);
+    char* p = out;
     uint64_t previous[W] = {};
     for (size_t i = 0; i < n; ++i) {
         uint64_t words[W];
         std::memcpy(words, &records[i], sizeof(T));
         for (size_t w = 0; w < W; ++w) {
-            const int64_t delta = int64_t(words[w] - previous[w]);  // wraps: any word fits
-            uint64_t v = (uint64_t(delta) << 1) ^ uint64_t(delta >> 63);
-            while (v >= 0x80) {
-                *p++ = uint8_t(v | 0x80);
-                v >>= 7;
-            }
-            *p++ = uint8_t(v);
+            p = putZigzag(p, int64_t(words[w] - previous[w]));  // wraps: any word fits
             previous[w] = words[w];
         }
     }
-    return size_t(reinterpret_cast<char*>(p) - out);
+    return size_t(p - out);
 }
 
-// A growable array whose new elements are left unset: a vector's resize zeroes them (a quarter
-// of a megabyte for each block's room to encode into).
+// A block's records read one at a time (the bytes come from a file: read with bounds checks).
 template <class T>
-class UnsetBuffer {
+class BlockReader {
   public:
-    // Room for n elements; the first `keep` stay as they were.
-    T* room(size_t n, size_t keep = 0) {
-        if (n > capacity_) {
-            const size_t capacity = std::max(n, capacity_ * 2);
-            std::unique_ptr<T[]> grown = std::make_unique_for_overwrite<T[]>(capacity);
-            if (keep > 0) std::memcpy(grown.get(), data_.get(), keep * sizeof(T));
-            data_ = std::move(grown);
-            capacity_ = capacity;
-        }
-        return data_.get();
+    explicit BlockReader(std::string_view block) : in_(block) {}
+    // The next record; throws Failure when the block holds no more whole records.
+    void next(T& out) {
+        for (uint64_t& word : words_) word += uint64_t(in_.zigzag());
+        std::memcpy(&out, words_, sizeof(T));
     }
-    T* data() const { return data_.get(); }
+    bool atEnd() const { return in_.atEnd(); }
 
   private:
-    std::unique_ptr<T[]> data_;
-    size_t capacity_ = 0;
+    ByteReader in_;
+    uint64_t words_[kWords<T>] = {};
 };
 
-// Decodes n records from data[0, bytes) into out. The caller's buffer must hold
-// maxBytes<T>(1) readable bytes past `bytes` (a damaged block then stops inside them); returns
-// false when the block is not n records' encoding.
+// Decodes n records from data[0, bytes) into out; false when the block is not n records'
+// encoding (cut short, or with bytes left over).
 template <class T>
 bool decode(const char* data, size_t bytes, T* out, size_t n) {
-    constexpr size_t W = kWords<T>;
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(data);
-    const uint8_t* const end = p + bytes;
-    uint64_t words[W] = {};
-    for (size_t i = 0; i < n; ++i) {
-        if (p >= end) return false;
-        for (size_t w = 0; w < W; ++w) {
-            uint64_t v = *p++;
-            if (v >= 0x80) {
-                v &= 0x7f;
-                for (int shift = 7;; shift += 7) {
-                    const uint64_t b = *p++;
-                    v |= (b & 0x7f) << shift;
-                    if (b < 0x80) break;
-                    if (shift >= 63) return false;
-                }
-            }
-            words[w] += (v >> 1) ^ (~(v & 1) + 1);
-        }
-        std::memcpy(&out[i], words, sizeof(T));
+    BlockReader<T> reader(std::string_view(data, bytes));
+    try {
+        for (size_t i = 0; i < n; ++i) reader.next(out[i]);
+    } catch (const Failure&) {
+        return false;
     }
-    return p == end;
+    return reader.atEnd();
 }
 
 }  // namespace stallscope::trace::spill_codec

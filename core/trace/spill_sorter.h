@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <map>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "core/byte_codec.h"
+#include "core/errors.h"
 #include "core/trace/spill_codec.h"
 
 namespace stallscope::trace {
@@ -76,29 +78,28 @@ class SpillAppender {
 
     template <class T>
     SpillBlock append(const T* records, size_t n) {
-        char* room = buffer_.room(size_ + spill_codec::maxBytes<T>(n), size_) + size_;
+        char* room = buffer_.tail(spill_codec::maxBytes<T>(n));
         const size_t bytes = spill_codec::encode(records, n, room);
-        const SpillBlock block{fileEnd_ + size_, uint32_t(bytes), uint32_t(n)};
-        size_ += bytes;
-        if (size_ >= kFlushBytes) flush();
+        const SpillBlock block{fileEnd_ + buffer_.size(), uint32_t(bytes), uint32_t(n)};
+        buffer_.advance(room + bytes);
+        if (buffer_.size() >= kFlushBytes) flush();
         return block;
     }
     void flush() {
-        spill_file::write(file_, fileEnd_, buffer_.data(), size_);
-        fileEnd_ += size_;
-        size_ = 0;
+        spill_file::write(file_, fileEnd_, buffer_.data(), buffer_.size());
+        fileEnd_ += buffer_.size();
+        buffer_.clear();
     }
 
   private:
     static constexpr size_t kFlushBytes = size_t(1) << 20;
     FILE* file_;
     uint64_t& fileEnd_;
-    spill_codec::UnsetBuffer<char> buffer_;
-    size_t size_ = 0;
+    ByteSpool buffer_;
 };
 
 // Reads a sorted run of records either from memory or from encoded blocks of a spill file, a
-// block at a time.
+// block read at a time and decoded a record at a time.
 template <class T>
 class SortedRunCursor {
   public:
@@ -111,37 +112,45 @@ class SortedRunCursor {
     const T* peek() {
         if (left_ == 0) return nullptr;
         if (memory_) return memory_;
-        if (pos_ == blockSize_) refill();
-        return &block_.data()[pos_];
+        if (!decoded_) decodeNext();
+        return &current_;
     }
     void pop() {
         --left_;
         if (memory_)
             ++memory_;
         else
-            ++pos_;
+            decoded_ = false;
     }
 
   private:
-    void refill() {
-        const SpillBlock& block = *blocks_++;
-        constexpr size_t kSlack = spill_codec::maxBytes<T>(1);
-        char* encoded = encoded_.room(block.bytes + kSlack);
-        spill_file::read(file_, block.offset, encoded, block.bytes);
-        std::memset(encoded + block.bytes, 0, kSlack);
-        if (!spill_codec::decode(encoded, block.bytes, block_.room(block.count), block.count))
+    void decodeNext() {
+        if (leftInBlock_ == 0) {
+            const SpillBlock& block = *blocks_++;
+            encoded_.clear();
+            char* into = encoded_.tail(block.bytes);
+            spill_file::read(file_, block.offset, into, block.bytes);
+            encoded_.advance(into + block.bytes);
+            reader_.emplace(std::string_view(encoded_.data(), block.bytes));
+            leftInBlock_ = block.count;
+        }
+        try {
+            reader_->next(current_);
+        } catch (const Failure&) {
             spill_file::damaged();
-        blockSize_ = block.count;
-        pos_ = 0;
+        }
+        if (--leftInBlock_ == 0 && !reader_->atEnd()) spill_file::damaged();
+        decoded_ = true;
     }
     const T* memory_ = nullptr;
     FILE* file_ = nullptr;
     const SpillBlock* blocks_ = nullptr;
     uint64_t left_;
-    spill_codec::UnsetBuffer<char> encoded_;
-    spill_codec::UnsetBuffer<T> block_;
-    size_t blockSize_ = 0;
-    size_t pos_ = 0;
+    ByteSpool encoded_;
+    std::optional<spill_codec::BlockReader<T>> reader_;  // over encoded_
+    uint64_t leftInBlock_ = 0;
+    T current_;
+    bool decoded_ = false;
 };
 
 // Sorts records of many tracks in a fixed memory budget: two buffers of half the budget each; when
