@@ -70,6 +70,11 @@ class ArgsStore::Compressor {
     }
     void work() {
         std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
+        // Level 1 with a 4 KiB match table: for a chunk of tens of KiB the level's own table
+        // (64 KiB) was cleared for every chunk and missed the cache, and made XProf's packed
+        // numbers (1.67x) compress at 190 MB/s; this one 250 MB/s for a ratio 0.1-1 % lower.
+        ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, 1);
+        ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_hashLog, 10);
         std::unique_lock lock(mutex_);
         for (;;) {
             Job* job = nullptr;
@@ -85,8 +90,8 @@ class ArgsStore::Compressor {
             job->started = true;
             lock.unlock();
             job->packed.resize(ZSTD_compressBound(job->raw.size()));
-            const size_t n = ZSTD_compressCCtx(cctx.get(), job->packed.data(), job->packed.size(),
-                                               job->raw.data(), job->raw.size(), 1);
+            const size_t n = ZSTD_compress2(cctx.get(), job->packed.data(), job->packed.size(),
+                                            job->raw.data(), job->raw.size());
             if (ZSTD_isError(n))
                 job->error = ZSTD_getErrorName(n);
             else
