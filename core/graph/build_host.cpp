@@ -3,8 +3,10 @@
 // of those over it (a call, else input, else host work).
 
 #include <algorithm>
+#include <functional>
 
 #include "core/graph/build_internal.h"
+#include "core/nearly_sorted.h"
 #include "core/trace/steps/internal.h"
 
 namespace stallscope::graph::build {
@@ -46,7 +48,7 @@ struct Label {
 
 // The stretches covered by `spans` (merged, sorted).
 std::vector<std::pair<int64_t, int64_t>> merged(std::vector<std::pair<int64_t, int64_t>> spans) {
-    std::sort(spans.begin(), spans.end());
+    sortNearlySorted(spans, std::less<>());  // they come by start, but for a few
     std::vector<std::pair<int64_t, int64_t>> out;
     for (const auto& [a, b] : spans) {
         if (!out.empty() && a <= out.back().second)
@@ -149,7 +151,7 @@ void KinetoBuilder::tileHostLane(const trace::TrackRow& track) {
             }
         }
     });
-    std::sort(callEnds.begin(), callEnds.end());
+    sortNearlySorted(callEnds, std::less<>());  // by start, all but calls nested in calls
     if (!useful) {
         // Nothing of this thread matters to the device: its calls (none) are forgotten.
         markers_.erase(std::remove_if(markers_.begin(), markers_.end(),
@@ -161,7 +163,8 @@ void KinetoBuilder::tileHostLane(const trace::TrackRow& track) {
     for (const auto& [a, b] : merged(std::move(spans)))
         items.push_back({a, b, ItemType::Busy, kNone, kNone});
     // Outer before inner: by start, longer first, then root, marker, input, call.
-    std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    // (They come so but for the root and busy stretches added last, and a few.)
+    sortNearlySorted(items, [](const Item& a, const Item& b) {
         if (a.start != b.start) return a.start < b.start;
         if (a.end != b.end) return a.end > b.end;
         return uint8_t(a.type) < uint8_t(b.type);

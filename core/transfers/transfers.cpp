@@ -6,14 +6,13 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <exception>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <ostream>
-#include <thread>
 #include <unordered_set>
 
+#include "core/beside_thread.h"
 #include "core/errors.h"
 #include "core/json_escape.h"
 #include "core/sqlite.h"
@@ -607,17 +606,10 @@ std::string encodeWith(const Analysis& a, const std::vector<TransferRange>& rang
         writeTransfers(0, count, first);
     } else {
         const size_t half = count / 2;
-        std::exception_ptr failure;
-        std::thread helper([&] {
-            try {
-                writeTransfers(half, count, second);
-            } catch (...) {
-                failure = std::current_exception();
-            }
-        });
+        BesideThread helper;
+        helper.start([&] { writeTransfers(half, count, second); });
         writeTransfers(0, half, first);
         helper.join();
-        if (failure) std::rethrow_exception(failure);
     }
     FrameSink tail;
     writeSummary(a, tail.writer);

@@ -3,11 +3,16 @@
 #include <QJsonDocument>
 #include <QtTest>
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <queue>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "core/beside_thread.h"
 #include "core/json_escape.h"
 #include "core/lanes.h"
 #include "core/nearly_sorted.h"
@@ -72,6 +77,33 @@ class TestCoreHelpers : public QObject {
         std::vector<int> empty;
         sortNearlySorted(empty, std::less<int>());
         QVERIFY(empty.empty());
+    }
+
+    // Work beside the caller: its result is there after join(), what it threw is rethrown
+    // there (once), and an owner going away waits for it.
+    void besideThreadJoinsAndRethrows() {
+        std::atomic<int> done = 0;
+        BesideThread beside;
+        beside.start([&] { done = 7; });
+        beside.join();
+        QCOMPARE(done.load(), 7);
+        beside.start([] { throw std::runtime_error("worker failed"); });
+        bool caught = false;
+        try {
+            beside.join();
+        } catch (const std::runtime_error& e) {
+            caught = std::string(e.what()) == "worker failed";
+        }
+        QVERIFY(caught);
+        beside.join();  // the failure was handed over: nothing again
+        {
+            BesideThread unwinding;
+            unwinding.start([&] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                done = 9;
+            });
+        }
+        QCOMPARE(done.load(), 9);
     }
 
     void jsonEscapes() {

@@ -4,10 +4,13 @@
 // (core/trace/dialect.h), never by its format's name.
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <queue>
 #include <unordered_map>
 
+#include "core/beside_thread.h"
+#include "core/nearly_sorted.h"
 #include "core/release_memory.h"
 #include "core/trace/dialect.h"
 #include "core/trace/hosts.h"
@@ -243,6 +246,9 @@ class Gatherer {
     std::vector<std::pair<int64_t, PackedCalls>> callsOfTrack_;
     // The host's intervals per class as read, packed into g_.host once merged.
     std::array<IntervalRuns, kHostCategoryCount> host_;
+    // hostsRead_ running beside the device tracks' reading; joined before g_ goes (declared
+    // after it: destroyed first, also when the gathering throws).
+    BesideThread hostsReading_;
 };
 
 void Gatherer::classifyName(uint32_t name) {
@@ -368,7 +374,7 @@ void Gatherer::readHostTrack(const TrackRow& t) {
     for (IntervalRuns& runs : host_) runs.endRun();
     if (calls_.empty()) return;
     // Calls come by start; nested ones (a sync inside a runtime call) end out of that order.
-    if (!std::is_sorted(calls_.begin(), calls_.end())) std::sort(calls_.begin(), calls_.end());
+    sortNearlySorted(calls_, std::less<>());
     callsOfTrack_.emplace_back(t.id, PackedCalls(calls_));
     releaseMemory(calls_);
 }
@@ -709,7 +715,9 @@ Gathered Gatherer::run() {
               });
     for (const auto& [t, role] : others)
         if (role != TrackRole::Device) readOtherTrack(*t, role);
-    if (hostsRead_) hostsRead_(g_);
+    // The host's side is worked out beside the device tracks' reading (a fifth of the
+    // analysis at 10^7 slices, on one core before).
+    if (hostsRead_) hostsReading_.start([this] { hostsRead_(g_); });
     if (!nodeGraph_) bindLaunchFlows();
     g_.activities.resize(g_.devices.size());
     std::vector<Unflowed> unflowed;
@@ -721,6 +729,7 @@ Gathered Gatherer::run() {
     }
     if (!unflowed.empty()) bindByCorrelation(unflowed);
     mergeActivities();
+    hostsReading_.join();
     return std::move(g_);
 }
 

@@ -323,9 +323,11 @@ struct Gathered {
     bool chrome = false;  // Chrome-style threads: activities bind to calls by correlation
 };
 // `hostsRead` sees what was gathered once every track but the devices' is read (the host's
-// intervals and calls, the step candidates but step ops on device tracks), before the device
-// tracks are read; it may let go of lists the devices do not need. (Called again when the
-// gathering starts over: a device track not stored by start.)
+// intervals and calls, the step candidates but step ops on device tracks). It runs on a thread
+// of its own while the device tracks are read, and is done when gather returns: it may read
+// and let go of the host's lists (the gathering reads none of them again), never the devices'
+// lists or step ops. (Called again when the gathering starts over: a device track not stored
+// by start.)
 using HostsRead = std::function<void(Gathered&)>;
 Gathered gather(const TraceStore& store, const StepOptions& options,
                 const HostsRead& hostsRead = {});
