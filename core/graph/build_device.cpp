@@ -35,7 +35,7 @@ void KinetoBuilder::readDeviceLane(const trace::TrackRow& track, std::vector<Act
     // Reserved exactly and filtered in place: a second list, each grown by doubling, was a
     // third of the critical path's peak.
     std::vector<Activity>& all = out;
-    if (!window_) all.reserve(all.size() + track.slices);
+    all.reserve(all.size() + mostSlicesOf(track));
     readTrack(track.id, [&](const std::vector<trace::SliceItem>& chunk) {
         for (const trace::SliceItem& s : chunk) {
             if (s.kind != trace::ItemKind::Slice || s.unended) continue;
@@ -51,7 +51,7 @@ void KinetoBuilder::readDeviceLane(const trace::TrackRow& track, std::vector<Act
         return a.slice.start != b.slice.start ? a.slice.start < b.slice.start
                                               : a.slice.depth < b.slice.depth;
     };
-    // A window's slices come sorted (TraceStore::slices); a whole track's chunk by chunk.
+    // A track's chunks come in time order; sorted again when they are not.
     if (!std::is_sorted(all.begin(), all.end(), byStart))
         std::stable_sort(all.begin(), all.end(), byStart);
     // A slice with a deeper activity starting inside it holds them (an annotation): not one.

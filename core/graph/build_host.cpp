@@ -127,6 +127,13 @@ void KinetoBuilder::tileHostLane(const trace::TrackRow& track) {
     const uint32_t lane = uint32_t(g_.lanes.size());
     std::vector<std::pair<int64_t, int64_t>> spans;
     std::vector<std::pair<int64_t, uint32_t>>& callEnds = callsByEnd_[track.id];
+    // At most a slice each and a busy stretch each (and the root); calls at most a slice each.
+    const size_t most = mostSlicesOf(track);
+    items.reserve(2 * most + 1);
+    spans.reserve(most);
+    callEnds.reserve(most);
+    if (calls_.capacity() < calls_.size() + most)  // doubling at least: many lanes add up
+        calls_.reserve(std::max(calls_.size() + most, 2 * calls_.capacity()));
     readTrack(track.id, [&](const std::vector<trace::SliceItem>& chunk) {
         for (const trace::SliceItem& s : chunk) {
             if (s.kind != trace::ItemKind::Slice || s.unended) continue;

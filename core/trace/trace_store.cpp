@@ -103,9 +103,34 @@ std::vector<SliceItem> TraceStore::slices(int64_t trackId, int64_t from, int64_t
     std::vector<SliceItem> out;
     const TrackRow* t = track(trackId);
     if (!t || t->slices + t->instants == 0) return out;
-    const int level = levelFor(*t, resolution);
+    forEachChunkAt(trackId, levelFor(*t, resolution), from, to,
+                   [&](const std::vector<SliceItem>& items) {
+                       out.insert(out.end(), items.begin(), items.end());
+                   });
+    const auto byStart = [](const SliceItem& a, const SliceItem& b) {
+        if (a.start != b.start) return a.start < b.start;
+        if (a.startPs != b.startPs) return a.startPs < b.startPs;
+        return a.depth < b.depth;
+    };
+    // Chunks are stored in time order, so a window's items mostly come sorted already.
+    if (!std::is_sorted(out.begin(), out.end(), byStart))
+        std::stable_sort(out.begin(), out.end(), byStart);
+    return out;
+}
+
+void TraceStore::forEachChunkIn(
+    int64_t trackId, int64_t from, int64_t to,
+    const std::function<void(const std::vector<SliceItem>&)>& visit) const {
+    const TrackRow* t = track(trackId);
+    if (!t || t->slices + t->instants == 0) return;
+    forEachChunkAt(trackId, 0, from, to, visit);
+}
+
+void TraceStore::forEachChunkAt(
+    int64_t trackId, int level, int64_t from, int64_t to,
+    const std::function<void(const std::vector<SliceItem>&)>& visit) const {
     const auto [firstSeq, lastSeq] = chunkSeqs(trackId, level, from, to);
-    if (firstSeq > lastSeq) return out;
+    if (firstSeq > lastSeq) return;
     sql::Statement st(workspace_.db(),
                       "SELECT data FROM trace_chunks WHERE profile_id = ? AND track_id = ? AND "
                       "level = ? AND seq >= ? AND seq <= ? AND first_ns <= ? AND end_ns >= ? "
@@ -121,18 +146,13 @@ std::vector<SliceItem> TraceStore::slices(int64_t trackId, int64_t from, int64_t
     while (st.step()) {
         chunk.clear();
         decodeSlices(st.blob(0), chunk);
-        for (const SliceItem& it : chunk)
-            if (it.start <= to && it.end() >= from) out.push_back(it);
+        // The chunk's items overlapping the window, in place.
+        const auto outside = [from, to](const SliceItem& it) {
+            return !(it.start <= to && it.end() >= from);
+        };
+        chunk.erase(std::remove_if(chunk.begin(), chunk.end(), outside), chunk.end());
+        if (!chunk.empty()) visit(chunk);
     }
-    const auto byStart = [](const SliceItem& a, const SliceItem& b) {
-        if (a.start != b.start) return a.start < b.start;
-        if (a.startPs != b.startPs) return a.startPs < b.startPs;
-        return a.depth < b.depth;
-    };
-    // Chunks are stored in time order, so a window's items mostly come sorted already.
-    if (!std::is_sorted(out.begin(), out.end(), byStart))
-        std::stable_sort(out.begin(), out.end(), byStart);
-    return out;
 }
 
 std::pair<int64_t, int64_t> TraceStore::chunkSeqs(int64_t track, int level, int64_t from,

@@ -85,6 +85,10 @@ class TraceStore {
     // would collect and sort them all first.
     void forEachChunk(int64_t track,
                       const std::function<void(const std::vector<SliceItem>&)>& visit) const;
+    // Level-0 items of a track overlapping [from, to], a stored chunk at a time (as
+    // forEachChunk): a pass over a window of a profile, without `slices` gathering it first.
+    void forEachChunkIn(int64_t track, int64_t from, int64_t to,
+                        const std::function<void(const std::vector<SliceItem>&)>& visit) const;
     // The same for threads sharing this store: `reading` is held while SQLite reads a chunk
     // and released while it is decoded and visited, so that the threads decode at once.
     void forEachChunk(int64_t track, std::mutex& reading,
@@ -138,6 +142,9 @@ class TraceStore {
     // data in overflow pages: filtering every row of a 10^7-slice track on its times read
     // ~800 pages per query, so each (track, level)'s times are read once and kept.
     std::pair<int64_t, int64_t> chunkSeqs(int64_t track, int level, int64_t from, int64_t to) const;
+    // A level's items overlapping [from, to], a chunk at a time (chunks with none are skipped).
+    void forEachChunkAt(int64_t track, int level, int64_t from, int64_t to,
+                        const std::function<void(const std::vector<SliceItem>&)>& visit) const;
     struct ChunkDirectory {
         std::vector<int64_t> seqs;
         std::vector<int64_t> endsBefore;   // the latest end_ns of the chunks up to each one
