@@ -99,14 +99,15 @@ std::optional<std::string> TraceArgs::text(uint64_t argsId, std::string_view key
 
 std::optional<int64_t> TraceArgs::integer(uint64_t argsId, std::string_view key) const {
     if (argsId == 0) return std::nullopt;
-    const auto member = store_.argsMember(argsId, key);
+    std::string scratch;
+    const auto member = store_.argsMemberView(argsId, key, scratch);
     if (!member) return std::nullopt;
     const size_t valueAt = valueStart(*member);
     if (valueAt == std::string_view::npos) return std::nullopt;
     // A number is read where it stands (a launch's correlation id, read for millions of
     // kernels); a string's text is unescaped first.
     std::optional<std::string> unquoted;
-    std::string_view value = std::string_view(*member).substr(valueAt);
+    std::string_view value = member->substr(valueAt);
     if (value[0] == '"') {
         unquoted = memberValue(*member);
         value = unquoted ? std::string_view(*unquoted) : std::string_view();

@@ -634,6 +634,21 @@ std::string TraceStore::args(uint64_t argsId, int depth) const {
     }
 }
 
+std::optional<std::string_view> TraceStore::argsMemberView(uint64_t argsId, std::string_view key,
+                                                           std::string& scratch) const {
+    if (argsId == 0) return std::nullopt;
+    const uint64_t index = argsId - 1;
+    const ArgsChunk* chunk = argsChunk(int64_t(index / kArgsPerChunk));
+    if (!chunk || index % kArgsPerChunk >= chunk->entries.size()) return std::nullopt;
+    const auto [at, length] = chunk->entries[index % kArgsPerChunk];
+    const std::string_view entry(chunk->raw.data() + at, length);
+    if (!isOverlay(entry)) return lastJsonMember(entry, key);  // as argsMember reads it
+    std::optional<std::string> member = argsMember(argsId, key);
+    if (!member) return std::nullopt;
+    scratch = std::move(*member);
+    return std::string_view(scratch);
+}
+
 std::optional<std::string> TraceStore::argsMember(uint64_t argsId, std::string_view key,
                                                   uint64_t* holder) const {
     const std::string quoted = "\"" + std::string(key) + "\"";

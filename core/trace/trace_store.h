@@ -119,6 +119,11 @@ class TraceStore {
     // was found in (a shared base for most XProf events), so callers can cache by it.
     std::optional<std::string> argsMember(uint64_t argsId, std::string_view key,
                                           uint64_t* holder = nullptr) const;
+    // The same member's text without a copy when it is in a slice's own args (read for
+    // millions of launches: the copy was most of a lookup), else in `scratch`; valid until the
+    // next args lookup on this store.
+    std::optional<std::string_view> argsMemberView(uint64_t argsId, std::string_view key,
+                                                   std::string& scratch) const;
 
     // CONTRACT §5 `info` keys (id, kind, tracks, slices, counters, flows, start, end, time_unit,
     // top_ops) plus instants, counter_series and max_depth.
