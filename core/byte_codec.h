@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -137,14 +139,20 @@ class ByteSpool {
     }
 
   private:
-    // Not zeroed: room not yet written takes no memory.
+    // Not zeroed: room not yet written takes no memory. Grown with realloc, which moves a large
+    // buffer's pages (mremap) rather than copying them into fresh ones: growth by copying was
+    // most of the step analysis's page faults.
     void reallocate(size_t capacity) {
-        auto bytes = std::make_unique_for_overwrite<char[]>(capacity);
-        if (used_ > 0) std::memcpy(bytes.get(), bytes_.get(), used_);
-        bytes_ = std::move(bytes);
+        void* bytes = std::realloc(bytes_.get(), std::max<size_t>(capacity, 1));
+        if (!bytes) throw std::bad_alloc();
+        (void)bytes_.release();
+        bytes_.reset(static_cast<char*>(bytes));
         capacity_ = capacity;
     }
-    std::unique_ptr<char[]> bytes_;
+    struct Free {
+        void operator()(char* bytes) const { std::free(bytes); }
+    };
+    std::unique_ptr<char, Free> bytes_;
     size_t used_ = 0, capacity_ = 0;
 };
 

@@ -365,6 +365,7 @@ void Gatherer::hostSlice(int64_t track, const SliceItem& s) {
 void Gatherer::readHostTrack(const TrackRow& t) {
     g_.hostTracks.push_back(t.id);
     calls_.clear();
+    calls_.reserve(size_t(t.slices));  // at most one a slice: no copies while growing
     forEachChunk(store_, t.id, [&](const std::vector<SliceItem>& chunk) {
         for (const SliceItem& s : chunk) {
             stepOp(s, t.id);
@@ -715,8 +716,7 @@ Gathered Gatherer::run() {
               });
     for (const auto& [t, role] : others)
         if (role != TrackRole::Device) readOtherTrack(*t, role);
-    // The host's side is worked out beside the device tracks' reading (a fifth of the
-    // analysis at 10^7 slices, on one core before).
+    // The host's side is worked out beside the device tracks' reading.
     if (hostsRead_) hostsReading_.start([this] { hostsRead_(g_); });
     if (!nodeGraph_) bindLaunchFlows();
     g_.activities.resize(g_.devices.size());
