@@ -57,9 +57,9 @@ class KinetoBuilder {
             store_.forEachChunkIn(track, window_->from, window_->to, visit);
     }
 
-    // The most slices of a track this graph reads: its lists are reserved for them (pages
-    // reserved but never written cost nothing; grown by doubling, a window's lists were half
-    // the critical path's page faults at 10^7 slices).
+    // About the most slices of a track this graph reads (a window past the cap holds a whole
+    // step): its lists are reserved for them (pages reserved but never written cost nothing;
+    // grown by doubling, a window's lists were half the critical path's page faults at 10^7).
     size_t mostSlicesOf(const trace::TrackRow& track) const {
         const uint64_t all = track.slices + track.instants;
         return size_t(window_ ? std::min<uint64_t>(all, windowSlices(1)) : all);

@@ -599,13 +599,10 @@ bool isOverlay(std::string_view entry) {
 }  // namespace
 
 std::string TraceStore::args(uint64_t argsId, int depth) const {
-    if (argsId == 0) return {};
-    const uint64_t index = argsId - 1;
-    const ArgsChunk* chunk = argsChunk(int64_t(index / kArgsPerChunk));
-    if (!chunk || index % kArgsPerChunk >= chunk->entries.size()) return {};
-    const auto [at, length] = chunk->entries[index % kArgsPerChunk];
+    const std::optional<std::string_view> stored = argsEntry(argsId);
+    if (!stored) return {};
     // A copy: reading the base below may evict this chunk from the cache.
-    const std::string entryText(chunk->raw.data() + at, length);
+    const std::string entryText(*stored);
     {
         const std::string_view entry(entryText);
         if (!isOverlay(entry)) return entryText;
@@ -634,15 +631,20 @@ std::string TraceStore::args(uint64_t argsId, int depth) const {
     }
 }
 
-std::optional<std::string_view> TraceStore::argsMemberView(uint64_t argsId, std::string_view key,
-                                                           std::string& scratch) const {
+std::optional<std::string_view> TraceStore::argsEntry(uint64_t argsId) const {
     if (argsId == 0) return std::nullopt;
     const uint64_t index = argsId - 1;
     const ArgsChunk* chunk = argsChunk(int64_t(index / kArgsPerChunk));
     if (!chunk || index % kArgsPerChunk >= chunk->entries.size()) return std::nullopt;
     const auto [at, length] = chunk->entries[index % kArgsPerChunk];
-    const std::string_view entry(chunk->raw.data() + at, length);
-    if (!isOverlay(entry)) return lastJsonMember(entry, key);  // as argsMember reads it
+    return std::string_view(chunk->raw.data() + at, length);
+}
+
+std::optional<std::string_view> TraceStore::argsMemberView(uint64_t argsId, std::string_view key,
+                                                           std::string& scratch) const {
+    const std::optional<std::string_view> entry = argsEntry(argsId);
+    if (!entry) return std::nullopt;
+    if (!isOverlay(*entry)) return lastJsonMember(*entry, key);  // as argsMember reads it
     std::optional<std::string> member = argsMember(argsId, key);
     if (!member) return std::nullopt;
     scratch = std::move(*member);
@@ -653,11 +655,9 @@ std::optional<std::string> TraceStore::argsMember(uint64_t argsId, std::string_v
                                                   uint64_t* holder) const {
     const std::string quoted = "\"" + std::string(key) + "\"";
     for (int depth = 0; argsId != 0 && depth <= 8; ++depth) {
-        const uint64_t index = argsId - 1;
-        const ArgsChunk* chunk = argsChunk(int64_t(index / kArgsPerChunk));
-        if (!chunk || index % kArgsPerChunk >= chunk->entries.size()) return std::nullopt;
-        const auto [at, length] = chunk->entries[index % kArgsPerChunk];
-        const std::string_view entry(chunk->raw.data() + at, length);
+        const std::optional<std::string_view> stored = argsEntry(argsId);
+        if (!stored) return std::nullopt;
+        const std::string_view entry = *stored;
         if (!isOverlay(entry) && depth == 0) {
             // A slice's own args: read directly (memoising every slice's would grow without
             // bound over a large trace).

@@ -138,6 +138,8 @@ class TraceStore {
         std::vector<std::pair<uint32_t, uint32_t>> entries;
     };
     const ArgsChunk* argsChunk(int64_t seq) const;
+    // An args entry as stored (plain, overlay or packed); valid until the next chunk is read.
+    std::optional<std::string_view> argsEntry(uint64_t argsId) const;
     // The layouts of packed args entries, read when the first is met.
     const ArgsLayouts& argsLayouts() const;
     // An overlay entry (plain or packed) as its base's id and its own members' JSON text.

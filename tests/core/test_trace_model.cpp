@@ -285,6 +285,35 @@ class TestTraceModel : public QObject {
         const auto window = store.slices(1, from, to, double(to - from) / 1600);
         QVERIFY(!window.empty());
         for (const auto& it : window) QVERIFY(it.start <= to && it.end() >= from);
+        // The same window's level 0 a chunk at a time: every stored item overlapping it (found
+        // here by filtering the whole level), in the order `slices` returns them, no chunk
+        // empty; a window after the track visits nothing.
+        const int64_t wideTo = from + 20'000'000;
+        std::vector<SliceItem> whole, chunked;
+        store.forEachChunk(1, [&](const std::vector<SliceItem>& chunk) {
+            for (const SliceItem& it : chunk)
+                if (it.start <= wideTo && it.end() >= from) whole.push_back(it);
+        });
+        size_t visits = 0;
+        store.forEachChunkIn(1, from, wideTo, [&](const std::vector<SliceItem>& chunk) {
+            QVERIFY(!chunk.empty());
+            ++visits;
+            chunked.insert(chunked.end(), chunk.begin(), chunk.end());
+        });
+        QVERIFY2(visits > 1, qPrintable(QString::number(visits)));
+        QCOMPARE(chunked.size(), whole.size());
+        const auto sorted = store.slices(1, from, wideTo, 0);
+        QCOMPARE(sorted.size(), chunked.size());
+        for (size_t i = 0; i < chunked.size(); ++i) {
+            QCOMPARE(chunked[i].start, sorted[i].start);
+            QCOMPARE(chunked[i].name, sorted[i].name);
+            QCOMPARE(chunked[i].depth, sorted[i].depth);
+        }
+        size_t after = 0;
+        store.forEachChunkIn(1, t->end + 1, t->end + 1000,
+                             [&](const std::vector<SliceItem>&) { ++after; });
+        QCOMPARE(after, size_t(0));
+        QVERIFY2(chunked.size() > 1000, qPrintable(QString::number(chunked.size())));
         // Counters: samples, and per-bucket min/max at coarse resolution.
         const auto raw = store.counters(3, 0, 10'000, 0);
         QCOMPARE(raw.size(), size_t(101));
